@@ -1,0 +1,102 @@
+package hccl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Sentinel errors. An *Error matches (errors.Is) the sentinel of its code's
+// class, so callers test the meaning of a failure without listing codes.
+var (
+	ErrPara         = errors.New("hccl: invalid parameter")
+	ErrPtr          = errors.New("hccl: null pointer")
+	ErrMemory       = errors.New("hccl: memory error")
+	ErrInternal     = errors.New("hccl: internal error")
+	ErrNotSupported = errors.New("hccl: not supported")
+	ErrNotFound     = errors.New("hccl: resource not found")
+	ErrUnavailable  = errors.New("hccl: resource unavailable")
+	ErrSystem       = errors.New("hccl: system, runtime or driver call failed")
+	ErrTimeout      = errors.New("hccl: timed out")
+	ErrNetwork      = errors.New("hccl: network failure")
+	ErrAgain        = errors.New("hccl: try again")
+	ErrRemote       = errors.New("hccl: remote side failed")
+	ErrSuspended    = errors.New("hccl: communicator suspended")
+	ErrInStatus     = errors.New("hccl: error held in the communicator status")
+)
+
+var resultClass = map[Result]error{
+	EPara:            ErrPara,
+	EPtr:             ErrPtr,
+	EMemory:          ErrMemory,
+	EOOM:             ErrMemory,
+	EInternal:        ErrInternal,
+	ENotSupport:      ErrNotSupported,
+	ENotFound:        ErrNotFound,
+	EUnavail:         ErrUnavailable,
+	ESyscall:         ErrSystem,
+	EOpenFileFailure: ErrSystem,
+	ERuntime:         ErrSystem,
+	EDrv:             ErrSystem,
+	EProfiling:       ErrSystem,
+	ECCE:             ErrSystem,
+	ETimeout:         ErrTimeout,
+	ETCPConnect:      ErrNetwork,
+	ERoCEConnect:     ErrNetwork,
+	ETCPTransfer:     ErrNetwork,
+	ERoCETransfer:    ErrNetwork,
+	ENetwork:         ErrNetwork,
+	EAgain:           ErrAgain,
+	ERemote:          ErrRemote,
+	ESuspending:      ErrSuspended,
+	EOpRetryFail:     ErrSuspended,
+	EInStatus:        ErrInStatus,
+}
+
+// Error is a failed HCCL call: the C function (Op, e.g. "HcclAllReduce"),
+// its HcclResult and, where the backend knows more, a message. It is an
+// immutable value, safe to share between goroutines.
+type Error struct {
+	Op   string
+	Code Result
+	Msg  string
+}
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(op string, code Result, format string, args ...any) *Error {
+	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Error formats as "Op: HCCL_E_PARA (1): message".
+func (e *Error) Error() string {
+	s := e.Op + ": " + e.Code.String()
+	if e.Code.Known() {
+		s += " (" + strconv.Itoa(int(e.Code)) + ")"
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	return s
+}
+
+// Is reports whether target is the sentinel of e's class, or an *Error with
+// the same code (and the same Op when target names one).
+func (e *Error) Is(target error) bool {
+	if t, ok := target.(*Error); ok {
+		return t.Code == e.Code && (t.Op == "" || t.Op == e.Op)
+	}
+	return target != nil && resultClass[e.Code] == target
+}
+
+// ResultOf returns the HcclResult carried by err: Success for nil, the code
+// of an *Error in its chain, and EInternal for any other error.
+func ResultOf(err error) Result {
+	if err == nil {
+		return Success
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}

@@ -1,0 +1,190 @@
+package hccl
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// DataType is an HcclDataType: the element type of a buffer.
+type DataType int32
+
+// HcclDataType values (hccl_types.h). 12 and 14–17 exist from CANN 7.3 on.
+const (
+	Int8             DataType = 0
+	Int16            DataType = 1
+	Int32            DataType = 2
+	FP16             DataType = 3
+	FP32             DataType = 4
+	Int64            DataType = 5
+	Uint64           DataType = 6
+	Uint8            DataType = 7
+	Uint16           DataType = 8
+	Uint32           DataType = 9
+	FP64             DataType = 10
+	BF16             DataType = 11
+	Int128           DataType = 12
+	HiF8             DataType = 14
+	FP8E4M3          DataType = 15
+	FP8E5M2          DataType = 16
+	FP8E8M0          DataType = 17
+	DataTypeReserved DataType = 255
+)
+
+var dataTypeInfo = map[DataType]struct {
+	name string
+	size uintptr
+}{
+	Int8: {"int8", 1}, Int16: {"int16", 2}, Int32: {"int32", 4}, FP16: {"fp16", 2},
+	FP32: {"fp32", 4}, Int64: {"int64", 8}, Uint64: {"uint64", 8}, Uint8: {"uint8", 1},
+	Uint16: {"uint16", 2}, Uint32: {"uint32", 4}, FP64: {"fp64", 8}, BF16: {"bf16", 2},
+	Int128: {"int128", 16}, HiF8: {"hif8", 1}, FP8E4M3: {"fp8e4m3", 1}, FP8E5M2: {"fp8e5m2", 1},
+	FP8E8M0: {"fp8e8m0", 1},
+}
+
+// Size is the element size in bytes; 0 for a value that is not a data type.
+func (d DataType) Size() uintptr { return dataTypeInfo[d].size }
+
+// Valid reports whether d is a defined data type.
+func (d DataType) Valid() bool { return d.Size() != 0 }
+
+// Reducible reports whether reductions (AllReduce, ReduceScatter) accept d:
+// the integer and floating-point types up to 64 bits. int128, hif8 and the
+// fp8 types can be moved but not reduced.
+func (d DataType) Reducible() bool {
+	switch d {
+	case Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, FP16, BF16, FP32, FP64:
+		return true
+	}
+	return false
+}
+
+// String returns the short name ("fp16", "int32", …).
+func (d DataType) String() string {
+	if i, ok := dataTypeInfo[d]; ok {
+		return i.name
+	}
+	return "HcclDataType(" + strconv.Itoa(int(d)) + ")"
+}
+
+// DataTypes returns every defined data type in ascending value order.
+func DataTypes() []DataType {
+	return []DataType{Int8, Int16, Int32, FP16, FP32, Int64, Uint64, Uint8, Uint16, Uint32, FP64, BF16,
+		Int128, HiF8, FP8E4M3, FP8E5M2, FP8E8M0}
+}
+
+// ReduceOp is an HcclReduceOp.
+type ReduceOp int32
+
+// HcclReduceOp values.
+const (
+	Sum            ReduceOp = 0
+	Prod           ReduceOp = 1
+	Max            ReduceOp = 2
+	Min            ReduceOp = 3
+	ReduceReserved ReduceOp = 255
+)
+
+// Valid reports whether op is one of Sum, Prod, Max, Min.
+func (op ReduceOp) Valid() bool { return op >= Sum && op <= Min }
+
+// String returns "sum", "prod", "max" or "min".
+func (op ReduceOp) String() string {
+	switch op {
+	case Sum:
+		return "sum"
+	case Prod:
+		return "prod"
+	case Max:
+		return "max"
+	case Min:
+		return "min"
+	}
+	return "HcclReduceOp(" + strconv.Itoa(int(op)) + ")"
+}
+
+// ReduceOps returns the four reduction operations.
+func ReduceOps() []ReduceOp { return []ReduceOp{Sum, Prod, Max, Min} }
+
+// RootInfoBytes is HCCL_ROOT_INFO_BYTES.
+const RootInfoBytes = 4108
+
+// RootInfo is an HcclRootInfo: the opaque bytes rank 0 gets from
+// GetRootInfo and hands to every rank (by any transport) for
+// CommInitRootInfo. A plain value, safe to copy and share.
+type RootInfo [RootInfoBytes]byte
+
+// CommNameMaxLength is COMM_NAME_MAX_LENGTH, the size of the buffer
+// HcclGetCommName fills (including the terminating NUL).
+const CommNameMaxLength = 128
+
+// CommHandle is an HcclComm, the C communicator handle. Only the backend
+// that returned it can interpret it; zero is the null handle.
+type CommHandle uintptr
+
+// WindowHandle is the handle HcclCommRegister returns for a registered
+// buffer; zero is the null handle.
+type WindowHandle uintptr
+
+// SendRecvType is an HcclSendRecvType.
+type SendRecvType int32
+
+// HcclSendRecvType values.
+const (
+	SendType SendRecvType = 0 // HCCL_SEND
+	RecvType SendRecvType = 1 // HCCL_RECV
+)
+
+// SendRecvItem is an HcclSendRecvItem, one entry of BatchSendRecv, with the
+// C layout (32 bytes: type @0, buf @8, count @16, dataType @24, remoteRank
+// @28). A plain value; Buf must point to memory the backend can reach
+// (device memory, or plain memory for the stub), never to the Go heap when
+// the call is asynchronous.
+type SendRecvItem struct {
+	Type       SendRecvType
+	_          [4]byte
+	Buf        unsafe.Pointer
+	Count      uint64
+	DataType   DataType
+	RemoteRank uint32
+}
+
+// MemType is the memory type of HcclRegisterMem (its int type argument) and
+// of CommMem (CommMemType).
+type MemType int32
+
+// Memory types.
+const (
+	MemDevice MemType = 0 // HCCL_MEM_TYPE_DEVICE / COMM_MEM_TYPE_DEVICE
+	MemHost   MemType = 1 // HCCL_MEM_TYPE_HOST / COMM_MEM_TYPE_HOST
+)
+
+// Valid reports whether t is MemDevice or MemHost.
+func (t MemType) Valid() bool { return t == MemDevice || t == MemHost }
+
+// String returns "device" or "host".
+func (t MemType) String() string {
+	switch t {
+	case MemDevice:
+		return "device"
+	case MemHost:
+		return "host"
+	}
+	return "MemType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// CommMem is the C CommMem {CommMemType type; void *addr; uint64_t size}
+// (24 bytes) that HcclEnableMemAccess fills with the peer memory a
+// descriptor names. Addr is an address in the peer's address space as seen
+// by the one-sided transport: it is only meaningful as the RemoteAddr of a
+// OneSideOpDesc, so it is a uintptr and never dereferenced here.
+type CommMem struct {
+	Type MemType
+	_    [4]byte
+	Addr uintptr
+	Size uint64
+}
+
+// Contains reports whether [addr, addr+n) lies inside m.
+func (m CommMem) Contains(addr uintptr, n uint64) bool {
+	return addr >= m.Addr && uint64(addr-m.Addr) <= m.Size && n <= m.Size-uint64(addr-m.Addr)
+}
