@@ -1,0 +1,104 @@
+package acl
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// res is the open/closed state every idiomatic handle (Runtime, Device,
+// Stream, Event, DeviceBuffer, HostBuffer, HostRegistration) embeds.
+// Operations hold it shared for the duration of their backend call; Close
+// takes it exclusively, so a handle is never destroyed under a call that is
+// using it, and a call that starts after Close fails cleanly instead of
+// passing a dead handle to the backend.
+type res struct {
+	mu     sync.RWMutex
+	closed bool
+	seq    uint64 // creation order: several handles are always taken in this order
+	kind   string // "stream", "event", … for error messages
+}
+
+var resSeq atomic.Uint64
+
+func newRes(kind string) res { return res{seq: resSeq.Add(1), kind: kind} }
+
+// closedError is the error every method of a closed (or nil) handle
+// returns: ACL_ERROR_RT_INVALID_HANDLE, the code the runtime itself gives
+// for a destroyed handle, with Op naming the Go method.
+func closedError(op, kind string) *Error {
+	return &Error{Op: op, Code: CodeRTInvalidHandle, Msg: kind + " is closed"}
+}
+
+func nilError(op string) *Error {
+	return &Error{Op: op, Code: CodeRTInvalidHandle, Msg: "nil handle"}
+}
+
+// held is a set of handles taken shared by acquire, released together.
+type held struct {
+	rs [3]*res
+	n  int
+}
+
+// acquire takes up to three handles shared, in creation order so that two
+// calls naming the same handles in a different order cannot deadlock with a
+// pending Close. It fails, holding nothing, if any handle is nil or closed.
+func acquire(op string, rs ...*res) (held, error) {
+	var h held
+	for _, r := range rs {
+		if r == nil {
+			return held{}, nilError(op)
+		}
+		dup := false
+		for _, x := range h.rs[:h.n] {
+			dup = dup || x == r
+		}
+		if !dup {
+			h.rs[h.n] = r
+			h.n++
+		}
+	}
+	// Insertion sort of at most three entries.
+	for i := 1; i < h.n; i++ {
+		for j := i; j > 0 && h.rs[j].seq < h.rs[j-1].seq; j-- {
+			h.rs[j], h.rs[j-1] = h.rs[j-1], h.rs[j]
+		}
+	}
+	for i := 0; i < h.n; i++ {
+		r := h.rs[i]
+		r.mu.RLock()
+		if r.closed {
+			r.mu.RUnlock()
+			for _, x := range h.rs[:i] {
+				x.mu.RUnlock()
+			}
+			return held{}, closedError(op, r.kind)
+		}
+	}
+	return h, nil
+}
+
+func (h *held) release() {
+	for _, r := range h.rs[:h.n] {
+		r.mu.RUnlock()
+	}
+}
+
+// markClosed takes r exclusively (waiting for calls in flight), marks it
+// closed and reports whether this caller did so: only the first Close
+// releases the underlying resource.
+func (r *res) markClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.closed = true
+	return true
+}
+
+// isClosed reports whether r has been closed.
+func (r *res) isClosed() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.closed
+}

@@ -1,0 +1,133 @@
+package acl
+
+import (
+	"context"
+	"time"
+)
+
+// waitSlice bounds one blocking backend wait inside Wait(ctx), so that a
+// cancelled context is noticed within about this long. The backend returns
+// as soon as the work completes, so the slice costs no latency.
+const waitSlice = 5 * time.Millisecond
+
+// Stream is an ACL stream of a Device: work queued on it runs in order,
+// asynchronously to the host.
+//
+// A Stream is safe for concurrent use; work queued from several goroutines
+// runs in the order the calls reached the backend.
+type Stream struct {
+	res
+	dev *Device
+	h   StreamHandle
+}
+
+func (s *Stream) rank() int { return 0 }
+
+func (s *Stream) r() *res {
+	if s == nil {
+		return nil
+	}
+	return &s.res
+}
+
+// Handle returns the backend's stream handle, for raw calls; 0 after Close.
+func (s *Stream) Handle() StreamHandle {
+	if s == nil || s.isClosed() {
+		return 0
+	}
+	return s.h
+}
+
+// Device returns the Device the stream belongs to.
+func (s *Stream) Device() *Device {
+	if s == nil {
+		return nil
+	}
+	return s.dev
+}
+
+// call runs fn under the stream's device context while the stream is open.
+func (s *Stream) call(op string, fn func() error) error {
+	h, err := acquire(op, s.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	return s.dev.call(op, fn)
+}
+
+// Synchronize blocks until the work queued on the stream has completed
+// (aclrtSynchronizeStream). A failed task is reported here and by every
+// later Synchronize (the error is sticky, as on the device).
+func (s *Stream) Synchronize() error {
+	return s.call("Stream.Synchronize", func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+}
+
+// Wait is Synchronize that gives up when ctx is done, returning ctx.Err().
+// It waits in short bounded slices (aclrtSynchronizeStreamWithTimeout), so
+// no goroutine or OS thread stays blocked after Wait returns; the queued
+// work itself is not cancelled.
+func (s *Stream) Wait(ctx context.Context) error {
+	const op = "Stream.Wait"
+	if ctx.Done() == nil {
+		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+	}
+	return pollWait(ctx, func(ms int32) error {
+		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStreamWithTimeout(s.h, ms) })
+	})
+}
+
+// pollWait calls wait with timeouts of at most waitSlice (never beyond
+// ctx's deadline) until it returns anything but a stream sync timeout or
+// ctx is done.
+func pollWait(ctx context.Context, wait func(ms int32) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		slice := waitSlice
+		if dl, ok := ctx.Deadline(); ok {
+			slice = min(slice, time.Until(dl))
+		}
+		ms := max(int32(slice/time.Millisecond), 1)
+		err := wait(ms)
+		if CodeOf(err) != CodeRTStreamSyncTimeout {
+			return err
+		}
+	}
+}
+
+// WaitEvent makes work queued on the stream after this call wait until e
+// has completed (aclrtStreamWaitEvent); the host does not block.
+func (s *Stream) WaitEvent(e *Event) error {
+	const op = "Stream.WaitEvent"
+	h, err := acquire(op, s.r(), e.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	return s.dev.call(op, func() error { return s.dev.rt.b.StreamWaitEvent(s.h, e.h) })
+}
+
+// Close waits for the work queued on the stream (aclrtDestroyStream
+// requires it) and destroys the stream. Task errors are reported by
+// Synchronize and Wait, not by Close. Close is idempotent: later calls
+// return nil.
+func (s *Stream) Close() error {
+	if s == nil || !s.markClosed() {
+		return nil
+	}
+	return s.dev.releaseChild(s, s.destroy)
+}
+
+func (s *Stream) closeByDevice() error {
+	s.markClosed()
+	return s.destroy()
+}
+
+// destroy runs with the device context current.
+func (s *Stream) destroy() error {
+	b := s.dev.rt.b
+	_ = b.SynchronizeStream(s.h) // a sticky task error is not Close's to report
+	return b.DestroyStream(s.h)
+}
