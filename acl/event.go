@@ -80,6 +80,9 @@ func (e *Event) Synchronize() error {
 // goroutine or OS thread stays blocked after Wait returns.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "Event.Wait"
+	if e == nil {
+		return nilError(op)
+	}
 	b := e.dev.rt.b
 	if ctx.Done() == nil {
 		return e.call(op, func() error { return b.SynchronizeEvent(e.h) })

@@ -1,0 +1,136 @@
+package acltest
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// context: contexts and their binding to OS threads.
+func (s *suite) context(t *testing.T) {
+	t.Run("Current", func(t *testing.T) {
+		s.bind(t)
+		cur, err := s.b.GetCurrentContext()
+		require.NoError(t, err)
+		assert.Equal(t, s.ctx, cur)
+		d, err := s.b.GetDevice()
+		require.NoError(t, err)
+		assert.Equal(t, s.dev, d)
+	})
+	t.Run("CreateDestroy", func(t *testing.T) {
+		s.bind(t)
+		ctx2, err := s.b.CreateContext(s.dev)
+		require.NoError(t, err)
+		assert.NotEqual(t, s.ctx, ctx2)
+		cur, err := s.b.GetCurrentContext()
+		require.NoError(t, err)
+		assert.Equal(t, ctx2, cur, "CreateContext makes the new context current")
+		ok(t, "SetCurrentContext(first)", func() error { return s.b.SetCurrentContext(s.ctx) })
+		ok(t, "DestroyContext", func() error { return s.b.DestroyContext(ctx2) })
+		expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(ctx2) })
+		expect(t, acl.CodeRTInvalidHandle, "DestroyContext twice", func() error { return s.b.DestroyContext(ctx2) })
+		cur, err = s.b.GetCurrentContext()
+		require.NoError(t, err)
+		assert.Equal(t, s.ctx, cur)
+	})
+	t.Run("BadHandle", func(t *testing.T) {
+		s.bind(t)
+		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
+		expect(t, acl.CodeInvalidParam, "DestroyContext(NULL)", func() error { return s.b.DestroyContext(0) })
+		expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(unknown)", func() error { return s.b.SetCurrentContext(bogusHandle) })
+		expect(t, acl.CodeRTInvalidHandle, "DestroyContext(unknown)", func() error { return s.b.DestroyContext(bogusHandle) })
+		cur, err := s.b.GetCurrentContext()
+		require.NoError(t, err)
+		assert.Equal(t, s.ctx, cur, "a refused SetCurrentContext leaves the current context alone")
+	})
+	t.Run("NoContextOnThread", func(t *testing.T) {
+		s.onFreshThread(t, func() {
+			for _, c := range []struct {
+				name string
+				call func() error
+			}{
+				{"GetCurrentContext", func() error { _, err := s.b.GetCurrentContext(); return err }},
+				{"CreateStream", func() error { _, err := s.b.CreateStream(); return err }},
+				{"CreateEvent", func() error { _, err := s.b.CreateEvent(); return err }},
+				{"Malloc", func() error { _, err := s.b.Malloc(64, acl.MemMallocHugeFirst); return err }},
+			} {
+				expect(t, acl.CodeRTContextNull, c.name+" on a thread with no current context", c.call)
+			}
+		})
+	})
+	t.Run("ThreadMigration", func(t *testing.T) {
+		// Thread A binds the context and creates a stream; thread B, another
+		// OS thread, has no context until it binds one itself, and then
+		// works with A's stream.
+		aReady := make(chan acl.StreamHandle)
+		aDone := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			onThread(t, func() {
+				defer close(aReady)
+				if !check(t, s.b.SetCurrentContext(s.ctx), "A: SetCurrentContext") {
+					return
+				}
+				st, err := s.b.CreateStream()
+				if !check(t, err, "A: CreateStream") {
+					return
+				}
+				aReady <- st
+				<-aDone // A stays locked on its thread while B runs
+				cur, err := s.b.GetCurrentContext()
+				check(t, err, "A: GetCurrentContext")
+				assert.Equal(t, s.ctx, cur, "A keeps its context while B binds")
+			})
+		})
+		st := <-aReady
+		s.onFreshThread(t, func() {
+			expect(t, acl.CodeRTContextNull, "B: CreateStream before binding", func() error {
+				_, err := s.b.CreateStream()
+				return err
+			})
+			if !check(t, s.b.SetCurrentContext(s.ctx), "B: SetCurrentContext") {
+				return
+			}
+			st2, err := s.b.CreateStream()
+			if check(t, err, "B: CreateStream after binding") {
+				check(t, s.b.DestroyStream(st2), "B: DestroyStream")
+			}
+			if st != 0 {
+				check(t, s.b.SynchronizeStream(st), "B: SynchronizeStream of A's stream")
+				check(t, s.b.DestroyStream(st), "B: DestroyStream of A's stream")
+			}
+		})
+		close(aDone)
+		wg.Wait()
+	})
+	t.Run("StreamOfOtherContext", func(t *testing.T) {
+		s.bind(t)
+		st, err := s.b.CreateStream()
+		require.NoError(t, err)
+		dev, err := s.b.Malloc(256, acl.MemMallocHugeFirst)
+		require.NoError(t, err)
+		host, err := s.b.MallocHost(256)
+		require.NoError(t, err)
+
+		ctx2, err := s.b.CreateContext(s.dev) // now current
+		require.NoError(t, err)
+		expect(t, acl.CodeRTStreamContext, "MemcpyAsync on a stream of another context", func() error {
+			return s.b.MemcpyAsync(dev, 256, host, 256, acl.MemcpyHostToDevice, st)
+		})
+		expect(t, acl.CodeRTStreamContext, "MemsetAsync on a stream of another context", func() error {
+			return s.b.MemsetAsync(dev, 256, 0, 256, st)
+		})
+		ok(t, "SetCurrentContext(own)", func() error { return s.b.SetCurrentContext(s.ctx) })
+		ok(t, "DestroyContext(other)", func() error { return s.b.DestroyContext(ctx2) })
+		ok(t, "MemcpyAsync in the stream's own context", func() error {
+			return s.b.MemcpyAsync(dev, 256, host, 256, acl.MemcpyHostToDevice, st)
+		})
+		ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
+		ok(t, "DestroyStream", func() error { return s.b.DestroyStream(st) })
+		ok(t, "Free", func() error { return s.b.Free(dev) })
+		ok(t, "FreeHost", func() error { return s.b.FreeHost(host) })
+	})
+}
