@@ -1,0 +1,219 @@
+package native
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/dl"
+)
+
+// MissingSymbolsError is returned by Open when the library lacks required
+// functions; Names lists all of them.
+type MissingSymbolsError = dl.MissingSymbolsError
+
+// NotFoundError is returned by Open when no candidate library loads; it
+// lists every path tried and why it failed.
+type NotFoundError = dl.NotFoundError
+
+// Library names, in the order Open prefers them.
+const (
+	LibACL      = "libascendcl.so"
+	LibACLRt    = "libacl_rt.so"
+	LibACLModel = "libacl_mdl.so"
+)
+
+// EnvLibrary is the environment override of the library location.
+const EnvLibrary = dl.EnvACLOverride
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
+	path string
+}
+
+// WithLibraryPath loads the library from path, a file or a directory,
+// instead of searching for it.
+func WithLibraryPath(path string) Option { return func(c *config) { c.path = path } }
+
+// Backend is the purego binding of the AscendCL runtime (and model) API.
+// It is safe for concurrent use; see the package documentation for the
+// per-thread context rules.
+type Backend struct {
+	lib    *dl.Library
+	fns    [numRuntimeSyms]uintptr
+	closed atomic.Bool
+	once   sync.Once
+	err    error
+}
+
+var _ acl.Backend = (*Backend)(nil)
+
+// Open loads the AscendCL library and resolves its symbols. It does not call
+// aclInit.
+func Open(opts ...Option) (*Backend, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	lib, err := dl.Open(dl.Spec{
+		Family: "ACL",
+		Names:  []string{LibACL, LibACLRt},
+		Extras: []string{LibACLModel},
+		Path:   c.path,
+		EnvVar: EnvLibrary,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{lib: lib}
+	syms := make([]dl.Symbol, 0, len(b.fns))
+	for i, s := range runtimeSyms {
+		syms = append(syms, dl.Symbol{Name: s.name, Slot: &b.fns[i], Optional: s.optional})
+	}
+	if err := lib.Resolve(syms); err != nil {
+		lib.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Name returns "native".
+func (b *Backend) Name() string { return "native" }
+
+// Path is the file of the primary library that was loaded.
+func (b *Backend) Path() string { return b.lib.Path() }
+
+// Paths lists every loaded file, the primary first.
+func (b *Backend) Paths() []string { return b.lib.Paths() }
+
+// Symbol returns the address of any symbol of the loaded libraries, or 0
+// when it is absent or the backend is closed. It is an escape hatch for
+// functions this package does not bind, and for tests and benchmarks.
+func (b *Backend) Symbol(name string) uintptr {
+	if b.closed.Load() {
+		return 0
+	}
+	return b.lib.Lookup(name)
+}
+
+// Has reports whether the library exports the C function name.
+func (b *Backend) Has(name string) bool { return b.Symbol(name) != 0 }
+
+// Close unloads the library. It does not call aclFinalize. Close is
+// idempotent; calls made after it fail with ACL_ERROR_UNINITIALIZE.
+func (b *Backend) Close() error {
+	b.once.Do(func() {
+		b.closed.Store(true)
+		b.err = b.lib.Close()
+	})
+	return b.err
+}
+
+// call runs one aclError-returning C function. The goroutine stays on its
+// OS thread for the call and, on failure, for the read of the thread's
+// error message.
+//
+//go:uintptrescapes
+func (b *Backend) call(id sym, args ...uintptr) error {
+	fn := b.fns[id]
+	if fn == 0 || b.closed.Load() {
+		return b.unavailable(runtimeSyms[id].name, fn)
+	}
+	runtime.LockOSThread()
+	r, _, _ := purego.SyscallN(fn, args...)
+	if int32(r) == 0 {
+		runtime.UnlockOSThread()
+		return nil
+	}
+	err := b.failure(runtimeSyms[id].name, int32(r))
+	runtime.UnlockOSThread()
+	return err
+}
+
+// failure builds the error of a failed call; the caller is still locked to
+// the thread that made it.
+func (b *Backend) failure(op string, code int32) error {
+	return &acl.Error{Op: op, Code: acl.Code(code), Msg: b.recentMsg()}
+}
+
+func (b *Backend) recentMsg() string {
+	fn := b.fns[symGetRecentErrMsg]
+	if fn == 0 {
+		return ""
+	}
+	p, _, _ := purego.SyscallN(fn)
+	return goString(p)
+}
+
+func (b *Backend) unavailable(op string, fn uintptr) error {
+	if b.closed.Load() {
+		return &acl.Error{Op: op, Code: acl.CodeUninitialize, Msg: "native: backend is closed"}
+	}
+	return &acl.Error{Op: op, Code: acl.CodeAPINotSupport,
+		Msg: "native: " + op + " is not exported by " + joinPaths(b.lib.Paths())}
+}
+
+// ready reports whether fn can be called, for C functions that return no
+// aclError.
+func (b *Backend) ready(fn uintptr) bool { return fn != 0 && !b.closed.Load() }
+
+func joinPaths(ps []string) string {
+	s := ""
+	for i, p := range ps {
+		if i > 0 {
+			s += ", "
+		}
+		s += p
+	}
+	return s
+}
+
+// maxCString bounds the scan of a C string, against a missing terminator.
+const maxCString = 1 << 16
+
+// goString copies the NUL-terminated C string at p ("" for NULL).
+func goString(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	ptr := ptrOf(p)
+	n := 0
+	for n < maxCString && *(*byte)(unsafe.Add(ptr, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(ptr), n))
+}
+
+// ptrOf turns an address returned by C into a pointer. The address is
+// never in the Go heap, so the GC ignores it.
+func ptrOf(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+
+// cString returns s as a NUL-terminated byte slice, refusing interior NULs.
+func cString(op, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return nil, &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "native: string contains NUL"}
+		}
+	}
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b, nil
+}
+
+// scratch receives the output parameters of a call. It comes from a pool so
+// that cheap calls do not allocate; C writes into it only during the call.
+type scratch struct{ a, b, c uint64 }
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch {
+	s := scratchPool.Get().(*scratch)
+	*s = scratch{}
+	return s
+}

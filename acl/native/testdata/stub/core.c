@@ -1,0 +1,409 @@
+/* Stub libascendcl, core: init state, devices, contexts, per-thread error
+ * messages, the call counter and fault injection. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stub.h"
+
+pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_cv;
+int g_state;
+int g_ndev;
+device *g_dev;
+table g_ctxs, g_streams, g_events, g_gates;
+
+static int g_cfg_ndev = 2;
+static uint64_t g_cfg_cap = 256ull << 20;
+
+static uint64_t g_calls;     /* every exported ACL call */
+static uint64_t g_countdown; /* the countdown-th eligible call fails */
+static int g_fail_code;
+
+static __thread char tls_msg[512];
+static __thread int tls_has_msg;
+static __thread uintptr_t tls_ctx;
+
+__attribute__((constructor)) static void stub_init_cv(void) {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* ---- calls, faults, messages ---- */
+
+int stub_enter(void) {
+    __atomic_add_fetch(&g_calls, 1, __ATOMIC_RELAXED);
+    uint64_t c = __atomic_load_n(&g_countdown, __ATOMIC_ACQUIRE);
+    while (c != 0) {
+        if (__atomic_compare_exchange_n(&g_countdown, &c, c - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return c == 1;
+    }
+    return 0;
+}
+
+aclError stub_injected(const char *fn) {
+    int code = __atomic_load_n(&g_fail_code, __ATOMIC_ACQUIRE);
+    return stub_fail(code, fn, "injected failure (stub_fail_call)");
+}
+
+aclError stub_fail(aclError code, const char *fn, const char *fmt, ...) {
+    int n = snprintf(tls_msg, sizeof tls_msg, "[stub] %s: ", fn);
+    if (n < 0 || (size_t)n >= sizeof tls_msg) n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tls_msg + n, sizeof tls_msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    tls_has_msg = 1;
+    return code;
+}
+
+STUB_API const char *aclGetRecentErrMsg(void) {
+    __atomic_add_fetch(&g_calls, 1, __ATOMIC_RELAXED);
+    if (!tls_has_msg) return NULL;
+    tls_has_msg = 0; /* each message is reported once, as in ACL */
+    return tls_msg;
+}
+
+STUB_API uint64_t stub_call_count(void) { return __atomic_load_n(&g_calls, __ATOMIC_RELAXED); }
+
+STUB_API void stub_reset(void) {
+    __atomic_store_n(&g_calls, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_countdown, 0, __ATOMIC_RELEASE);
+}
+
+/* stub_fail_call makes the k-th ACL call from now (k >= 1; 0 cancels) fail
+ * with code, without any other effect. aclGetRecentErrMsg is not counted. */
+STUB_API void stub_fail_call(uint64_t k, aclError code) {
+    __atomic_store_n(&g_fail_code, code, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_countdown, k, __ATOMIC_RELEASE);
+}
+
+/* stub_configure sets the device count and the memory of each device; it
+ * takes effect at the next aclInit. */
+STUB_API aclError stub_configure(int32_t devices, uint64_t bytes_per_device) {
+    if (devices < 1 || devices > 64 || bytes_per_device < 4096) return ACL_ERROR_INVALID_PARAM;
+    pthread_mutex_lock(&g_mu);
+    g_cfg_ndev = devices;
+    g_cfg_cap = bytes_per_device;
+    pthread_mutex_unlock(&g_mu);
+    return ACL_SUCCESS;
+}
+
+/* stub_live counts live resources: 0 device allocations, 1 MallocHost
+ * blocks, 2 host registrations, 3 streams (not the default ones), 4 events,
+ * 5 contexts created by aclrtCreateContext. */
+STUB_API uint64_t stub_live(int kind) {
+    uint64_t n = 0;
+    pthread_mutex_lock(&g_mu);
+    if (kind <= 2) {
+        n = mem_live(kind);
+    } else if (kind == 3) {
+        for (size_t i = 0; i < g_streams.n; i++) {
+            stub_stream *s = g_streams.slot[i];
+            n += s && s->alive && !s->is_default;
+        }
+    } else if (kind == 4) {
+        for (size_t i = 0; i < g_events.n; i++) {
+            stub_event *e = g_events.slot[i];
+            n += e && e->alive;
+        }
+    } else if (kind == 5) {
+        for (size_t i = 0; i < g_ctxs.n; i++) {
+            stub_ctx *c = g_ctxs.slot[i];
+            n += c && c->alive && !c->is_default;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+/* ---- handle tables ---- */
+
+uintptr_t table_add(table *t, uintptr_t base, void *obj) {
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        void **s = realloc(t->slot, cap * sizeof *s);
+        if (!s) return 0;
+        t->slot = s;
+        t->cap = cap;
+    }
+    t->slot[t->n] = obj;
+    t->n++;
+    return base + (uintptr_t)t->n * HANDLE_STEP;
+}
+
+void *table_get(table *t, uintptr_t base, uintptr_t h) {
+    if (h <= base || (h - base) % HANDLE_STEP != 0) return NULL;
+    size_t i = (h - base) / HANDLE_STEP - 1;
+    return i < t->n ? t->slot[i] : NULL;
+}
+
+static void table_free_all(table *t) {
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->slot[i]);
+        t->slot[i] = NULL; /* indices are never reused */
+    }
+}
+
+/* ---- init state and contexts ---- */
+
+aclError need_init(const char *fn) {
+    if (g_state != 1) return stub_fail(ACL_ERROR_UNINITIALIZE, fn, "aclInit has not been called");
+    return ACL_SUCCESS;
+}
+
+stub_ctx *current_ctx(void) {
+    stub_ctx *c = table_get(&g_ctxs, CTX_BASE, tls_ctx);
+    return c && c->alive ? c : NULL;
+}
+
+void set_current_ctx(stub_ctx *c) { tls_ctx = c ? c->handle : 0; }
+
+aclError need_ctx(const char *fn, stub_ctx **out) {
+    *out = current_ctx();
+    if (!*out) return stub_fail(ACL_ERROR_RT_CONTEXT_NULL, fn, "no current context on this thread");
+    return ACL_SUCCESS;
+}
+
+static stub_ctx *new_ctx(int dev, int is_default) {
+    stub_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->device = dev;
+    c->alive = 1;
+    c->is_default = is_default;
+    c->handle = table_add(&g_ctxs, CTX_BASE, c);
+    if (!c->handle) {
+        free(c);
+        return NULL;
+    }
+    c->defstream = new_stream(c, 1);
+    if (!c->defstream) {
+        c->alive = 0;
+        return NULL;
+    }
+    return c;
+}
+
+static void kill_ctx(stub_ctx *c) {
+    for (size_t i = 0; i < g_streams.n; i++) {
+        stub_stream *s = g_streams.slot[i];
+        if (s && s->alive && s->ctx == c) kill_stream(s);
+    }
+    for (size_t i = 0; i < g_events.n; i++) {
+        stub_event *e = g_events.slot[i];
+        if (e && e->alive && e->ctx == c) kill_event(e);
+    }
+    c->alive = 0;
+}
+
+/* release_device frees everything of one device: contexts, streams, events
+ * and memory, as aclrtResetDevice does when the last reference goes. */
+void release_device(int dev) {
+    for (size_t i = 0; i < g_ctxs.n; i++) {
+        stub_ctx *c = g_ctxs.slot[i];
+        if (c && c->alive && c->device == dev) kill_ctx(c);
+    }
+    g_dev[dev].defctx = NULL;
+    g_dev[dev].set_count = 0;
+    mem_reset_device(dev);
+    pthread_cond_broadcast(&g_cv);
+}
+
+static aclError check_dev(const char *fn, int32_t dev) {
+    if (dev < 0 || dev >= g_ndev)
+        return stub_fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, "device id %d out of range [0, %d)", dev, g_ndev);
+    return ACL_SUCCESS;
+}
+
+STUB_API aclError aclInit(const char *configPath) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (g_state == 1) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_INITIALIZE, __func__, "already initialized"));
+    if (configPath && *configPath && access(configPath, R_OK) != 0)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_FILE, __func__, "cannot read config %s: %s", configPath,
+                                strerror(errno)));
+    if (mem_map_devices(g_cfg_ndev, g_cfg_cap) != 0)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_FAILURE, __func__, "cannot map device memory: %s", strerror(errno)));
+    device *d = calloc((size_t)g_cfg_ndev, sizeof *d);
+    if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+    free(g_dev);
+    g_dev = d;
+    g_ndev = g_cfg_ndev;
+    g_state = 1;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclFinalize(void) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (g_state == 2) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_FINALIZE, __func__, "already finalized"));
+    if (g_state != 1) LOCKED_RETURN(stub_fail(ACL_ERROR_UNINITIALIZE, __func__, "aclInit has not been called"));
+    for (int d = 0; d < g_ndev; d++) release_device(d);
+    mem_reset_host();
+    model_reset();
+    /* No queue refers to any object any more: free them all. */
+    table_free_all(&g_streams);
+    table_free_all(&g_events);
+    table_free_all(&g_ctxs);
+    table_free_all(&g_gates);
+    g_state = 2;
+    pthread_cond_broadcast(&g_cv);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtSetDevice(int32_t deviceId) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (!r) r = check_dev(__func__, deviceId);
+    if (r) LOCKED_RETURN(r);
+    device *d = &g_dev[deviceId];
+    if (!d->defctx) {
+        d->defctx = new_ctx(deviceId, 1);
+        if (!d->defctx) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+    }
+    d->set_count++;
+    set_current_ctx(d->defctx);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+static aclError reset_device(const char *fn, int32_t deviceId, int force) {
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(fn);
+    if (!r) r = check_dev(fn, deviceId);
+    if (r) LOCKED_RETURN(r);
+    device *d = &g_dev[deviceId];
+    if (d->set_count == 0)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, "device %d was not set by this process", deviceId));
+    if (force || --d->set_count == 0) release_device(deviceId);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtResetDevice(int32_t deviceId) {
+    ENTER();
+    return reset_device(__func__, deviceId, 0);
+}
+
+STUB_API aclError aclrtResetDeviceForce(int32_t deviceId) {
+    ENTER();
+    return reset_device(__func__, deviceId, 1);
+}
+
+STUB_API aclError aclrtGetDevice(int32_t *deviceId) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!deviceId) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "deviceId is NULL"));
+    stub_ctx *c;
+    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
+    *deviceId = c->device;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtGetDeviceCount(uint32_t *count) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!count) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "count is NULL"));
+    *count = (uint32_t)g_ndev;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtGetRunMode(aclrtRunMode *runMode) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!runMode) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "runMode is NULL"));
+    *runMode = ACL_HOST;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!context) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "context is NULL"));
+    if ((r = check_dev(__func__, deviceId))) LOCKED_RETURN(r);
+    stub_ctx *c = new_ctx(deviceId, 0);
+    if (!c) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+    set_current_ctx(c);
+    *context = (aclrtContext)c->handle;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+static aclError lookup_ctx(const char *fn, aclrtContext h, stub_ctx **out) {
+    if (!h) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
+    stub_ctx *c = table_get(&g_ctxs, CTX_BASE, (uintptr_t)h);
+    if (!c || !c->alive) return stub_fail(ACL_ERROR_RT_INVALID_HANDLE, fn, "unknown or destroyed context %p", h);
+    *out = c;
+    return ACL_SUCCESS;
+}
+
+STUB_API aclError aclrtDestroyContext(aclrtContext context) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    stub_ctx *c;
+    if (!r) r = lookup_ctx(__func__, context, &c);
+    if (r) LOCKED_RETURN(r);
+    if (c->is_default)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_HANDLE, __func__,
+                                "%p is the default context of device %d (released by aclrtResetDevice)", context,
+                                c->device));
+    kill_ctx(c);
+    pthread_cond_broadcast(&g_cv);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtSetCurrentContext(aclrtContext context) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    stub_ctx *c;
+    if (!r) r = lookup_ctx(__func__, context, &c);
+    if (r) LOCKED_RETURN(r);
+    set_current_ctx(c);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtGetCurrentContext(aclrtContext *context) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!context) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "context is NULL"));
+    stub_ctx *c;
+    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
+    *context = (aclrtContext)c->handle;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!majorVersion || !minorVersion || !patchVersion)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL output pointer"));
+    *majorVersion = 1;
+    *minorVersion = 15;
+    *patchVersion = 0;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API const char *aclrtGetSocName(void) {
+    if (stub_enter()) return NULL;
+    pthread_mutex_lock(&g_mu);
+    int ok = g_state == 1;
+    pthread_mutex_unlock(&g_mu);
+    return ok ? "AscendStub" : NULL;
+}

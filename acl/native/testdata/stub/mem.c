@@ -1,0 +1,518 @@
+/* Stub libascendcl, memory: device arenas with a first-fit allocator,
+ * MallocHost blocks, registered host ranges with their device aliases,
+ * pointer classification and the synchronous copy/memset entry points. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "stub.h"
+
+#define DEV_ALIGN 512u
+#define HOST_REG_ALIGN 4096u
+
+typedef struct block {
+    size_t off, len, req; /* len: rounded size charged to the device */
+} block;
+
+typedef struct arena {
+    char *base;
+    size_t used;
+    block *b;
+    size_t n, cap;
+} arena;
+
+typedef struct hostblk {
+    char *addr;
+    size_t size;
+} hostblk;
+
+typedef struct reg {
+    char *host, *alias;
+    size_t size;
+} reg;
+
+uint64_t g_cap;
+static arena *g_arena;
+static int g_arena_n;
+static hostblk *g_pinned;
+static size_t g_npinned, g_cappinned;
+static reg *g_regs;
+static size_t g_nregs, g_capregs;
+
+int mem_map_devices(int ndev, uint64_t cap) {
+    if (g_arena && g_arena_n == ndev && g_cap == cap) return 0;
+    for (int i = 0; i < g_arena_n; i++) {
+        munmap(g_arena[i].base, g_cap);
+        free(g_arena[i].b);
+    }
+    free(g_arena);
+    g_arena = NULL;
+    g_arena_n = 0;
+    arena *a = calloc((size_t)ndev, sizeof *a);
+    if (!a) return -1;
+    for (int i = 0; i < ndev; i++) {
+        void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            for (int j = 0; j < i; j++) munmap(a[j].base, cap);
+            free(a);
+            errno = e;
+            return -1;
+        }
+        a[i].base = p;
+    }
+    g_arena = a;
+    g_arena_n = ndev;
+    g_cap = cap;
+    return 0;
+}
+
+void mem_reset_device(int dev) {
+    arena *a = &g_arena[dev];
+    a->n = 0;
+    a->used = 0;
+    /* Give the pages back but keep the range reserved: a stale pointer
+     * then classifies as freed device memory instead of faulting. */
+    madvise(a->base, g_cap, MADV_DONTNEED);
+}
+
+static void cancel_tasks(const char *lo, size_t n);
+
+void mem_reset_host(void) {
+    for (size_t i = 0; i < g_npinned; i++) free(g_pinned[i].addr);
+    g_npinned = 0;
+    for (size_t i = 0; i < g_nregs; i++) munmap(g_regs[i].alias, g_regs[i].size);
+    g_nregs = 0;
+}
+
+uint64_t mem_live(int kind) {
+    if (kind == 0) {
+        uint64_t n = 0;
+        for (int i = 0; i < g_arena_n; i++) n += g_arena[i].n;
+        return n;
+    }
+    return kind == 1 ? g_npinned : g_nregs;
+}
+
+/* ---- classification ---- */
+
+/* last block with off <= o, or -1 */
+static long find_block(const arena *a, size_t o) {
+    long lo = 0, hi = (long)a->n - 1, r = -1;
+    while (lo <= hi) {
+        long m = (lo + hi) / 2;
+        if (a->b[m].off <= o) {
+            r = m;
+            lo = m + 1;
+        } else {
+            hi = m - 1;
+        }
+    }
+    return r;
+}
+
+static long find_pinned(const char *p) {
+    long lo = 0, hi = (long)g_npinned - 1, r = -1;
+    while (lo <= hi) {
+        long m = (lo + hi) / 2;
+        if (g_pinned[m].addr <= p) {
+            r = m;
+            lo = m + 1;
+        } else {
+            hi = m - 1;
+        }
+    }
+    return r;
+}
+
+void classify(const void *pv, size_t n, classified *out) {
+    const char *p = pv;
+    out->device = -1;
+    out->host = (void *)pv;
+    for (int d = 0; d < g_arena_n; d++) {
+        arena *a = &g_arena[d];
+        if (p < a->base || p >= a->base + g_cap) continue;
+        size_t o = (size_t)(p - a->base);
+        long i = find_block(a, o);
+        out->device = d;
+        if (i >= 0 && o < a->b[i].off + a->b[i].req) {
+            out->kind = MK_DEVICE;
+            out->in_range = n <= a->b[i].off + a->b[i].req - o;
+        } else {
+            out->kind = MK_DEVFREE;
+            out->in_range = 0;
+        }
+        return;
+    }
+    long i = find_pinned(p);
+    if (i >= 0 && p < g_pinned[i].addr + g_pinned[i].size) {
+        out->kind = MK_PINNED;
+        out->in_range = n <= (size_t)(g_pinned[i].addr + g_pinned[i].size - p);
+        return;
+    }
+    for (size_t k = 0; k < g_nregs; k++) {
+        reg *r = &g_regs[k];
+        if (p >= r->host && p < r->host + r->size) {
+            out->kind = MK_REGISTERED;
+            out->in_range = n <= (size_t)(r->host + r->size - p);
+            return;
+        }
+        if (p >= r->alias && p < r->alias + r->size) {
+            out->kind = MK_ALIAS;
+            out->in_range = n <= (size_t)(r->alias + r->size - p);
+            out->host = r->host + (p - r->alias);
+            return;
+        }
+    }
+    out->kind = MK_PLAIN;
+    out->in_range = 1;
+}
+
+static int is_dev(int kind) { return kind == MK_DEVICE || kind == MK_DEVFREE || kind == MK_ALIAS; }
+
+/* want: 1 device, 0 host, -1 either */
+static aclError check_side(const char *fn, const char *name, const void *p, const classified *c, int want,
+                           int async) {
+    int dev = is_dev(c->kind);
+    if (want == 1 && !dev)
+        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn,
+                         "%s %p is host memory but the copy kind expects device memory", name, p);
+    if (want == 0 && dev)
+        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn,
+                         "%s %p is device memory but the copy kind expects host memory", name, p);
+    if (dev) {
+        if (c->kind == MK_DEVFREE)
+            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p is not inside a live device allocation", name,
+                             p);
+        if (!c->in_range)
+            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s range at %p runs past the end of its allocation",
+                             name, p);
+    } else if (async && (c->kind == MK_PLAIN || !c->in_range)) {
+        return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "%s %p: asynchronous copy touches host memory that is neither pinned nor registered", name,
+                         p);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind, int async,
+                    void **hdst, const void **hsrc) {
+    if (!dst || !src) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", dst ? "src" : "dst");
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+        return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "undefined copy kind %d", kind);
+    if (destMax < count) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "destMax %zu < count %zu", destMax, count);
+    int wd = -1, ws = -1;
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: wd = 0, ws = 0; break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: wd = 1, ws = 0; break;
+    case ACL_MEMCPY_DEVICE_TO_HOST: wd = 0, ws = 1; break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: wd = 1, ws = 1; break;
+    default: break;
+    }
+    classified d, s;
+    classify(dst, count, &d);
+    classify(src, count, &s);
+    aclError r = check_side(fn, "dst", dst, &d, wd, async);
+    if (!r) r = check_side(fn, "src", src, &s, ws, async);
+    if (r) return r;
+    *hdst = d.host;
+    *hsrc = s.host;
+    return ACL_SUCCESS;
+}
+
+aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp) {
+    if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+    if (maxCount < count) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "maxCount %zu < count %zu", maxCount, count);
+    classified c;
+    classify(p, count, &c);
+    if (!is_dev(c.kind))
+        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, "%p is host memory; memset needs device memory", p);
+    aclError r = check_side(fn, "devPtr", p, &c, 1, 0);
+    if (r) return r;
+    *hp = c.host;
+    return ACL_SUCCESS;
+}
+
+/* ---- device memory ---- */
+
+static int arena_alloc(arena *a, size_t size, void **out) {
+    size_t need = (size + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN;
+    if (need < size) return -1;
+    size_t prev = 0, at = a->n;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->b[i].off - prev >= need) {
+            at = i;
+            break;
+        }
+        prev = a->b[i].off + a->b[i].len;
+    }
+    if (at == a->n && g_cap - prev < need) return -1;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        block *b = realloc(a->b, cap * sizeof *b);
+        if (!b) return -1;
+        a->b = b;
+        a->cap = cap;
+    }
+    memmove(&a->b[at + 1], &a->b[at], (a->n - at) * sizeof *a->b);
+    a->b[at] = (block){.off = prev, .len = need, .req = size};
+    a->n++;
+    a->used += need;
+    *out = a->base + prev;
+    return 0;
+}
+
+STUB_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "devPtr is NULL"));
+    if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
+    unsigned mods = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
+    if (((unsigned)policy & ~mods) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined malloc policy 0x%x", (unsigned)policy));
+    stub_ctx *c;
+    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
+    arena *a = &g_arena[c->device];
+    if (arena_alloc(a, size, devPtr) != 0)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, __func__,
+                                "cannot allocate %zu bytes on device %d (%zu of %zu bytes free)", size, c->device,
+                                (size_t)(g_cap - a->used), (size_t)g_cap));
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtFree(void *devPtr) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "devPtr is NULL"));
+    for (int d = 0; d < g_arena_n; d++) {
+        arena *a = &g_arena[d];
+        char *p = devPtr;
+        if (p < a->base || p >= a->base + g_cap) continue;
+        size_t o = (size_t)(p - a->base);
+        long i = find_block(a, o);
+        if (i < 0 || a->b[i].off != o) break;
+        cancel_tasks(p, a->b[i].req);
+        a->used -= a->b[i].len;
+        memmove(&a->b[i], &a->b[i + 1], (a->n - (size_t)i - 1) * sizeof *a->b);
+        a->n--;
+        LOCKED_RETURN(ACL_SUCCESS);
+    }
+    LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__,
+                            "%p is not the start of a live device allocation (unknown, freed or interior pointer)",
+                            devPtr));
+}
+
+#ifndef STUB_OMIT_REQUIRED
+STUB_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_, size_t *total) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!free_ || !total) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL output pointer"));
+    if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_MEM_P2P_HUGE1G)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined memory attribute %d", (int)attr));
+    stub_ctx *c;
+    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
+    *total = (size_t)g_cap;
+    *free_ = (size_t)(g_cap - g_arena[c->device].used);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+#endif
+
+/* ---- pinned host memory ---- */
+
+STUB_API aclError aclrtMallocHost(void **hostPtr, size_t size) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!hostPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "hostPtr is NULL"));
+    if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
+    if (g_npinned == g_cappinned) {
+        size_t cap = g_cappinned ? g_cappinned * 2 : 64;
+        hostblk *b = realloc(g_pinned, cap * sizeof *b);
+        if (!b) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+        g_pinned = b;
+        g_cappinned = cap;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, HOST_REG_ALIGN, size) != 0)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "cannot allocate %zu bytes of host memory", size));
+    long i = find_pinned(p) + 1;
+    memmove(&g_pinned[i + 1], &g_pinned[i], (g_npinned - (size_t)i) * sizeof *g_pinned);
+    g_pinned[i] = (hostblk){.addr = p, .size = size};
+    g_npinned++;
+    *hostPtr = p;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtFreeHost(void *hostPtr) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!hostPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "hostPtr is NULL"));
+    long i = find_pinned(hostPtr);
+    if (i < 0 || g_pinned[i].addr != hostPtr)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__,
+                                "%p is not the start of a live aclrtMallocHost block", hostPtr));
+    cancel_tasks(g_pinned[i].addr, g_pinned[i].size);
+    free(g_pinned[i].addr);
+    memmove(&g_pinned[i], &g_pinned[i + 1], (g_npinned - (size_t)i - 1) * sizeof *g_pinned);
+    g_npinned--;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* ---- synchronous copy and memset ---- */
+
+STUB_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    void *hd;
+    const void *hs;
+    stub_ctx *c;
+    if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, 0, &hd, &hs);
+    if (!r) r = need_ctx(__func__, &c);
+    if (r) LOCKED_RETURN(r);
+    memmove(hd, hs, count);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    void *hp;
+    stub_ctx *c;
+    if (!r) r = check_set(__func__, devPtr, maxCount, count, &hp);
+    if (!r) r = need_ctx(__func__, &c);
+    if (r) LOCKED_RETURN(r);
+    memset(hp, value, count);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* ---- host registration ---- */
+
+static long find_reg_overlap(const char *p, size_t n) {
+    for (size_t k = 0; k < g_nregs; k++)
+        if (p < g_regs[k].host + g_regs[k].size && g_regs[k].host < p + n) return (long)k;
+    return -1;
+}
+
+static aclError add_reg(const char *fn, void *ptr, uint64_t size, void **alias) {
+    if (find_reg_overlap(ptr, size) >= 0)
+        return stub_fail(ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, fn,
+                         "range %p+%llu overlaps a registered range", ptr, (unsigned long long)size);
+    if (g_nregs == g_capregs) {
+        size_t cap = g_capregs ? g_capregs * 2 : 16;
+        reg *r = realloc(g_regs, cap * sizeof *r);
+        if (!r) return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+        g_regs = r;
+        g_capregs = cap;
+    }
+    /* The device view is a separate, inaccessible address range that the
+     * copy functions translate, as a device address would be. */
+    void *a = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED) return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "cannot reserve a device view: %s", strerror(errno));
+    g_regs[g_nregs++] = (reg){.host = ptr, .alias = a, .size = size};
+    if (alias) *alias = a;
+    return ACL_SUCCESS;
+}
+
+#ifndef STUB_OMIT_OPTIONAL
+STUB_API aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!ptr || !devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL pointer argument"));
+    if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
+    if (type != ACL_HOST_REGISTER_MAPPED && type != ACL_HOST_REGISTER_IOMEMORY && type != ACL_HOST_REGISTER_READONLY)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined register type 0x%x", (unsigned)type));
+    if ((uintptr_t)ptr % HOST_REG_ALIGN)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "%p is not 4 KiB aligned", ptr));
+    LOCKED_RETURN(add_reg(__func__, ptr, size, devPtr));
+}
+#endif
+
+STUB_API aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!ptr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ptr is NULL"));
+    if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
+    uint32_t known = ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED;
+    if (flag == 0 || (flag & ~known))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined flag 0x%x", flag));
+    LOCKED_RETURN(add_reg(__func__, ptr, size, NULL));
+}
+
+#ifndef STUB_OMIT_OPTIONAL
+STUB_API aclError aclrtHostUnregister(void *ptr) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!ptr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ptr is NULL"));
+    for (size_t k = 0; k < g_nregs; k++) {
+        if (g_regs[k].host != ptr) continue;
+        cancel_tasks(g_regs[k].host, g_regs[k].size);
+        cancel_tasks(g_regs[k].alias, g_regs[k].size);
+        munmap(g_regs[k].alias, g_regs[k].size);
+        g_regs[k] = g_regs[--g_nregs];
+        LOCKED_RETURN(ACL_SUCCESS);
+    }
+    LOCKED_RETURN(stub_fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, __func__, "%p is not a registered address", ptr));
+}
+#endif
+
+#ifndef STUB_OMIT_OPTIONAL
+STUB_API aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (!pHost || !pDevice) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL pointer argument"));
+    if (flag != 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "flag must be 0, got %u", flag));
+    for (size_t k = 0; k < g_nregs; k++) {
+        char *p = pHost;
+        if (p >= g_regs[k].host && p < g_regs[k].host + g_regs[k].size) {
+            *pDevice = g_regs[k].alias + (p - g_regs[k].host);
+            LOCKED_RETURN(ACL_SUCCESS);
+        }
+    }
+    LOCKED_RETURN(
+        stub_fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, __func__, "%p is not inside registered memory", pHost));
+}
+#endif
+
+/* ---- pending tasks on memory being released ---- */
+
+/* cancel_tasks turns queued copies and memsets that touch [lo, lo+n) into
+ * no-ops, so that releasing memory under a held stream cannot make the stub
+ * write into freed memory later. */
+static void cancel_tasks(const char *lo, size_t n) {
+    if (!g_queued) return;
+    const char *hi = lo + n;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        stub_stream *s = g_streams.slot[i];
+        if (!s || !s->alive) continue;
+        for (task *t = s->head; t; t = t->next) {
+            if (t->type != TASK_COPY && t->type != TASK_SET) continue;
+            const char *d = t->dst, *sr = t->src;
+            int hit = d < hi && lo < d + t->n;
+            if (t->type == TASK_COPY) hit |= sr < hi && lo < sr + t->n;
+            if (hit) t->n = 0;
+        }
+    }
+}

@@ -1,0 +1,4 @@
+/* Stub libascendcl, model API. */
+#include "stub.h"
+
+void model_reset(void) {}

@@ -1,0 +1,148 @@
+/* Internal state shared by the files of the stub libascendcl. One global
+ * mutex guards all state; the current context is per thread, as in ACL. */
+#ifndef STUB_H
+#define STUB_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "acl_abi.h"
+
+#define STUB_API ACL_FUNC_VISIBILITY
+
+/* Variants for the binding's tests: STUB_OMIT_REQUIRED drops symbols the
+ * binding requires, STUB_OMIT_OPTIONAL drops symbols it treats as optional. */
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* Handle values are synthetic and never reused, so a destroyed handle is
+ * recognised as such instead of aliasing a new object. */
+#define HANDLE_STEP 16u
+#define CTX_BASE ((uintptr_t)1 << 40)
+#define STREAM_BASE ((uintptr_t)2 << 40)
+#define EVENT_BASE ((uintptr_t)3 << 40)
+#define GATE_BASE ((uintptr_t)4 << 40)
+
+typedef struct table {
+    void **slot;
+    size_t n, cap;
+} table;
+
+typedef struct stub_ctx stub_ctx;
+typedef struct stub_stream stub_stream;
+typedef struct stub_event stub_event;
+
+enum task_type { TASK_COPY, TASK_SET, TASK_RECORD, TASK_WAIT, TASK_CALL };
+
+typedef struct task {
+    struct task *next;
+    int type;
+    int fail;         /* injected failure code, 0 for none */
+    void *dst;        /* COPY, SET */
+    const void *src;  /* COPY */
+    size_t n;         /* COPY, SET */
+    int value;        /* SET */
+    stub_event *ev;   /* RECORD, WAIT */
+    uint64_t seq;     /* RECORD, WAIT */
+    void (*fn)(void *); /* CALL */
+    void *arg;          /* CALL */
+} task;
+
+struct stub_stream {
+    uintptr_t handle;
+    stub_ctx *ctx;
+    int alive;
+    int is_default;
+    int err; /* sticky task failure */
+    task *head, *tail;
+    uint64_t fail_k; /* the fail_k-th task enqueued from now fails */
+    int fail_code;
+};
+
+struct stub_event {
+    uintptr_t handle;
+    stub_ctx *ctx;
+    int alive;
+    uint32_t flag;
+    uint64_t record_seq, reached_seq;
+    struct timespec ts;
+    int err;
+};
+
+struct stub_ctx {
+    uintptr_t handle;
+    int device;
+    int alive;
+    int is_default;
+    stub_stream *defstream;
+};
+
+typedef struct device {
+    int set_count; /* aclrtSetDevice minus aclrtResetDevice */
+    stub_ctx *defctx;
+} device;
+
+HIDDEN extern pthread_mutex_t g_mu;
+HIDDEN extern pthread_cond_t g_cv;
+HIDDEN extern int g_state; /* 0 never initialised, 1 initialised, 2 finalised */
+HIDDEN extern int g_ndev;
+HIDDEN extern device *g_dev;
+HIDDEN extern table g_ctxs, g_streams, g_events, g_gates;
+HIDDEN extern uint64_t g_queued;
+
+#define ENTER()                                     \
+    do {                                            \
+        if (stub_enter()) return stub_injected(__func__); \
+    } while (0)
+
+#define LOCKED_RETURN(x)             \
+    do {                             \
+        aclError r_ = (x);           \
+        pthread_mutex_unlock(&g_mu); \
+        return r_;                   \
+    } while (0)
+
+/* core.c */
+HIDDEN int stub_enter(void);
+HIDDEN aclError stub_injected(const char *fn);
+HIDDEN aclError stub_fail(aclError code, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+HIDDEN aclError need_init(const char *fn);
+HIDDEN stub_ctx *current_ctx(void);
+HIDDEN void set_current_ctx(stub_ctx *c);
+HIDDEN aclError need_ctx(const char *fn, stub_ctx **out);
+HIDDEN uintptr_t table_add(table *t, uintptr_t base, void *obj);
+HIDDEN void *table_get(table *t, uintptr_t base, uintptr_t h);
+HIDDEN void release_device(int dev);
+
+/* mem.c */
+enum mem_kind { MK_PLAIN, MK_DEVICE, MK_DEVFREE, MK_PINNED, MK_REGISTERED, MK_ALIAS };
+typedef struct classified {
+    int kind;
+    int in_range; /* the whole range lies inside the allocation */
+    int device;   /* MK_DEVICE, MK_DEVFREE */
+    void *host;   /* address to touch (ALIAS translated) */
+} classified;
+HIDDEN void classify(const void *p, size_t n, classified *out);
+HIDDEN void mem_reset_device(int dev);
+HIDDEN void mem_reset_host(void);
+HIDDEN int mem_map_devices(int ndev, uint64_t cap);
+HIDDEN aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count,
+                           int kind, int async, void **hdst, const void **hsrc);
+HIDDEN aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp);
+HIDDEN uint64_t mem_live(int kind);
+HIDDEN extern uint64_t g_cap;
+
+/* stream.c */
+HIDDEN aclError resolve_stream(const char *fn, aclrtStream s, int check_ctx, stub_stream **out);
+HIDDEN aclError enqueue(stub_stream *s, task *t);
+HIDDEN stub_stream *new_stream(stub_ctx *c, int is_default);
+HIDDEN void kill_stream(stub_stream *s);
+HIDDEN void kill_event(stub_event *e);
+HIDDEN void pump(void);
+
+/* model.c */
+HIDDEN void model_reset(void);
+
+#endif
