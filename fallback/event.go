@@ -1,0 +1,271 @@
+package fallback
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// event is an aclrtEvent. Each RecordEvent queues a record that, when its
+// stream reaches it, stamps the time; recorded counts the records queued,
+// reached those executed.
+type event struct {
+	h     acl.EventHandle
+	ctx   *rtContext
+	flag  acl.EventFlag
+	where where
+
+	mu       sync.Mutex
+	recorded uint64
+	reached  uint64
+	at       time.Time
+	errCode  acl.Code // sticky error of the recording stream when reached
+	errMsg   string
+	progress chan struct{} // closed and replaced when reached changes
+	dead     bool
+}
+
+// reach marks record gen as executed at time t.
+func (e *event) reach(gen uint64, t time.Time, code acl.Code, msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || gen <= e.reached {
+		return
+	}
+	e.reached, e.at, e.errCode, e.errMsg = gen, t, code, msg
+	close(e.progress)
+	e.progress = make(chan struct{})
+}
+
+// kill releases every waiter; the event is gone.
+func (e *event) kill() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.dead {
+		e.dead = true
+		close(e.progress)
+	}
+}
+
+// waitGen blocks until record gen has been reached, the event is destroyed
+// or the NPU closes; it reports whether gen was reached.
+func (e *event) waitGen(gen uint64, done <-chan struct{}) bool {
+	e.mu.Lock()
+	for e.reached < gen && !e.dead {
+		ch := e.progress
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+			return false
+		}
+		e.mu.Lock()
+	}
+	ok := e.reached >= gen
+	e.mu.Unlock()
+	return ok
+}
+
+// event resolves a live event handle.
+func (c *call) event(h acl.EventHandle) (*event, error) {
+	if h == 0 {
+		return nil, c.fail(acl.CodeInvalidParam, "null event")
+	}
+	c.n.mu.RLock()
+	e := c.n.events[h]
+	c.n.mu.RUnlock()
+	if e == nil {
+		return nil, c.fail(acl.CodeRTInvalidHandle, "event 0x%x is unknown or destroyed", uintptr(h))
+	}
+	return e, nil
+}
+
+// CreateEvent is aclrtCreateEvent.
+func (n *NPU) CreateEvent() (acl.EventHandle, error) {
+	c, err := n.begin("aclrtCreateEvent", true)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	return c.createEvent(acl.EventSync | acl.EventTimeLine)
+}
+
+// CreateEventWithFlag is aclrtCreateEventWithFlag; flag may combine
+// ACL_EVENT_SYNC and ACL_EVENT_TIME_LINE.
+func (n *NPU) CreateEventWithFlag(flag acl.EventFlag) (acl.EventHandle, error) {
+	c, err := n.begin("aclrtCreateEventWithFlag", true)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	if flag&^(acl.EventSync|acl.EventTimeLine) != 0 {
+		return 0, c.fail(acl.CodeInvalidParam, "undefined event flag bits 0x%x", uint32(flag&^(acl.EventSync|acl.EventTimeLine)))
+	}
+	return c.createEvent(flag)
+}
+
+func (c *call) createEvent(flag acl.EventFlag) (acl.EventHandle, error) {
+	w := callers()
+	n := c.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.ctx.dead.Load() {
+		return 0, c.fail(acl.CodeRTContextNull, "the current context of OS thread %d was destroyed", c.tid)
+	}
+	e := &event{h: acl.EventHandle(n.handle()), ctx: c.ctx, flag: flag, where: w, progress: make(chan struct{})}
+	n.events[e.h] = e
+	c.ctx.events[e.h] = e
+	return e.h, nil
+}
+
+// RecordEvent is aclrtRecordEvent: the event is stamped when the stream
+// reaches this point.
+func (n *NPU) RecordEvent(h acl.EventHandle, sh acl.StreamHandle) error {
+	c, err := n.begin("aclrtRecordEvent", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	e, err := c.event(h)
+	if err != nil {
+		return err
+	}
+	s, err := c.stream(sh)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.recorded++
+	gen := e.recorded
+	e.mu.Unlock()
+	clock := n.cfg.clock
+	return c.enqueue(s, false, true, func(s *stream) error {
+		e.reach(gen, clock(), s.failedCode(), s.errMsg)
+		return nil
+	})
+}
+
+// StreamWaitEvent is aclrtStreamWaitEvent: work queued on the stream after
+// this call waits until the event's most recent record (as of this call)
+// has been reached. An event never recorded is not waited for.
+func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
+	c, err := n.begin("aclrtStreamWaitEvent", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	s, err := c.stream(sh)
+	if err != nil {
+		return err
+	}
+	e, err := c.event(h)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	gen := e.recorded
+	e.mu.Unlock()
+	if gen == 0 {
+		return nil
+	}
+	done := n.done
+	return c.enqueue(s, false, false, func(*stream) error {
+		e.waitGen(gen, done)
+		return nil
+	})
+}
+
+// SynchronizeEvent is aclrtSynchronizeEvent: it waits until the event's
+// most recent record has been reached and reports the recording stream's
+// sticky error at that point, if any.
+func (n *NPU) SynchronizeEvent(h acl.EventHandle) error {
+	c, err := n.begin("aclrtSynchronizeEvent", false)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	e, err := c.event(h)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	gen := e.recorded
+	e.mu.Unlock()
+	if !e.waitGen(gen, n.done) {
+		if n.closed.Load() {
+			return c.closedErr()
+		}
+		return nil // destroyed while waited for
+	}
+	e.mu.Lock()
+	code, msg := e.errCode, e.errMsg
+	e.mu.Unlock()
+	if code != 0 {
+		return c.fail(code, "%s", msg)
+	}
+	return nil
+}
+
+// EventElapsedTime is aclrtEventElapsedTime: milliseconds between the
+// times the two events' latest records were reached.
+func (n *NPU) EventElapsedTime(start, end acl.EventHandle) (float32, error) {
+	c, err := n.begin("aclrtEventElapsedTime", false)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	es, err := c.event(start)
+	if err != nil {
+		return 0, err
+	}
+	ee, err := c.event(end)
+	if err != nil {
+		return 0, err
+	}
+	t0, err := c.stamp(es, "start")
+	if err != nil {
+		return 0, err
+	}
+	t1, err := c.stamp(ee, "end")
+	if err != nil {
+		return 0, err
+	}
+	return float32(float64(t1.Sub(t0)) / float64(time.Millisecond)), nil
+}
+
+func (c *call) stamp(e *event, role string) (time.Time, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.recorded == 0:
+		return time.Time{}, c.fail(acl.CodeRTParamInvalid, "%s event 0x%x was never recorded", role, uintptr(e.h))
+	case e.reached < e.recorded:
+		return time.Time{}, c.fail(acl.CodeRTEventNotComplete, "%s event 0x%x is recorded but its stream has not reached the record yet", role, uintptr(e.h))
+	}
+	return e.at, nil
+}
+
+// DestroyEvent is aclrtDestroyEvent. Streams waiting for the event stop
+// waiting.
+func (n *NPU) DestroyEvent(h acl.EventHandle) error {
+	c, err := n.begin("aclrtDestroyEvent", false)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	e, err := c.event(h)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if n.events[h] != e {
+		n.mu.Unlock()
+		return c.fail(acl.CodeRTInvalidHandle, "event 0x%x is unknown or destroyed", uintptr(h))
+	}
+	delete(n.events, h)
+	delete(e.ctx.events, h)
+	n.mu.Unlock()
+	e.kill()
+	return nil
+}

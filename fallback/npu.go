@@ -1,0 +1,305 @@
+package fallback
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+	"golang.org/x/sys/unix"
+)
+
+// NPU is the host-memory model of an Ascend machine: a set of devices with
+// mmap'ed memory, pinned host memory, contexts bound per OS thread, streams
+// running on goroutines, events and host registrations. It implements
+// acl.Backend with the argument checks and error codes of docs/misuse.md.
+//
+// An NPU is safe for concurrent use, like the C library; calls that act on
+// "the current context" read the binding of the calling OS thread, so
+// callers hold runtime.LockOSThread across such calls.
+type NPU struct {
+	cfg    config
+	devs   []*device
+	host   *arena   // pinned host memory (MallocHost)
+	arenas []*arena // every arena sorted by base address; fixed at New
+
+	state    atomic.Int32
+	closed   atomic.Bool
+	inflight atomic.Int64
+	done     chan struct{} // closed by Close to abort waits
+	closeMu  sync.Mutex
+
+	mu       sync.RWMutex // guards the handle tables and device state
+	contexts map[acl.ContextHandle]*rtContext
+	streams  map[acl.StreamHandle]*stream
+	events   map[acl.EventHandle]*event
+	nextH    uintptr
+
+	regMu sync.RWMutex
+	regs  treap[*registration]
+	nregs atomic.Int64
+
+	threads threadTable
+	ctr     counters
+	faults  faults
+
+	leakMu sync.Mutex
+	leaks  []Leak
+}
+
+const (
+	stateNew int32 = iota
+	stateInit
+	stateFinal
+)
+
+var _ acl.Backend = (*NPU)(nil)
+
+// New builds an NPU. The device and host arenas are reserved here (address
+// space only); call Init before any runtime call and Close when done.
+func New(opts ...Option) (*NPU, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	const op = "fallback.New"
+	switch {
+	case cfg.devices < 1 || cfg.devices > MaxDevices:
+		return nil, acl.Errorf(op, acl.CodeInvalidParam, "device count %d is outside [1, %d]", cfg.devices, MaxDevices)
+	case cfg.devMem < Alignment || cfg.devMem > MaxMemory:
+		return nil, acl.Errorf(op, acl.CodeInvalidParam, "device memory %d bytes is outside [%d, %d]", cfg.devMem, Alignment, uintptr(MaxMemory))
+	case cfg.hostMem < Alignment || cfg.hostMem > MaxMemory:
+		return nil, acl.Errorf(op, acl.CodeInvalidParam, "host memory %d bytes is outside [%d, %d]", cfg.hostMem, Alignment, uintptr(MaxMemory))
+	case cfg.clock == nil:
+		return nil, acl.Errorf(op, acl.CodeInvalidParam, "nil clock")
+	}
+	for _, f := range append(slices.Clone(cfg.allocFault), cfg.taskFault...) {
+		if f.nth < 1 {
+			return nil, acl.Errorf(op, acl.CodeInvalidParam, "fault position %d must be ≥ 1", f.nth)
+		}
+	}
+	n := &NPU{
+		cfg:      cfg,
+		done:     make(chan struct{}),
+		contexts: make(map[acl.ContextHandle]*rtContext),
+		streams:  make(map[acl.StreamHandle]*stream),
+		events:   make(map[acl.EventHandle]*event),
+		nextH:    0x0ac10000,
+	}
+	n.threads.m = make(map[int]*threadState)
+	fail := func(err error) (*NPU, error) {
+		for _, a := range n.arenas {
+			a.unmap()
+		}
+		return nil, acl.Errorf(op, acl.CodeRTMemoryAllocation, "%v", err)
+	}
+	for i := range cfg.devices {
+		a, err := newArena(roundUp(cfg.devMem), int32(i))
+		if err != nil {
+			return fail(err)
+		}
+		n.arenas = append(n.arenas, a)
+		n.devs = append(n.devs, &device{id: int32(i), arena: a})
+	}
+	h, err := newArena(roundUp(cfg.hostMem), -1)
+	if err != nil {
+		return fail(err)
+	}
+	n.host = h
+	n.arenas = append(n.arenas, h)
+	slices.SortFunc(n.arenas, func(a, b *arena) int {
+		if a.base < b.base {
+			return -1
+		}
+		return 1
+	})
+	for _, f := range cfg.allocFault {
+		n.faults.arm(&n.faults.alloc, f.nth, f.code)
+	}
+	for _, f := range cfg.taskFault {
+		n.faults.arm(&n.faults.task, f.nth, f.code)
+	}
+	return n, nil
+}
+
+// Name returns "fallback".
+func (n *NPU) Name() string { return "fallback" }
+
+// Close releases everything: it waits for calls in progress (aborting
+// synchronize waits), drains and stops every stream goroutine, records
+// leftovers as leaks and unmaps all memory. Pointers into device or pinned
+// memory are invalid afterwards. Close is idempotent; later runtime calls
+// fail with ACL_ERROR_UNINITIALIZE.
+func (n *NPU) Close() error {
+	n.closeMu.Lock()
+	defer n.closeMu.Unlock()
+	if n.closed.Load() {
+		return nil
+	}
+	n.closed.Store(true)
+	close(n.done)
+	for n.inflight.Load() != 0 {
+		time.Sleep(20 * time.Microsecond)
+	}
+	n.teardown("Close")
+	n.state.Store(stateFinal)
+	for _, a := range n.arenas {
+		a.mu.Lock()
+		a.unmap()
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+// Init is aclInit. The configuration file, if any, is not read.
+func (n *NPU) Init(configPath string) error {
+	c := call{n: n, op: "aclInit", tid: -1}
+	if !n.enter() {
+		return c.closedErr()
+	}
+	defer n.exit()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state.Load() == stateInit {
+		return c.fail(acl.CodeRepeatInitialize, "aclInit was already called; call aclFinalize first")
+	}
+	n.state.Store(stateInit)
+	return nil
+}
+
+// Finalize is aclFinalize: it releases every device, context, stream,
+// event, allocation and registration the program left, recording each as a
+// leak (see Leaks), and succeeds.
+func (n *NPU) Finalize() error {
+	c := call{n: n, op: "aclFinalize", tid: -1}
+	if !n.enter() {
+		return c.closedErr()
+	}
+	defer n.exit()
+	n.mu.Lock()
+	switch n.state.Load() {
+	case stateNew:
+		n.mu.Unlock()
+		return c.fail(acl.CodeUninitialize, "aclFinalize called before aclInit")
+	case stateFinal:
+		n.mu.Unlock()
+		return c.fail(acl.CodeRepeatFinalize, "aclFinalize was already called")
+	}
+	n.state.Store(stateFinal)
+	n.mu.Unlock()
+	n.teardown("aclFinalize")
+	return nil
+}
+
+// teardown releases every resource, recording what the program left.
+func (n *NPU) teardown(at string) {
+	var t teardownList
+	n.mu.Lock()
+	for _, ctx := range n.contexts {
+		n.detachContextLocked(ctx, at, &t, true)
+	}
+	for _, d := range n.devs {
+		d.refs, d.def = 0, nil
+	}
+	n.mu.Unlock()
+	n.threads.reset()
+	t.finish()
+	for _, d := range n.devs {
+		n.releaseMemory(d.arena, at)
+	}
+	n.releaseMemory(n.host, at)
+	n.regMu.Lock()
+	n.regs.each(func(_ uint64, r *registration) bool {
+		r.gone.Store(true)
+		n.recordLeak(Leak{Kind: LeakRegistration, Device: -1, Addr: r.addr, Size: r.size, Where: r.where.String(), At: at})
+		return true
+	})
+	n.regs.clear()
+	n.nregs.Store(0)
+	n.regMu.Unlock()
+}
+
+// releaseMemory frees every live allocation of a, recording each as leaked.
+func (n *NPU) releaseMemory(a *arena, at string) {
+	kind := LeakDeviceMemory
+	if a.dev < 0 {
+		kind = LeakHostMemory
+	}
+	a.releaseAll(func(al *alloc) {
+		n.recordLeak(Leak{Kind: kind, Device: a.dev, Addr: al.addr, Size: al.size, Where: al.where.String(), At: at})
+	})
+}
+
+// enter admits a call unless the NPU is closed; Close waits for admitted
+// calls to exit before unmapping memory.
+func (n *NPU) enter() bool {
+	n.inflight.Add(1)
+	if n.closed.Load() {
+		n.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (n *NPU) exit() { n.inflight.Add(-1) }
+
+// call is one runtime call in progress: its C name (for errors), the
+// calling OS thread (looked up at most once) and its current context.
+type call struct {
+	n     *NPU
+	op    string
+	tid   int
+	ctx   *rtContext
+	quiet bool // hooks: errors do not become the thread's recent message
+}
+
+// begin admits a call: the NPU must be open and initialised and, when
+// needCtx, the calling OS thread must have a current context. On success
+// the caller must defer n.exit().
+func (n *NPU) begin(op string, needCtx bool) (call, error) {
+	c := call{n: n, op: op, tid: -1}
+	if !n.enter() {
+		return c, c.closedErr()
+	}
+	if n.state.Load() != stateInit {
+		err := c.fail(acl.CodeUninitialize, "%s called before aclInit or after aclFinalize", op)
+		n.exit()
+		return c, err
+	}
+	if needCtx {
+		c.tid = unix.Gettid()
+		if c.ctx = n.threads.current(c.tid); c.ctx == nil {
+			err := c.fail(acl.CodeRTContextNull, "OS thread %d has no current context: call aclrtSetDevice or aclrtSetCurrentContext on this thread first (a goroutine must hold runtime.LockOSThread to keep its thread)", c.tid)
+			n.exit()
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// fail builds the error of a failed call and records its message as the
+// calling thread's most recent error (GetRecentErrMsg).
+func (c *call) fail(code acl.Code, format string, args ...any) error {
+	e := acl.Errorf(c.op, code, format, args...)
+	if c.quiet {
+		return e
+	}
+	if c.tid < 0 {
+		c.tid = unix.Gettid()
+	}
+	c.n.threads.setMsg(c.tid, e.Msg)
+	return e
+}
+
+func (c *call) closedErr() error {
+	return acl.Errorf(c.op, acl.CodeUninitialize, "the fallback NPU is closed")
+}
+
+// handle returns a fresh handle value; n.mu must be held. Handles of all
+// kinds share one sequence so a handle of one kind is never valid as
+// another.
+func (n *NPU) handle() uintptr {
+	n.nextH += 0x10
+	return n.nextH
+}

@@ -1,0 +1,94 @@
+package fallback
+
+import (
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// Defaults of New.
+const (
+	DefaultDevices      = 2
+	DefaultDeviceMemory = 4 << 30 // bytes per device
+	DefaultHostMemory   = 4 << 30 // bytes of pinned host memory (MallocHost)
+	DefaultSocName      = "Ascend910B1"
+)
+
+// Limits on the options of New.
+const (
+	MaxDevices = 64
+	// MaxMemory bounds one arena: the allocator packs block sizes and
+	// offsets, in 512-byte units, into 32 bits each.
+	MaxMemory = 1 << 40
+)
+
+// config is what the options set.
+type config struct {
+	devices    int
+	devMem     uintptr
+	hostMem    uintptr
+	soc        string
+	version    [3]int32
+	clock      func() time.Time
+	allocFault []fault
+	taskFault  []fault
+}
+
+type fault struct {
+	nth  int
+	code acl.Code
+}
+
+func defaultConfig() config {
+	return config{
+		devices: DefaultDevices,
+		devMem:  DefaultDeviceMemory,
+		hostMem: DefaultHostMemory,
+		soc:     DefaultSocName,
+		version: [3]int32{1, 15, 0},
+		clock:   time.Now,
+	}
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithDevices sets the number of devices (1 to MaxDevices; default 2).
+func WithDevices(n int) Option { return func(c *config) { c.devices = n } }
+
+// WithDeviceMemory sets each device's memory capacity in bytes (default
+// 4 GiB). The address space is reserved at New; pages cost memory only
+// once touched.
+func WithDeviceMemory(bytes uintptr) Option { return func(c *config) { c.devMem = bytes } }
+
+// WithHostMemory sets the capacity of the pinned host arena that MallocHost
+// draws from (default 4 GiB, reserved like device memory).
+func WithHostMemory(bytes uintptr) Option { return func(c *config) { c.hostMem = bytes } }
+
+// WithSocName sets what GetSocName reports (default "Ascend910B1").
+func WithSocName(name string) Option { return func(c *config) { c.soc = name } }
+
+// WithVersion sets what GetVersion reports (default 1.15.0).
+func WithVersion(major, minor, patch int32) Option {
+	return func(c *config) { c.version = [3]int32{major, minor, patch} }
+}
+
+// WithClock replaces time.Now as the source of event timestamps, so tests
+// can make EventElapsedTime deterministic. The function must be safe for
+// concurrent use.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
+
+// WithAllocFault makes the k-th allocation (Malloc or MallocHost, counted
+// from 1 since New) fail with code (ACL_ERROR_RT_MEMORY_ALLOCATION when code
+// is 0). It may be given several times.
+func WithAllocFault(k int, code acl.Code) Option {
+	return func(c *config) { c.allocFault = append(c.allocFault, fault{k, code}) }
+}
+
+// WithTaskFault makes the k-th stream task (MemcpyAsync, MemsetAsync or
+// Enqueue, counted from 1 since New in the order they are queued) fail with
+// code (ACL_ERROR_RT_TS_ERROR when code is 0) when its stream reaches it.
+// It may be given several times.
+func WithTaskFault(k int, code acl.Code) Option {
+	return func(c *config) { c.taskFault = append(c.taskFault, fault{k, code}) }
+}

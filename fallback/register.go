@@ -1,0 +1,171 @@
+package fallback
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// registration is a host range made device-accessible by HostRegister or
+// HostRegisterV2. In this model the device address equals the host
+// address.
+type registration struct {
+	addr, size uintptr
+	flags      uint32
+	where      where
+	gone       atomic.Bool
+}
+
+// findReg returns the registration containing addr, or nil.
+func (n *NPU) findReg(addr uintptr) *registration {
+	if n.nregs.Load() == 0 {
+		return nil
+	}
+	n.regMu.RLock()
+	_, r, ok := n.regs.floor(uint64(addr))
+	n.regMu.RUnlock()
+	if !ok || addr-r.addr >= r.size {
+		return nil
+	}
+	return r
+}
+
+const registerAlign = 4096
+
+// HostRegister is aclrtHostRegister: ptr must be 4 KiB aligned; the range
+// must not overlap a registered one nor device memory. The returned device
+// pointer equals ptr.
+func (n *NPU) HostRegister(ptr unsafe.Pointer, size uint64, typ acl.HostRegisterType) (unsafe.Pointer, error) {
+	c, err := n.begin("aclrtHostRegister", true)
+	if err != nil {
+		return nil, err
+	}
+	defer n.exit()
+	if typ&^(acl.HostRegisterIOMemory|acl.HostRegisterReadOnly) != 0 {
+		return nil, c.fail(acl.CodeInvalidParam, "undefined registration type 0x%x", uint32(typ))
+	}
+	if ptr != nil && uintptr(ptr)%registerAlign != 0 {
+		return nil, c.fail(acl.CodeInvalidParam, "pointer 0x%x is not 4 KiB aligned", uintptr(ptr))
+	}
+	if err := c.register(ptr, size, uint32(typ), callers()); err != nil {
+		return nil, err
+	}
+	return ptr, nil
+}
+
+// HostRegisterV2 is aclrtHostRegisterV2: flag is a non-empty combination
+// of the ACL_HOST_REG_* bits; the range must not overlap a registered one
+// nor device memory.
+func (n *NPU) HostRegisterV2(ptr unsafe.Pointer, size uint64, flag acl.HostRegFlag) error {
+	c, err := n.begin("aclrtHostRegisterV2", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	const known = acl.HostRegMapped | acl.HostRegIOMemory | acl.HostRegReadOnly | acl.HostRegPinned
+	if flag == 0 || flag&^known != 0 {
+		return c.fail(acl.CodeInvalidParam, "undefined registration flag 0x%x", uint32(flag))
+	}
+	return c.register(ptr, size, uint32(flag), callers())
+}
+
+func (c *call) register(ptr unsafe.Pointer, size uint64, flags uint32, w where) error {
+	n := c.n
+	addr := uintptr(ptr)
+	switch {
+	case ptr == nil:
+		return c.fail(acl.CodeInvalidParam, "null pointer")
+	case size == 0:
+		return c.fail(acl.CodeInvalidParam, "size is 0")
+	case uint64(uintptr(size)) != size || addr+uintptr(size) < addr:
+		return c.fail(acl.CodeInvalidParam, "range 0x%x+%d wraps the address space", addr, size)
+	}
+	end := addr + uintptr(size)
+	for _, a := range n.arenas {
+		if a.dev >= 0 && addr < a.base+a.size && a.base < end {
+			return c.fail(acl.CodeRTInvalidMemoryType, "range 0x%x+%d overlaps device %d memory; only host memory can be registered", addr, size, a.dev)
+		}
+	}
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	if _, r, ok := n.regs.floor(uint64(end - 1)); ok && r.addr+r.size > addr {
+		return c.fail(acl.CodeHostMemoryAlreadyRegistered, "range 0x%x+%d overlaps registered range 0x%x+%d", addr, size, r.addr, r.size)
+	}
+	n.regs.insert(uint64(addr), &registration{addr: addr, size: uintptr(size), flags: flags, where: w})
+	n.nregs.Add(1)
+	return nil
+}
+
+// HostUnregister is aclrtHostUnregister: ptr must be the start of a
+// registered range.
+func (n *NPU) HostUnregister(ptr unsafe.Pointer) error {
+	c, err := n.begin("aclrtHostUnregister", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	if ptr == nil {
+		return c.fail(acl.CodeInvalidParam, "null pointer")
+	}
+	addr := uintptr(ptr)
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	r, ok := n.regs.get(uint64(addr))
+	if !ok {
+		if _, in, ok := n.regs.floor(uint64(addr)); ok && addr-in.addr < in.size {
+			return c.fail(acl.CodeHostMemoryNotRegistered, "0x%x points %d bytes into registered range 0x%x+%d; unregister its start", addr, addr-in.addr, in.addr, in.size)
+		}
+		return c.fail(acl.CodeHostMemoryNotRegistered, "0x%x is not registered", addr)
+	}
+	r.gone.Store(true)
+	n.regs.delete(uint64(addr))
+	n.nregs.Add(-1)
+	return nil
+}
+
+// HostGetDevicePointer is aclrtHostGetDevicePointer: the device address of
+// registered host memory (the same address here); flag must be 0.
+func (n *NPU) HostGetDevicePointer(host unsafe.Pointer, flag uint32) (unsafe.Pointer, error) {
+	c, err := n.begin("aclrtHostGetDevicePointer", true)
+	if err != nil {
+		return nil, err
+	}
+	defer n.exit()
+	switch {
+	case host == nil:
+		return nil, c.fail(acl.CodeInvalidParam, "null pointer")
+	case flag != 0:
+		return nil, c.fail(acl.CodeInvalidParam, "flag must be 0, got %d", flag)
+	}
+	if n.findReg(uintptr(host)) == nil {
+		return nil, c.fail(acl.CodeHostMemoryNotRegistered, "0x%x is not inside registered host memory", uintptr(host))
+	}
+	return host, nil
+}
+
+// dropRegistrations removes registrations inside [addr, addr+size) (memory
+// being freed), recording them as leaked.
+func (n *NPU) dropRegistrations(addr, size uintptr, at string) {
+	if n.nregs.Load() == 0 {
+		return
+	}
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	var drop []*registration
+	n.regs.each(func(_ uint64, r *registration) bool {
+		if r.addr >= addr+size {
+			return false
+		}
+		if r.addr+r.size > addr {
+			drop = append(drop, r)
+		}
+		return true
+	})
+	for _, r := range drop {
+		r.gone.Store(true)
+		n.regs.delete(uint64(r.addr))
+		n.nregs.Add(-1)
+		n.recordLeak(Leak{Kind: LeakRegistration, Device: -1, Addr: r.addr, Size: r.size, Where: r.where.String(), At: at})
+	}
+}

@@ -1,0 +1,332 @@
+package fallback
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// task is one unit of stream work.
+type task struct {
+	op     string              // the call that queued it, for messages
+	run    func(*stream) error // the work; runs on the stream's goroutine
+	fault  acl.Code            // injected failure: the task fails with it instead of running
+	always bool                // runs even after the stream failed (event records), so waiters are released
+	work   bool                // counted in Counters.Tasks
+}
+
+// stream is an aclrtStream: an in-order task queue served by its own
+// goroutine. Errors are sticky: after a task fails, later tasks are
+// skipped (except event records) and every synchronize reports the first
+// failure.
+type stream struct {
+	h     acl.StreamHandle
+	ctx   *rtContext
+	n     *NPU
+	where where
+
+	mu        sync.Mutex
+	q         []task
+	head      int
+	submitted uint64
+	completed uint64
+	errCode   acl.Code
+	errMsg    string
+	progress  chan struct{} // closed and replaced whenever a task completes
+	closing   bool
+
+	wake   chan struct{}
+	exited chan struct{}
+}
+
+func newStream(n *NPU, ctx *rtContext, h acl.StreamHandle, w where) *stream {
+	s := &stream{
+		h: h, ctx: ctx, n: n, where: w,
+		progress: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		exited:   make(chan struct{}),
+	}
+	go s.loop()
+	return s
+}
+
+// push queues t; it fails only when the stream is being destroyed.
+func (s *stream) push(t task) bool {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	s.q = append(s.q, t)
+	s.submitted++
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (s *stream) loop() {
+	defer close(s.exited)
+	for {
+		s.mu.Lock()
+		for s.head == len(s.q) {
+			if s.closing {
+				s.mu.Unlock()
+				return
+			}
+			s.mu.Unlock()
+			<-s.wake
+			s.mu.Lock()
+		}
+		t := s.q[s.head]
+		s.q[s.head] = task{}
+		if s.head++; s.head == len(s.q) {
+			s.q, s.head = s.q[:0], 0
+		}
+		failed := s.errCode != 0
+		s.mu.Unlock()
+
+		var code acl.Code
+		var msg string
+		switch {
+		case failed && !t.always:
+		case t.fault != 0:
+			code, msg = t.fault, fmt.Sprintf("stream 0x%x: injected fault in %s task", uintptr(s.h), t.op)
+		default:
+			code, msg = s.execute(t)
+			if t.work {
+				s.n.ctr.tasks.Add(1)
+			}
+		}
+
+		s.mu.Lock()
+		if code != 0 && s.errCode == 0 {
+			s.errCode, s.errMsg = code, msg
+		}
+		s.completed++
+		close(s.progress)
+		s.progress = make(chan struct{})
+		s.mu.Unlock()
+	}
+}
+
+// execute runs a task, turning its error (or panic) into the stream's
+// sticky error.
+func (s *stream) execute(t task) (code acl.Code, msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			code, msg = acl.CodeRTTSError, fmt.Sprintf("stream 0x%x: %s task panicked: %v", uintptr(s.h), t.op, r)
+		}
+	}()
+	err := t.run(s)
+	if err == nil {
+		return 0, ""
+	}
+	code = acl.CodeOf(err)
+	if code == acl.CodeFailure || code == acl.Success {
+		code = acl.CodeRTTSError
+	}
+	return code, fmt.Sprintf("stream 0x%x: %s task failed: %v", uintptr(s.h), t.op, err)
+}
+
+// failed reports the sticky error; only the stream's own goroutine may call
+// it without the lock (it is the only writer).
+func (s *stream) failedCode() acl.Code { return s.errCode }
+
+const (
+	waitDone = iota
+	waitTimeout
+	waitCanceled
+	waitClosed
+)
+
+// wait blocks until every task queued before the call has completed. A
+// nil timer channel waits forever; poll returns at once.
+func (s *stream) wait(ctx context.Context, timer <-chan time.Time, poll bool) int {
+	var cancel <-chan struct{}
+	if ctx != nil {
+		cancel = ctx.Done()
+	}
+	s.mu.Lock()
+	target := s.submitted
+	for s.completed < target {
+		ch := s.progress
+		s.mu.Unlock()
+		if poll {
+			return waitTimeout
+		}
+		select {
+		case <-ch:
+		case <-timer:
+			return waitTimeout
+		case <-cancel:
+			return waitCanceled
+		case <-s.n.done:
+			return waitClosed
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+	return waitDone
+}
+
+func (s *stream) sticky() (acl.Code, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.errCode, s.errMsg
+}
+
+func (s *stream) pending() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.submitted - s.completed
+}
+
+// shutdown lets the queued work finish and stops the goroutine.
+func (s *stream) shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.exited
+}
+
+// stream resolves a stream handle for the calling thread: the null handle
+// is the current context's default stream; others must be live and belong
+// to the current context.
+func (c *call) stream(h acl.StreamHandle) (*stream, error) {
+	if h == 0 {
+		return c.ctx.def, nil
+	}
+	c.n.mu.RLock()
+	s := c.n.streams[h]
+	c.n.mu.RUnlock()
+	if s == nil {
+		return nil, c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is unknown or destroyed", uintptr(h))
+	}
+	if s.ctx != c.ctx {
+		return nil, c.fail(acl.CodeRTStreamContext, "stream 0x%x belongs to context 0x%x (device %d), but the current context of OS thread %d is 0x%x (device %d)",
+			uintptr(h), uintptr(s.ctx.h), s.ctx.dev.id, c.tid, uintptr(c.ctx.h), c.ctx.dev.id)
+	}
+	return s, nil
+}
+
+// enqueue queues a task on s. Work tasks (copies, memsets, Enqueue) count
+// for task fault injection; event records and waits do not.
+func (c *call) enqueue(s *stream, work, always bool, run func(*stream) error) error {
+	t := task{op: c.op, run: run, always: always, work: work}
+	if work {
+		t.fault = c.n.faults.next(&c.n.faults.task, acl.CodeRTTSError)
+	}
+	if !s.push(t) {
+		return c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is being destroyed", uintptr(s.h))
+	}
+	return nil
+}
+
+// CreateStream is aclrtCreateStream: a new stream in the calling thread's
+// current context, served by its own goroutine until DestroyStream.
+func (n *NPU) CreateStream() (acl.StreamHandle, error) {
+	c, err := n.begin("aclrtCreateStream", true)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	w := callers()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.ctx.dead.Load() {
+		return 0, c.fail(acl.CodeRTContextNull, "the current context of OS thread %d was destroyed", c.tid)
+	}
+	h := acl.StreamHandle(n.handle())
+	s := newStream(n, c.ctx, h, w)
+	n.streams[h] = s
+	c.ctx.streams[h] = s
+	return h, nil
+}
+
+// DestroyStream is aclrtDestroyStream: it waits for the queued work, then
+// stops the stream's goroutine.
+func (n *NPU) DestroyStream(h acl.StreamHandle) error {
+	c, err := n.begin("aclrtDestroyStream", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	if h == 0 {
+		return c.fail(acl.CodeInvalidParam, "null stream")
+	}
+	s, err := c.stream(h)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if n.streams[h] != s {
+		n.mu.Unlock()
+		return c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is unknown or destroyed", uintptr(h))
+	}
+	delete(n.streams, h)
+	delete(s.ctx.streams, h)
+	n.mu.Unlock()
+	s.shutdown()
+	return nil
+}
+
+// SynchronizeStream is aclrtSynchronizeStream: it waits for the work queued
+// so far and reports the stream's sticky error, if any.
+func (n *NPU) SynchronizeStream(h acl.StreamHandle) error {
+	c, err := n.begin("aclrtSynchronizeStream", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	return c.syncStream(nil, h, -1)
+}
+
+// SynchronizeStreamWithTimeout is aclrtSynchronizeStreamWithTimeout:
+// timeoutMs -1 waits forever, 0 polls, > 0 waits that many milliseconds;
+// expiry gives ACL_ERROR_RT_STREAM_SYNC_TIMEOUT.
+func (n *NPU) SynchronizeStreamWithTimeout(h acl.StreamHandle, timeoutMs int32) error {
+	c, err := n.begin("aclrtSynchronizeStreamWithTimeout", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	if timeoutMs < -1 {
+		return c.fail(acl.CodeInvalidParam, "timeout %d ms is below -1", timeoutMs)
+	}
+	return c.syncStream(nil, h, timeoutMs)
+}
+
+func (c *call) syncStream(ctx context.Context, h acl.StreamHandle, timeoutMs int32) error {
+	s, err := c.stream(h)
+	if err != nil {
+		return err
+	}
+	var timer <-chan time.Time
+	if timeoutMs > 0 {
+		t := time.NewTimer(time.Duration(timeoutMs) * time.Millisecond)
+		defer t.Stop()
+		timer = t.C
+	}
+	switch s.wait(ctx, timer, timeoutMs == 0) {
+	case waitTimeout:
+		return c.fail(acl.CodeRTStreamSyncTimeout, "stream 0x%x still has %d queued tasks after %d ms", uintptr(s.h), s.pending(), timeoutMs)
+	case waitCanceled:
+		return ctx.Err()
+	case waitClosed:
+		return c.closedErr()
+	}
+	if code, msg := s.sticky(); code != 0 {
+		return c.fail(code, "%s", msg)
+	}
+	return nil
+}
