@@ -1,0 +1,222 @@
+package hccltest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ascend-go/cann/hccl"
+)
+
+func (s *suite) testInit(t *testing.T) {
+	t.Run("RootInfo", func(t *testing.T) {
+		for _, n := range s.rankCounts() {
+			t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+				g := s.newGroup(t, n).mustInit()
+				g.checkQueries(t, "")
+				g.noErr("CommDestroy", g.destroy())
+			})
+		}
+	})
+	t.Run("RootInfoConfig", func(t *testing.T) {
+		n := min(4, s.maxRanks)
+		g := s.newGroup(t, n)
+		cfg := hccl.NewCommConfig()
+		name := fmt.Sprintf("hccltest_cfg_%d", s.seed&0xffff)
+		if err := cfg.SetCommName(name); err != nil {
+			t.Fatal(err)
+		}
+		g.noErr("CommInitRootInfoConfig", g.initRoot(cfg))
+		g.checkQueries(t, name)
+		g.noErr("CommDestroy", g.destroy())
+	})
+	t.Run("All", func(t *testing.T) {
+		for _, n := range []int{1, 2, s.maxRanks} {
+			t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+				g := s.newGroup(t, n)
+				devs := make([]int32, n)
+				for i, w := range g.ws {
+					devs[i] = w.dev
+				}
+				var hs []hccl.CommHandle
+				g.noErr("CommInitAll", g.some([]int{0}, func(w *worker) error {
+					var err error
+					hs, err = g.b.CommInitAll(devs)
+					return err
+				}))
+				if len(hs) != n {
+					t.Fatalf("CommInitAll returned %d handles for %d devices", len(hs), n)
+				}
+				for i, w := range g.ws {
+					w.comm = hs[i]
+				}
+				g.checkQueries(t, "")
+				g.noErr("AllReduce", g.each(func(w *worker) error {
+					buf, err := w.alloc(64)
+					if err != nil {
+						return err
+					}
+					defer w.free(buf)
+					return g.b.AllReduce(buf, buf, 16, hccl.Int32, hccl.Sum, w.comm, w.r.Stream())
+				}))
+				g.noErr("CommDestroy", g.destroy())
+			})
+		}
+	})
+	t.Run("ClusterInfo", func(t *testing.T) {
+		n := min(3, s.maxRanks)
+		g := s.newGroup(t, n)
+		path := filepath.Join(t.TempDir(), "rank_table.json")
+		var devs []string
+		for i, w := range g.ws {
+			devs = append(devs, fmt.Sprintf(`{"device_id": "%d", "device_ip": "192.168.100.%d", "rank_id": "%d"}`, w.dev, 10+i, i))
+		}
+		table := `{"version": "1.0", "server_count": "1", "server_list": [{"server_id": "127.0.0.1", "device": [` +
+			strings.Join(devs, ", ") + `]}], "status": "completed"}`
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs := g.each(func(w *worker) error {
+			h, err := g.b.CommInitClusterInfo(path, uint32(w.rank))
+			if err == nil {
+				w.comm = h
+			}
+			return err
+		})
+		skipUnsupported(t, errs[0], "CommInitClusterInfo")
+		g.noErr("CommInitClusterInfo", errs)
+		g.checkQueries(t, "")
+		g.noErr("CommDestroy", g.destroy())
+		errs = g.some([]int{0}, func(w *worker) error {
+			_, err := g.b.CommInitClusterInfo(path, uint32(n))
+			return err
+		})
+		code(t, hccl.EPara, errs[0], "CommInitClusterInfo with rank = table size")
+	})
+	t.Run("Errors", s.testInitErrors)
+}
+
+// checkQueries asserts size, ids and a common non-empty name (want, when
+// given).
+func (g *group) checkQueries(t *testing.T, want string) {
+	t.Helper()
+	n := len(g.ws)
+	names := make([]string, n)
+	g.noErr("queries", g.each(func(w *worker) error {
+		size, err := g.b.GetRankSize(w.comm)
+		if err != nil {
+			return err
+		}
+		id, err := g.b.GetRankId(w.comm)
+		if err != nil {
+			return err
+		}
+		if int(size) != n || int(id) != w.rank {
+			return fmt.Errorf("GetRankSize/GetRankId = %d/%d, want %d/%d", size, id, n, w.rank)
+		}
+		names[w.rank], err = g.b.GetCommName(w.comm)
+		return err
+	}))
+	for r, nm := range names {
+		if nm == "" || len(nm) >= hccl.CommNameMaxLength {
+			t.Errorf("GetCommName on rank %d = %q", r, nm)
+		}
+		if nm != names[0] {
+			t.Errorf("GetCommName on rank %d = %q, rank 0 has %q", r, nm, names[0])
+		}
+		if want != "" && nm != want {
+			t.Errorf("GetCommName on rank %d = %q, config named it %q", r, nm, want)
+		}
+	}
+}
+
+func (s *suite) testInitErrors(t *testing.T) {
+	g := s.newGroup(t, 1)
+	b := g.b
+	g.noErr("init errors", g.some([]int{0}, func(w *worker) error {
+		root, err := b.GetRootInfo()
+		if err != nil {
+			return err
+		}
+		_, err = b.CommInitRootInfo(2, nil, 0)
+		code(t, hccl.EPtr, err, "CommInitRootInfo with a null root info")
+		_, err = b.CommInitRootInfo(0, &root, 0)
+		code(t, hccl.EPara, err, "CommInitRootInfo with nRanks 0")
+		_, err = b.CommInitRootInfo(2, &root, 2)
+		code(t, hccl.EPara, err, "CommInitRootInfo with rank = nRanks")
+		var junk hccl.RootInfo
+		for i := range junk {
+			junk[i] = byte(i*7 + 3)
+		}
+		_, err = b.CommInitRootInfo(1, &junk, 0)
+		code(t, hccl.EPara, err, "CommInitRootInfo with a root info no GetRootInfo produced")
+		_, err = b.CommInitRootInfoConfig(1, &root, 0, nil)
+		code(t, hccl.EPtr, err, "CommInitRootInfoConfig with a null config")
+		_, err = b.CommInitRootInfoConfig(1, &root, 0, new(hccl.CommConfig))
+		code(t, hccl.EPara, err, "CommInitRootInfoConfig with a config never initialised")
+		_, err = b.CommInitAll(nil)
+		code(t, hccl.EPara, err, "CommInitAll with no devices")
+		_, err = b.CommInitAll([]int32{w.dev, w.dev})
+		code(t, hccl.EPara, err, "CommInitAll with a repeated device")
+		_, err = b.CommInitAll([]int32{-1})
+		code(t, hccl.EPara, err, "CommInitAll with device -1")
+
+		// A one-rank communicator from the root info still works after the
+		// failed attempts.
+		h, err := b.CommInitRootInfo(1, &root, 0)
+		if err != nil {
+			return fmt.Errorf("CommInitRootInfo after failed attempts: %w", err)
+		}
+		w.comm = h
+		return nil
+	}))
+	// Two ranks claiming the same id, or disagreeing on nRanks.
+	if s.maxRanks >= 3 {
+		g3 := s.newGroup(t, 3)
+		var root hccl.RootInfo
+		g3.noErr("GetRootInfo", g3.some([]int{0}, func(w *worker) error {
+			var err error
+			root, err = b.GetRootInfo()
+			return err
+		}))
+		// Rank 0 joins first and waits; rank 1 claims id 0 too; rank 2
+		// says the communicator has 4 ranks.
+		wait := g3.async([]int{0}, func(w *worker) error {
+			h, err := b.CommInitRootInfo(2, &root, 0)
+			if err == nil {
+				w.comm = h
+			}
+			return err
+		})
+		// Give rank 0 time to register first (a fraction of the timeout, so
+		// it is still waiting when rank 1 joins properly).
+		pause := 100 * time.Millisecond
+		if s.opts.Timeout > 0 {
+			pause = min(pause, s.opts.Timeout/5)
+		}
+		time.Sleep(pause)
+		errs := g3.some([]int{1, 2}, func(w *worker) error {
+			if w.rank == 1 {
+				_, err := b.CommInitRootInfo(2, &root, 0)
+				return err
+			}
+			_, err := b.CommInitRootInfo(4, &root, 1)
+			return err
+		})
+		code(t, hccl.EPara, errs[1], "a second rank joining with id 0")
+		code(t, hccl.EPara, errs[2], "a rank joining with nRanks 4 where rank 0 said 2")
+		// Rank 1 now joins properly and the communicator forms.
+		errs = g3.some([]int{1}, func(w *worker) error {
+			h, err := b.CommInitRootInfo(2, &root, 1)
+			if err == nil {
+				w.comm = h
+			}
+			return err
+		})
+		g3.noErr("CommInitRootInfo of the real rank 1", errs)
+		g3.noErr("CommInitRootInfo of rank 0", wait())
+	}
+}

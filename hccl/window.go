@@ -1,0 +1,331 @@
+package hccl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// LocalMem is memory this rank registered for one peer (HcclRegisterMem).
+// Its descriptor goes to the peer through ExchangeMemDesc. Safe for
+// concurrent use; Close (HcclDeregisterMem) is idempotent.
+type LocalMem struct {
+	c    *Comm
+	peer int
+	addr unsafe.Pointer
+	size uint64
+	typ  MemType
+	desc MemDesc
+
+	once sync.Once
+	err  error
+}
+
+// RegisterMem registers [addr, addr+size) of memory type typ for access by
+// rank peer.
+func (c *Comm) RegisterMem(peer int, typ MemType, addr unsafe.Pointer, size uint64) (*LocalMem, error) {
+	if err := c.live("HcclRegisterMem"); err != nil {
+		return nil, err
+	}
+	r, err := c.peer("HcclRegisterMem", peer)
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.b.RegisterMem(c.h, r, typ, addr, size)
+	if err != nil {
+		return nil, err
+	}
+	return &LocalMem{c: c, peer: peer, addr: addr, size: size, typ: typ, desc: d}, nil
+}
+
+// Desc returns the descriptor to send to the peer.
+func (m *LocalMem) Desc() MemDesc { return m.desc }
+
+// Peer is the rank the memory was registered for.
+func (m *LocalMem) Peer() int { return m.peer }
+
+// Addr and Size give the registered range.
+func (m *LocalMem) Addr() unsafe.Pointer { return m.addr }
+
+// Size is the registered length in bytes.
+func (m *LocalMem) Size() uint64 { return m.size }
+
+// Close deregisters the memory; peers that enabled it get HCCL_E_REMOTE on
+// later access.
+func (m *LocalMem) Close() error {
+	m.once.Do(func() {
+		d := m.desc
+		m.err = m.c.b.DeregisterMem(m.c.h, &d)
+	})
+	return m.err
+}
+
+// ExchangeMemDesc sends local to peer and returns the descriptors the peer
+// sends back (at most max). Both ranks must call it for each other.
+func (c *Comm) ExchangeMemDesc(ctx context.Context, peer int, local []MemDesc, max int) ([]MemDesc, error) {
+	if err := c.pre(ctx, "HcclExchangeMemDesc"); err != nil {
+		return nil, err
+	}
+	r, err := c.peer("HcclExchangeMemDesc", peer)
+	if err != nil {
+		return nil, err
+	}
+	if max < 0 {
+		return nil, Errorf("HcclExchangeMemDesc", EPara, "capacity %d", max)
+	}
+	remote := make([]MemDesc, max)
+	n, err := c.b.ExchangeMemDesc(c.h, r, local, 0, remote)
+	if err != nil {
+		return nil, err
+	}
+	if int(n) > max {
+		return nil, Errorf("HcclExchangeMemDesc", EInternal, "backend reported %d descriptors for capacity %d", n, max)
+	}
+	return remote[:n], nil
+}
+
+// RemoteMem is access to a peer's registered memory (HcclEnableMemAccess).
+// Safe for concurrent use; Close (HcclDisableMemAccess) is idempotent.
+type RemoteMem struct {
+	c    *Comm
+	desc MemDesc
+	mem  CommMem
+
+	once sync.Once
+	err  error
+}
+
+// EnableMemAccess enables access to the memory a peer's descriptor names.
+func (c *Comm) EnableMemAccess(desc MemDesc) (*RemoteMem, error) {
+	if err := c.live("HcclEnableMemAccess"); err != nil {
+		return nil, err
+	}
+	mem, err := c.b.EnableMemAccess(c.h, &desc)
+	if err != nil {
+		return nil, err
+	}
+	return &RemoteMem{c: c, desc: desc, mem: mem}, nil
+}
+
+// Mem is the peer memory (address in the peer's space, size, type).
+func (m *RemoteMem) Mem() CommMem { return m.mem }
+
+// Close disables the access.
+func (m *RemoteMem) Close() error {
+	m.once.Do(func() {
+		d := m.desc
+		m.err = m.c.b.DisableMemAccess(m.c.h, &d)
+	})
+	return m.err
+}
+
+// Read is one range to fetch from a Window peer: Count elements of
+// DataType starting at byte Offset of the peer's window, into Local.
+type Read struct {
+	Local    unsafe.Pointer
+	Offset   uint64
+	Count    uint64
+	DataType DataType
+}
+
+// Write is one range to store into a Window peer: Count elements of
+// DataType from Local to byte Offset of the peer's window.
+type Write = Read
+
+// Window is a buffer every rank of a communicator registered for every
+// other rank, with access enabled both ways: rank r can BatchGet from and
+// BatchPut to the windows of all peers by offset. OpenWindow is collective.
+// Get and Put are safe for concurrent use; Close is idempotent.
+type Window struct {
+	c      *Comm
+	addr   unsafe.Pointer
+	size   uint64
+	local  []*LocalMem  // by peer, nil for self
+	remote []*RemoteMem // by peer, nil for self
+
+	pool sync.Pool // *[]OneSideOpDesc scratch, so Get does not allocate
+
+	mu     sync.Mutex
+	closed bool
+	err    error
+}
+
+// OpenWindow registers [addr, addr+size) of memory type typ for every peer,
+// exchanges descriptors with every peer (in ascending rank order, which
+// cannot deadlock) and enables access to every peer's window. Every rank
+// must call it; window sizes may differ between ranks.
+func (c *Comm) OpenWindow(ctx context.Context, typ MemType, addr unsafe.Pointer, size uint64) (w *Window, err error) {
+	w = &Window{c: c, addr: addr, size: size, local: make([]*LocalMem, c.size), remote: make([]*RemoteMem, c.size)}
+	defer func() {
+		if err != nil {
+			_ = w.Close()
+			w = nil
+		}
+	}()
+	for p := 0; p < c.size; p++ {
+		if p == c.rank {
+			continue
+		}
+		if w.local[p], err = c.RegisterMem(p, typ, addr, size); err != nil {
+			return nil, err
+		}
+	}
+	for p := 0; p < c.size; p++ {
+		if p == c.rank {
+			continue
+		}
+		got, err := c.ExchangeMemDesc(ctx, p, []MemDesc{w.local[p].Desc()}, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != 1 {
+			return nil, Errorf("HcclExchangeMemDesc", EInternal, "rank %d sent %d descriptors, want 1", p, len(got))
+		}
+		if w.remote[p], err = c.EnableMemAccess(got[0]); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// Comm returns the communicator of the window.
+func (w *Window) Comm() *Comm { return w.c }
+
+// Size is this rank's window length in bytes.
+func (w *Window) Size() uint64 { return w.size }
+
+// Addr is this rank's window.
+func (w *Window) Addr() unsafe.Pointer { return w.addr }
+
+// PeerSize is the window length of rank peer (0 for self or an unknown
+// rank).
+func (w *Window) PeerSize(peer int) uint64 {
+	if peer < 0 || peer >= len(w.remote) || w.remote[peer] == nil {
+		return 0
+	}
+	return w.remote[peer].mem.Size
+}
+
+// Get reads every range from peer's window (one BatchGet). Ranges are
+// checked against the peer's window size first, with HCCL_E_PARA.
+func (w *Window) Get(ctx context.Context, peer int, reads []Read) error {
+	return w.transfer(ctx, "HcclBatchGet", peer, reads, w.c.b.BatchGet)
+}
+
+// Put writes every range into peer's window (one BatchPut).
+func (w *Window) Put(ctx context.Context, peer int, writes []Write) error {
+	return w.transfer(ctx, "HcclBatchPut", peer, writes, w.c.b.BatchPut)
+}
+
+func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Read,
+	call func(CommHandle, uint32, []OneSideOpDesc, acl.StreamHandle) error) error {
+	if err := w.c.pre(ctx, op); err != nil {
+		return err
+	}
+	if peer < 0 || peer >= w.c.size || peer == w.c.rank {
+		return Errorf(op, EPara, "peer %d of %d (self %d)", peer, w.c.size, w.c.rank)
+	}
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return Errorf(op, EPara, "window closed")
+	}
+	mem := w.remote[peer].mem
+	sp, _ := w.pool.Get().(*[]OneSideOpDesc)
+	if sp == nil {
+		sp = new([]OneSideOpDesc)
+	}
+	descs := (*sp)[:0]
+	for i, r := range rs {
+		n := r.Count * uint64(r.DataType.Size())
+		if !r.DataType.Valid() || r.Offset > mem.Size || n > mem.Size-r.Offset || (r.Count != 0 && n/r.Count != uint64(r.DataType.Size())) {
+			*sp = descs
+			w.pool.Put(sp)
+			return Errorf(op, EPara, "range %d: offset %d, %d × %v outside the %d-byte window of rank %d",
+				i, r.Offset, r.Count, r.DataType, mem.Size, peer)
+		}
+		descs = append(descs, OneSideOpDesc{LocalAddr: r.Local, RemoteAddr: mem.Addr + uintptr(r.Offset), Count: r.Count, DataType: r.DataType})
+	}
+	err := call(w.c.h, uint32(peer), descs, w.c.Stream())
+	clear(descs) // drop the local pointers before pooling
+	*sp = descs
+	w.pool.Put(sp)
+	return err
+}
+
+// Close disables access to the peers' windows and deregisters this rank's
+// window. It does not synchronise with peers: call it after a Barrier once
+// no rank uses the window any more.
+func (w *Window) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	var errs []error
+	for _, r := range w.remote {
+		if r != nil {
+			errs = append(errs, r.Close())
+		}
+	}
+	for _, l := range w.local {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	w.err = errors.Join(errs...)
+	return w.err
+}
+
+// Registration is a buffer registered with the communicator
+// (HcclCommRegister), so collectives can use it in place once exchanged
+// with the peers. Safe for concurrent use; Close is idempotent.
+type Registration struct {
+	c    *Comm
+	h    WindowHandle
+	once sync.Once
+	err  error
+}
+
+// Register registers [addr, addr+size) with the communicator.
+func (c *Comm) Register(addr unsafe.Pointer, size uint64) (*Registration, error) {
+	if err := c.live("HcclCommRegister"); err != nil {
+		return nil, err
+	}
+	h, err := c.b.CommRegister(c.h, addr, size, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Registration{c: c, h: h}, nil
+}
+
+// Handle is the window handle.
+func (r *Registration) Handle() WindowHandle { return r.h }
+
+// Exchange exchanges the registration with peers (HcclCommExchangeMem);
+// every listed peer must exchange with this rank too.
+func (r *Registration) Exchange(ctx context.Context, peers []int) error {
+	if err := r.c.pre(ctx, "HcclCommExchangeMem"); err != nil {
+		return err
+	}
+	ps := make([]uint32, len(peers))
+	for i, p := range peers {
+		u, err := r.c.peer("HcclCommExchangeMem", p)
+		if err != nil {
+			return err
+		}
+		ps[i] = u
+	}
+	return r.c.b.CommExchangeMem(r.c.h, r.h, ps)
+}
+
+// Close deregisters the buffer.
+func (r *Registration) Close() error {
+	r.once.Do(func() { r.err = r.c.b.CommDeregister(r.c.h, r.h) })
+	return r.err
+}
