@@ -1,0 +1,40 @@
+// Package ge is the graph engine: a small graph IR with a fluent builder,
+// shape and dtype inference, reference kernels for every op, a compiler that
+// assigns memory the way GE does (feature-map reuse by lifetime, zero-copy
+// blocks for model inputs and outputs) and generates kernel tasks whose
+// arguments are 8-byte address slots, and the versioned binary model format.
+//
+// A typical use:
+//
+//	g := ge.NewGraph("mlp")
+//	x := g.Data("x", 0, acl.Float, []int64{8, 64})
+//	w := g.ConstFloat32("w1", acl.Float, []int64{64, 128}, weights)
+//	h := g.Relu(g.MatMul(x, w, ge.Name("fc1")))
+//	g.Output(h)
+//	m, err := ge.Compile(g)
+//	blob, err := m.MarshalBinary()
+//	m2, err := ge.ParseModel(blob)
+//
+// # Memory model of a compiled Model
+//
+// A model addresses two regions. The weight region (MemFixed, WeightSize
+// bytes, its initial contents in Model.Weights) holds constants. The model
+// memory region (MemorySize bytes) holds the feature map first,
+// [0, MemorySize-ZeroCopySize), then the zero-copy IO blocks: the outputs in
+// output order, then the inputs sorted ascending by size. Every block starts
+// on a 512-byte boundary (MemAlignSize). Each Task argument is an 8-byte slot
+// holding, at compile time, the logical offset of its tensor within its
+// region; a runtime adds the region base when it loads the model and, for a
+// zero-copy IO slot (MemModelIO), writes the caller's buffer address instead
+// at every execution. IO whose block lies in the feature map (ZeroCopy false)
+// is copied in and out by the runtime.
+//
+// # Errors
+//
+// Every failure is an *acl.Error: builder and compiler failures carry
+// ACL_ERROR_GE_PARAM_INVALID (or ACL_ERROR_UNSUPPORTED_DATA_TYPE for a dtype
+// an op does not support) and a message naming the node, such as
+// `node "fc1" (MatMul): inner dims 64 and 32 differ`; kernel failures at run
+// time carry ACL_ERROR_RT_AICORE_EXCEPTION; model parsing failures carry the
+// codes described in docs/model-format.md.
+package ge

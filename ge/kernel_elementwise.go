@@ -1,0 +1,122 @@
+package ge
+
+import "math"
+
+// broadcastStrides returns element strides of a tensor with dims d when
+// broadcast to out: 0 along broadcast (size-1 or missing) dims.
+func broadcastStrides(d, out []int64) []int {
+	st := make([]int, len(out))
+	s := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		j := len(d) - len(out) + i
+		if j >= 0 && d[j] != 1 {
+			st[i] = s
+			s *= int(d[j])
+		}
+	}
+	return st
+}
+
+func binaryKernel(t *Task, args [][]byte) error {
+	var s scratch
+	defer s.release()
+	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	a := readFloats(&s, ad.DataType, args[0], prod(ad.Dims))
+	b := readFloats(&s, bd.DataType, args[1], prod(bd.Dims))
+	n := prod(od.Dims)
+	out := outFloats(&s, od.DataType, args[2], n)
+	switch {
+	case dimsEqual(ad.Dims, bd.Dims):
+		binLoop(t.Op, out, a, 1, b, 1)
+	case len(b) == 1 && len(a) == n:
+		binLoop(t.Op, out, a, 1, b, 0)
+	case len(a) == 1 && len(b) == n:
+		binLoop(t.Op, out, a, 0, b, 1)
+	default:
+		broadcastBinary(t.Op, out, od.Dims, a, ad.Dims, b, bd.Dims)
+	}
+	storeFloats(od.DataType, args[2], out)
+	return nil
+}
+
+// broadcastBinary walks the output in rows of its last dim; an odometer over
+// the outer dims tracks where each row starts in a and b.
+func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int64, b []float32, bd []int64) {
+	r := len(od)
+	sa, sb := broadcastStrides(ad, od), broadcastStrides(bd, od)
+	row := int(od[r-1])
+	idx := make([]int, r)
+	offA, offB := 0, 0
+	for o := 0; o < len(out); o += row {
+		binLoop(op, out[o:o+row], a[offA:], sa[r-1], b[offB:], sb[r-1])
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			offA += sa[d]
+			offB += sb[d]
+			if idx[d] < int(od[d]) {
+				break
+			}
+			offA -= sa[d] * idx[d]
+			offB -= sb[d] * idx[d]
+			idx[d] = 0
+		}
+	}
+}
+
+// binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.
+func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
+	switch op {
+	case OpAdd:
+		for i := range out {
+			out[i] = a[i*sa] + b[i*sb]
+		}
+	case OpSub:
+		for i := range out {
+			out[i] = a[i*sa] - b[i*sb]
+		}
+	case OpMul:
+		for i := range out {
+			out[i] = a[i*sa] * b[i*sb]
+		}
+	case OpDiv:
+		for i := range out {
+			out[i] = a[i*sa] / b[i*sb]
+		}
+	}
+}
+
+func unaryKernel(t *Task, args [][]byte) error {
+	var s scratch
+	defer s.release()
+	d := t.Inputs[0]
+	n := prod(d.Dims)
+	x := readFloats(&s, d.DataType, args[0], n)
+	out := outFloats(&s, d.DataType, args[1], n)
+	switch t.Op {
+	case OpRelu:
+		for i, v := range x {
+			if v < 0 {
+				v = 0
+			}
+			out[i] = v
+		}
+	case OpGelu:
+		for i, v := range x {
+			out[i] = float32(gelu(float64(v)))
+		}
+	case OpSilu:
+		for i, v := range x {
+			f := float64(v)
+			out[i] = float32(f / (1 + math.Exp(-f)))
+		}
+	}
+	storeFloats(d.DataType, args[1], out)
+	return nil
+}
+
+// gelu is the tanh approximation used by the Ascend Gelu operator:
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+func gelu(x float64) float64 {
+	const c = 0.7978845608028654 // √(2/π)
+	return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x)))
+}

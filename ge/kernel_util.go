@@ -1,0 +1,118 @@
+package ge
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/floatx"
+)
+
+// nativeLE reports whether the host stores integers little-endian, the
+// device byte order; only then may float32 data be used in place.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// viewF32 returns the first n float32 values of b in place, or nil when b is
+// not 4-byte aligned (device memory always is; arbitrary callers' slices may
+// not be) or the host is big-endian.
+func viewF32(b []byte, n int) []float32 {
+	if n == 0 || !nativeLE || len(b) < 4*n || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
+var f32Pool = sync.Pool{New: func() any { return new([]float32) }}
+
+// scratch hands out pooled float32 buffers for one kernel call.
+type scratch struct{ bufs []*[]float32 }
+
+func (s *scratch) f32(n int) []float32 {
+	p := f32Pool.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	s.bufs = append(s.bufs, p)
+	return (*p)[:n]
+}
+
+func (s *scratch) release() {
+	for _, p := range s.bufs {
+		f32Pool.Put(p)
+	}
+	s.bufs = s.bufs[:0]
+}
+
+// readFloats returns n values of the float tensor b as float32: b itself for
+// aligned float32 data, otherwise a decoded copy.
+func readFloats(s *scratch, dt acl.DataType, b []byte, n int) []float32 {
+	if dt == acl.Float {
+		if v := viewF32(b, n); v != nil {
+			return v
+		}
+	}
+	v := s.f32(n)
+	decodeFloats(v, dt, b)
+	return v
+}
+
+func decodeFloats(dst []float32, dt acl.DataType, b []byte) {
+	switch dt {
+	case acl.Float:
+		for i := range dst {
+			dst[i] = float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case acl.Float16:
+		floatx.DecodeF16(dst, b)
+	case acl.BF16:
+		floatx.DecodeBF16(dst, b)
+	}
+}
+
+// outFloats returns where a kernel computes n output values: b itself for
+// aligned float32 data, otherwise scratch that storeFloats writes back.
+func outFloats(s *scratch, dt acl.DataType, b []byte, n int) []float32 {
+	if dt == acl.Float {
+		if v := viewF32(b, n); v != nil {
+			return v
+		}
+	}
+	return s.f32(n)
+}
+
+// storeFloats writes v into b in dtype dt unless v already is b.
+func storeFloats(dt acl.DataType, b []byte, v []float32) {
+	if len(v) == 0 || (len(b) > 0 && unsafe.Pointer(&b[0]) == unsafe.Pointer(&v[0])) {
+		return
+	}
+	switch dt {
+	case acl.Float:
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], float32bits(x))
+		}
+	case acl.Float16:
+		floatx.EncodeF16(b, v)
+	case acl.BF16:
+		floatx.EncodeBF16(b, v)
+	}
+}
+
+func float32bits(f float32) uint32     { return math.Float32bits(f) }
+func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
+
+// prod multiplies dims as ints (the descs were validated, so it fits).
+func prod(d []int64) int {
+	n := 1
+	for _, v := range d {
+		n *= int(v)
+	}
+	return n
+}
+
+// kernelError is a failure detected inside a kernel, as the device reports
+// an AI Core exception.
+func kernelError(t *Task, format string, args ...any) error {
+	return acl.Errorf("ge.RunTask", acl.CodeRTAICoreException, "task %q (%s): "+format, append([]any{t.Name, t.Op}, args...)...)
+}
