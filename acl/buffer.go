@@ -87,13 +87,17 @@ func (b *DeviceBuffer) dr() *res {
 	return &b.res
 }
 
-// copySync is one synchronous aclrtMemcpy under the buffer's device context.
-func (b *DeviceBuffer) copySync(op string, dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer, count uintptr, kind MemcpyKind, others ...*res) error {
-	h, err := acquire(op, append([]*res{b.dr()}, others...)...)
+// copySync is one synchronous aclrtMemcpy under the buffer's device
+// context. A copy of nothing only checks that the handles are open.
+func (b *DeviceBuffer) copySync(op string, dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer, count uintptr, kind MemcpyKind, other *res) error {
+	h, err := acquire(op, b.dr(), other)
 	if err != nil {
 		return err
 	}
 	defer h.release()
+	if count == 0 {
+		return nil
+	}
 	return b.dev.call(op, func() error { return b.dev.rt.b.Memcpy(dst, destMax, src, count, kind) })
 }
 
@@ -107,10 +111,10 @@ func (b *DeviceBuffer) CopyFromHost(src []byte) error {
 // CopyFromHostAt copies all of src into the buffer at byte offset off.
 func (b *DeviceBuffer) CopyFromHostAt(off uintptr, src []byte) error {
 	const op = "DeviceBuffer.CopyFromHost"
-	if err := b.checkRange(op, off, 0); err != nil || len(src) == 0 {
+	if err := b.checkRange(op, off, 0); err != nil {
 		return err
 	}
-	return b.copySync(op, unsafe.Add(b.ptr, off), b.size-off, unsafe.Pointer(unsafe.SliceData(src)), uintptr(len(src)), MemcpyHostToDevice)
+	return b.copySync(op, unsafe.Add(b.ptr, off), b.size-off, unsafe.Pointer(unsafe.SliceData(src)), uintptr(len(src)), MemcpyHostToDevice, b.dr())
 }
 
 // CopyToHost copies the whole buffer to the start of dst (aclrtMemcpy,
@@ -131,13 +135,10 @@ func (b *DeviceBuffer) CopyToHostAt(dst []byte, off uintptr) error {
 
 func (b *DeviceBuffer) copyToHost(dst []byte, off, n uintptr) error {
 	const op = "DeviceBuffer.CopyToHost"
-	if err := b.checkRange(op, off, n); err != nil || n == 0 {
+	if err := b.checkRange(op, off, n); err != nil {
 		return err
 	}
-	if len(dst) == 0 {
-		return &Error{Op: op, Code: CodeInvalidParam, Msg: "empty destination"}
-	}
-	return b.copySync(op, unsafe.Pointer(unsafe.SliceData(dst)), uintptr(len(dst)), unsafe.Add(b.ptr, off), n, MemcpyDeviceToHost)
+	return b.copySync(op, unsafe.Pointer(unsafe.SliceData(dst)), uintptr(len(dst)), unsafe.Add(b.ptr, off), n, MemcpyDeviceToHost, b.dr())
 }
 
 // checkRange refuses an offset (and length) outside the buffer before any

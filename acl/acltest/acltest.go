@@ -47,10 +47,13 @@ type Options struct {
 	// nil the sticky stream error subtests are skipped.
 	FailNextTask func(s acl.StreamHandle, code acl.Code) error
 
-	// Leaks reports the resources (memory, streams, events, contexts,
-	// registrations) the program still holds, one line each, or nil when
-	// there are none. The suite checks it after the idiomatic layer closed
-	// everything it opened. When nil that check is skipped.
+	// Leaks reports, one line each, the resources (memory, streams,
+	// events, contexts, registrations) that aclrtResetDevice,
+	// aclrtDestroyContext or aclFinalize had to release because the
+	// program had not, since the backend was created. The suite checks it
+	// is empty after the raw subtests reset their device, after the
+	// idiomatic layer closed a Device, and after aclFinalize. When nil
+	// those checks are skipped.
 	Leaks func() []string
 }
 

@@ -49,7 +49,7 @@ func (s *suite) idiomatic(t *testing.T) {
 		assert.Equal(t, s.dev, d.ID())
 		assert.NotZero(t, d.Context())
 		assert.Same(t, s.rt, d.Runtime())
-		assert.Same(t, s.b, s.rt.Backend())
+		assert.Equal(t, s.b, s.rt.Backend())
 		free, total, err := d.MemInfo(s.memAttr(t))
 		require.NoError(t, err)
 		assert.LessOrEqual(t, free, total)
@@ -331,7 +331,7 @@ func (s *suite) idiomatic(t *testing.T) {
 			assert.NoError(t, c(), "Close after the device closed")
 		}
 		if s.opt.Leaks != nil {
-			assert.Empty(t, s.opt.Leaks(), "resources left after Device.Close")
+			assert.Empty(t, s.opt.Leaks(), "resources the device reset had to release after Device.Close")
 		}
 	})
 	t.Run("RegisterHost", func(t *testing.T) {
