@@ -1,0 +1,44 @@
+package native_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/acl/acltest"
+	"github.com/ascend-go/cann/acl/native"
+)
+
+// EnvRealLibDir names the lib64 directory of a real CANN installation on
+// which the conformance suite also runs.
+const EnvRealLibDir = "CANN_REAL_LIB_DIR"
+
+// TestConformanceStub runs the shared acl suite over the binding and the C
+// stub. The stub instance is its own (a distinct build), so the suite finds
+// it fresh whatever the other tests did.
+func TestConformanceStub(t *testing.T) {
+	s := openStub(t, "STUB_INSTANCE_CONFORMANCE")
+	acltest.Run(t, s.Backend, acltest.Options{
+		HoldStream: s.hold,
+		FailNextTask: func(st acl.StreamHandle, code acl.Code) error {
+			return s.failTask(st, 1, code)
+		},
+		Leaks: s.leaks,
+	})
+}
+
+// TestConformanceReal runs the same suite on the hardware when
+// CANN_REAL_LIB_DIR points at a CANN lib64 directory.
+func TestConformanceReal(t *testing.T) {
+	dir := os.Getenv(EnvRealLibDir)
+	if dir == "" {
+		t.Skip(EnvRealLibDir + " is not set; the suite runs on the stub only")
+	}
+	b, err := native.Open(native.WithLibraryPath(dir))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	t.Logf("loaded %v", b.Paths())
+	acltest.Run(t, b, acltest.Options{})
+}
