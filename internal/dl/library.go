@@ -66,14 +66,16 @@ func (l *Library) lookupLocked(name string) uintptr {
 }
 
 // Symbol is one entry of a symbol table: the C name, the slot that receives
-// its address and whether the library must export it.
+// its address and whether the library must export it. Resolve writes the
+// slots; the caller must not read them concurrently with it.
 type Symbol struct {
 	Name     string
 	Slot     *uintptr
 	Optional bool
 }
 
-// MissingSymbolsError says which required symbols a library lacks.
+// MissingSymbolsError says which required symbols a library lacks; it is
+// not modified after Resolve returns it.
 type MissingSymbolsError struct {
 	Family string
 	Paths  []string

@@ -20,7 +20,8 @@ const (
 	defaultOpenFlags = purego.RTLD_LAZY | purego.RTLD_LOCAL
 )
 
-// Spec says which library family to load and where to look first.
+// Spec says which library family to load and where to look first. It is a
+// plain value: safe to share once built.
 type Spec struct {
 	// Family names the library in errors ("ACL", "HCCL").
 	Family string
@@ -37,13 +38,15 @@ type Spec struct {
 	Flags int
 }
 
-// Attempt records one location Open tried and why it did not load.
+// Attempt records one location Open tried and why it did not load (an
+// immutable value).
 type Attempt struct {
 	Path string
 	Err  error
 }
 
-// NotFoundError is returned by Open when no location yields a library.
+// NotFoundError is returned by Open when no location yields a library; it
+// is not modified after Open returns it.
 type NotFoundError struct {
 	Family   string
 	Attempts []Attempt
