@@ -213,6 +213,7 @@ func (s *suite) idiomatic(t *testing.T) {
 		st, err := d.NewStream()
 		require.NoError(t, err)
 		release := s.holdIdiomatic(t, d, st)
+		base := runtime.NumGoroutine()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -229,6 +230,7 @@ func (s *suite) idiomatic(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("Wait did not return after its context was cancelled")
 		}
+		noGoroutinesLeft(t, base)
 		release()
 		require.NoError(t, st.Wait(context.Background()))
 	})
@@ -292,9 +294,16 @@ func (s *suite) idiomatic(t *testing.T) {
 		require.NoError(t, err)
 		release := s.holdIdiomatic(t, d, st)
 		require.NoError(t, ev.Record(st))
+		// The first Wait creates the event's helper stream, which may start
+		// backend goroutines of its own: count after it.
+		ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel0()
+		assert.ErrorIs(t, ev.Wait(ctx0), context.DeadlineExceeded)
+		base := runtime.NumGoroutine()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
 		assert.ErrorIs(t, ev.Wait(ctx), context.DeadlineExceeded)
+		noGoroutinesLeft(t, base)
 		expect(t, acl.CodeRTEventNotComplete, "Event.Elapsed of an event not reached", func() error {
 			_, err := ev.Elapsed(ev)
 			return err
@@ -432,6 +441,57 @@ func (s *suite) idiomatic(t *testing.T) {
 			}
 		})
 	})
+	t.Run("TwoDevices", func(t *testing.T) {
+		// One goroutine alternates between the streams and buffers of two
+		// devices: each call must bind its own device's context (a stream
+		// used under the other device's context fails with
+		// ACL_ERROR_RT_STREAM_CONTEXT).
+		if s.devCount < 2 {
+			t.Skip("the backend has one device")
+		}
+		var devs [2]*acl.Device
+		var sts [2]*acl.Stream
+		var bufs [2]*acl.DeviceBuffer
+		var hbs [2]*acl.HostBuffer
+		for i := range devs {
+			d, err := s.rt.OpenDevice(int32(i))
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, d.Close()) })
+			devs[i] = d
+			sts[i], err = d.NewStream()
+			require.NoError(t, err)
+			bufs[i], err = d.Malloc(4096, acl.MemMallocHugeFirst)
+			require.NoError(t, err)
+			hbs[i], err = d.MallocHost(4096)
+			require.NoError(t, err)
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for k := range 40 {
+					i := (g + k) % 2
+					v := byte(g*40 + k)
+					if !check(t, bufs[i].MemsetAsync(v, sts[i]), "MemsetAsync on device %d", i) {
+						return
+					}
+					runtime.Gosched()
+					if !check(t, devs[1-i].Do(func() error { return nil }), "Do on device %d", 1-i) {
+						return
+					}
+					if !check(t, sts[i].Synchronize(), "Synchronize on device %d", i) {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for i := range devs {
+			require.NoError(t, bufs[i].Memset(byte(0x10+i)))
+			require.NoError(t, bufs[i].CopyToHostAsync(hbs[i], sts[i]))
+			require.NoError(t, sts[i].Synchronize())
+			assert.Equal(t, fill(4096, byte(0x10+i)), hbs[i].Bytes(), "device %d", i)
+		}
+	})
 	t.Run("ConcurrentClose", func(t *testing.T) {
 		// Close racing with use: every call either works or reports the
 		// closed handle; nothing panics, hangs or leaks.
@@ -467,6 +527,17 @@ func (s *suite) idiomatic(t *testing.T) {
 		}
 		assert.Empty(t, s.opt.Leaks())
 	})
+}
+
+// noGoroutinesLeft asserts that the goroutine count comes back to at most
+// base: a Wait that gave up left nothing running behind it.
+func noGoroutinesLeft(t *testing.T, base int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), base, "goroutines left behind by Wait")
 }
 
 // closedErr asserts that f fails because its handle is closed:

@@ -145,13 +145,48 @@ func (s *suite) info(t *testing.T) {
 	})
 }
 
-// finalize closes the idiomatic runtime (aclFinalize), then checks the
-// repeat finalize code and that closing again is harmless.
+// finalize leaves resources behind on purpose — aclrtResetDevice and
+// aclFinalize release what the program left and succeed — then closes the
+// idiomatic runtime (aclFinalize) and checks the repeat finalize code and
+// that closing again is harmless.
 func (s *suite) finalize(t *testing.T) {
-	ok(t, "Runtime.Close", s.rt.Close)
 	if s.opt.Leaks != nil {
-		assert.Empty(t, s.opt.Leaks(), "resources aclFinalize had to release")
+		assert.Empty(t, s.opt.Leaks(), "resources left before the deliberate leftovers")
 	}
+	mem := pages(t, 2) // one page for each leave: a reset need not unregister host memory
+	// leave creates one of each resource and releases none of them. It
+	// runs on a helper thread, so it reports with check, not require.
+	leave := func(t *testing.T, what string, reg unsafe.Pointer) {
+		if !check(t, try(t, "SetDevice", func() error { return s.b.SetDevice(s.dev) }), "%s: SetDevice", what) {
+			return
+		}
+		_, err := s.b.CreateContext(s.dev)
+		if !check(t, err, "%s: CreateContext", what) {
+			return
+		}
+		st, err := s.b.CreateStream()
+		check(t, err, "%s: CreateStream", what)
+		ev, err := s.b.CreateEvent()
+		check(t, err, "%s: CreateEvent", what)
+		d, err := s.b.Malloc(4096, acl.MemMallocHugeFirst)
+		check(t, err, "%s: Malloc", what)
+		_, err = s.b.MallocHost(4096)
+		check(t, err, "%s: MallocHost", what)
+		_, err = s.b.HostRegister(reg, pageSize, acl.HostRegisterMapped)
+		check(t, err, "%s: HostRegister", what)
+		check(t, s.b.MemsetAsync(d, 4096, 1, 4096, st), "%s: MemsetAsync", what)
+		check(t, s.b.RecordEvent(ev, st), "%s: RecordEvent", what)
+	}
+	t.Run("ResetReleasesLeftovers", func(t *testing.T) {
+		onThread(t, func() {
+			leave(t, "before ResetDevice", hostPtr(mem))
+			ok(t, "ResetDevice with resources left", func() error { return s.b.ResetDevice(s.dev) })
+		})
+	})
+	t.Run("FinalizeReleasesLeftovers", func(t *testing.T) {
+		onThread(t, func() { leave(t, "before aclFinalize", unsafe.Add(hostPtr(mem), pageSize)) })
+		ok(t, "Runtime.Close (aclFinalize) with resources left", s.rt.Close)
+	})
 	t.Run("Repeat", func(t *testing.T) {
 		expect(t, acl.CodeRepeatFinalize, "second aclFinalize", s.b.Finalize)
 		ok(t, "second Runtime.Close", s.rt.Close)
