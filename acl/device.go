@@ -14,7 +14,9 @@ import (
 // and buffers it created) locks the calling goroutine to its thread, makes
 // the Device's context current there, calls the backend and unlocks. A
 // Device therefore works from any goroutine, and goroutines need not call
-// runtime.LockOSThread themselves.
+// runtime.LockOSThread themselves. The thread is left with the Device's
+// context current (ACL has no way back to "no context"); raw Backend calls
+// outside Do must bind their own context.
 //
 // A Device owns what it creates: Close releases the streams, events,
 // buffers and host registrations still open, then destroys the context and
