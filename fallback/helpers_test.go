@@ -45,7 +45,7 @@ func streamWorkers() int {
 	for {
 		k := runtime.Stack(buf, true)
 		if k < len(buf) {
-			return bytes.Count(buf[:k], []byte("fallback.(*stream).loop"))
+			return bytes.Count(buf[:k], []byte("created by github.com/ascend-go/cann/fallback.newStream"))
 		}
 		buf = make([]byte, 2*len(buf))
 	}

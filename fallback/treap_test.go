@@ -33,7 +33,7 @@ func TestTreapAgainstModel(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		var walked []uint64
+		walked := []uint64{}
 		tr.each(func(k uint64, v int) bool {
 			require.Equal(t, model[k], v)
 			walked = append(walked, k)

@@ -1,0 +1,223 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStreamOrder: tasks of one stream run one at a time in queue order,
+// while the host goes on; streams run concurrently with each other.
+func TestStreamOrder(t *testing.T) {
+	n := newTestNPU(t)
+	const streams, tasks = 4, 200
+	var hs []acl.StreamHandle
+	logs := make([][]int, streams)
+	var running [streams]atomic.Int32
+	for range streams {
+		s, err := n.CreateStream()
+		require.NoError(t, err)
+		hs = append(hs, s)
+	}
+	for k := range tasks {
+		for i, s := range hs {
+			require.NoError(t, n.Enqueue(s, func() error {
+				if running[i].Add(1) != 1 {
+					return errors.New("two tasks of one stream ran at once")
+				}
+				logs[i] = append(logs[i], k)
+				running[i].Add(-1)
+				return nil
+			}))
+		}
+	}
+	for i, s := range hs {
+		require.NoError(t, n.SynchronizeStream(s))
+		require.Len(t, logs[i], tasks)
+		for k, v := range logs[i] {
+			require.Equal(t, k, v, "stream %d ran task %d out of order", i, v)
+		}
+		require.NoError(t, n.DestroyStream(s))
+	}
+}
+
+// TestStickyError: a failing task fails its stream for good; later work
+// on it is skipped; other streams go on.
+func TestStickyError(t *testing.T) {
+	n := newTestNPU(t)
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	var ran []int
+	boom := acl.Errorf("custom", acl.CodeRTAICoreException, "kernel fault")
+	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 1); return nil }))
+	require.NoError(t, n.EnqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
+	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 3); return nil }))
+	for range 3 {
+		err := n.SynchronizeStream(s)
+		requireCode(t, acl.CodeRTAICoreException, err)
+		assert.Contains(t, err.Error(), "aclopExecuteV2")
+		assert.Contains(t, err.Error(), "kernel fault")
+	}
+	assert.Equal(t, []int{1, 2}, ran)
+	// Still accepting work, still failed, work still skipped.
+	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 4); return nil }))
+	requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStreamWithTimeout(s, 1000))
+	assert.Equal(t, []int{1, 2}, ran)
+	// The default stream is unaffected.
+	require.NoError(t, n.Enqueue(0, func() error { ran = append(ran, 5); return nil }))
+	require.NoError(t, n.SynchronizeStream(0))
+	assert.Equal(t, []int{1, 2, 5}, ran)
+	require.NoError(t, n.DestroyStream(s))
+}
+
+func TestTaskErrorsWithoutCodeAndPanics(t *testing.T) {
+	n := newTestNPU(t)
+	s1, err := n.CreateStream()
+	require.NoError(t, err)
+	s2, err := n.CreateStream()
+	require.NoError(t, err)
+	require.NoError(t, n.Enqueue(s1, func() error { return errors.New("plain") }))
+	require.NoError(t, n.Enqueue(s2, func() error { panic("task bug") }))
+	err = n.SynchronizeStream(s1)
+	requireCode(t, acl.CodeRTTSError, err)
+	assert.Contains(t, err.Error(), "plain")
+	err = n.SynchronizeStream(s2)
+	requireCode(t, acl.CodeRTTSError, err)
+	assert.Contains(t, err.Error(), "panicked: task bug")
+	requireCode(t, acl.CodeInvalidParam, n.Enqueue(s1, nil))
+	require.NoError(t, n.DestroyStream(s1))
+	require.NoError(t, n.DestroyStream(s2))
+}
+
+func TestSynchronizeTimeouts(t *testing.T) {
+	n := newTestNPU(t)
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	release := hold(t, n, s)
+	requireCode(t, acl.CodeRTStreamSyncTimeout, n.SynchronizeStreamWithTimeout(s, 0), "poll")
+	t0 := time.Now()
+	err = n.SynchronizeStreamWithTimeout(s, 30)
+	requireCode(t, acl.CodeRTStreamSyncTimeout, err)
+	assert.GreaterOrEqual(t, time.Since(t0), 30*time.Millisecond)
+	assert.ErrorIs(t, err, acl.ErrTimeout)
+	requireCode(t, acl.CodeInvalidParam, n.SynchronizeStreamWithTimeout(s, -2))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, n.SynchronizeStreamContext(ctx, s), context.DeadlineExceeded)
+
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		release()
+		done <- nil
+	}()
+	require.NoError(t, n.SynchronizeStreamWithTimeout(s, -1))
+	<-done
+	require.NoError(t, n.SynchronizeStreamWithTimeout(s, 0), "idle stream polls successfully")
+	require.NoError(t, n.SynchronizeStreamContext(context.Background(), s))
+	require.NoError(t, n.DestroyStream(s))
+}
+
+// TestDestroyStreamDrains: DestroyStream waits for the queued work and
+// stops the goroutine.
+func TestDestroyStreamDrains(t *testing.T) {
+	n := newTestNPU(t)
+	base := streamWorkers()
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	require.Equal(t, base+1, streamWorkers())
+	var count atomic.Int32
+	for range 100 {
+		require.NoError(t, n.Enqueue(s, func() error {
+			time.Sleep(10 * time.Microsecond)
+			count.Add(1)
+			return nil
+		}))
+	}
+	require.NoError(t, n.DestroyStream(s))
+	assert.Equal(t, int32(100), count.Load())
+	waitWorkers(t, base)
+	requireCode(t, acl.CodeRTInvalidHandle, n.Enqueue(s, func() error { return nil }))
+	requireCode(t, acl.CodeRTInvalidHandle, n.DestroyStream(s))
+	requireCode(t, acl.CodeInvalidParam, n.DestroyStream(0))
+}
+
+// TestNoGoroutineLeak: every way of ending streams (destroy, context
+// destroy, reset, finalize, close) stops their goroutines.
+func TestNoGoroutineLeak(t *testing.T) {
+	base := streamWorkers()
+	n, err := New(WithDevices(2), WithDeviceMemory(testMem), WithHostMemory(testMem))
+	require.NoError(t, err)
+	require.NoError(t, n.Init(""))
+	onThread(func() {
+		assert.NoError(t, n.SetDevice(0))
+		for range 3 {
+			_, err := n.CreateStream()
+			assert.NoError(t, err)
+		}
+		ctx, err := n.CreateContext(1)
+		assert.NoError(t, err)
+		_, err = n.CreateStream()
+		assert.NoError(t, err)
+		assert.NoError(t, n.DestroyContext(ctx))
+	})
+	// 3 streams + device 0's default stream remain.
+	assert.Equal(t, base+4, streamWorkers())
+	require.NoError(t, n.Finalize())
+	waitWorkers(t, base)
+	require.NoError(t, n.Init(""))
+	onThread(func() {
+		assert.NoError(t, n.SetDevice(1))
+		_, err := n.CreateStream()
+		assert.NoError(t, err)
+		assert.NoError(t, n.ResetDevice(1))
+	})
+	waitWorkers(t, base)
+	onThread(func() {
+		assert.NoError(t, n.SetDevice(1))
+		_, err := n.CreateStream()
+		assert.NoError(t, err)
+	})
+	require.NoError(t, n.Close())
+	require.NoError(t, n.Close())
+	waitWorkers(t, base)
+	kinds := map[LeakKind]int{}
+	for _, l := range n.Leaks() {
+		kinds[l.Kind]++
+	}
+	assert.Equal(t, map[LeakKind]int{LeakStream: 6}, kinds)
+}
+
+// TestCloseAbortsWaits: Close releases a synchronize blocked on work that
+// never finishes by itself.
+func TestCloseAbortsWaits(t *testing.T) {
+	base := streamWorkers()
+	n, err := New(WithDeviceMemory(testMem), WithHostMemory(testMem))
+	require.NoError(t, err)
+	require.NoError(t, n.Init(""))
+	release := make(chan struct{})
+	got := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		onThread(func() {
+			assert.NoError(t, n.SetDevice(0))
+			assert.NoError(t, n.Enqueue(0, func() error { <-release; return nil }))
+			got <- n.SynchronizeStream(0)
+		})
+	})
+	time.Sleep(20 * time.Millisecond)
+	go func() { time.Sleep(20 * time.Millisecond); close(release) }()
+	require.NoError(t, n.Close())
+	assertCode(t, acl.CodeUninitialize, <-got)
+	wg.Wait()
+	waitWorkers(t, base)
+	requireCode(t, acl.CodeUninitialize, n.Init(""))
+}
