@@ -1,8 +1,10 @@
 package ge
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // validateModel checks everything a runtime relies on: region sizes and
@@ -24,6 +26,9 @@ func validateModel(m *Model) error {
 	}
 	if int64(len(m.Weights)) != m.WeightSize {
 		return fmt.Errorf("weights hold %d bytes, weight size is %d", len(m.Weights), m.WeightSize)
+	}
+	if err := checkEncodable(m); err != nil {
+		return err
 	}
 	nt := len(m.Tasks)
 	if nt == 0 {
@@ -214,6 +219,76 @@ func checkTaskSlots(m *Model, ti int) error {
 		default:
 			if b.Kind != BufWorkspace {
 				return fmt.Errorf("workspace argument %d is not a workspace buffer", i)
+			}
+		}
+	}
+	return nil
+}
+
+// checkEncodable enforces the format's limits on names, attributes and
+// counts, so that whatever validates also serialises and parses back.
+func checkEncodable(m *Model) error {
+	str := func(what, s string) error {
+		if len(s) > maxString || !utf8.ValidString(s) {
+			return fmt.Errorf("%s is longer than %d bytes or not UTF-8", what, maxString)
+		}
+		return nil
+	}
+	if err := str("model name", m.Name); err != nil {
+		return err
+	}
+	if len(m.Attrs) > maxAttrs {
+		return fmt.Errorf("%d model attributes, limit %d", len(m.Attrs), maxAttrs)
+	}
+	for k, v := range m.Attrs {
+		if err := errors.Join(str("attribute name", k), str("attribute value", v)); err != nil {
+			return err
+		}
+	}
+	for _, list := range [][]IODesc{m.Inputs, m.Outputs} {
+		for _, d := range list {
+			if err := str("IO name", d.Name); err != nil {
+				return err
+			}
+			if len(d.RelativeOffsets) > maxArgs {
+				return fmt.Errorf("IO %q: %d relative offsets, limit %d", d.Name, len(d.RelativeOffsets), maxArgs)
+			}
+		}
+	}
+	for _, b := range m.Plan {
+		if err := str("buffer name", b.Name); err != nil {
+			return err
+		}
+	}
+	for i := range m.Tasks {
+		t := &m.Tasks[i]
+		if err := str("task name", t.Name); err != nil {
+			return err
+		}
+		if len(t.Attrs) > maxAttrs || len(t.Inputs) > maxTaskIO || len(t.Outputs) > maxTaskIO ||
+			len(t.Workspace) > maxTaskIO || len(t.Args) > maxArgs {
+			return fmt.Errorf("task %q exceeds the format's attribute, tensor or argument limits", t.Name)
+		}
+		for k, a := range t.Attrs {
+			if err := str("attribute name", k); err != nil {
+				return err
+			}
+			switch a.Kind {
+			case AttrInt, AttrFloat:
+			case AttrBool:
+				if a.I != 0 && a.I != 1 {
+					return fmt.Errorf("task %q: bool attribute %q is %d", t.Name, k, a.I)
+				}
+			case AttrInts:
+				if len(a.L) > maxIntsAttr {
+					return fmt.Errorf("task %q: attribute %q has %d ints, limit %d", t.Name, k, len(a.L), maxIntsAttr)
+				}
+			case AttrString:
+				if err := str("attribute value", a.S); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("task %q: attribute %q has unknown kind %d", t.Name, k, a.Kind)
 			}
 		}
 	}
