@@ -229,11 +229,13 @@ func TestConcatAndSlice(t *testing.T) {
 func TestRunTaskUnaligned(t *testing.T) {
 	r := newRand(t)
 	build := map[string]func(g *ge.Graph, dt acl.DataType) *ge.Tensor{
-		"MatMul":    func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.MatMul(d(g, dt, 0, 3, 8), d(g, dt, 1, 8, 5)) },
-		"Add":       func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Add(d(g, dt, 0, 3, 8), d(g, dt, 1, 8)) },
-		"Gelu":      func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Gelu(d(g, dt, 0, 3, 8)) },
-		"Softmax":   func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Softmax(d(g, dt, 0, 3, 8), 0) },
-		"LayerNorm": func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.LayerNorm(d(g, dt, 0, 3, 8), d(g, dt, 1, 8), d(g, dt, 2, 8), 1e-5) },
+		"MatMul":  func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.MatMul(d(g, dt, 0, 3, 8), d(g, dt, 1, 8, 5)) },
+		"Add":     func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Add(d(g, dt, 0, 3, 8), d(g, dt, 1, 8)) },
+		"Gelu":    func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Gelu(d(g, dt, 0, 3, 8)) },
+		"Softmax": func(g *ge.Graph, dt acl.DataType) *ge.Tensor { return g.Softmax(d(g, dt, 0, 3, 8), 0) },
+		"LayerNorm": func(g *ge.Graph, dt acl.DataType) *ge.Tensor {
+			return g.LayerNorm(d(g, dt, 0, 3, 8), d(g, dt, 1, 8), d(g, dt, 2, 8), 1e-5)
+		},
 	}
 	for name, b := range build {
 		for _, dt := range floatTypes {
