@@ -42,6 +42,11 @@ func (m *mem) drain() {
 
 func (m *mem) rank() int { return 2 }
 
+func (m *mem) retire() {
+	m.markClosed()
+	m.drain()
+}
+
 func (m *mem) r() *res {
 	if m == nil {
 		return nil
@@ -244,12 +249,7 @@ func (b *DeviceBuffer) Close() error {
 		return nil
 	}
 	b.drain()
-	return b.dev.releaseChild(b, b.free)
+	return b.dev.releaseChild(b, b.destroy)
 }
 
-func (b *DeviceBuffer) closeByDevice() error {
-	b.markClosed()
-	return b.free()
-}
-
-func (b *DeviceBuffer) free() error { return b.dev.rt.b.Free(b.ptr) }
+func (b *DeviceBuffer) destroy() error { return b.dev.rt.b.Free(b.ptr) }

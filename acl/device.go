@@ -35,9 +35,13 @@ type Device struct {
 
 // child is a handle a Device owns and releases when it closes.
 type child interface {
-	// closeByDevice marks the handle closed and destroys it; the Device's
-	// context is current on the calling (locked) thread.
-	closeByDevice() error
+	// retire marks the handle closed (waiting for calls in flight) and,
+	// for memory, waits for the streams that have work on it. It runs
+	// with no context bound: those streams may belong to other Devices.
+	retire()
+	// destroy releases the backend resource; the Device's context is
+	// current on the calling (locked) thread.
+	destroy() error
 	// rank orders the release: streams first (their queued work may use
 	// the others), then events, then memory.
 	rank() int
@@ -171,11 +175,14 @@ func (d *Device) Close() error {
 	d.res.mu.Unlock()
 
 	sort.SliceStable(kids, func(i, j int) bool { return kids[i].rank() < kids[j].rank() })
+	for _, c := range kids {
+		c.retire()
+	}
 	var errs []error
 	errs = append(errs, d.bound(func() error {
 		var errs []error
 		for _, c := range kids {
-			errs = append(errs, c.closeByDevice())
+			errs = append(errs, c.destroy())
 		}
 		errs = append(errs, d.rt.b.DestroyContext(d.ctx))
 		return errors.Join(errs...)

@@ -138,10 +138,7 @@ func (e *Event) Close() error {
 	return e.dev.releaseChild(e, e.destroy)
 }
 
-func (e *Event) closeByDevice() error {
-	e.markClosed()
-	return e.destroy()
-}
+func (e *Event) retire() { e.markClosed() }
 
 // destroy runs with the device context current.
 func (e *Event) destroy() error {

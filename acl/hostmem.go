@@ -44,15 +44,10 @@ func (h *HostBuffer) Close() error {
 		return nil
 	}
 	h.drain()
-	return h.dev.releaseChild(h, h.free)
+	return h.dev.releaseChild(h, h.destroy)
 }
 
-func (h *HostBuffer) closeByDevice() error {
-	h.markClosed()
-	return h.free()
-}
-
-func (h *HostBuffer) free() error { return h.dev.rt.b.FreeHost(h.ptr) }
+func (h *HostBuffer) destroy() error { return h.dev.rt.b.FreeHost(h.ptr) }
 
 // HostRegistration is host memory registered for device access
 // (aclrtHostRegister or aclrtHostRegisterV2); Close unregisters it.
@@ -100,14 +95,9 @@ func (r *HostRegistration) Close() error {
 	if r == nil || !r.markClosed() {
 		return nil
 	}
-	return r.dev.releaseChild(r, r.unregister)
+	return r.dev.releaseChild(r, r.destroy)
 }
 
-func (r *HostRegistration) closeByDevice() error {
-	r.markClosed()
-	return r.unregister()
-}
+func (r *HostRegistration) retire() { r.markClosed() }
 
-func (r *HostRegistration) unregister() error {
-	return r.dev.rt.b.HostUnregister(r.host)
-}
+func (r *HostRegistration) destroy() error { return r.dev.rt.b.HostUnregister(r.host) }

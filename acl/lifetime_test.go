@@ -229,3 +229,31 @@ func TestEventWaitNeverRecorded(t *testing.T) {
 		assert.NoError(t, ev.Wait(ctx))
 	})
 }
+
+// TestDeviceCloseWaitsForOtherDevicesStreams: memory of one Device in use
+// by a stream of another is not released under that stream's queued work.
+func TestDeviceCloseWaitsForOtherDevicesStreams(t *testing.T) {
+	npu, rt, d0 := open(t, fallback.WithDevices(2))
+	d1, err := rt.OpenDevice(1)
+	require.NoError(t, err)
+	st1, err := d1.NewStream()
+	require.NoError(t, err)
+	hb0, err := d0.MallocHost(4096)
+	require.NoError(t, err)
+	buf1, err := d1.Malloc(4096, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	release := hold(t, npu, d1, st1)
+	require.NoError(t, buf1.CopyFromHostAsync(hb0, st1))
+	closed := make(chan error, 1)
+	go func() { closed <- d0.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Device.Close returned (%v) while another device's stream used its memory", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	within(t, 10*time.Second, "Device.Close", func() { assert.NoError(t, <-closed) })
+	require.NoError(t, st1.Synchronize(), "the queued copy ran on live memory")
+	require.NoError(t, d1.Close())
+	assert.Empty(t, npu.Leaks())
+}

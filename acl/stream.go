@@ -120,10 +120,7 @@ func (s *Stream) Close() error {
 	return s.dev.releaseChild(s, s.destroy)
 }
 
-func (s *Stream) closeByDevice() error {
-	s.markClosed()
-	return s.destroy()
-}
+func (s *Stream) retire() { s.markClosed() }
 
 // destroy runs with the device context current.
 func (s *Stream) destroy() error {
