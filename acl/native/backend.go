@@ -115,18 +115,18 @@ func (b *Backend) Close() error {
 	return b.err
 }
 
-// call runs one aclError-returning C function. The goroutine stays on its
-// OS thread for the call and, on failure, for the read of the thread's
-// error message.
-//
-//go:uintptrescapes
-func (b *Backend) call(id sym, args ...uintptr) error {
+// invoke runs one aclError-returning C function with the first n
+// arguments of f. The goroutine stays on its OS thread for the call and, on
+// failure, for the read of the thread's error message. The arguments live in
+// the pooled frame rather than in a variadic slice, which would escape to
+// the heap on every call.
+func (b *Backend) invoke(id sym, f *frame, n int) error {
 	fn := b.fns[id]
 	if fn == 0 || b.closed.Load() {
 		return b.unavailable(runtimeSyms[id].name, fn)
 	}
 	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, args...)
+	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
 	if int32(r) == 0 {
 		runtime.UnlockOSThread()
 		return nil
@@ -206,14 +206,39 @@ func cString(op, s string) ([]byte, error) {
 	return b, nil
 }
 
-// scratch receives the output parameters of a call. It comes from a pool so
-// that cheap calls do not allocate; C writes into it only during the call.
-type scratch struct{ a, b, c uint64 }
+// frame holds the arguments of one call and receives its output
+// parameters. Frames come from a pool so that calls do not allocate; C
+// writes into out only during the call, and the frame is heap memory, so
+// its address is stable.
+type frame struct {
+	args [8]uintptr
+	out  [3]uint64
+}
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var framePool = sync.Pool{New: func() any { return new(frame) }}
 
-func getScratch() *scratch {
-	s := scratchPool.Get().(*scratch)
-	*s = scratch{}
-	return s
+func getFrame() *frame {
+	f := framePool.Get().(*frame)
+	*f = frame{} // a recycled frame carries the previous call's values
+	return f
+}
+
+func putFrame(f *frame) { framePool.Put(f) }
+
+// outp is the C address of output slot i of f.
+func (f *frame) outp(i int) uintptr { return uintptr(unsafe.Pointer(&f.out[i])) }
+
+// Caller memory reaches C as a uintptr inside a frame, which the compiler
+// does not see as a use of the pointer. escape makes every pointer passed to
+// a method escape, so it never lives on a goroutine stack that could move
+// during the call, and runtime.KeepAlive after the call keeps it alive.
+var (
+	escapeSink unsafe.Pointer
+	escapeOn   bool // never set: the store only informs escape analysis
+)
+
+func escape(p unsafe.Pointer) {
+	if escapeOn {
+		escapeSink = p
+	}
 }

@@ -9,91 +9,90 @@ import (
 
 // Init calls aclInit; "" passes NULL.
 func (b *Backend) Init(configPath string) error {
+	f := getFrame()
+	defer putFrame(f)
 	if configPath == "" {
-		return b.call(symInit, 0)
+		return b.invoke(symInit, f, 1)
 	}
 	p, err := cString("aclInit", configPath)
 	if err != nil {
 		return err
 	}
-	err = b.call(symInit, uintptr(unsafe.Pointer(&p[0])))
+	f.args[0] = uintptr(unsafe.Pointer(&p[0]))
+	err = b.invoke(symInit, f, 1)
 	runtime.KeepAlive(p)
 	return err
 }
 
 // Finalize calls aclFinalize.
-func (b *Backend) Finalize() error { return b.call(symFinalize) }
+func (b *Backend) Finalize() error { return b.call0(symFinalize) }
 
 // SetDevice calls aclrtSetDevice.
-func (b *Backend) SetDevice(deviceID int32) error {
-	return b.call(symSetDevice, uintptr(deviceID))
-}
+func (b *Backend) SetDevice(deviceID int32) error { return b.call1(symSetDevice, uintptr(deviceID)) }
 
 // ResetDevice calls aclrtResetDevice.
 func (b *Backend) ResetDevice(deviceID int32) error {
-	return b.call(symResetDevice, uintptr(deviceID))
+	return b.call1(symResetDevice, uintptr(deviceID))
 }
 
 // GetDevice calls aclrtGetDevice.
 func (b *Backend) GetDevice() (int32, error) {
-	s := getScratch()
-	err := b.call(symGetDevice, uintptr(unsafe.Pointer(&s.a)))
-	v := *(*int32)(unsafe.Pointer(&s.a))
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0] = f.outp(0)
+	err := b.invoke(symGetDevice, f, 1)
+	v := int32(f.out[0])
+	putFrame(f)
 	return v, err
 }
 
 // GetDeviceCount calls aclrtGetDeviceCount.
 func (b *Backend) GetDeviceCount() (uint32, error) {
-	s := getScratch()
-	err := b.call(symGetDeviceCount, uintptr(unsafe.Pointer(&s.a)))
-	v := *(*uint32)(unsafe.Pointer(&s.a))
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0] = f.outp(0)
+	err := b.invoke(symGetDeviceCount, f, 1)
+	v := uint32(f.out[0])
+	putFrame(f)
 	return v, err
 }
 
 // GetRunMode calls aclrtGetRunMode.
 func (b *Backend) GetRunMode() (acl.RunMode, error) {
-	s := getScratch()
-	err := b.call(symGetRunMode, uintptr(unsafe.Pointer(&s.a)))
-	v := *(*int32)(unsafe.Pointer(&s.a))
-	scratchPool.Put(s)
-	return acl.RunMode(v), err
+	f := getFrame()
+	f.args[0] = f.outp(0)
+	err := b.invoke(symGetRunMode, f, 1)
+	v := acl.RunMode(int32(f.out[0]))
+	putFrame(f)
+	return v, err
 }
 
 // CreateContext calls aclrtCreateContext; the new context becomes the
 // calling thread's current context.
 func (b *Backend) CreateContext(deviceID int32) (acl.ContextHandle, error) {
-	s := getScratch()
-	err := b.call(symCreateContext, uintptr(unsafe.Pointer(&s.a)), uintptr(deviceID))
-	v := s.a
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0], f.args[1] = f.outp(0), uintptr(deviceID)
+	err := b.invoke(symCreateContext, f, 2)
+	v := acl.ContextHandle(f.out[0])
+	putFrame(f)
 	if err != nil {
 		return 0, err
 	}
-	return acl.ContextHandle(v), nil
+	return v, nil
 }
 
 // DestroyContext calls aclrtDestroyContext.
 func (b *Backend) DestroyContext(ctx acl.ContextHandle) error {
-	return b.call(symDestroyContext, uintptr(ctx))
+	return b.call1(symDestroyContext, uintptr(ctx))
 }
 
 // SetCurrentContext calls aclrtSetCurrentContext.
 func (b *Backend) SetCurrentContext(ctx acl.ContextHandle) error {
-	return b.call(symSetCurrentContext, uintptr(ctx))
+	return b.call1(symSetCurrentContext, uintptr(ctx))
 }
 
 // GetCurrentContext calls aclrtGetCurrentContext.
 func (b *Backend) GetCurrentContext() (acl.ContextHandle, error) {
-	s := getScratch()
-	err := b.call(symGetCurrentContext, uintptr(unsafe.Pointer(&s.a)))
-	v := s.a
-	scratchPool.Put(s)
-	if err != nil {
-		return 0, err
-	}
-	return acl.ContextHandle(v), nil
+	h, err := b.handleOut(symGetCurrentContext)
+	return acl.ContextHandle(h), err
 }
 
 // GetRecentErrMsg calls aclGetRecentErrMsg on the calling thread and copies
@@ -120,14 +119,50 @@ func (b *Backend) GetSocName() string {
 
 // GetVersion calls aclrtGetVersion.
 func (b *Backend) GetVersion() (major, minor, patch int32, err error) {
-	s := getScratch()
-	err = b.call(symGetVersion, uintptr(unsafe.Pointer(&s.a)), uintptr(unsafe.Pointer(&s.b)),
-		uintptr(unsafe.Pointer(&s.c)))
-	major, minor, patch = *(*int32)(unsafe.Pointer(&s.a)), *(*int32)(unsafe.Pointer(&s.b)),
-		*(*int32)(unsafe.Pointer(&s.c))
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2] = f.outp(0), f.outp(1), f.outp(2)
+	err = b.invoke(symGetVersion, f, 3)
+	major, minor, patch = int32(f.out[0]), int32(f.out[1]), int32(f.out[2])
+	putFrame(f)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	return major, minor, patch, nil
+}
+
+// call0 and call1 run C functions whose arguments are plain values.
+func (b *Backend) call0(id sym) error {
+	f := getFrame()
+	err := b.invoke(id, f, 0)
+	putFrame(f)
+	return err
+}
+
+func (b *Backend) call1(id sym, a uintptr) error {
+	f := getFrame()
+	f.args[0] = a
+	err := b.invoke(id, f, 1)
+	putFrame(f)
+	return err
+}
+
+func (b *Backend) call2(id sym, a0, a1 uintptr) error {
+	f := getFrame()
+	f.args[0], f.args[1] = a0, a1
+	err := b.invoke(id, f, 2)
+	putFrame(f)
+	return err
+}
+
+// handleOut runs a C function whose only argument receives a handle.
+func (b *Backend) handleOut(id sym) (uintptr, error) {
+	f := getFrame()
+	f.args[0] = f.outp(0)
+	err := b.invoke(id, f, 1)
+	v := uintptr(f.out[0])
+	putFrame(f)
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
 }

@@ -2,7 +2,6 @@ package native
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 
@@ -11,78 +10,68 @@ import (
 
 // CreateStream calls aclrtCreateStream.
 func (b *Backend) CreateStream() (acl.StreamHandle, error) {
-	s := getScratch()
-	err := b.call(symCreateStream, uintptr(unsafe.Pointer(&s.a)))
-	v := s.a
-	scratchPool.Put(s)
-	if err != nil {
-		return 0, err
-	}
-	return acl.StreamHandle(v), nil
+	h, err := b.handleOut(symCreateStream)
+	return acl.StreamHandle(h), err
 }
 
 // DestroyStream calls aclrtDestroyStream.
 func (b *Backend) DestroyStream(st acl.StreamHandle) error {
-	return b.call(symDestroyStream, uintptr(st))
+	return b.call1(symDestroyStream, uintptr(st))
 }
 
 // SynchronizeStream calls aclrtSynchronizeStream. It blocks the calling OS
 // thread until the stream drains.
 func (b *Backend) SynchronizeStream(st acl.StreamHandle) error {
-	return b.call(symSynchronizeStream, uintptr(st))
+	return b.call1(symSynchronizeStream, uintptr(st))
 }
 
 // SynchronizeStreamWithTimeout calls aclrtSynchronizeStreamWithTimeout
 // (timeoutMs: -1 waits forever, 0 polls).
 func (b *Backend) SynchronizeStreamWithTimeout(st acl.StreamHandle, timeoutMs int32) error {
-	return b.call(symSynchronizeStreamWithTimeout, uintptr(st), uintptr(timeoutMs))
+	return b.call2(symSynchronizeStreamWithTimeout, uintptr(st), uintptr(timeoutMs))
 }
 
 // CreateEvent calls aclrtCreateEvent.
 func (b *Backend) CreateEvent() (acl.EventHandle, error) {
-	s := getScratch()
-	err := b.call(symCreateEvent, uintptr(unsafe.Pointer(&s.a)))
-	v := s.a
-	scratchPool.Put(s)
-	if err != nil {
-		return 0, err
-	}
-	return acl.EventHandle(v), nil
+	h, err := b.handleOut(symCreateEvent)
+	return acl.EventHandle(h), err
 }
 
 // CreateEventWithFlag calls aclrtCreateEventWithFlag.
 func (b *Backend) CreateEventWithFlag(flag acl.EventFlag) (acl.EventHandle, error) {
-	s := getScratch()
-	err := b.call(symCreateEventWithFlag, uintptr(unsafe.Pointer(&s.a)), uintptr(flag))
-	v := s.a
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0], f.args[1] = f.outp(0), uintptr(flag)
+	err := b.invoke(symCreateEventWithFlag, f, 2)
+	v := acl.EventHandle(f.out[0])
+	putFrame(f)
 	if err != nil {
 		return 0, err
 	}
-	return acl.EventHandle(v), nil
+	return v, nil
 }
 
 // RecordEvent calls aclrtRecordEvent.
 func (b *Backend) RecordEvent(e acl.EventHandle, st acl.StreamHandle) error {
-	return b.call(symRecordEvent, uintptr(e), uintptr(st))
+	return b.call2(symRecordEvent, uintptr(e), uintptr(st))
 }
 
 // SynchronizeEvent calls aclrtSynchronizeEvent.
 func (b *Backend) SynchronizeEvent(e acl.EventHandle) error {
-	return b.call(symSynchronizeEvent, uintptr(e))
+	return b.call1(symSynchronizeEvent, uintptr(e))
 }
 
 // StreamWaitEvent calls aclrtStreamWaitEvent.
 func (b *Backend) StreamWaitEvent(st acl.StreamHandle, e acl.EventHandle) error {
-	return b.call(symStreamWaitEvent, uintptr(st), uintptr(e))
+	return b.call2(symStreamWaitEvent, uintptr(st), uintptr(e))
 }
 
 // EventElapsedTime calls aclrtEventElapsedTime and returns milliseconds.
 func (b *Backend) EventElapsedTime(start, end acl.EventHandle) (float32, error) {
-	s := getScratch()
-	err := b.call(symEventElapsedTime, uintptr(unsafe.Pointer(&s.a)), uintptr(start), uintptr(end))
-	v := math.Float32frombits(uint32(s.a))
-	scratchPool.Put(s)
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2] = f.outp(0), uintptr(start), uintptr(end)
+	err := b.invoke(symEventElapsedTime, f, 3)
+	v := math.Float32frombits(uint32(f.out[0]))
+	putFrame(f)
 	if err != nil {
 		return 0, err
 	}
@@ -91,7 +80,7 @@ func (b *Backend) EventElapsedTime(start, end acl.EventHandle) (float32, error) 
 
 // DestroyEvent calls aclrtDestroyEvent.
 func (b *Backend) DestroyEvent(e acl.EventHandle) error {
-	return b.call(symDestroyEvent, uintptr(e))
+	return b.call1(symDestroyEvent, uintptr(e))
 }
 
 // syscall0 calls a C function without arguments and returns its result.
