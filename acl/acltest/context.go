@@ -59,7 +59,10 @@ func (s *suite) context(t *testing.T) {
 				{"GetCurrentContext", func() error { _, err := s.b.GetCurrentContext(); return err }},
 				{"CreateStream", func() error { _, err := s.b.CreateStream(); return err }},
 				{"CreateEvent", func() error { _, err := s.b.CreateEvent(); return err }},
+				{"GetDevice", func() error { _, err := s.b.GetDevice(); return err }},
 				{"Malloc", func() error { _, err := s.b.Malloc(64, acl.MemMallocHugeFirst); return err }},
+				{"GetMemInfo", func() error { _, _, err := s.b.GetMemInfo(acl.HBMMem); return err }},
+				{"SynchronizeStream(default stream)", func() error { return s.b.SynchronizeStream(0) }},
 			} {
 				expect(t, acl.CodeRTContextNull, c.name+" on a thread with no current context", c.call)
 			}
