@@ -8,6 +8,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
+	"golang.org/x/sys/unix"
 )
 
 // Open a runtime on the host-memory NPU, open a device and round-trip
@@ -156,4 +157,32 @@ func ExampleDeviceBuffer_Close() {
 	// Output:
 	// <nil>
 	// DeviceBuffer.Memset: ACL_ERROR_RT_INVALID_HANDLE (107017): device buffer is closed
+}
+
+// Register host memory that lives outside the Go heap (here an anonymous
+// mapping, 4 KiB aligned) so that the device can use it, and get its
+// device-side address.
+func ExampleDevice_RegisterHost() {
+	npu, _ := fallback.New()
+	rt, _ := acl.Init(npu, "")
+	defer rt.Close()
+	dev, _ := rt.OpenDevice(0)
+
+	mem, err := unix.Mmap(-1, 0, 1<<16, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	reg, err := dev.RegisterHost(mem, acl.HostRegisterMapped)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(reg.DevicePtr() != nil, reg.Size())
+	_, err = dev.RegisterHost(mem, acl.HostRegisterMapped) // already registered
+	fmt.Println(acl.CodeOf(err))
+	fmt.Println(reg.Close())
+	// Output:
+	// true 65536
+	// ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+	// <nil>
 }
