@@ -2,6 +2,7 @@ package ge
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 )
@@ -49,11 +50,7 @@ func assignOffsets(sp []span, reuse bool) int64 {
 	best := int64(math.MaxInt64)
 	var bestOff []int64
 	idx := make([]int, len(sp))
-	for _, order := range orders {
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return order(sp[a], sp[b]) })
+	try := func() {
 		total := placeBestFit(sp, idx)
 		if total < best {
 			best = total
@@ -62,6 +59,37 @@ func assignOffsets(sp []span, reuse bool) int64 {
 				bestOff = append(bestOff, sp[i].off)
 			}
 		}
+	}
+	for _, order := range orders {
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return order(sp[a], sp[b]) })
+		try()
+	}
+	// Randomised restarts: sizes scaled by random factors in [0.5, 2) keep
+	// the order roughly largest-first while letting near-equal blocks and
+	// long-lived small blocks trade places. The generator is seeded, so
+	// compiles are reproducible; the number of trials shrinks with the
+	// quadratic cost of a placement.
+	trials := min(64, max(4, 4_000_000/(len(sp)*len(sp)+1)))
+	rng := rand.New(rand.NewPCG(uint64(len(sp)), 0x5eed))
+	key := make([]float64, len(sp))
+	for range trials {
+		for i := range idx {
+			idx[i] = i
+			key[i] = float64(sp[i].size) * math.Exp2(rng.Float64()*2-1)
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			switch {
+			case key[a] > key[b]:
+				return -1
+			case key[a] < key[b]:
+				return 1
+			}
+			return 0
+		})
+		try()
 	}
 	for i := range sp {
 		sp[i].off = bestOff[i]

@@ -112,10 +112,12 @@ func runTasks(m *ge.Model, mem, w []byte, inputs, outputs [][]byte) error {
 			case a.Mem == ge.MemFixed:
 				args[i] = w[a.Offset : a.Offset+a.Size]
 			case a.Mem == ge.MemModelIO && inputs != nil:
-				user := inputs
-				basic := m.Inputs[a.IO.Index].BasicOffset
+				var user [][]byte
+				var basic int64
 				if a.IO.Dir == ge.IOOutput {
 					user, basic = outputs, m.Outputs[a.IO.Index].BasicOffset
+				} else {
+					user, basic = inputs, m.Inputs[a.IO.Index].BasicOffset
 				}
 				rel := a.Offset - basic
 				args[i] = user[a.IO.Index][rel : rel+a.Size]
