@@ -158,7 +158,41 @@ func TestOneFFICallPerMethod(t *testing.T) {
 	require.NoError(t, s.Free(dev))
 	require.NoError(t, s.FreeHost(host))
 	require.NoError(t, s.ResetDevice(0))
+	assert.Empty(t, s.live())
 	assert.Empty(t, s.leaks())
+}
+
+// TestLeakAccounting: resources a reset or finalize releases for the
+// program are counted, those the program released are not.
+func TestLeakAccounting(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	ctx, err := s.CreateContext(0)
+	require.NoError(t, err)
+	_, err = s.CreateStream()
+	require.NoError(t, err)
+	_, err = s.CreateEvent()
+	require.NoError(t, err)
+	require.NoError(t, s.DestroyContext(ctx))
+	assert.Equal(t, []string{"1 stream(s)", "1 event(s)"}, s.leaks(), "DestroyContext released its stream and event")
+
+	require.NoError(t, s.SetDevice(0))
+	_, err = s.CreateContext(0)
+	require.NoError(t, err)
+	_, err = s.Malloc(100, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	p, err := s.Malloc(100, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	require.NoError(t, s.Free(p))
+	_, err = s.MallocHost(100)
+	require.NoError(t, err)
+	require.NoError(t, s.ResetDevice(0))
+	require.NoError(t, s.ResetDevice(0))
+	assert.Equal(t, []string{"1 device allocation(s)", "1 stream(s)", "1 event(s)", "1 context(s)"}, s.leaks())
+	assert.Equal(t, []string{"1 MallocHost block(s)"}, s.live(), "a reset keeps host memory")
+	require.NoError(t, s.Finalize())
+	assert.Equal(t, []string{"1 device allocation(s)", "1 MallocHost block(s)", "1 stream(s)", "1 event(s)", "1 context(s)"}, s.leaks())
+	assert.Empty(t, s.live())
 }
 
 // TestFailCallInjection: the k-th call fails with the injected code and
@@ -342,6 +376,7 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	assert.Empty(t, s.live())
 	assert.Empty(t, s.leaks())
 }
 

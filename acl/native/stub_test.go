@@ -93,19 +93,25 @@ func (s *stub) hold(st acl.StreamHandle) (release func(), err error) {
 	return func() { s.ccall("stub_release_hold", uintptr(token)) }, nil
 }
 
-// Kinds counted by stub_live.
+// Kinds counted by stub_live and stub_leaked.
 var liveKinds = []string{"device allocation", "MallocHost block", "host registration", "stream", "event", "context"}
 
-// leaks lists the resources the stub still holds.
-func (s *stub) leaks() []string {
+func (s *stub) count(fn string) []string {
 	var out []string
 	for k, name := range liveKinds {
-		if n := s.ccall("stub_live", uintptr(k)); n != 0 {
-			out = append(out, fmt.Sprintf("%d live %s(s)", n, name))
+		if n := s.ccall(fn, uintptr(k)); n != 0 {
+			out = append(out, fmt.Sprintf("%d %s(s)", n, name))
 		}
 	}
 	return out
 }
+
+// live lists the resources the stub holds now.
+func (s *stub) live() []string { return s.count("stub_live") }
+
+// leaks lists the resources a device reset, a context destroy or
+// aclFinalize had to release since the stub was opened.
+func (s *stub) leaks() []string { return s.count("stub_leaked") }
 
 // bound locks the test goroutine to its thread for the rest of the test
 // (the thread is discarded afterwards) and sets device 0 there.

@@ -22,6 +22,8 @@ static uint64_t g_calls;     /* every exported ACL call */
 static uint64_t g_countdown; /* the countdown-th eligible call fails */
 static int g_fail_code;
 
+static uint64_t g_leaked[6]; /* resources released implicitly, by kind */
+
 static __thread char tls_msg[512];
 static __thread int tls_has_msg;
 static __thread uintptr_t tls_ctx;
@@ -72,6 +74,9 @@ STUB_API const char *aclGetRecentErrMsg(void) {
 STUB_API uint64_t stub_call_count(void) { return __atomic_load_n(&g_calls, __ATOMIC_RELAXED); }
 
 STUB_API void stub_reset(void) {
+    pthread_mutex_lock(&g_mu);
+    memset(g_leaked, 0, sizeof g_leaked);
+    pthread_mutex_unlock(&g_mu);
     __atomic_store_n(&g_calls, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g_countdown, 0, __ATOMIC_RELEASE);
 }
@@ -121,6 +126,19 @@ STUB_API uint64_t stub_live(int kind) {
     pthread_mutex_unlock(&g_mu);
     return n;
 }
+
+/* stub_leaked counts, by the kinds of stub_live, the resources that
+ * aclrtResetDevice, aclrtDestroyContext or aclFinalize had to release
+ * because the program had not, since the library was loaded or stub_reset. */
+STUB_API uint64_t stub_leaked(int kind) {
+    if (kind < 0 || kind > 5) return 0;
+    pthread_mutex_lock(&g_mu);
+    uint64_t n = g_leaked[kind];
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+void note_leaks(int kind, uint64_t n) { g_leaked[kind] += n; }
 
 /* ---- handle tables ---- */
 
@@ -189,15 +207,24 @@ static stub_ctx *new_ctx(int dev, int is_default) {
     return c;
 }
 
-static void kill_ctx(stub_ctx *c) {
+/* kill_ctx releases a context with its streams and events; implicit says
+ * the context itself was left by the program (a device reset). */
+static void kill_ctx(stub_ctx *c, int implicit) {
     for (size_t i = 0; i < g_streams.n; i++) {
         stub_stream *s = g_streams.slot[i];
-        if (s && s->alive && s->ctx == c) kill_stream(s);
+        if (s && s->alive && s->ctx == c) {
+            if (!s->is_default) note_leaks(3, 1);
+            kill_stream(s);
+        }
     }
     for (size_t i = 0; i < g_events.n; i++) {
         stub_event *e = g_events.slot[i];
-        if (e && e->alive && e->ctx == c) kill_event(e);
+        if (e && e->alive && e->ctx == c) {
+            note_leaks(4, 1);
+            kill_event(e);
+        }
     }
+    if (implicit && !c->is_default) note_leaks(5, 1);
     c->alive = 0;
 }
 
@@ -206,10 +233,11 @@ static void kill_ctx(stub_ctx *c) {
 void release_device(int dev) {
     for (size_t i = 0; i < g_ctxs.n; i++) {
         stub_ctx *c = g_ctxs.slot[i];
-        if (c && c->alive && c->device == dev) kill_ctx(c);
+        if (c && c->alive && c->device == dev) kill_ctx(c, 1);
     }
     g_dev[dev].defctx = NULL;
     g_dev[dev].set_count = 0;
+    note_leaks(0, mem_live_device(dev));
     mem_reset_device(dev);
     pthread_cond_broadcast(&g_cv);
 }
@@ -244,6 +272,8 @@ STUB_API aclError aclFinalize(void) {
     if (g_state == 2) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_FINALIZE, __func__, "already finalized"));
     if (g_state != 1) LOCKED_RETURN(stub_fail(ACL_ERROR_UNINITIALIZE, __func__, "aclInit has not been called"));
     for (int d = 0; d < g_ndev; d++) release_device(d);
+    note_leaks(1, mem_live(1));
+    note_leaks(2, mem_live(2));
     mem_reset_host();
     model_reset();
     /* No queue refers to any object any more: free them all. */
@@ -359,7 +389,7 @@ STUB_API aclError aclrtDestroyContext(aclrtContext context) {
         LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_HANDLE, __func__,
                                 "%p is the default context of device %d (released by aclrtResetDevice)", context,
                                 c->device));
-    kill_ctx(c);
+    kill_ctx(c, 0);
     pthread_cond_broadcast(&g_cv);
     LOCKED_RETURN(ACL_SUCCESS);
 }

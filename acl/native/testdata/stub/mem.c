@@ -86,6 +86,8 @@ void mem_reset_host(void) {
     g_nregs = 0;
 }
 
+uint64_t mem_live_device(int dev) { return g_arena_n > dev ? g_arena[dev].n : 0; }
+
 uint64_t mem_live(int kind) {
     if (kind == 0) {
         uint64_t n = 0;

@@ -115,6 +115,7 @@ HIDDEN aclError need_ctx(const char *fn, stub_ctx **out);
 HIDDEN uintptr_t table_add(table *t, uintptr_t base, void *obj);
 HIDDEN void *table_get(table *t, uintptr_t base, uintptr_t h);
 HIDDEN void release_device(int dev);
+HIDDEN void note_leaks(int kind, uint64_t n);
 
 /* mem.c */
 enum mem_kind { MK_PLAIN, MK_DEVICE, MK_DEVFREE, MK_PINNED, MK_REGISTERED, MK_ALIAS };
@@ -132,6 +133,7 @@ HIDDEN aclError check_copy(const char *fn, void *dst, size_t destMax, const void
                            int kind, int async, void **hdst, const void **hsrc);
 HIDDEN aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp);
 HIDDEN uint64_t mem_live(int kind);
+HIDDEN uint64_t mem_live_device(int dev);
 HIDDEN extern uint64_t g_cap;
 
 /* stream.c */
