@@ -3,7 +3,7 @@ package acl
 import (
 	"errors"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -174,7 +174,7 @@ func (d *Device) Close() error {
 	d.kmu.Unlock()
 	d.res.mu.Unlock()
 
-	sort.SliceStable(kids, func(i, j int) bool { return kids[i].rank() < kids[j].rank() })
+	slices.SortStableFunc(kids, func(a, b child) int { return a.rank() - b.rank() })
 	for _, c := range kids {
 		c.retire()
 	}
