@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 	"unsafe"
@@ -148,3 +150,7 @@ func pages(t *testing.T, n int) []byte {
 	t.Cleanup(func() { _ = unix.Munmap(p) })
 	return p
 }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+func itoa(i int) string { return strconv.Itoa(i) }

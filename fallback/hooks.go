@@ -19,7 +19,7 @@ import (
 // Model execution and the HCCL model build their asynchronous operations
 // on it.
 func (n *NPU) Enqueue(s acl.StreamHandle, task func() error) error {
-	return n.EnqueueOp(s, "task", task)
+	return n.EnqueueOp(s, "Enqueue", task)
 }
 
 // EnqueueOp is Enqueue with the name of the operation (for example

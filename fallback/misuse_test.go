@@ -1,0 +1,273 @@
+package fallback
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// everyCall calls every acl.Backend method and hook with plausible
+// arguments and returns the errors by name.
+func everyCall(n *NPU) map[string]error {
+	var word [64]byte
+	p := unsafe.Pointer(&word[0])
+	const h = 0x7ead_beef_0001
+	errs := map[string]error{}
+	add := func(name string, err error) { errs[name] = err }
+	add("SetDevice", n.SetDevice(0))
+	add("ResetDevice", n.ResetDevice(0))
+	_, err := n.GetDevice()
+	add("GetDevice", err)
+	_, err = n.GetDeviceCount()
+	add("GetDeviceCount", err)
+	_, err = n.GetRunMode()
+	add("GetRunMode", err)
+	_, err = n.CreateContext(0)
+	add("CreateContext", err)
+	add("DestroyContext", n.DestroyContext(h))
+	add("SetCurrentContext", n.SetCurrentContext(h))
+	_, err = n.GetCurrentContext()
+	add("GetCurrentContext", err)
+	_, err = n.CreateStream()
+	add("CreateStream", err)
+	add("DestroyStream", n.DestroyStream(h))
+	add("SynchronizeStream", n.SynchronizeStream(h))
+	add("SynchronizeStreamWithTimeout", n.SynchronizeStreamWithTimeout(h, 1))
+	_, err = n.CreateEvent()
+	add("CreateEvent", err)
+	_, err = n.CreateEventWithFlag(acl.EventSync)
+	add("CreateEventWithFlag", err)
+	add("RecordEvent", n.RecordEvent(h, h))
+	add("SynchronizeEvent", n.SynchronizeEvent(h))
+	add("StreamWaitEvent", n.StreamWaitEvent(h, h))
+	_, err = n.EventElapsedTime(h, h)
+	add("EventElapsedTime", err)
+	add("DestroyEvent", n.DestroyEvent(h))
+	_, err = n.Malloc(64, 0)
+	add("Malloc", err)
+	add("Free", n.Free(p))
+	_, err = n.MallocHost(64)
+	add("MallocHost", err)
+	add("FreeHost", n.FreeHost(p))
+	add("Memcpy", n.Memcpy(p, 32, unsafe.Add(p, 32), 32, acl.MemcpyHostToHost))
+	add("MemcpyAsync", n.MemcpyAsync(p, 32, unsafe.Add(p, 32), 32, acl.MemcpyHostToHost, h))
+	add("Memset", n.Memset(p, 64, 0, 64))
+	add("MemsetAsync", n.MemsetAsync(p, 64, 0, 64, h))
+	_, _, err = n.GetMemInfo(acl.HBMMem)
+	add("GetMemInfo", err)
+	_, err = n.HostRegister(p, 64, acl.HostRegisterMapped)
+	add("HostRegister", err)
+	add("HostUnregister", n.HostUnregister(p))
+	add("HostRegisterV2", n.HostRegisterV2(p, 64, acl.HostRegMapped))
+	_, err = n.HostGetDevicePointer(p, 0)
+	add("HostGetDevicePointer", err)
+	_, _, _, err = n.GetVersion()
+	add("GetVersion", err)
+	add("Enqueue", n.Enqueue(h, func() error { return nil }))
+	add("SynchronizeStreamContext", n.SynchronizeStreamContext(nil, h)) //nolint:staticcheck // nil ctx is refused before use
+	_, err = n.CurrentDevice()
+	add("CurrentDevice", err)
+	return errs
+}
+
+func TestEveryCallBeforeInitAndAfterClose(t *testing.T) {
+	n, err := New(WithDeviceMemory(testMem), WithHostMemory(testMem))
+	require.NoError(t, err)
+	for name, err := range everyCall(n) {
+		assertCode(t, acl.CodeUninitialize, err, name+" before aclInit")
+	}
+	assert.Empty(t, n.GetSocName())
+	requireCode(t, acl.CodeUninitialize, n.Finalize())
+	require.NoError(t, n.Init(""))
+	requireCode(t, acl.CodeRepeatInitialize, n.Init(""))
+	assert.Equal(t, DefaultSocName, n.GetSocName())
+	require.NoError(t, n.Close())
+	for name, err := range everyCall(n) {
+		assertCode(t, acl.CodeUninitialize, err, name+" after Close")
+	}
+	requireCode(t, acl.CodeUninitialize, n.Init(""))
+	requireCode(t, acl.CodeUninitialize, n.Finalize())
+	assert.Empty(t, n.GetSocName())
+	assert.Empty(t, n.GetRecentErrMsg())
+	var x byte
+	assert.Equal(t, PlaceInvalid, n.Classify(unsafe.Pointer(&x)).Place)
+	_, _, err = n.DeviceBytes(unsafe.Pointer(&x), 1)
+	requireCode(t, acl.CodeUninitialize, err)
+	_, _, err = n.Bytes(unsafe.Pointer(&x), 1)
+	requireCode(t, acl.CodeUninitialize, err)
+	_ = n.Counters()
+	n.ResetCounters()
+	n.CountCopy(HostToHost, 1)
+	n.CountLaunch()
+	n.FailAllocation(1, 0)
+	n.FailTask(1, 0)
+	assert.Empty(t, n.Leaks())
+	require.NoError(t, n.Close())
+}
+
+func TestInfo(t *testing.T) {
+	n := newTestNPU(t, WithSocName("Ascend310P3"), WithVersion(2, 3, 4), WithDevices(5))
+	assert.Equal(t, "fallback", n.Name())
+	assert.Equal(t, "Ascend310P3", n.GetSocName())
+	ma, mi, pa, err := n.GetVersion()
+	require.NoError(t, err)
+	assert.Equal(t, [3]int32{2, 3, 4}, [3]int32{ma, mi, pa})
+	m, err := n.GetRunMode()
+	require.NoError(t, err)
+	assert.Equal(t, acl.RunModeHost, m)
+	c, err := n.GetDeviceCount()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(5), c)
+}
+
+// TestNullAndUndefinedArguments: the ACL-layer argument checks.
+func TestNullAndUndefinedArguments(t *testing.T) {
+	n := newTestNPU(t)
+	d := mustMalloc(t, n, 64)
+	var word [64]byte
+	h := unsafe.Pointer(&word[0])
+	for name, err := range map[string]error{
+		"Malloc(0)":                    errOf(n.Malloc(0, 0)),
+		"Malloc(policy 8)":             errOf(n.Malloc(64, 8)),
+		"Malloc(policy bits)":          errOf(n.Malloc(64, 0x200)),
+		"MallocHost(0)":                errOf(n.MallocHost(0)),
+		"Memcpy(kind -1)":              n.Memcpy(d, 64, h, 64, -1),
+		"Memcpy(kind 8)":               n.Memcpy(d, 64, h, 64, 8),
+		"Memcpy(nil dst)":              n.Memcpy(nil, 64, h, 64, acl.MemcpyHostToDevice),
+		"Memcpy(nil src)":              n.Memcpy(d, 64, nil, 64, acl.MemcpyHostToDevice),
+		"Memcpy(destMax<count)":        n.Memcpy(d, 63, h, 64, acl.MemcpyHostToDevice),
+		"Memset(nil)":                  n.Memset(nil, 64, 0, 64),
+		"Memset(maxCount<count)":       n.Memset(d, 1, 0, 2),
+		"GetMemInfo(-1)":               errOf3(n.GetMemInfo(-1)),
+		"GetMemInfo(18)":               errOf3(n.GetMemInfo(18)),
+		"SyncTimeout(-2)":              n.SynchronizeStreamWithTimeout(0, -2),
+		"HostGetDevicePointer(flag)":   errOf(n.HostGetDevicePointer(h, 1)),
+		"HostRegister(type 1)":         errOf(n.HostRegister(h, 64, 1)),
+		"HostRegister(size 0)":         errOf(n.HostRegister(pagePtr(t), 0, 0)),
+		"HostRegisterV2(flag 0)":       n.HostRegisterV2(h, 64, 0),
+		"HostRegisterV2(flag 1)":       n.HostRegisterV2(h, 64, 1),
+		"HostRegister(unaligned)":      errOf(n.HostRegister(unsafe.Add(pagePtr(t), 8), 64, 0)),
+		"DestroyStream(NULL)":          n.DestroyStream(0),
+		"DestroyEvent(NULL)":           n.DestroyEvent(0),
+		"DestroyContext(NULL)":         n.DestroyContext(0),
+		"SetCurrentContext(NULL)":      n.SetCurrentContext(0),
+		"CreateEventWithFlag(0x10)":    errOf(n.CreateEventWithFlag(0x10)),
+		"EventElapsedTime(NULL, NULL)": errOf32(n.EventElapsedTime(0, 0)),
+	} {
+		assertCode(t, acl.CodeInvalidParam, err, name)
+	}
+	// Device memory cannot be host-registered.
+	_, err := n.HostRegister(d, 64, 0)
+	if uintptr(d)%4096 == 0 {
+		assertCode(t, acl.CodeRTInvalidMemoryType, err)
+	}
+	assertCode(t, acl.CodeRTInvalidMemoryType, n.HostRegisterV2(d, 64, acl.HostRegMapped))
+	require.NoError(t, n.Free(d))
+}
+
+func pagePtr(t *testing.T) unsafe.Pointer { return ptrOf(pages(t, 1)) }
+
+func errOf[T any](_ T, err error) error          { return err }
+func errOf3[A, B any](_ A, _ B, err error) error { return err }
+func errOf32(_ float32, err error) error         { return err }
+
+// TestRandomMisuseNeverPanics throws random calls with pointers that are
+// live, freed, interior, past the end, pinned or plain (only within a
+// plain buffer, which stays valid) at the NPU: each call succeeds or
+// fails with a known ACL code; nothing panics or crashes.
+func TestRandomMisuseNeverPanics(t *testing.T) {
+	r := newRand(t)
+	n := newTestNPU(t, WithDevices(2))
+	plain := make([]byte, 1<<20)
+	var ptrs []unsafe.Pointer
+	var streams []acl.StreamHandle
+	var events []acl.EventHandle
+	pick := func() unsafe.Pointer {
+		switch r.IntN(4) {
+		case 0:
+			return unsafe.Add(ptrOf(plain), r.IntN(len(plain)/2))
+		case 1:
+			a := n.arenas[r.IntN(len(n.arenas))]
+			return unsafe.Add(unsafe.Pointer(&a.mem[0]), r.IntN(1<<20))
+		}
+		if len(ptrs) == 0 {
+			return ptrOf(plain)
+		}
+		return unsafe.Add(ptrs[r.IntN(len(ptrs))], r.IntN(3)*r.IntN(600))
+	}
+	size := func() uintptr { return uintptr(r.IntN(64 << 10)) }
+	stream := func() acl.StreamHandle {
+		if len(streams) == 0 || r.IntN(5) == 0 {
+			return acl.StreamHandle(r.IntN(3))
+		}
+		return streams[r.IntN(len(streams))]
+	}
+	event := func() acl.EventHandle {
+		if len(events) == 0 || r.IntN(5) == 0 {
+			return acl.EventHandle(r.IntN(3))
+		}
+		return events[r.IntN(len(events))]
+	}
+	keep := func(p unsafe.Pointer, err error) error {
+		if err == nil {
+			ptrs = append(ptrs, p) // later freed, interior or past-the-end uses
+		}
+		return err
+	}
+	calls := []func() error{
+		func() error { return keep(n.Malloc(size()+1, 0)) },
+		func() error { return keep(n.MallocHost(size() + 1)) },
+		func() error { return n.Free(pick()) },
+		func() error { return n.FreeHost(pick()) },
+		func() error {
+			c := size()
+			return n.Memcpy(pick(), c+uintptr(r.IntN(2)), pick(), c, acl.MemcpyKind(r.IntN(9)))
+		},
+		func() error {
+			c := size()
+			return n.MemcpyAsync(pick(), c, pick(), c, acl.MemcpyKind(r.IntN(9)), stream())
+		},
+		func() error { c := size(); return n.Memset(pick(), c, r.Int32(), c) },
+		func() error { c := size(); return n.MemsetAsync(pick(), c, r.Int32(), c, stream()) },
+		func() error { s, err := n.CreateStream(); streams = append(streams, s); return err },
+		func() error { return n.DestroyStream(stream()) },
+		func() error { return n.SynchronizeStreamWithTimeout(stream(), int32(r.IntN(3))-1) },
+		func() error { e, err := n.CreateEvent(); events = append(events, e); return err },
+		func() error { return n.RecordEvent(event(), stream()) },
+		func() error { return n.StreamWaitEvent(stream(), event()) },
+		func() error { return n.SynchronizeEvent(event()) },
+		func() error { _, err := n.EventElapsedTime(event(), event()); return err },
+		func() error { return n.DestroyEvent(event()) },
+		func() error { return n.SetDevice(int32(r.IntN(4)) - 1) },
+		func() error { return n.ResetDevice(int32(r.IntN(3))) },
+		func() error { return n.HostRegisterV2(pick(), uint64(size()), acl.HostRegMapped) },
+		func() error { return n.HostUnregister(pick()) },
+		func() error { _, err := n.HostGetDevicePointer(pick(), 0); return err },
+		func() error { _, _, err := n.DeviceBytes(pick(), size()); return err },
+	}
+	codes := map[acl.Code]int{}
+	for range 5000 {
+		err := calls[r.IntN(len(calls))]()
+		if err == nil {
+			continue
+		}
+		var e *acl.Error
+		require.True(t, errors.As(err, &e), "%v", err)
+		require.True(t, e.Code.Known(), "%v", err)
+		require.NotEmpty(t, e.Msg)
+		codes[e.Code]++
+	}
+	t.Logf("error codes seen: %v", codes)
+	// Everything left is released by aclFinalize.
+	_ = n.SetDevice(0)
+	require.NoError(t, n.Finalize())
+	runtime.KeepAlive(plain) // queued tasks may use registered parts of it until aclFinalize
+	c := n.Counters()
+	assert.Zero(t, c.Streams+c.Events+c.Registrations)
+	assert.Equal(t, []uint64{0, 0}, c.LiveBytes)
+}
