@@ -1,0 +1,161 @@
+package native
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/dl"
+)
+
+// MissingSymbolsError is returned by Open when the library lacks required
+// functions; Names lists all of them.
+type MissingSymbolsError = dl.MissingSymbolsError
+
+// NotFoundError is returned by Open when no candidate library loads; it
+// lists every path tried and why it failed.
+type NotFoundError = dl.NotFoundError
+
+// Library names, in the order Open prefers them.
+const (
+	LibHCCL  = "libhccl.so"
+	LibHComm = "libhcomm.so"
+)
+
+// EnvLibrary is the environment override of the library location (a file
+// or a directory).
+const EnvLibrary = dl.EnvHCCLOverride
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
+	path string
+}
+
+// WithLibraryPath loads the library from path, a file or a directory,
+// instead of searching for it.
+func WithLibraryPath(path string) Option { return func(c *config) { c.path = path } }
+
+// Backend is the purego binding of HCCL. It is safe for concurrent use, as
+// the C library is.
+type Backend struct {
+	lib    *dl.Library
+	fns    [numSyms]uintptr
+	closed atomic.Bool
+	once   sync.Once
+	err    error
+}
+
+var _ hccl.Backend = (*Backend)(nil)
+
+// Open loads the HCCL library and resolves its symbols.
+func Open(opts ...Option) (*Backend, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	lib, err := dl.Open(dl.Spec{
+		Family: "HCCL",
+		Names:  []string{LibHCCL, LibHComm},
+		Extras: []string{LibHComm},
+		Path:   c.path,
+		EnvVar: EnvLibrary,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{lib: lib}
+	table := make([]dl.Symbol, 0, numSyms)
+	for i, s := range syms {
+		table = append(table, dl.Symbol{Name: s.name, Slot: &b.fns[i], Optional: s.optional})
+	}
+	if err := lib.Resolve(table); err != nil {
+		lib.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Name returns "native".
+func (b *Backend) Name() string { return "native" }
+
+// Path is the file of the primary library that was loaded.
+func (b *Backend) Path() string { return b.lib.Path() }
+
+// Paths lists every loaded file, the primary first.
+func (b *Backend) Paths() []string { return b.lib.Paths() }
+
+// Symbol returns the address of any symbol of the loaded libraries, or 0
+// when it is absent or the backend is closed: an escape hatch for functions
+// this package does not bind, and for tests.
+func (b *Backend) Symbol(name string) uintptr {
+	if b.closed.Load() {
+		return 0
+	}
+	return b.lib.Lookup(name)
+}
+
+// Has reports whether the C function name was resolved (bound functions)
+// or is exported (any other name).
+func (b *Backend) Has(name string) bool {
+	for i, s := range syms {
+		if s.name == name {
+			return b.fns[i] != 0 && !b.closed.Load()
+		}
+	}
+	return b.Symbol(name) != 0
+}
+
+// Close unloads the library. Communicators still open are not destroyed;
+// calls made after Close fail with HCCL_E_UNAVAIL. Close is idempotent.
+func (b *Backend) Close() error {
+	b.once.Do(func() {
+		b.closed.Store(true)
+		b.err = b.lib.Close()
+	})
+	return b.err
+}
+
+// call runs the HcclResult-returning C function id. Pointer arguments must
+// be converted to uintptr in the call expression: the directive keeps their
+// objects alive and off the goroutine stack for the duration of the call.
+//
+//go:uintptrescapes
+func (b *Backend) call(id sym, args ...uintptr) error {
+	fn := b.fns[id]
+	if fn == 0 || b.closed.Load() {
+		return b.unavailable(id)
+	}
+	r, _, _ := purego.SyscallN(fn, args...)
+	if int32(r) == 0 {
+		return nil
+	}
+	return &hccl.Error{Op: syms[id].name, Code: hccl.Result(int32(r))}
+}
+
+func (b *Backend) unavailable(id sym) error {
+	op := syms[id].name
+	if b.closed.Load() {
+		return &hccl.Error{Op: op, Code: hccl.EUnavail, Msg: "native: backend is closed"}
+	}
+	return &hccl.Error{Op: op, Code: hccl.ENotSupport,
+		Msg: "native: " + op + " is not exported by " + strings.Join(b.lib.Paths(), ", ")}
+}
+
+// errorf builds an error found before calling C.
+func errorf(id sym, code hccl.Result, format string, args ...any) error {
+	return hccl.Errorf(syms[id].name, code, format, args...)
+}
+
+// rawCall calls fn and returns its raw result, for C functions that do not
+// return an HcclResult.
+//
+//go:uintptrescapes
+func (b *Backend) rawCall(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}
