@@ -72,7 +72,7 @@ func (e *stubEnv) Devices(n int) []int32 {
 	return d
 }
 func (e *stubEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) { return &plainRank{}, nil }
-func (e *stubEnv) Live() int                                             { return int(stubCall(e.t, e.b, "HcclStubLive")) }
+func (e *stubEnv) Live() int                                           { return int(stubCall(e.t, e.b, "HcclStubLive")) }
 
 // plainRank hands out mmap'ed memory.
 type plainRank struct {
