@@ -1,0 +1,177 @@
+package hcclsim
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+)
+
+// getRootInfo starts a rendezvous and returns its root info.
+func (s *Sim) getRootInfo() ([rootInfoBytes]byte, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return [rootInfoBytes]byte{}, errf(codePara, "backend closed")
+	}
+	id := newWorldID()
+	h, err := startHub(id, s.opts.ShmDir, s.opts.ConnectTimeout)
+	if err != nil {
+		return [rootInfoBytes]byte{}, err
+	}
+	s.mu.Lock()
+	// Forget hubs that have ended, keep the live ones for Close.
+	live := s.hubs[:0]
+	for _, x := range s.hubs {
+		select {
+		case <-x.done:
+		default:
+			live = append(live, x)
+		}
+	}
+	s.hubs = append(live, h)
+	s.mu.Unlock()
+	return rootInfo{id: id, pid: os.Getpid(), addr: h.addr()}.encode(), nil
+}
+
+// joinWorld is CommInitRootInfo: it reaches the rendezvous of root (an
+// in-memory pipe when the rendezvous runs in this process, loopback TCP
+// otherwise), waits until all n ranks are in, and sets up the transport the
+// rendezvous chose.
+func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout time.Duration) (*comm, error) {
+	root, ok := decodeRootInfo(raw)
+	if !ok {
+		return nil, errf(codePara, "root info was not produced by this backend's GetRootInfo")
+	}
+	deadline := time.Now().Add(s.opts.ConnectTimeout)
+	var conn net.Conn
+	h := lookupHub(root.id)
+	if h != nil && root.pid == os.Getpid() {
+		a, b := net.Pipe()
+		h.attach(b)
+		conn = a
+	} else {
+		if root.pid == os.Getpid() {
+			return nil, errf(codePara, "root info of a rendezvous that has ended")
+		}
+		var err error
+		for {
+			conn, err = net.DialTimeout("tcp", root.addr, time.Until(deadline))
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, errf(codeTCPConnect, "connect to the rendezvous at %s: %v", root.addr, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	_ = conn.SetDeadline(deadline)
+	l := newLink(conn)
+	fail := func(err error) (*comm, error) {
+		l.flushClose()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return nil, errf(codeTimeout, "not all %d ranks joined within %v", n, s.opts.ConnectTimeout)
+		}
+		if _, ok := err.(*simError); !ok {
+			return nil, errf(codeTimeout, "rendezvous: %v", err)
+		}
+		return nil, err
+	}
+	if err := l.sendSync(&msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: s.opts.BufferBytes}); err != nil {
+		return fail(err)
+	}
+	m, err := l.recv()
+	if err != nil {
+		return fail(err)
+	}
+	if m.Kind == mReject {
+		return fail(errf(code(m.Code), "%s", m.Text))
+	}
+	if m.Kind != mFormed {
+		return fail(errf(codeInternal, "rendezvous: unexpected message %d", m.Kind))
+	}
+	if m.Mode == modeLocal {
+		// Every rank is in this process: data moves directly.
+		w := h.local
+		l.flushClose()
+		c := s.newComm(w, root.id, n, rank, dev, name, timeout)
+		w.mu.Lock()
+		w.comms[rank] = c
+		w.mu.Unlock()
+		return c, nil
+	}
+	return s.joinShm(l, root, n, rank, dev, name, timeout, m.StageBytes, fail)
+}
+
+// joinShm sets up a rank of a multi-process communicator: create and map
+// its segment, map the peers', wait until all are mapped (the rendezvous
+// then unlinks every name).
+func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name string, timeout time.Duration, stage int,
+	fail func(error) (*comm, error)) (*comm, error) {
+	lay := layoutFor(n, stage)
+	segName := fmt.Sprintf("%s%x-r%d-p%d", segPrefix, root.id[:6], rank, os.Getpid())
+	own, err := createSegment(s.opts.ShmDir, segName, lay)
+	if err != nil {
+		return fail(errf(codeSyscall, "%v", err))
+	}
+	segs := make([]*segment, n)
+	cleanup := func() {
+		unlinkSegment(s.opts.ShmDir, segName)
+		for _, sg := range segs {
+			if sg != own {
+				sg.unmap()
+			}
+		}
+		own.unmap()
+	}
+	if err := l.sendSync(&msg{Kind: mSeg, Seg: segName}); err != nil {
+		cleanup()
+		return fail(err)
+	}
+	m, err := l.recv()
+	if err == nil && m.Kind == mReject {
+		err = errf(code(m.Code), "%s", m.Text)
+	}
+	if err == nil && (m.Kind != mPeers || len(m.Segs) != n) {
+		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
+	}
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	for k, nm := range m.Segs {
+		if k == rank {
+			segs[k] = own
+			continue
+		}
+		if segs[k], err = openSegment(s.opts.ShmDir, nm, lay); err != nil {
+			cleanup()
+			return fail(errf(codeSyscall, "%v", err))
+		}
+	}
+	if err := l.sendSync(&msg{Kind: mMapped}); err != nil {
+		cleanup()
+		return fail(err)
+	}
+	m, err = l.recv()
+	if err == nil && m.Kind != mGo {
+		if m.Kind == mReject {
+			err = errf(code(m.Code), "%s", m.Text)
+		} else {
+			err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
+		}
+	}
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	// The rendezvous unlinked every name; ours again in case it could not.
+	unlinkSegment(s.opts.ShmDir, segName)
+	_ = l.conn.SetDeadline(time.Time{})
+	w := newShmWorld(s, n, rank, own, segs, l)
+	c := s.newComm(w, root.id, n, rank, dev, name, timeout)
+	w.start(c)
+	return c, nil
+}

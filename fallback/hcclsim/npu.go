@@ -1,0 +1,44 @@
+package hcclsim
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+)
+
+// New returns the HCCL model over a fallback NPU: ranks are the NPU's
+// devices, buffers its device memory (or host memory registered with it),
+// operations its stream tasks. Close the Sim before the NPU.
+func New(npu *fallback.NPU, opts Options) *Sim {
+	return newSim(npuEnv{npu}, opts)
+}
+
+// npuEnv adapts *fallback.NPU to env.
+type npuEnv struct{ n *fallback.NPU }
+
+func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byte, error) {
+	d, b, err := e.n.DeviceBytes(p, uintptr(n))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case kind == memDevice && d != dev:
+		if d < 0 {
+			return nil, fmt.Errorf("%p is registered host memory, not device memory", p)
+		}
+		return nil, fmt.Errorf("%p is memory of device %d, the rank is on device %d", p, d, dev)
+	case kind == memHost && d >= 0:
+		return nil, fmt.Errorf("%p is device memory, not registered host memory", p)
+	}
+	return b, nil
+}
+
+func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) error {
+	return e.n.EnqueueOp(s, "HCCL", task)
+}
+
+func (e npuEnv) currentDevice() (int32, error) { return e.n.CurrentDevice() }
+
+func (e npuEnv) deviceCount() int { return e.n.DeviceCount() }

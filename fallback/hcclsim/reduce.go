@@ -1,0 +1,173 @@
+package hcclsim
+
+import (
+	"unsafe"
+
+	"github.com/ascend-go/cann/internal/floatx"
+)
+
+// Reductions over raw device bytes.
+//
+// reduceBlocks computes, element by element, op(srcs[0], srcs[1], …) in rank
+// order and writes the result to every slice in dsts. Work proceeds in
+// blocks small enough to stay in L1: the block's result is built in a
+// scratch buffer and copied out only after every source block has been
+// read, so a destination may alias a source (in-place collectives).
+//
+// Integer types wrap on overflow like two's-complement C. float16 and
+// bfloat16 are widened to float32, accumulated over all ranks in float32 and
+// rounded once (to nearest even) at the end. MAX and MIN on floats
+// propagate NaN: if any input is NaN the result is NaN. int128 and the
+// 8-bit float types are not reduced (HCCL_E_NOT_SUPPORT, as on the device;
+// see dtype.reducible).
+
+// blockBytes bounds the scratch of one block (the accumulator and one
+// decoded source fit in L1 together).
+const blockBytes = 8 << 10
+
+type number interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+// reducer holds the scratch of one reducing goroutine; it is not safe for
+// concurrent use, each worker owns one.
+type reducer struct {
+	acc [blockBytes / 8]uint64  // accumulator, viewed as the element type (8-byte aligned)
+	f32 [blockBytes / 4]float32 // narrow floats: the float32 accumulator
+	tmp [blockBytes / 4]float32 // narrow floats: one decoded source
+	out [blockBytes]byte        // narrow floats: the encoded result
+}
+
+// reduceBlocks is the entry point; see the file comment. All slices must
+// have the same length, a multiple of dt's size; dt must be reducible.
+func (r *reducer) reduceBlocks(dt dtype, op redOp, dsts [][]byte, srcs [][]byte) {
+	switch dt {
+	case dtInt8:
+		reduceNum[int8](r, op, dsts, srcs)
+	case dtUint8:
+		reduceNum[uint8](r, op, dsts, srcs)
+	case dtInt16:
+		reduceNum[int16](r, op, dsts, srcs)
+	case dtUint16:
+		reduceNum[uint16](r, op, dsts, srcs)
+	case dtInt32:
+		reduceNum[int32](r, op, dsts, srcs)
+	case dtUint32:
+		reduceNum[uint32](r, op, dsts, srcs)
+	case dtInt64:
+		reduceNum[int64](r, op, dsts, srcs)
+	case dtUint64:
+		reduceNum[uint64](r, op, dsts, srcs)
+	case dtFP32:
+		reduceNum[float32](r, op, dsts, srcs)
+	case dtFP64:
+		reduceNum[float64](r, op, dsts, srcs)
+	case dtFP16:
+		r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, dsts, srcs)
+	case dtBF16:
+		r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, dsts, srcs)
+	}
+}
+
+// asSlice reinterprets device bytes as elements of T. Device memory lives
+// outside the Go heap and holds no pointers, so the view is sound; amd64 and
+// arm64 allow the unaligned loads a user offset may cause.
+func asSlice[T number](b []byte) []T {
+	var z T
+	n := len(b) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
+	var z T
+	esz := int(unsafe.Sizeof(z))
+	total := len(srcs[0])
+	step := blockBytes / esz * esz
+	acc := asSlice[T](unsafe.Slice((*byte)(unsafe.Pointer(&r.acc[0])), len(r.acc)*8))
+	for off := 0; off < total; off += step {
+		end := min(off+step, total)
+		m := (end - off) / esz
+		a := acc[:m]
+		s0 := asSlice[T](srcs[0][off:end])
+		if len(srcs) == 1 {
+			copy(a, s0)
+		} else {
+			combine2(op, a, s0, asSlice[T](srcs[1][off:end]))
+			for _, s := range srcs[2:] {
+				combine2(op, a, a, asSlice[T](s[off:end]))
+			}
+		}
+		ab := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), end-off)
+		for _, d := range dsts {
+			copy(d[off:end], ab)
+		}
+	}
+}
+
+// combine2 sets a[i] = op(x[i], y[i]); a may be x. Each op is its own tight
+// loop so the common case (SUM) has no per-element branch on the op.
+func combine2[T number](op redOp, a, x, y []T) {
+	x = x[:len(a)]
+	y = y[:len(a)]
+	switch op {
+	case opSum:
+		i := 0
+		for ; i+4 <= len(a); i += 4 {
+			a0 := x[i] + y[i]
+			a1 := x[i+1] + y[i+1]
+			a2 := x[i+2] + y[i+2]
+			a3 := x[i+3] + y[i+3]
+			a[i], a[i+1], a[i+2], a[i+3] = a0, a1, a2, a3
+		}
+		for ; i < len(a); i++ {
+			a[i] = x[i] + y[i]
+		}
+	case opProd:
+		for i := range a {
+			a[i] = x[i] * y[i]
+		}
+	case opMax:
+		for i := range a {
+			u, v := x[i], y[i]
+			if v > u || v != v { // v != v: a NaN on either side wins
+				u = v
+			}
+			a[i] = u
+		}
+	case opMin:
+		for i := range a {
+			u, v := x[i], y[i]
+			if v < u || v != v {
+				u = v
+			}
+			a[i] = u
+		}
+	}
+}
+
+// reduceNarrow widens each source block to float32, combines in float32 and
+// rounds once into the destination format.
+func (r *reducer) reduceNarrow(esz int, dec func([]float32, []byte) int, enc func([]byte, []float32) int,
+	op redOp, dsts, srcs [][]byte) {
+	total := len(srcs[0])
+	step := min(len(r.f32)*esz, len(r.out)/esz*esz)
+	for off := 0; off < total; off += step {
+		end := min(off+step, total)
+		m := (end - off) / esz
+		a := r.f32[:m]
+		t := r.tmp[:m]
+		dec(a, srcs[0][off:end])
+		for _, s := range srcs[1:] {
+			dec(t, s[off:end])
+			combine2(op, a, a, t)
+		}
+		o := r.out[:end-off]
+		enc(o, a)
+		for _, d := range dsts {
+			copy(d[off:end], o)
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package hcclsim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/internal/floatx"
+)
+
+var allOps = []redOp{opSum, opProd, opMax, opMin}
+
+var intTypes = []struct {
+	dt     dtype
+	bits   uint
+	signed bool
+}{
+	{dtInt8, 8, true}, {dtUint8, 8, false}, {dtInt16, 16, true}, {dtUint16, 16, false},
+	{dtInt32, 32, true}, {dtUint32, 32, false}, {dtInt64, 64, true}, {dtUint64, 64, false},
+}
+
+// randBytes returns n random bytes.
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// bigElem reads element i of a little-endian integer slice as a big.Int.
+func bigElem(b []byte, i int, bits uint, signed bool) *big.Int {
+	w := int(bits / 8)
+	le := b[i*w : (i+1)*w]
+	be := make([]byte, w)
+	for k := range le {
+		be[w-1-k] = le[k]
+	}
+	v := new(big.Int).SetBytes(be)
+	if signed && le[w-1]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), bits))
+	}
+	return v
+}
+
+// putBig writes v modulo 2^bits as element i.
+func putBig(b []byte, i int, bits uint, v *big.Int) {
+	w := int(bits / 8)
+	m := new(big.Int).Lsh(big.NewInt(1), bits)
+	u := new(big.Int).Mod(v, m)
+	be := u.FillBytes(make([]byte, w))
+	for k := range be {
+		b[i*w+k] = be[w-1-k]
+	}
+}
+
+// TestReduceIntegers checks every integer type and op against exact big
+// integer arithmetic reduced modulo 2^bits (C's wrapping).
+func TestReduceIntegers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
+	var r reducer
+	for _, it := range intTypes {
+		for _, op := range allOps {
+			for _, nsrc := range []int{1, 2, 3, 5} {
+				t.Run(fmt.Sprintf("%v/%v/n%d", it.dt, op, nsrc), func(t *testing.T) {
+					w := int(it.bits / 8)
+					count := 1 + rng.IntN(3*blockBytes/w) // spans several blocks
+					srcs := make([][]byte, nsrc)
+					for k := range srcs {
+						srcs[k] = randBytes(rng, count*w)
+					}
+					dst := make([]byte, count*w)
+					r.reduceBlocks(it.dt, op, [][]byte{dst}, srcs)
+					want := make([]byte, count*w)
+					for i := 0; i < count; i++ {
+						acc := bigElem(srcs[0], i, it.bits, it.signed)
+						for _, s := range srcs[1:] {
+							v := bigElem(s, i, it.bits, it.signed)
+							switch op {
+							case opSum:
+								acc.Add(acc, v)
+							case opProd:
+								acc.Mul(acc, v)
+							case opMax:
+								if v.Cmp(acc) > 0 {
+									acc = v
+								}
+							case opMin:
+								if v.Cmp(acc) < 0 {
+									acc = v
+								}
+							}
+						}
+						putBig(want, i, it.bits, acc)
+					}
+					require.Equal(t, want, dst)
+				})
+			}
+		}
+	}
+}
+
+// floatCase describes a float type by its scalar codec.
+type floatCase struct {
+	dt  dtype
+	w   int
+	dec func(b []byte) float64
+	enc func(b []byte, v float64)
+	gen func(rng *rand.Rand) float64
+	// narrow types accumulate in float32 and round once
+	narrow bool
+}
+
+func floatCases() []floatCase {
+	small := func(rng *rand.Rand) float64 { return rng.NormFloat64() * 4 }
+	return []floatCase{
+		{dtFP32, 4,
+			func(b []byte) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))) },
+			func(b []byte, v float64) { binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v))) },
+			func(rng *rand.Rand) float64 { return rng.NormFloat64() * 1e3 }, false},
+		{dtFP64, 8,
+			func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) },
+			func(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) },
+			func(rng *rand.Rand) float64 { return rng.NormFloat64() * 1e6 }, false},
+		{dtFP16, 2,
+			func(b []byte) float64 { return float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b))) },
+			func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F32ToF16(float32(v))) },
+			small, true},
+		{dtBF16, 2,
+			func(b []byte) float64 { return float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b))) },
+			func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F32ToBF16(float32(v))) },
+			small, true},
+	}
+}
+
+// refFloat is the reference: scalar decode, rank-order accumulation in the
+// accumulation type (float32, or float64 for FP64), NaN-propagating max/min,
+// one final rounding.
+func refFloat(fc floatCase, op redOp, srcs [][]byte, i int) float64 {
+	at := func(k int) float64 { return fc.dec(srcs[k][i*fc.w:]) }
+	if fc.dt == dtFP64 {
+		acc := at(0)
+		for k := 1; k < len(srcs); k++ {
+			acc = refCombine(op, acc, at(k))
+		}
+		return acc
+	}
+	acc := float32(at(0))
+	for k := 1; k < len(srcs); k++ {
+		acc = float32(refCombine(op, float64(acc), at(k)))
+	}
+	return float64(acc)
+}
+
+func refCombine(op redOp, a, b float64) float64 {
+	switch op {
+	case opSum:
+		return a + b
+	case opProd:
+		return a * b
+	case opMax:
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Max(a, b)
+	default:
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Min(a, b)
+	}
+}
+
+// TestReduceFloats checks every float type and op, with a few NaNs mixed in.
+func TestReduceFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 2))
+	var r reducer
+	for _, fc := range floatCases() {
+		for _, op := range allOps {
+			for _, nsrc := range []int{1, 2, 4, 7} {
+				t.Run(fmt.Sprintf("%v/%v/n%d", fc.dt, op, nsrc), func(t *testing.T) {
+					count := 1 + rng.IntN(3*blockBytes/fc.w)
+					srcs := make([][]byte, nsrc)
+					for k := range srcs {
+						srcs[k] = make([]byte, count*fc.w)
+						for i := 0; i < count; i++ {
+							v := fc.gen(rng)
+							if rng.IntN(500) == 0 {
+								v = math.NaN()
+							}
+							fc.enc(srcs[k][i*fc.w:], v)
+						}
+					}
+					dst := make([]byte, count*fc.w)
+					r.reduceBlocks(fc.dt, op, [][]byte{dst}, srcs)
+					want := make([]byte, count*fc.w)
+					for i := 0; i < count; i++ {
+						fc.enc(want[i*fc.w:], refFloat(fc, op, srcs, i))
+					}
+					for i := 0; i < count; i++ {
+						g, w := fc.dec(dst[i*fc.w:]), fc.dec(want[i*fc.w:])
+						if math.IsNaN(w) {
+							require.True(t, math.IsNaN(g), "element %d: got %v want NaN", i, g)
+							continue
+						}
+						require.Equal(t, want[i*fc.w:(i+1)*fc.w], dst[i*fc.w:(i+1)*fc.w], "element %d: got %v want %v", i, g, w)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestReduceNarrowRoundsOnce shows float16 sums are rounded once: 1 + 2^-11
+// + 2^-11 is 1 when rounded after each step, but 1+2^-10 exactly in float32.
+func TestReduceNarrowRoundsOnce(t *testing.T) {
+	enc := func(v float32) []byte { return binary.LittleEndian.AppendUint16(nil, floatx.F32ToF16(v)) }
+	one, tiny := enc(1), enc(1.0/2048)
+	dst := make([]byte, 2)
+	var r reducer
+	r.reduceBlocks(dtFP16, opSum, [][]byte{dst}, [][]byte{one, tiny, tiny})
+	assert.Equal(t, float32(1+1.0/1024), floatx.F16ToF32(binary.LittleEndian.Uint16(dst)))
+}
+
+// TestReduceAliasAndFanout writes the result to several destinations, one
+// of which is a source (an in-place collective).
+func TestReduceAliasAndFanout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	count := 3*blockBytes/4 + 17
+	a, b, c := randBytes(rng, count*4), randBytes(rng, count*4), randBytes(rng, count*4)
+	want := make([]byte, count*4)
+	for i := 0; i < count; i++ {
+		s := binary.LittleEndian.Uint32(a[4*i:]) + binary.LittleEndian.Uint32(b[4*i:]) + binary.LittleEndian.Uint32(c[4*i:])
+		binary.LittleEndian.PutUint32(want[4*i:], s)
+	}
+	other := make([]byte, count*4)
+	var r reducer
+	r.reduceBlocks(dtUint32, opSum, [][]byte{b, other}, [][]byte{a, b, c})
+	require.Equal(t, want, b)
+	require.Equal(t, want, other)
+}
