@@ -47,12 +47,16 @@ func WithLibraryPath(path string) Option { return func(c *config) { c.path = pat
 type Backend struct {
 	lib    *dl.Library
 	fns    [numRuntimeSyms]uintptr
+	mdl    [numModelSyms]uintptr
 	closed atomic.Bool
 	once   sync.Once
 	err    error
 }
 
-var _ acl.Backend = (*Backend)(nil)
+var (
+	_ acl.Backend      = (*Backend)(nil)
+	_ acl.ModelBackend = (*Backend)(nil)
+)
 
 // Open loads the AscendCL library and resolves its symbols. It does not call
 // aclInit.
@@ -72,9 +76,12 @@ func Open(opts ...Option) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{lib: lib}
-	syms := make([]dl.Symbol, 0, len(b.fns))
+	syms := make([]dl.Symbol, 0, len(b.fns)+len(b.mdl))
 	for i, s := range runtimeSyms {
 		syms = append(syms, dl.Symbol{Name: s.name, Slot: &b.fns[i], Optional: s.optional})
+	}
+	for i, name := range modelSyms {
+		syms = append(syms, dl.Symbol{Name: name, Slot: &b.mdl[i], Optional: true})
 	}
 	if err := lib.Resolve(syms); err != nil {
 		lib.Close()

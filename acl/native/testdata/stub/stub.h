@@ -45,8 +45,8 @@ typedef struct task {
     int value;        /* SET */
     stub_event *ev;   /* RECORD, WAIT */
     uint64_t seq;     /* RECORD, WAIT */
-    void (*fn)(void *); /* CALL */
-    void *arg;          /* CALL */
+    void (*fn)(void *); /* CALL: runs and frees arg */
+    void *arg;          /* CALL: freed with the task if it never runs */
 } task;
 
 struct stub_stream {
