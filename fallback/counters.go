@@ -19,6 +19,7 @@ const (
 
 var directionNames = [...]string{"H2H", "H2D", "D2H", "D2D"}
 
+// String returns "H2H", "H2D", "D2H" or "D2D".
 func (d Direction) String() string {
 	if int(d) < len(directionNames) {
 		return directionNames[d]

@@ -20,6 +20,7 @@ const (
 
 var leakNames = [...]string{"", "device memory", "host memory", "host registration", "stream", "event", "context"}
 
+// String names the kind ("device memory", "stream", ...).
 func (k LeakKind) String() string {
 	if int(k) < len(leakNames) && k != 0 {
 		return leakNames[k]
@@ -38,6 +39,8 @@ type Leak struct {
 	At     string  // the call that released it (aclrtResetDevice, aclFinalize, Close, ...)
 }
 
+// String describes the leak on one line: what, where it was created, what
+// released it.
 func (l Leak) String() string {
 	s := fmt.Sprintf("%s 0x%x", l.Kind, l.Addr)
 	if l.Size != 0 {

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"testing"
@@ -69,7 +70,7 @@ func everyCall(n *NPU) map[string]error {
 	_, _, _, err = n.GetVersion()
 	add("GetVersion", err)
 	add("Enqueue", n.Enqueue(h, func() error { return nil }))
-	add("SynchronizeStreamContext", n.SynchronizeStreamContext(nil, h)) //nolint:staticcheck // nil ctx is refused before use
+	add("SynchronizeStreamContext", n.SynchronizeStreamContext(context.Background(), h))
 	_, err = n.CurrentDevice()
 	add("CurrentDevice", err)
 	return errs

@@ -30,6 +30,7 @@ const (
 
 var placeNames = [...]string{"host", "pinned host", "registered host", "device", "invalid"}
 
+// String names the place ("device", "pinned host", ...).
 func (p Place) String() string {
 	if int(p) < len(placeNames) {
 		return placeNames[p]
