@@ -157,20 +157,24 @@ type Window struct {
 // exchanges descriptors with every peer (in ascending rank order, which
 // cannot deadlock) and enables access to every peer's window. Every rank
 // must call it; window sizes may differ between ranks.
-func (c *Comm) OpenWindow(ctx context.Context, typ MemType, addr unsafe.Pointer, size uint64) (w *Window, err error) {
-	w = &Window{c: c, addr: addr, size: size, local: make([]*LocalMem, c.size), remote: make([]*RemoteMem, c.size)}
-	defer func() {
-		if err != nil {
-			_ = w.Close()
-			w = nil
-		}
-	}()
+func (c *Comm) OpenWindow(ctx context.Context, typ MemType, addr unsafe.Pointer, size uint64) (*Window, error) {
+	w := &Window{c: c, addr: addr, size: size, local: make([]*LocalMem, c.size), remote: make([]*RemoteMem, c.size)}
+	if err := w.open(ctx, typ); err != nil {
+		_ = w.Close() // undo what was set up; the first error is the one to report
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Window) open(ctx context.Context, typ MemType) error {
+	c := w.c
+	var err error
 	for p := 0; p < c.size; p++ {
 		if p == c.rank {
 			continue
 		}
-		if w.local[p], err = c.RegisterMem(p, typ, addr, size); err != nil {
-			return nil, err
+		if w.local[p], err = c.RegisterMem(p, typ, w.addr, w.size); err != nil {
+			return err
 		}
 	}
 	for p := 0; p < c.size; p++ {
@@ -179,16 +183,16 @@ func (c *Comm) OpenWindow(ctx context.Context, typ MemType, addr unsafe.Pointer,
 		}
 		got, err := c.ExchangeMemDesc(ctx, p, []MemDesc{w.local[p].Desc()}, 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(got) != 1 {
-			return nil, Errorf("HcclExchangeMemDesc", EInternal, "rank %d sent %d descriptors, want 1", p, len(got))
+			return Errorf("HcclExchangeMemDesc", EInternal, "rank %d sent %d descriptors, want 1", p, len(got))
 		}
 		if w.remote[p], err = c.EnableMemAccess(got[0]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // Comm returns the communicator of the window.
