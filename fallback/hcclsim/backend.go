@@ -321,10 +321,10 @@ func (s *Sim) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl
 	return herr(op, c.runCollective(st, d, send, recv, n*uint64(c.n), n))
 }
 
-// AlltoAllV is HcclAlltoAllV. Arguments that only this rank can judge
-// wrong but that concern the whole exchange (short count slices, send and
-// receive types that differ) fail every rank with HCCL_E_PARA, as the
-// agreement check does.
+// AlltoAllV is HcclAlltoAllV. Send and receive types that differ, or
+// counts that disagree with the peers', fail every rank with HCCL_E_PARA
+// (the agreement check); slices shorter than the rank size fail this rank
+// at once.
 func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendType hccl.DataType,
 	recv unsafe.Pointer, recvCounts, rdispls []uint64, recvType hccl.DataType, h hccl.CommHandle, st acl.StreamHandle) error {
 	const op = "HcclAlltoAllV"
@@ -338,14 +338,13 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 	if _, err := elemBytes(op, 0, recvType, false); err != nil {
 		return err
 	}
-	d := &opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType)}
-	bad := ""
 	if len(sendCounts) < c.n || len(sdispls) < c.n || len(recvCounts) < c.n || len(rdispls) < c.n {
-		bad = fmt.Sprintf("count/displacement slices of %d/%d/%d/%d entries for %d ranks",
+		return hccl.Errorf(op, hccl.EPara, "count/displacement slices of %d/%d/%d/%d entries for %d ranks",
 			len(sendCounts), len(sdispls), len(recvCounts), len(rdispls), c.n)
 	}
+	d := &opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType)}
 	var sendBytes, recvBytes uint64
-	if bad == "" {
+	{
 		d.SendCounts, d.SDispls = sendCounts[:c.n:c.n], sdispls[:c.n:c.n]
 		d.RecvCounts, d.RDispls = recvCounts[:c.n:c.n], rdispls[:c.n:c.n]
 		esz := dtype(sendType).size()
@@ -375,10 +374,6 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 		if err := c.buffer(op, "receive buffer", recv, recvBytes); err != nil {
 			return err
 		}
-	}
-	if bad != "" {
-		// Join with an empty description so the peers fail with us.
-		d = &opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType), Bad: bad}
 	}
 	return herr(op, c.runCollective(st, d, send, recv, sendBytes, recvBytes))
 }

@@ -104,19 +104,11 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 	}
 	c.os.mu.Unlock()
 	if bad != nil {
-		// Still meet the peer, so that it fails now rather than at its
-		// timeout.
-		offer = pairOffer{Count: 1}
+		return 0, bad // before any rendezvous
 	}
 	res, err := c.tr.pair(c, pairXchg, peer, c.rank < peer, offer, c.timeout)
 	if err != nil {
 		return 0, herr(op, err)
-	}
-	if bad != nil {
-		return 0, bad
-	}
-	if res.peer.Count != 0 {
-		return 0, hccl.Errorf(op, hccl.EPara, "rank %d offered a descriptor it did not register for this rank", peer)
 	}
 	if len(res.peer.Payload) > len(remote) {
 		return 0, hccl.Errorf(op, hccl.EPara, "rank %d sent %d descriptors, capacity %d", peer, len(res.peer.Payload), len(remote))

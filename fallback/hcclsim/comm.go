@@ -250,16 +250,30 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 	if err != nil {
 		return err
 	}
-	// Pair all items at once, so that a batch never waits on its own order.
+	// Items to different peers (or in different directions) pair at once,
+	// so a batch never waits on its own order; items of one peer and
+	// direction pair in item order, so their messages match in the order
+	// both sides posted them.
+	type group struct {
+		peer int
+		send bool
+	}
+	var order []group
+	byGroup := map[group][]int{}
+	for i, it := range items {
+		g := group{it.peer, it.send}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], i)
+	}
 	errs := make([]error, len(items))
-	var wg sync.WaitGroup
-	for i := range items {
-		wg.Add(1)
-		go func(it *p2pItem, e *error) {
-			defer wg.Done()
+	pairGroup := func(idx []int) {
+		for _, i := range idx {
+			it := &items[i]
 			res, err := c.tr.pair(c, pairP2P, it.peer, it.send, pairOffer{Count: it.count, DT: it.dt}, c.timeout)
 			if err != nil {
-				*e = err
+				errs[i] = err
 				return
 			}
 			it.seq = res.seq
@@ -268,11 +282,23 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 				if !it.send {
 					s, r = r, s
 				}
-				*e = errf(codePara, "send of %d × %v paired with a receive of %d × %v", s.Count, s.DT, r.Count, r.DT)
+				errs[i] = errf(codePara, "send of %d × %v paired with a receive of %d × %v", s.Count, s.DT, r.Count, r.DT)
 			}
-		}(&items[i], &errs[i])
+		}
 	}
-	wg.Wait()
+	if len(order) == 1 {
+		pairGroup(byGroup[order[0]])
+	} else {
+		var wg sync.WaitGroup
+		for _, g := range order {
+			wg.Add(1)
+			go func(idx []int) {
+				defer wg.Done()
+				pairGroup(idx)
+			}(byGroup[g])
+		}
+		wg.Wait()
+	}
 	for _, e := range errs {
 		if e != nil {
 			err = e

@@ -44,20 +44,12 @@ type opDesc struct {
 	// AlltoAllV, in elements, one entry per rank.
 	SendCounts, SDispls, RecvCounts, RDispls []uint64
 	RecvDT                                   dtype
-	// Bad says why this rank's own arguments make the collective
-	// impossible; every rank then fails with HCCL_E_PARA.
-	Bad string
 }
 
 // agree checks that the descriptors of all ranks (indexed by rank) describe
 // the same collective. Every rank runs it on the same inputs and so reaches
 // the same verdict: HCCL_E_PARA on all ranks, naming the first disagreement.
 func agree(ds []*opDesc) error {
-	for r, d := range ds {
-		if d.Bad != "" && d.Kind == ds[0].Kind {
-			return errf(codePara, "%v: rank %d: %s", d.Kind, r, d.Bad)
-		}
-	}
 	d0 := ds[0]
 	for r, d := range ds[1:] {
 		r++

@@ -1,0 +1,83 @@
+package hcclsim_test
+
+import (
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/hccl/hccltest"
+)
+
+// npuEnv is the conformance env of ranks as devices of one fallback NPU,
+// each rank on its own locked goroutine.
+type npuEnv struct {
+	npu *fallback.NPU
+	sim *hcclsim.Sim
+}
+
+func (e *npuEnv) Backend() hccl.Backend { return e.sim }
+func (e *npuEnv) MaxRanks() int         { return e.npu.DeviceCount() }
+func (e *npuEnv) Live() int             { return e.sim.Live() }
+
+func (e *npuEnv) Devices(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i % e.npu.DeviceCount())
+	}
+	return out
+}
+
+func (e *npuEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) {
+	if err := e.npu.SetDevice(dev); err != nil {
+		return nil, err
+	}
+	s, err := e.npu.CreateStream()
+	if err != nil {
+		return nil, err
+	}
+	return &npuRank{npu: e.npu, dev: dev, s: s}, nil
+}
+
+// npuRank is one rank's device and stream; used from its goroutine only.
+type npuRank struct {
+	npu *fallback.NPU
+	dev int32
+	s   acl.StreamHandle
+}
+
+func (r *npuRank) Stream() acl.StreamHandle { return r.s }
+func (r *npuRank) Sync() error              { return r.npu.SynchronizeStream(r.s) }
+func (r *npuRank) MemType() hccl.MemType    { return hccl.MemDevice }
+
+func (r *npuRank) Alloc(size uintptr) (unsafe.Pointer, error) {
+	return r.npu.Malloc(max(size, 1), acl.MemMallocHugeFirst)
+}
+
+func (r *npuRank) Free(p unsafe.Pointer) error { return r.npu.Free(p) }
+
+func (r *npuRank) Write(dst unsafe.Pointer, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return r.npu.Memcpy(dst, uintptr(len(src)), unsafe.Pointer(&src[0]), uintptr(len(src)), acl.MemcpyHostToDevice)
+}
+
+func (r *npuRank) Read(dst []byte, src unsafe.Pointer) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return r.npu.Memcpy(unsafe.Pointer(&dst[0]), uintptr(len(dst)), src, uintptr(len(dst)), acl.MemcpyDeviceToHost)
+}
+
+func (r *npuRank) Close() error {
+	err := r.npu.SynchronizeStream(r.s)
+	if e := r.npu.DestroyStream(r.s); err == nil {
+		err = e
+	}
+	if e := r.npu.ResetDevice(r.dev); err == nil {
+		err = e
+	}
+	return err
+}
