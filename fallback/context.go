@@ -163,6 +163,7 @@ func (n *NPU) ResetDevice(deviceID int32) error {
 	d.def = nil
 	n.mu.Unlock()
 	t.finish()
+	n.releaseModels(d.id, "aclrtResetDevice")
 	n.releaseMemory(d.arena, "aclrtResetDevice")
 	return nil
 }

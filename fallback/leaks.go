@@ -16,9 +16,10 @@ const (
 	LeakStream                           // CreateStream without DestroyStream
 	LeakEvent                            // CreateEvent without DestroyEvent
 	LeakContext                          // CreateContext without DestroyContext
+	LeakModel                            // a model loaded and not unloaded (Addr is the model id)
 )
 
-var leakNames = [...]string{"", "device memory", "host memory", "host registration", "stream", "event", "context"}
+var leakNames = [...]string{"", "device memory", "host memory", "host registration", "stream", "event", "context", "model"}
 
 // String names the kind ("device memory", "stream", ...).
 func (k LeakKind) String() string {

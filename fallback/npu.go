@@ -46,6 +46,8 @@ type NPU struct {
 
 	leakMu sync.Mutex
 	leaks  []Leak
+
+	models modelTable // loaded models, descs, datasets, data buffers (model*.go)
 }
 
 const (
@@ -205,6 +207,7 @@ func (n *NPU) teardown(at string) {
 	n.mu.Unlock()
 	n.threads.reset()
 	t.finish()
+	n.releaseModels(-1, at)
 	for _, d := range n.devs {
 		n.releaseMemory(d.arena, at)
 	}

@@ -1,0 +1,389 @@
+package fallback
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/zerocopy"
+)
+
+var _ acl.ModelBackend = (*NPU)(nil)
+
+// modelTable holds the model API's objects. Its maps are created on first
+// use; mu guards them and the mutable fields of data buffers and datasets.
+type modelTable struct {
+	mu      sync.RWMutex
+	models  map[acl.ModelID]*model
+	nextID  acl.ModelID
+	descs   map[acl.ModelDescHandle]*modelDesc
+	sets    map[acl.DatasetHandle]*dataset
+	bufs    map[acl.DataBufferHandle]*dataBuffer
+	configs map[acl.ModelConfigHandle]*modelConfig
+}
+
+// initLocked creates the maps; mu must be held for writing.
+func (t *modelTable) initLocked() {
+	if t.models == nil {
+		t.models = map[acl.ModelID]*model{}
+		t.descs = map[acl.ModelDescHandle]*modelDesc{}
+		t.sets = map[acl.DatasetHandle]*dataset{}
+		t.bufs = map[acl.DataBufferHandle]*dataBuffer{}
+		t.configs = map[acl.ModelConfigHandle]*modelConfig{}
+	}
+}
+
+// model is one loaded model: its parsed form, its memory and the zero-copy
+// runtime that owns the task arguments.
+type model struct {
+	n   *NPU
+	id  acl.ModelID
+	dev *device
+	m   *ge.Model
+	rt  *zerocopy.Runtime
+
+	work, weight         []byte // the regions as the tasks see them
+	workLoc, weightLoc   loc    // their allocations, checked alive at every run
+	ownWork, ownWeight   bool   // allocated by the NPU, freed at unload
+	workAddr, weightAddr uintptr
+	excludeIO            bool
+
+	// mu guards the execution state: whether the model is unloaded or
+	// running synchronously, and the pool of execution records.
+	mu          sync.Mutex
+	unloaded    bool
+	syncRunning bool
+	recs        []*execRec
+	syncRec     *execRec
+
+	// launchMu guards launch, the argument memory as the last execution's
+	// kernels were launched with.
+	launchMu sync.Mutex
+	launch   []uint64
+	executed atomic.Uint64 // executions run
+	ioCopies atomic.Uint64 // IO copies made by executions
+	scratch  [][]byte      // resolved slots of the task being launched
+}
+
+// loadSpec is what a load call asks for.
+type loadSpec struct {
+	blob       []byte
+	withMem    bool
+	work       unsafe.Pointer
+	workSize   uintptr
+	weight     unsafe.Pointer
+	weightSize uintptr
+	excludeIO  bool
+}
+
+// QuerySizeFromMem is aclmdlQuerySizeFromMem: the work size is the model's
+// memory_size (feature map plus IO) and the weight size its weight region.
+func (n *NPU) QuerySizeFromMem(modelPtr unsafe.Pointer, modelSize uintptr) (workSize, weightSize uintptr, err error) {
+	c, err := n.begin("aclmdlQuerySizeFromMem", false)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer n.exit()
+	m, err := c.parseModel(modelPtr, modelSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	return uintptr(m.MemorySize), uintptr(m.WeightSize), nil
+}
+
+// LoadFromMem is aclmdlLoadFromMem: the NPU allocates the model's work and
+// weight memory on the current device.
+func (n *NPU) LoadFromMem(modelPtr unsafe.Pointer, modelSize uintptr) (acl.ModelID, error) {
+	c, err := n.begin("aclmdlLoadFromMem", true)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	blob, err := c.modelBytes(modelPtr, modelSize)
+	if err != nil {
+		return 0, err
+	}
+	return c.load(loadSpec{blob: blob})
+}
+
+// LoadFromMemWithMem is aclmdlLoadFromMemWithMem: the model runs in work
+// and weight memory the caller owns, which must be device memory of the
+// current device, hold memory_size and the weight size, and not overlap.
+func (n *NPU) LoadFromMemWithMem(modelPtr unsafe.Pointer, modelSize uintptr, work unsafe.Pointer, workSize uintptr, weight unsafe.Pointer, weightSize uintptr) (acl.ModelID, error) {
+	c, err := n.begin("aclmdlLoadFromMemWithMem", true)
+	if err != nil {
+		return 0, err
+	}
+	defer n.exit()
+	blob, err := c.modelBytes(modelPtr, modelSize)
+	if err != nil {
+		return 0, err
+	}
+	return c.load(loadSpec{blob: blob, withMem: true, work: work, workSize: workSize, weight: weight, weightSize: weightSize})
+}
+
+func (c *call) modelBytes(p unsafe.Pointer, size uintptr) ([]byte, error) {
+	if p == nil {
+		return nil, c.fail(acl.CodeInvalidParam, "null model data")
+	}
+	if size == 0 {
+		return nil, c.fail(acl.CodeInvalidParam, "model size is 0")
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// parseModel parses model bytes; a corrupt model gives ge.ParseModel's
+// code, reported under this call's name.
+func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
+	blob, err := c.modelBytes(p, size)
+	if err != nil {
+		return nil, err
+	}
+	return c.parse(blob)
+}
+
+func (c *call) parse(blob []byte) (*ge.Model, error) {
+	m, err := ge.ParseModel(blob)
+	if err != nil {
+		return nil, c.fail(acl.CodeOf(err), "cannot parse the model: %v", err)
+	}
+	return m, nil
+}
+
+// load parses the model, sets up its memory and its zero-copy runtime and
+// registers it under a new id.
+func (c *call) load(s loadSpec) (acl.ModelID, error) {
+	m, err := c.parse(s.blob)
+	if err != nil {
+		return 0, err
+	}
+	n := c.n
+	md := &model{n: n, m: m, dev: c.ctx.dev, excludeIO: s.excludeIO}
+	need := uintptr(m.MemorySize)
+	if s.excludeIO {
+		need = uintptr(m.FeatureMapSize())
+	}
+	if s.withMem {
+		if err := c.userRegion(md, "work", s.work, s.workSize, &md.workLoc); err != nil {
+			return 0, err
+		}
+		if err := c.userRegion(md, "weight", s.weight, s.weightSize, &md.weightLoc); err != nil {
+			return 0, err
+		}
+		if s.work != nil && s.weight != nil && uintptr(s.work) < uintptr(s.weight)+s.weightSize && uintptr(s.weight) < uintptr(s.work)+s.workSize {
+			return 0, c.fail(acl.CodeGEParamInvalid, "work memory 0x%x (%d bytes) and weight memory 0x%x (%d bytes) overlap",
+				uintptr(s.work), s.workSize, uintptr(s.weight), s.weightSize)
+		}
+		md.work, md.weight = regionBytes(s.work, s.workSize), regionBytes(s.weight, s.weightSize)
+	} else {
+		s.workSize, s.weightSize = need, uintptr(m.WeightSize)
+		if err := c.ownRegion(md, need, &md.work, &md.workLoc, &md.ownWork); err != nil {
+			return 0, err
+		}
+		if err := c.ownRegion(md, s.weightSize, &md.weight, &md.weightLoc, &md.ownWeight); err != nil {
+			md.release(n)
+			return 0, err
+		}
+	}
+	md.workAddr, md.weightAddr = sliceAddr(md.work), sliceAddr(md.weight)
+	md.rt, err = zerocopy.New(m, zerocopy.Config{
+		Op:       c.op,
+		WorkBase: md.workAddr, WorkSize: uintptr(len(md.work)),
+		WeightBase: md.weightAddr, WeightSize: uintptr(len(md.weight)),
+		ExcludeIO: s.excludeIO,
+	})
+	if err != nil {
+		md.release(n)
+		if e, ok := err.(*acl.Error); ok {
+			return 0, c.fail(e.Code, "%s", e.Msg)
+		}
+		return 0, err
+	}
+	if len(m.Weights) > 0 {
+		copy(md.weight, m.Weights)
+		n.ctr.copied(HostToDevice, uint64(len(m.Weights)))
+	}
+	md.launch = make([]uint64, len(md.rt.Args()))
+	maxArgs := 0
+	for i := range m.Tasks {
+		maxArgs = max(maxArgs, len(m.Tasks[i].Args))
+	}
+	md.scratch = make([][]byte, maxArgs)
+	md.syncRec = newExecRec(md)
+
+	t := &n.models
+	t.mu.Lock()
+	t.initLocked()
+	t.nextID++
+	md.id = t.nextID
+	t.models[md.id] = md
+	t.mu.Unlock()
+	return md.id, nil
+}
+
+// userRegion checks caller memory for a load: null is allowed only for an
+// empty region; otherwise it must lie inside one live allocation of the
+// current device.
+func (c *call) userRegion(md *model, role string, p unsafe.Pointer, size uintptr, l *loc) error {
+	if p == nil {
+		if size != 0 {
+			return c.fail(acl.CodeGEParamInvalid, "null %s memory with size %d", role, size)
+		}
+		return nil
+	}
+	if size == 0 {
+		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x has size 0", role, uintptr(p))
+	}
+	addr := uintptr(p)
+	got := c.n.locate(addr)
+	switch {
+	case got.Place != PlaceDevice:
+		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x must be device memory of device %d, but it is %s", role, addr, md.dev.id, c.n.describe(addr))
+	case got.Device != md.dev.id:
+		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x is on device %d, but the current context is on device %d", role, addr, got.Device, md.dev.id)
+	case addr+size < addr || addr+size > got.Base+got.Size:
+		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x+%d runs past the end of its allocation 0x%x (%d bytes)", role, addr, size, got.Base, got.Size)
+	}
+	*l = got
+	return nil
+}
+
+// ownRegion allocates size bytes of the current device for a model load.
+func (c *call) ownRegion(md *model, size uintptr, b *[]byte, l *loc, own *bool) error {
+	if size == 0 {
+		return nil
+	}
+	p, err := c.allocate(md.dev.arena, size, callers())
+	if err != nil {
+		return c.fail(acl.CodeGEMemoryAllocation, "model %q: %v", md.m.Name, err)
+	}
+	*l = c.n.locate(uintptr(p))
+	*b = unsafe.Slice((*byte)(p), size)
+	*own = true
+	return nil
+}
+
+func regionBytes(p unsafe.Pointer, size uintptr) []byte {
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), size)
+}
+
+func sliceAddr(b []byte) uintptr {
+	if len(b) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&b[0]))
+}
+
+// Unload is aclmdlUnload. Executions still queued are waited for (bounded
+// by Close); the model's own memory is freed. An id that is not loaded
+// (never, or already unloaded) gives ACL_ERROR_GE_EXEC_MODEL_ID_INVALID.
+func (n *NPU) Unload(id acl.ModelID) error {
+	c, err := n.begin("aclmdlUnload", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	t := &n.models
+	t.mu.Lock()
+	md := t.models[id]
+	if md != nil {
+		delete(t.models, id)
+	}
+	t.mu.Unlock()
+	if md == nil {
+		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d is not loaded (never loaded, or already unloaded)", id)
+	}
+	md.mu.Lock()
+	md.unloaded = true
+	md.mu.Unlock()
+	if !md.drain(n) {
+		return c.closedErr()
+	}
+	md.release(n)
+	return nil
+}
+
+// drain waits until no execution of the model is queued or running. It
+// reports false if the NPU closed first.
+func (md *model) drain(n *NPU) bool {
+	for {
+		md.mu.Lock()
+		var wait *execRec
+		for _, r := range md.recs {
+			if r.inUse() {
+				wait = r
+				break
+			}
+		}
+		running := md.syncRunning
+		md.mu.Unlock()
+		switch {
+		case wait != nil:
+			if !wait.wait(n) {
+				return false
+			}
+		case running:
+			select {
+			case <-n.done:
+				return false
+			case <-time.After(50 * time.Microsecond):
+			}
+		default:
+			return true
+		}
+	}
+}
+
+// release frees the memory the NPU allocated for the model (counted as
+// frees, as the device frees it).
+func (md *model) release(n *NPU) {
+	for _, r := range [...]struct {
+		own bool
+		l   *loc
+	}{{md.ownWork, &md.workLoc}, {md.ownWeight, &md.weightLoc}} {
+		if r.own && r.l.al != nil && !r.l.al.freed.Load() && r.l.arena.releaseAt(r.l.al.addr) != nil {
+			n.ctr.frees.Add(1)
+		}
+	}
+}
+
+// releaseModels unloads every model of device dev (all devices for -1),
+// recording each as a leak; ResetDevice, Finalize and Close call it after
+// the streams have drained.
+func (n *NPU) releaseModels(dev int32, at string) {
+	t := &n.models
+	t.mu.Lock()
+	var gone []*model
+	for id, md := range t.models {
+		if dev < 0 || md.dev.id == dev {
+			gone = append(gone, md)
+			delete(t.models, id)
+		}
+	}
+	t.mu.Unlock()
+	for _, md := range gone {
+		md.mu.Lock()
+		md.unloaded = true
+		md.mu.Unlock()
+		md.release(n)
+		n.recordLeak(Leak{Kind: LeakModel, Device: md.dev.id, Addr: uintptr(md.id), Size: uintptr(len(md.work) + len(md.weight)), Where: "model " + md.m.Name, At: at})
+	}
+}
+
+// lookupModel returns a loaded model.
+func (c *call) lookupModel(id acl.ModelID) (*model, error) {
+	t := &c.n.models
+	t.mu.RLock()
+	md := t.models[id]
+	t.mu.RUnlock()
+	if md == nil {
+		return nil, c.fail(acl.CodeGEExecModelIDInvalid, "model id %d is not loaded (never loaded, or already unloaded)", id)
+	}
+	return md, nil
+}

@@ -1,0 +1,438 @@
+package fallback
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/zerocopy"
+)
+
+// execRec is one execution request: the caller's buffers as classified at
+// call time and the binding Prepare decided. Records are pooled per model
+// and reused, so the steady state of ExecuteAsync allocates nothing.
+type execRec struct {
+	md  *model
+	e   zerocopy.Exec
+	ub  []zerocopy.UserBuffer // inputs then outputs
+	mem []ioMem               // the same order: pointer and allocation
+	run func(*stream) error   // built once: the stream task
+
+	// Guarded by model.mu: where the request was queued. The stream's
+	// completion count covers a task skipped after a stream failure.
+	queued bool
+	s      *stream
+	seq    uint64
+	done   atomic.Bool // set when the task has run
+}
+
+// ioMem is one caller buffer: its pointer (kept as a pointer so the memory
+// stays reachable for the checker) and its classification.
+type ioMem struct {
+	ptr unsafe.Pointer
+	l   loc
+}
+
+// bind returns the binding of buffer i (inputs first, then outputs).
+func (r *execRec) bind(i int) *zerocopy.IOBind {
+	if i < len(r.e.In) {
+		return &r.e.In[i]
+	}
+	return &r.e.Out[i-len(r.e.In)]
+}
+
+func newExecRec(md *model) *execRec {
+	r := &execRec{md: md}
+	r.run = func(*stream) error {
+		defer r.done.Store(true)
+		return md.execute(r)
+	}
+	return r
+}
+
+// inUse reports whether the request is queued and not finished; model.mu
+// held.
+func (r *execRec) inUse() bool {
+	if !r.queued || r.done.Load() {
+		return false
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.s.completed < r.seq
+}
+
+// wait blocks until the request's stream task completed; false if the NPU
+// closed first.
+func (r *execRec) wait(n *NPU) bool {
+	s := r.s
+	for !r.done.Load() {
+		s.mu.Lock()
+		if s.completed >= r.seq {
+			s.mu.Unlock()
+			return true
+		}
+		ch := s.progress
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-n.done:
+			return false
+		}
+	}
+	return true
+}
+
+// ExecuteAsync is aclmdlExecuteAsync: the buffers are checked now (GE's
+// rules, see zerocopy.Runtime.Prepare), the execution runs when stream s
+// reaches it. Executions of one model queued on one stream run in order;
+// one queued on another stream while an earlier one has not finished, or
+// while Execute runs, is refused with ACL_ERROR_RT_MODEL_EXECUTE (the
+// model's resources are single: "must not run concurrently").
+func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.StreamHandle) error {
+	c, err := n.begin("aclmdlExecuteAsync", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	md, err := c.lookupModel(id)
+	if err != nil {
+		return err
+	}
+	st, err := c.stream(s)
+	if err != nil {
+		return err
+	}
+	if err := c.sameDevice(md); err != nil {
+		return err
+	}
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	if md.unloaded {
+		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d was unloaded", id)
+	}
+	if md.syncRunning {
+		return c.fail(acl.CodeRTModelExecute, "model %d is executing (aclmdlExecute on another thread); one model id must not run concurrently", id)
+	}
+	var rec *execRec
+	for _, r := range md.recs {
+		if r.inUse() {
+			if r.s != st {
+				return c.fail(acl.CodeRTModelExecute, "model %d is still executing on stream 0x%x; one model id must not run concurrently on several streams (synchronize that stream first)", id, uintptr(r.s.h))
+			}
+		} else if rec == nil {
+			rec = r
+		}
+	}
+	if rec == nil {
+		rec = newExecRec(md)
+		md.recs = append(md.recs, rec)
+	}
+	if err := c.prepare(md, rec, in, out); err != nil {
+		return err
+	}
+	rec.s, rec.queued = st, true
+	rec.done.Store(false)
+	if err := c.enqueue(st, true, false, rec.run); err != nil {
+		rec.queued = false
+		return err
+	}
+	st.mu.Lock()
+	rec.seq = st.submitted // this task's position or later: safe for inUse
+	st.mu.Unlock()
+	return nil
+}
+
+// Execute is aclmdlExecute: the execution runs on the calling goroutine
+// and returns when it is done. It is refused with ACL_ERROR_RT_MODEL_EXECUTE
+// while another execution of the model is queued or running.
+func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
+	c, err := n.begin("aclmdlExecute", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	md, err := c.lookupModel(id)
+	if err != nil {
+		return err
+	}
+	if err := c.sameDevice(md); err != nil {
+		return err
+	}
+	md.mu.Lock()
+	if md.unloaded {
+		md.mu.Unlock()
+		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d was unloaded", id)
+	}
+	busy := md.syncRunning
+	for _, r := range md.recs {
+		busy = busy || r.inUse()
+	}
+	if busy {
+		md.mu.Unlock()
+		return c.fail(acl.CodeRTModelExecute, "model %d is already executing; one model id must not run concurrently", id)
+	}
+	rec := md.syncRec
+	if err := c.prepare(md, rec, in, out); err != nil {
+		md.mu.Unlock()
+		return err
+	}
+	md.syncRunning = true
+	md.mu.Unlock()
+	err = md.execute(rec)
+	md.mu.Lock()
+	md.syncRunning = false
+	md.mu.Unlock()
+	if err != nil {
+		return c.fail(acl.CodeOf(err), "%v", err)
+	}
+	return nil
+}
+
+// sameDevice requires the current context to be on the model's device:
+// the model's resources belong to the context it was loaded in.
+func (c *call) sameDevice(md *model) error {
+	if c.ctx.dev != md.dev {
+		return c.fail(acl.CodeRTStreamContext, "model %d was loaded on device %d, but the current context of OS thread %d is on device %d",
+			md.id, md.dev.id, c.tid, c.ctx.dev.id)
+	}
+	return nil
+}
+
+// prepare reads the datasets, classifies every buffer and lets the
+// zero-copy runtime decide the binding; model.mu held.
+func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle) error {
+	if err := c.gather(md, rec, in, out); err != nil {
+		return err
+	}
+	nin := len(md.m.Inputs)
+	if err := md.rt.Prepare(c.op, rec.ub[:nin], rec.ub[nin:], &rec.e); err != nil {
+		e := err.(*acl.Error)
+		return c.fail(e.Code, "%s", e.Msg)
+	}
+	return c.checkExtents(md, rec)
+}
+
+// gather copies the datasets' buffers into rec, classified. An output
+// buffer with a null address and size 0 gets device memory of the
+// output's size, which the caller frees (as aclmdlExecute documents).
+func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle) error {
+	t := &c.n.models
+	for pass := 0; ; pass++ {
+		t.mu.RLock()
+		ins, outs := t.sets[in], t.sets[out]
+		switch {
+		case ins == nil:
+			t.mu.RUnlock()
+			return c.badHandle("input dataset", uintptr(in))
+		case outs == nil:
+			t.mu.RUnlock()
+			return c.badHandle("output dataset", uintptr(out))
+		}
+		if err := zerocopy.CheckIOCount(c.op, md.m, len(ins.bufs), len(outs.bufs)); err != nil {
+			t.mu.RUnlock()
+			e := err.(*acl.Error)
+			return c.fail(e.Code, "%s", e.Msg)
+		}
+		total := len(ins.bufs) + len(outs.bufs)
+		if cap(rec.ub) < total {
+			rec.ub = make([]zerocopy.UserBuffer, total)
+			rec.mem = make([]ioMem, total)
+		}
+		rec.ub, rec.mem = rec.ub[:total], rec.mem[:total]
+		needAlloc := false
+		for i := range total {
+			h, role := acl.DataBufferHandle(0), "input"
+			if i < len(ins.bufs) {
+				h = ins.bufs[i]
+			} else {
+				h, role = outs.bufs[i-len(ins.bufs)], "output"
+			}
+			b := t.bufs[h]
+			if b == nil {
+				t.mu.RUnlock()
+				return c.fail(acl.CodeInvalidParam, "%s data buffer 0x%x (dataset entry %d) is unknown or destroyed", role, uintptr(h), i)
+			}
+			if b.data == nil && b.size == 0 && role == "output" {
+				needAlloc = true
+				continue
+			}
+			if err := c.classifyIO(md, role, b.data, b.size, &rec.ub[i], &rec.mem[i]); err != nil {
+				t.mu.RUnlock()
+				return err
+			}
+		}
+		nouts := outs.bufs
+		t.mu.RUnlock()
+		if !needAlloc {
+			return nil
+		}
+		if pass > 0 {
+			return c.fail(acl.CodeInvalidParam, "output data buffers changed while being allocated")
+		}
+		if err := c.allocOutputs(md, nouts); err != nil {
+			return err
+		}
+	}
+}
+
+// allocOutputs gives every empty output buffer device memory of the
+// output's size.
+func (c *call) allocOutputs(md *model, bufs []acl.DataBufferHandle) error {
+	t := &c.n.models
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for j, h := range bufs {
+		b := t.bufs[h]
+		if b == nil || b.data != nil || b.size != 0 || j >= len(md.m.Outputs) {
+			continue
+		}
+		size := uintptr(md.m.Outputs[j].Size)
+		p, err := c.allocate(md.dev.arena, size, callers())
+		if err != nil {
+			return err
+		}
+		b.data, b.size = p, size
+	}
+	return nil
+}
+
+// classifyIO checks a caller buffer and says where it lives: device memory
+// of the model's device or registered host memory is addressed in place;
+// pinned and plain host memory is copied.
+func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, ub *zerocopy.UserBuffer, m *ioMem) error {
+	*m = ioMem{ptr: p}
+	*ub = zerocopy.UserBuffer{Addr: uintptr(p), Size: size}
+	if p == nil {
+		return nil // Prepare reports the null address
+	}
+	l, err := c.checkRange(role, p, max(size, 1))
+	if err != nil {
+		return err
+	}
+	m.l = l
+	switch l.Place {
+	case PlaceDevice:
+		if l.Device != md.dev.id {
+			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is device %d memory, but model %d runs on device %d", role, uintptr(p), l.Device, md.id, md.dev.id)
+		}
+		ub.Place = zerocopy.PlaceDevice
+	case PlaceRegistered:
+		ub.Place = zerocopy.PlaceDevice
+	default:
+		ub.Place = zerocopy.PlaceHost
+	}
+	return nil
+}
+
+// checkExtents verifies that a buffer addressed in place has the bytes the
+// tasks touch: a buffer up to 64 bytes short of its tensor relies on the
+// allocation's padding (device blocks are 512-byte granular), which an
+// interior pointer or a registration may not have.
+func (c *call) checkExtents(md *model, rec *execRec) error {
+	for i := range rec.mem {
+		b := rec.bind(i)
+		if b.Target != b.Addr || b.Extent <= b.Size {
+			continue
+		}
+		l := &rec.mem[i].l
+		limit := l.Base + l.Size
+		if l.Place == PlaceDevice {
+			limit = l.Base + roundUp(l.Size)
+		}
+		if b.Addr+b.Extent > limit {
+			return c.fail(acl.CodeGEParamInvalid, "buffer 0x%x of %d bytes is %d bytes short of its %d-byte tensor, and the bytes after it are outside its allocation",
+				b.Addr, b.Size, b.Extent-b.Size, b.Extent)
+		}
+	}
+	return nil
+}
+
+// execute runs one prepared execution: refresh the changed argument
+// slots, copy the copied inputs in, launch every task on the memory its
+// slots address, copy the copied outputs out.
+func (md *model) execute(rec *execRec) error {
+	n := md.n
+	for _, l := range [...]*loc{&md.workLoc, &md.weightLoc} {
+		if err := l.alive("model memory"); err != nil {
+			return err
+		}
+	}
+	for i := range rec.mem {
+		if err := rec.mem[i].l.alive("IO buffer"); err != nil {
+			return err
+		}
+	}
+	md.rt.Apply(&rec.e)
+	md.launchMu.Lock()
+	copy(md.launch, md.rt.Args())
+	md.launchMu.Unlock()
+
+	nin := len(rec.e.In)
+	for i := range rec.e.In {
+		if b := &rec.e.In[i]; b.Copy {
+			md.copyIO(n, md.work[b.Target-md.workAddr:][:b.CopyLen], unsafe.Slice((*byte)(rec.mem[i].ptr), b.CopyLen), b.Place, true)
+		}
+	}
+	tasks := md.m.Tasks
+	for ti := range tasks {
+		t := &tasks[ti]
+		args := md.rt.TaskArgs(ti)
+		for ai, a := range args {
+			b, err := md.resolve(rec, a, uintptr(t.Args[ai].Size))
+			if err != nil {
+				return acl.Errorf("aclmdlExecute", acl.CodeRTParamInvalid, "model %d task %d (%q) argument %d: %v", md.id, ti, t.Name, ai, err)
+			}
+			md.scratch[ai] = b
+		}
+		err := ge.RunTask(t, md.scratch[:len(args)])
+		n.ctr.launches.Add(1)
+		if err != nil {
+			return err
+		}
+	}
+	for i := range rec.e.Out {
+		if b := &rec.e.Out[i]; b.Copy {
+			md.copyIO(n, unsafe.Slice((*byte)(rec.mem[nin+i].ptr), b.CopyLen), md.work[b.Target-md.workAddr:][:b.CopyLen], b.Place, false)
+		}
+	}
+	md.executed.Add(1)
+	return nil
+}
+
+// copyIO copies one copied IO and counts it: host buffers move H2D (as
+// ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE) or D2H, device buffers D2D.
+func (md *model) copyIO(n *NPU, dst, src []byte, place zerocopy.BufferPlace, in bool) {
+	copy(dst, src)
+	dir := DeviceToDevice
+	if place == zerocopy.PlaceHost {
+		dir = DeviceToHost
+		if in {
+			dir = HostToDevice
+		}
+	}
+	n.ctr.copied(dir, uint64(len(src)))
+	md.ioCopies.Add(1)
+}
+
+// resolve turns a slot's address into the memory behind it: the model's
+// work or weight region, or a caller buffer bound in place. The kernel
+// reads what the slot says, so a slot left stale shows up as a failure or
+// a wrong result, never as a silent pass.
+func (md *model) resolve(rec *execRec, a uint64, size uintptr) ([]byte, error) {
+	addr := uintptr(a)
+	if off := addr - md.workAddr; md.workAddr != 0 && addr >= md.workAddr && off+size <= uintptr(len(md.work)) {
+		return md.work[off : off+size], nil
+	}
+	if off := addr - md.weightAddr; md.weightAddr != 0 && addr >= md.weightAddr && off+size <= uintptr(len(md.weight)) {
+		return md.weight[off : off+size], nil
+	}
+	for i := range rec.mem {
+		b := rec.bind(i)
+		if b.Target == b.Addr && addr >= b.Target && addr-b.Target+size <= b.Extent {
+			return unsafe.Slice((*byte)(unsafe.Add(rec.mem[i].ptr, addr-b.Target)), size), nil
+		}
+	}
+	return nil, fmt.Errorf("address 0x%x (%d bytes) is not inside the model's memory or a buffer bound to this execution", a, size)
+}
