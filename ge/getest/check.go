@@ -47,6 +47,9 @@ func CheckModel(m *ge.Model) error {
 	if err := checkLayout(m); err != nil {
 		return err
 	}
+	if err := checkLifetimes(m); err != nil {
+		return err
+	}
 	if err := checkOverlaps(m); err != nil {
 		return err
 	}
@@ -90,6 +93,27 @@ func checkLayout(m *ge.Model) error {
 	}
 	if cur != m.MemorySize || m.MemorySize-m.ZeroCopySize != m.FeatureMapSize() {
 		return fmt.Errorf("IO blocks end at %d, memory_size %d", cur, m.MemorySize)
+	}
+	return nil
+}
+
+// checkLifetimes requires every use of a buffer to fall inside its declared
+// lifetime, and a feature-map buffer's lifetime to start at its writer, so
+// the overlap check below reasons about real lifetimes.
+func checkLifetimes(m *ge.Model) error {
+	for ti, t := range m.Tasks {
+		for ai, a := range t.Args {
+			if a.Buffer < 0 || a.Buffer >= len(m.Plan) {
+				return fmt.Errorf("task %d (%q) arg %d: buffer %d out of range", ti, t.Name, ai, a.Buffer)
+			}
+			b := m.Plan[a.Buffer]
+			if ti < b.Def || ti > b.Last {
+				return fmt.Errorf("task %d (%q) arg %d uses %q outside its lifetime %d..%d", ti, t.Name, ai, b.Name, b.Def, b.Last)
+			}
+			if ai >= len(t.Inputs) && b.Mem == ge.MemFeatureMap && b.Kind != ge.BufInput && b.Def != ti {
+				return fmt.Errorf("task %d (%q) writes %q whose lifetime starts at %d", ti, t.Name, b.Name, b.Def)
+			}
+		}
 	}
 	return nil
 }
