@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 
@@ -159,3 +160,49 @@ func (b *Backend) rawCall(fn uintptr, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r
 }
+
+// frame holds the arguments of one hot-path call. Frames come from a pool
+// so that collectives and transfers do not allocate (a variadic argument
+// list would escape to the heap on every call).
+type frame struct {
+	args [10]uintptr
+}
+
+var framePool = sync.Pool{New: func() any { return new(frame) }}
+
+// invoke runs the HcclResult-returning C function id with the first n
+// arguments of f and recycles f. Pointers stored in f are uintptrs the
+// compiler does not track: callers pass them through escape first and
+// keep them alive with runtime.KeepAlive after the call.
+func (b *Backend) invoke(id sym, f *frame, n int) error {
+	fn := b.fns[id]
+	if fn == 0 || b.closed.Load() {
+		framePool.Put(f)
+		return b.unavailable(id)
+	}
+	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
+	*f = frame{}
+	framePool.Put(f)
+	if int32(r) == 0 {
+		return nil
+	}
+	return &hccl.Error{Op: syms[id].name, Code: hccl.Result(int32(r))}
+}
+
+func getFrame() *frame { return framePool.Get().(*frame) }
+
+// escape makes p escape to the heap, so that a Go object passed by a
+// caller never lives on a goroutine stack that could move while C holds
+// its address as a uintptr. Buffers are normally device memory, which the
+// Go runtime ignores.
+func escape(p unsafe.Pointer) uintptr {
+	if escapeOn {
+		escapeSink = p
+	}
+	return uintptr(p)
+}
+
+var (
+	escapeSink unsafe.Pointer
+	escapeOn   bool // never set: the store only informs escape analysis
+)

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -9,27 +10,48 @@ import (
 
 // Barrier calls HcclBarrier.
 func (b *Backend) Barrier(c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symBarrier, uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{uintptr(c), uintptr(s)}
+	return b.invoke(symBarrier, f, 2)
 }
 
 // AllReduce calls HcclAllReduce.
 func (b *Backend) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.DataType, op hccl.ReduceOp, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symAllReduce, uintptr(send), uintptr(recv), uintptr(count), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(send), escape(recv), uintptr(count), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
+	err := b.invoke(symAllReduce, f, 7)
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	return err
 }
 
 // Broadcast calls HcclBroadcast.
 func (b *Backend) Broadcast(buf unsafe.Pointer, count uint64, dt hccl.DataType, root uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symBroadcast, uintptr(buf), uintptr(count), uintptr(uint32(dt)), uintptr(root), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(root), uintptr(c), uintptr(s)}
+	err := b.invoke(symBroadcast, f, 6)
+	runtime.KeepAlive(buf)
+	return err
 }
 
 // AllGather calls HcclAllGather.
 func (b *Backend) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl.DataType, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symAllGather, uintptr(send), uintptr(recv), uintptr(sendCount), uintptr(uint32(dt)), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(send), escape(recv), uintptr(sendCount), uintptr(uint32(dt)), uintptr(c), uintptr(s)}
+	err := b.invoke(symAllGather, f, 6)
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	return err
 }
 
 // ReduceScatter calls HcclReduceScatter.
 func (b *Backend) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl.DataType, op hccl.ReduceOp, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symReduceScatter, uintptr(send), uintptr(recv), uintptr(recvCount), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(send), escape(recv), uintptr(recvCount), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
+	err := b.invoke(symReduceScatter, f, 7)
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	return err
 }
 
 // AlltoAllV calls HcclAlltoAllV. The four slices must have one entry per
@@ -59,12 +81,20 @@ func (b *Backend) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, s
 
 // Send calls HcclSend.
 func (b *Backend) Send(buf unsafe.Pointer, count uint64, dt hccl.DataType, destRank uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symSend, uintptr(buf), uintptr(count), uintptr(uint32(dt)), uintptr(destRank), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(destRank), uintptr(c), uintptr(s)}
+	err := b.invoke(symSend, f, 6)
+	runtime.KeepAlive(buf)
+	return err
 }
 
 // Recv calls HcclRecv.
 func (b *Backend) Recv(buf unsafe.Pointer, count uint64, dt hccl.DataType, srcRank uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	return b.call(symRecv, uintptr(buf), uintptr(count), uintptr(uint32(dt)), uintptr(srcRank), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(srcRank), uintptr(c), uintptr(s)}
+	err := b.invoke(symRecv, f, 6)
+	runtime.KeepAlive(buf)
+	return err
 }
 
 // BatchSendRecv calls HcclBatchSendRecv with itemNum = len(items). The
@@ -78,5 +108,9 @@ func (b *Backend) BatchSendRecv(items []hccl.SendRecvItem, c hccl.CommHandle, s 
 	if len(items) > 0 {
 		p = &items[0]
 	}
-	return b.call(symBatchSendRecv, uintptr(unsafe.Pointer(p)), uintptr(len(items)), uintptr(c), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{escape(unsafe.Pointer(p)), uintptr(len(items)), uintptr(c), uintptr(s)}
+	err := b.invoke(symBatchSendRecv, f, 4)
+	runtime.KeepAlive(items)
+	return err
 }

@@ -74,7 +74,11 @@ func (b *Backend) batch(id sym, c hccl.CommHandle, remoteRank uint32, descs []hc
 	if len(descs) > 0 {
 		p = &descs[0]
 	}
-	return b.call(id, uintptr(c), uintptr(remoteRank), uintptr(unsafe.Pointer(p)), uintptr(len(descs)), uintptr(s))
+	f := getFrame()
+	f.args = [10]uintptr{uintptr(c), uintptr(remoteRank), escape(unsafe.Pointer(p)), uintptr(len(descs)), uintptr(s)}
+	err := b.invoke(id, f, 5)
+	runtime.KeepAlive(descs)
+	return err
 }
 
 // CommRegister calls HcclCommRegister.
