@@ -66,6 +66,7 @@ type model struct {
 	executed atomic.Uint64 // executions run
 	ioCopies atomic.Uint64 // IO copies made by executions
 	scratch  [][]byte      // resolved slots of the task being launched
+	kernels  []ge.Kernel   // per task, resolved at load
 }
 
 // loadSpec is what a load call asks for.
@@ -205,6 +206,13 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 	if len(m.Weights) > 0 {
 		copy(md.weight, m.Weights)
 		n.ctr.copied(HostToDevice, uint64(len(m.Weights)))
+	}
+	md.kernels = make([]ge.Kernel, len(m.Tasks))
+	for i := range m.Tasks {
+		if md.kernels[i] = ge.KernelFor(m.Tasks[i].Op); md.kernels[i] == nil {
+			md.release(n)
+			return 0, c.fail(acl.CodeFeatureUnsupported, "model %q task %d (%q): op %s has no kernel", m.Name, i, m.Tasks[i].Name, m.Tasks[i].Op)
+		}
 	}
 	md.launch = make([]uint64, len(md.rt.Args()))
 	maxArgs := 0

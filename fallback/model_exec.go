@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -386,7 +385,10 @@ func (md *model) execute(rec *execRec) error {
 			}
 			md.scratch[ai] = b
 		}
-		err := ge.RunTask(t, md.scratch[:len(args)])
+		// The tasks were validated once by ParseModel (ge.RunTask would
+		// re-validate at every launch); the slices are exactly the slot
+		// sizes, which is all a kernel relies on.
+		err := md.kernels[ti](t, md.scratch[:len(args)])
 		n.ctr.launches.Add(1)
 		if err != nil {
 			return err

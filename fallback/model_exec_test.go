@@ -74,3 +74,29 @@ func TestModelZeroCopyDeviceBuffers(t *testing.T) {
 	require.Equal(t, uint64(seen), st.PatchedSlots)
 	_ = acl.Success
 }
+
+// TestModelExecuteAsyncAllocs: the steady state of ExecuteAsync plus the
+// stream synchronize allocates at most what the stream itself does (one
+// progress channel per completed task).
+func TestModelExecuteAsyncAllocs(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	in, _ := newDataset(t, n, devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]))
+	out, _ := newDataset(t, n, devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1]))
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := n.ExecuteAsync(id, in, out, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.SynchronizeStream(s); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("allocs/op %.2f", allocs)
+	require.LessOrEqual(t, allocs, 1.0)
+	require.NoError(t, n.DestroyStream(s))
+	require.NoError(t, n.Unload(id))
+}
