@@ -1,0 +1,644 @@
+package acl
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// IODesc describes one model input or output, as the model description
+// (aclmdlDesc) reports it.
+type IODesc struct {
+	Name     string
+	Size     uintptr // bytes the model reads or writes (aclmdlGet{Input,Output}SizeByIndex)
+	Dims     []int64
+	DataType DataType
+	Format   Format
+}
+
+// ModelDesc is the description of a loaded model: its inputs and outputs
+// in index order.
+type ModelDesc struct {
+	Inputs  []IODesc
+	Outputs []IODesc
+}
+
+func (d ModelDesc) clone() ModelDesc {
+	c := ModelDesc{Inputs: append([]IODesc(nil), d.Inputs...), Outputs: append([]IODesc(nil), d.Outputs...)}
+	for _, ios := range [][]IODesc{c.Inputs, c.Outputs} {
+		for i := range ios {
+			ios[i].Dims = append([]int64(nil), ios[i].Dims...)
+		}
+	}
+	return c
+}
+
+// ModelConfig selects how LoadModelWithConfig loads a model
+// (aclmdlSetConfigOpt + aclmdlLoadWithConfig).
+type ModelConfig struct {
+	// Work and Weight are caller-owned device memory for the model's work
+	// memory (feature map and IO) and its weights. A nil buffer leaves that
+	// memory to the backend. The buffers must stay open until the Model is
+	// closed.
+	Work, Weight *DeviceBuffer
+	// WorkspaceMemOptimize sets ACL_MDL_WORKSPACE_MEM_OPTIMIZE to
+	// INPUTOUTPUT: the work memory excludes the model's IO blocks, so
+	// every input and output must then be a device buffer the caller
+	// supplies at each execution.
+	WorkspaceMemOptimize bool
+}
+
+// Model is a model loaded on a Device (aclmdlLoad*), with its description
+// read once at load.
+//
+// ACL forbids executing one model id concurrently, and callers sharing it
+// must hold a lock from the refresh of the IO addresses to the launch. A
+// Model does this for its users: executions are serialized by a mutex held
+// across the backend call, and an execution queued on a different stream
+// than the previous one first waits until the previous one has completed
+// (an event recorded after it on its stream), so the backend never refuses
+// it for overlapping. A run queued on the same stream as the previous one
+// costs exactly one backend call (aclmdlExecuteAsync): the
+// calling thread normally has the Device's context current already (every
+// idiomatic call leaves it so), and when it has not, the backend's context
+// error is answered by binding the context and calling again.
+//
+// A Model is safe for concurrent use. Close a stream used by the Model only
+// after the executions queued on it have completed (Wait), so that the
+// ordering above can rely on it.
+type Model struct {
+	res
+	dev  *Device
+	mb   ModelBackend
+	id   ModelID
+	desc ModelDesc
+	mark *Event // recorded after the previous run on its stream, to wait for it
+
+	mu   sync.Mutex // held from IO refresh to launch
+	last *Stream    // stream of the latest launch not known to have completed
+}
+
+func (m *Model) rank() int { return 1 }
+
+func (m *Model) retire() { m.markClosed() }
+
+// destroy runs with the Device's context current, after the Device has
+// synchronized and destroyed its streams.
+func (m *Model) destroy() error { return m.mb.Unload(m.id) }
+
+// modelBytes checks a serialized model and returns its address and size.
+func modelBytes(op string, model []byte) (unsafe.Pointer, uintptr, error) {
+	if len(model) == 0 {
+		return nil, 0, Errorf(op, CodeInvalidParam, "empty model")
+	}
+	return unsafe.Pointer(unsafe.SliceData(model)), uintptr(len(model)), nil
+}
+
+// QueryModelSize returns the work memory (feature map and IO) and the
+// weight memory a serialized model needs (aclmdlQuerySizeFromMem): the
+// sizes of the buffers LoadModelWithMem takes.
+func (d *Device) QueryModelSize(model []byte) (work, weight uintptr, err error) {
+	const op = "Device.QueryModelSize"
+	mb, err := d.modelBackend(op)
+	if err != nil {
+		return 0, 0, err
+	}
+	p, n, err := modelBytes(op, model)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = d.call(op, func() error {
+		var err error
+		work, weight, err = mb.QuerySizeFromMem(p, n)
+		return err
+	})
+	runtime.KeepAlive(model)
+	return work, weight, err
+}
+
+// LoadModel loads a serialized model with memory the backend allocates and
+// frees (aclmdlLoadFromMem).
+func (d *Device) LoadModel(model []byte) (*Model, error) {
+	const op = "Device.LoadModel"
+	mb, err := d.modelBackend(op)
+	if err != nil {
+		return nil, err
+	}
+	p, n, err := modelBytes(op, model)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.loadModel(op, mb, func() (ModelID, error) { return mb.LoadFromMem(p, n) })
+	runtime.KeepAlive(model)
+	return m, err
+}
+
+// LoadModelWithMem loads a serialized model into work and weight memory the
+// caller owns (aclmdlLoadFromMemWithMem); QueryModelSize tells how large
+// they must be. A nil buffer passes NULL, leaving that memory to the
+// backend. The buffers must stay open until the Model is closed; the Model
+// never frees them.
+func (d *Device) LoadModelWithMem(model []byte, work, weight *DeviceBuffer) (*Model, error) {
+	const op = "Device.LoadModelWithMem"
+	mb, err := d.modelBackend(op)
+	if err != nil {
+		return nil, err
+	}
+	p, n, err := modelBytes(op, model)
+	if err != nil {
+		return nil, err
+	}
+	wk, wt, err := d.modelMem(op, work, weight)
+	if err != nil {
+		return nil, err
+	}
+	defer wk.release()
+	defer wt.release()
+	m, err := d.loadModel(op, mb, func() (ModelID, error) {
+		return mb.LoadFromMemWithMem(p, n, wk.ptr, wk.size, wt.ptr, wt.size)
+	})
+	runtime.KeepAlive(model)
+	return m, err
+}
+
+// modelArea is caller memory handed to a load, held open during the load.
+type modelArea struct {
+	ptr  unsafe.Pointer
+	size uintptr
+	h    held
+}
+
+func (a *modelArea) release() { a.h.release() }
+
+// modelMem checks and takes the caller's work and weight buffers.
+func (d *Device) modelMem(op string, work, weight *DeviceBuffer) (wk, wt modelArea, err error) {
+	take := func(b *DeviceBuffer, what string) (modelArea, error) {
+		if b == nil {
+			return modelArea{}, nil
+		}
+		if b.dev != d {
+			return modelArea{}, Errorf(op, CodeInvalidParam, "the %s buffer belongs to another Device", what)
+		}
+		h, err := acquire(op, b.dr())
+		if err != nil {
+			return modelArea{}, err
+		}
+		return modelArea{ptr: b.ptr, size: b.size, h: h}, nil
+	}
+	if wk, err = take(work, "work"); err != nil {
+		return wk, wt, err
+	}
+	if wt, err = take(weight, "weight"); err != nil {
+		wk.release()
+	}
+	return wk, wt, err
+}
+
+// LoadModelWithConfig loads a serialized model as cfg says, through a
+// model config handle (aclmdlCreateConfigHandle, aclmdlSetConfigOpt,
+// aclmdlLoadWithConfig).
+func (d *Device) LoadModelWithConfig(model []byte, cfg ModelConfig) (*Model, error) {
+	const op = "Device.LoadModelWithConfig"
+	mb, err := d.modelBackend(op)
+	if err != nil {
+		return nil, err
+	}
+	p, n, err := modelBytes(op, model)
+	if err != nil {
+		return nil, err
+	}
+	wk, wt, err := d.modelMem(op, cfg.Work, cfg.Weight)
+	if err != nil {
+		return nil, err
+	}
+	defer wk.release()
+	defer wt.release()
+	// The config handle keeps the model's address until the load, so the
+	// bytes are pinned for that long.
+	var pin runtime.Pinner
+	pin.Pin(unsafe.SliceData(model))
+	defer pin.Unpin()
+	return d.loadModel(op, mb, func() (id ModelID, err error) {
+		h, err := mb.CreateConfigHandle()
+		if err != nil {
+			return 0, err
+		}
+		defer func() {
+			if derr := mb.DestroyConfigHandle(h); derr != nil && err == nil {
+				err = derr
+			}
+		}()
+		set := func(attr ModelConfigAttr, v uintptr) error {
+			// v holds the size_t, or the pointer a pointer-valued attr points at.
+			return mb.SetConfigOpt(h, attr, unsafe.Pointer(&v), unsafe.Sizeof(v))
+		}
+		typ := MdlLoadFromMem
+		if wk.ptr != nil || wt.ptr != nil {
+			typ = MdlLoadFromMemWithMem
+		}
+		opts := []struct {
+			attr ModelConfigAttr
+			v    uintptr
+			on   bool
+		}{
+			{MdlLoadTypeSizet, typ, true},
+			{MdlMemAddrPtr, uintptr(p), true},
+			{MdlMemSizet, n, true},
+			{MdlWorkspaceAddrPtr, uintptr(wk.ptr), wk.ptr != nil},
+			{MdlWorkspaceSizet, wk.size, wk.ptr != nil},
+			{MdlWeightAddrPtr, uintptr(wt.ptr), wt.ptr != nil},
+			{MdlWeightSizet, wt.size, wt.ptr != nil},
+			{MdlWorkspaceMemOptimize, WorkspaceMemOptimizeInputOutput, cfg.WorkspaceMemOptimize},
+		}
+		for _, o := range opts {
+			if !o.on {
+				continue
+			}
+			if err := set(o.attr, o.v); err != nil {
+				return 0, err
+			}
+		}
+		return mb.LoadWithConfig(h)
+	})
+}
+
+// loadModel runs load under the Device's context, reads the description of
+// the loaded model and returns the Model, which the Device then owns. A
+// failure after the load unloads the model again.
+func (d *Device) loadModel(op string, mb ModelBackend, load func() (ModelID, error)) (*Model, error) {
+	mark, err := d.NewEvent(0)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.adopt(op, func() (child, error) {
+		id, err := load()
+		if err != nil {
+			return nil, err
+		}
+		desc, err := readDesc(op, mb, id)
+		if err != nil {
+			return nil, errors.Join(err, mb.Unload(id))
+		}
+		return &Model{res: newRes("model"), dev: d, mb: mb, id: id, desc: desc, mark: mark}, nil
+	})
+	if err != nil {
+		return nil, errors.Join(err, mark.Close())
+	}
+	return c.(*Model), nil
+}
+
+// maxModelIO bounds the IO counts a backend may report, so that a broken
+// library cannot make the description reader loop for ever.
+const maxModelIO = 1 << 16
+
+// readDesc reads the description of model id (aclmdlCreateDesc,
+// aclmdlGetDesc and the per-IO queries). The context is current.
+func readDesc(op string, mb ModelBackend, id ModelID) (desc ModelDesc, err error) {
+	h, err := mb.CreateDesc()
+	if err != nil {
+		return desc, err
+	}
+	defer func() { err = errors.Join(err, mb.DestroyDesc(h)) }()
+	if err := mb.GetDesc(h, id); err != nil {
+		return desc, err
+	}
+	nin, nout := mb.GetNumInputs(h), mb.GetNumOutputs(h)
+	if nin > maxModelIO || nout > maxModelIO {
+		return desc, Errorf(op, CodeInvalidParam, "model reports %d inputs and %d outputs", nin, nout)
+	}
+	var dims IODims
+	for i := range nin {
+		if err := mb.GetInputDims(h, i, &dims); err != nil {
+			return desc, err
+		}
+		desc.Inputs = append(desc.Inputs, IODesc{
+			Name:     mb.GetInputNameByIndex(h, i),
+			Size:     mb.GetInputSizeByIndex(h, i),
+			Dims:     dims.Shape(),
+			DataType: mb.GetInputDataType(h, i),
+			Format:   mb.GetInputFormat(h, i),
+		})
+	}
+	for i := range nout {
+		if err := mb.GetOutputDims(h, i, &dims); err != nil {
+			return desc, err
+		}
+		desc.Outputs = append(desc.Outputs, IODesc{
+			Name:     mb.GetOutputNameByIndex(h, i),
+			Size:     mb.GetOutputSizeByIndex(h, i),
+			Dims:     dims.Shape(),
+			DataType: mb.GetOutputDataType(h, i),
+			Format:   mb.GetOutputFormat(h, i),
+		})
+	}
+	return desc, nil
+}
+
+// ID returns the model id; 0 for a nil Model.
+func (m *Model) ID() ModelID {
+	if m == nil {
+		return 0
+	}
+	return m.id
+}
+
+// Device returns the Device the model is loaded on.
+func (m *Model) Device() *Device {
+	if m == nil {
+		return nil
+	}
+	return m.dev
+}
+
+// Desc returns the model's description (a copy the caller may modify).
+func (m *Model) Desc() ModelDesc {
+	if m == nil {
+		return ModelDesc{}
+	}
+	return m.desc.clone()
+}
+
+// NumInputs returns the number of model inputs.
+func (m *Model) NumInputs() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.desc.Inputs)
+}
+
+// NumOutputs returns the number of model outputs.
+func (m *Model) NumOutputs() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.desc.Outputs)
+}
+
+// InputIndex returns the index of the input called name, or an
+// ACL_ERROR_INVALID_PARAM error.
+func (m *Model) InputIndex(name string) (int, error) {
+	return m.indexOf("Model.InputIndex", "input", name, func(d ModelDesc) []IODesc { return d.Inputs })
+}
+
+// OutputIndex returns the index of the output called name, or an
+// ACL_ERROR_INVALID_PARAM error.
+func (m *Model) OutputIndex(name string) (int, error) {
+	return m.indexOf("Model.OutputIndex", "output", name, func(d ModelDesc) []IODesc { return d.Outputs })
+}
+
+func (m *Model) indexOf(op, what, name string, list func(ModelDesc) []IODesc) (int, error) {
+	if m == nil {
+		return -1, nilError(op)
+	}
+	for i, io := range list(m.desc) {
+		if io.Name == name {
+			return i, nil
+		}
+	}
+	return -1, Errorf(op, CodeInvalidParam, "the model has no %s named %q", what, name)
+}
+
+// execLocks takes, in lock order, what an execution uses: the datasets'
+// contents, then (in creation order) the model, the stream when there is
+// one, the datasets and the memories their buffers refer to, then the
+// Device. rs and ms are empty slices backed by the caller's arrays; the
+// locked set and the memories are returned in them. On success the caller
+// runs execUnlock when done.
+func (m *Model) execLocks(op string, s *Stream, in, out *Dataset, rs []*res, ms []*mem) ([]*res, []*mem, held, error) {
+	in.cmu.RLock()
+	if out != in {
+		out.cmu.RLock()
+	}
+	ms = in.memories(ms)
+	if out != in {
+		ms = out.memories(ms)
+	}
+	rs = append(rs, &m.res, &in.res, &out.res)
+	if s != nil {
+		rs = append(rs, &s.res)
+	}
+	for _, x := range ms {
+		rs = append(rs, &x.res)
+	}
+	rs, err := lockAll(op, rs)
+	if err == nil {
+		var hd held
+		if hd, err = acquire(op, &m.dev.res); err == nil {
+			return rs, ms, hd, nil
+		}
+		unlockAll(rs)
+	}
+	if out != in {
+		out.cmu.RUnlock()
+	}
+	in.cmu.RUnlock()
+	return nil, nil, held{}, err
+}
+
+func execUnlock(rs []*res, hd *held, in, out *Dataset) {
+	hd.release()
+	unlockAll(rs)
+	if out != in {
+		out.cmu.RUnlock()
+	}
+	in.cmu.RUnlock()
+}
+
+// checkExec refuses nil handles and handles of another Device.
+func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) error {
+	if m == nil || in == nil || out == nil || (stream && s == nil) {
+		return nilError(op)
+	}
+	if stream && s.dev != m.dev {
+		return Errorf(op, CodeRTStreamContext, "the stream belongs to another Device")
+	}
+	if in.dev != m.dev || out.dev != m.dev {
+		return Errorf(op, CodeInvalidParam, "a dataset belongs to another Device")
+	}
+	return nil
+}
+
+// ExecuteAsync queues one execution of the model on s, reading in and
+// writing out (aclmdlExecuteAsync). The results are in the output memory
+// once s has passed the execution (Stream.Synchronize, Wait, an event).
+// The memories the datasets refer to are kept in use: closing one waits for
+// s. See Model for how executions are serialized.
+func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
+	const op = "Model.ExecuteAsync"
+	if err := m.checkExec(op, s, in, out, true); err != nil {
+		return err
+	}
+	var rbuf [24]*res
+	var mbuf [16]*mem
+	rs, ms, hd, err := m.execLocks(op, s, in, out, rbuf[:0], mbuf[:0])
+	if err != nil {
+		return err
+	}
+	defer execUnlock(rs, &hd, in, out)
+	m.mu.Lock()
+	if m.last != nil && m.last != s {
+		err = m.launchAfter(s, in.h, out.h)
+	} else {
+		err = m.launch(s, in.h, out.h)
+	}
+	if err == nil {
+		m.last = s
+	}
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, x := range ms {
+		x.usedBy(s)
+	}
+	return nil
+}
+
+// launch is the steady-state path: one aclmdlExecuteAsync on the calling
+// thread, whose current context is the Device's unless something else
+// bound another one there; the backend then refuses the call with a
+// context error before doing anything, and the call is repeated after
+// binding. m.mu is held.
+func (m *Model) launch(s *Stream, in, out DatasetHandle) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := m.mb.ExecuteAsync(m.id, in, out, s.h)
+	if err != nil && errors.Is(err, ErrContext) {
+		if err = m.dev.rt.b.SetCurrentContext(m.dev.ctx); err == nil {
+			err = m.mb.ExecuteAsync(m.id, in, out, s.h)
+		}
+	}
+	return err
+}
+
+// launchAfter queues an execution on s once the previous one, queued on
+// another stream, has completed: backends refuse an execution of a model
+// while another one is queued elsewhere (the fallback does, as ACL
+// requires). m.mu is held.
+func (m *Model) launchAfter(s *Stream, in, out DatasetHandle) error {
+	return m.dev.bound(func() error {
+		if err := m.waitLast(); err != nil {
+			return err
+		}
+		return m.mb.ExecuteAsync(m.id, in, out, s.h)
+	})
+}
+
+// markOn records the model's marker event on st, after the executions
+// queued there, and reports whether it did. A stream that is closed or
+// being closed is not touched: its Close waits for its queued work (a run
+// launched meanwhile on another stream may then be refused by the backend
+// as overlapping, never run concurrently). The
+// Device's context is current and m.mu is held.
+func (m *Model) markOn(st *Stream) (bool, error) {
+	// TryRLock, not RLock: the execution already holds other handles, and
+	// waiting here for a pending Close could close a lock cycle.
+	if !st.res.mu.TryRLock() {
+		return false, nil
+	}
+	defer st.res.mu.RUnlock()
+	if st.res.closed {
+		return false, nil
+	}
+	return true, m.dev.rt.b.RecordEvent(m.mark.h, st.h)
+}
+
+// waitLast blocks until the latest queued execution has completed. The
+// Device's context is current and m.mu is held.
+func (m *Model) waitLast() error {
+	last := m.last
+	if last == nil {
+		return nil
+	}
+	m.last = nil
+	marked, err := m.markOn(last)
+	if err != nil || !marked {
+		return err
+	}
+	return m.dev.rt.b.SynchronizeEvent(m.mark.h)
+}
+
+// Execute runs the model synchronously, reading in and writing out
+// (aclmdlExecute), after any execution still queued has completed.
+func (m *Model) Execute(in, out *Dataset) error {
+	const op = "Model.Execute"
+	if err := m.checkExec(op, nil, in, out, false); err != nil {
+		return err
+	}
+	var rbuf [24]*res
+	var mbuf [16]*mem
+	rs, _, hd, err := m.execLocks(op, nil, in, out, rbuf[:0], mbuf[:0])
+	if err != nil {
+		return err
+	}
+	defer execUnlock(rs, &hd, in, out)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dev.bound(func() error {
+		if err := m.waitLast(); err != nil {
+			return err
+		}
+		return m.mb.Execute(m.id, in.h, out.h)
+	})
+}
+
+// Wait blocks until the executions queued so far have completed, or ctx
+// is done (returning ctx.Err()). It does not report the executions'
+// errors: their streams do (Stream.Synchronize). A closed Model has nothing
+// queued.
+func (m *Model) Wait(ctx context.Context) error {
+	const op = "Model.Wait"
+	if m == nil {
+		return nilError(op)
+	}
+	h, err := acquire(op, &m.res)
+	if err != nil {
+		return nil
+	}
+	hd, err := acquire(op, &m.dev.res)
+	if err != nil {
+		h.release()
+		return nil
+	}
+	m.mu.Lock()
+	last := m.last
+	marked := false
+	if last != nil {
+		err = m.dev.bound(func() error {
+			var err error
+			marked, err = m.markOn(last)
+			return err
+		})
+	}
+	m.mu.Unlock()
+	// The marker is waited for with nothing held: Event.Wait takes the
+	// event and the Device again.
+	hd.release()
+	h.release()
+	if err != nil || !marked {
+		return err
+	}
+	if err := m.mark.Wait(ctx); err != nil && !m.isClosed() {
+		return err
+	}
+	return nil
+}
+
+// Close waits for the executions still queued, unloads the model
+// (aclmdlUnload; the backend frees the memory it allocated for it) and
+// releases what the Model created. Caller-owned work and weight buffers
+// are left to the caller. Close is idempotent: later calls return nil.
+func (m *Model) Close() error {
+	if m == nil || !m.markClosed() {
+		return nil
+	}
+	err := m.dev.releaseChild(m, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		// A failed wait must not keep the model loaded.
+		return errors.Join(m.waitLast(), m.destroy())
+	})
+	return errors.Join(err, m.mark.Close())
+}
