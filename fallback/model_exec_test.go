@@ -1,9 +1,12 @@
 package fallback
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/zerocopy"
 	"github.com/stretchr/testify/require"
 )
@@ -72,7 +75,6 @@ func TestModelZeroCopyDeviceBuffers(t *testing.T) {
 	require.Zero(t, st.IOCopies)
 	require.Zero(t, st.LastPatched, "second run with the same buffers patches nothing")
 	require.Equal(t, uint64(seen), st.PatchedSlots)
-	_ = acl.Success
 }
 
 // TestModelExecuteAsyncAllocs: the steady state of ExecuteAsync plus the
@@ -98,5 +100,249 @@ func TestModelExecuteAsyncAllocs(t *testing.T) {
 	t.Logf("allocs/op %.2f", allocs)
 	require.LessOrEqual(t, allocs, 1.0)
 	require.NoError(t, n.DestroyStream(s))
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelHostBuffers: pinned and plain host buffers are copied, exactly
+// one copy per IO per execution with the tensor's bytes (H2D in, D2H
+// out), and the slots point at the model's own blocks; switching the same
+// data buffers to device memory then removes every copy.
+func TestModelHostBuffers(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	xb := mustMallocHost(t, n, p.inSizes()[0])
+	rb := pages(t, 1)[:p.inSizes()[1]]
+	y0b := pages(t, 1)[:p.outSizes()[0]]
+	y1b := mustMallocHost(t, n, p.outSizes()[1])
+	in, inH := newDataset(t, n, xb, rb)
+	out, outH := newDataset(t, n, y0b, y1b)
+	s := mkStream(t, n)
+	n.ResetCounters()
+	const runs = 3
+	for range runs {
+		x, r := p.feed(rng, xb, rb)
+		runAsync(t, n, id, in, out, s)
+		p.check(t, x, r, y0b, y1b)
+	}
+	c := n.Counters()
+	inBytes, outBytes := uint64(p.inSizes()[0]+p.inSizes()[1]), uint64(p.outSizes()[0]+p.outSizes()[1])
+	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * inBytes}, c.H2D)
+	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * outBytes}, c.D2H)
+	require.Zero(t, c.D2D.Copies+c.H2H.Copies)
+	rt, err := n.ModelRuntime(id)
+	require.NoError(t, err)
+	launches, err := n.ModelLaunches(id)
+	require.NoError(t, err)
+	for _, rec := range append(append([]zerocopy.IORecord(nil), rt.Inputs()...), rt.Outputs()...) {
+		for _, sl := range rec.Slots {
+			require.Equal(t, uint64(rt.ModelAddr(&rec))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg], "%s slot of task %d", rec.Name, sl.Task)
+		}
+	}
+
+	// The same data buffers, now pointing at device memory: zero copy.
+	dev := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	for i, h := range append(inH, outH...) {
+		require.NoError(t, n.UpdateDataBuffer(h, ptrOf(dev[i]), uintptr(len(dev[i]))))
+	}
+	n.ResetCounters()
+	x, r := p.feed(rng, dev[0], dev[1])
+	runAsync(t, n, id, in, out, s)
+	p.check(t, x, r, dev[2], dev[3])
+	require.Zero(t, n.Counters().Copies())
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelSwapBuffers: swapping one buffer between executions re-patches
+// exactly that IO's slots; the launch then carries the new address.
+func TestModelSwapBuffers(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	bufs := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	spare := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	in, inH := newDataset(t, n, bufs[0], bufs[1])
+	out, outH := newDataset(t, n, bufs[2], bufs[3])
+	hs := append(inH, outH...)
+	s := mkStream(t, n)
+	all := 0
+	for i := range 4 {
+		all += slotCount(t, n, id, i >= 2, i%2)
+	}
+	runAsync(t, n, id, in, out, s)
+	st, err := n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, uint64(all), st.LastPatched)
+	n.ResetCounters()
+	for round := range 12 {
+		want := 0
+		for i := range 4 {
+			if rng.IntN(3) == 0 {
+				bufs[i], spare[i] = spare[i], bufs[i]
+				require.NoError(t, n.UpdateDataBuffer(hs[i], ptrOf(bufs[i]), uintptr(len(bufs[i]))))
+				want += slotCount(t, n, id, i >= 2, i%2)
+			}
+		}
+		x, r := p.feed(rng, bufs[0], bufs[1])
+		runAsync(t, n, id, in, out, s)
+		p.check(t, x, r, bufs[2], bufs[3])
+		st, err := n.ModelStats(id)
+		require.NoError(t, err)
+		require.Equal(t, uint64(want), st.LastPatched, "round %d", round)
+		launches, err := n.ModelLaunches(id)
+		require.NoError(t, err)
+		rt, err := n.ModelRuntime(id)
+		require.NoError(t, err)
+		for k, recs := range [][]zerocopy.IORecord{rt.Inputs(), rt.Outputs()} {
+			for i, rec := range recs {
+				for _, sl := range rec.Slots {
+					require.Equal(t, uint64(addrOf(bufs[2*k+i]))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg])
+				}
+			}
+		}
+	}
+	require.Zero(t, n.Counters().Copies())
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelCopyOnlyIO: an IO whose consumer cannot take an external
+// address is copied even from device memory (D2D in and out), and its
+// slots keep the model's address; a NoZeroCopy slot on an IO-region block
+// (GE's DisableZeroCopy) behaves the same.
+func TestModelCopyOnlyIO(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng, ge.NoZeroCopyOps("square"))
+	require.False(t, p.model.Inputs[0].ZeroCopy)
+	require.False(t, p.model.Outputs[1].ZeroCopy)
+	id := loadBlob(t, n, p.blob)
+	bufs := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	in, _ := newDataset(t, n, bufs[0], bufs[1])
+	out, _ := newDataset(t, n, bufs[2], bufs[3])
+	s := mkStream(t, n)
+	n.ResetCounters()
+	for range 2 {
+		x, r := p.feed(rng, bufs[0], bufs[1])
+		runAsync(t, n, id, in, out, s)
+		p.check(t, x, r, bufs[2], bufs[3])
+	}
+	c := n.Counters()
+	require.Equal(t, Traffic{Copies: 4, Bytes: 2 * uint64(p.inSizes()[0]+p.outSizes()[1])}, c.D2D)
+	require.Zero(t, c.H2D.Copies+c.D2H.Copies)
+	rt, err := n.ModelRuntime(id)
+	require.NoError(t, err)
+	require.Equal(t, zerocopy.CopyInFeatureMap, rt.Inputs()[0].CopyOnly)
+	launches, err := n.ModelLaunches(id)
+	require.NoError(t, err)
+	x := rt.Inputs()[0]
+	for _, sl := range x.Slots {
+		require.Equal(t, uint64(rt.ModelAddr(&x))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg])
+		require.Equal(t, zerocopy.AddrFeatureMap, launches[sl.Task].Types[sl.Arg])
+	}
+	require.NoError(t, n.Unload(id))
+
+	// Hand-made model: output 0's producer flagged NoZeroCopy on its
+	// IO-region slot.
+	p2 := newMLP(t, rng)
+	m := p2.model
+	found := false
+	for ti := range m.Tasks {
+		for ai, a := range m.Tasks[ti].Args {
+			if a.Mem == ge.MemModelIO && a.IO == (ge.IORef{Dir: ge.IOOutput, Index: 0}) {
+				m.Tasks[ti].Args[ai].NoZeroCopy, found = true, true
+			}
+		}
+	}
+	require.True(t, found)
+	blob, err := m.MarshalBinary()
+	require.NoError(t, err)
+	id2 := loadBlob(t, n, blob)
+	rt2, err := n.ModelRuntime(id2)
+	require.NoError(t, err)
+	require.Equal(t, zerocopy.CopyNoZeroCopyConsumer, rt2.Outputs()[0].CopyOnly)
+	n.ResetCounters()
+	x2, r2 := p2.feed(rng, bufs[0], bufs[1])
+	runAsync(t, n, id2, in, out, s)
+	p2.check(t, x2, r2, bufs[2], bufs[3])
+	require.Equal(t, Traffic{Copies: 1, Bytes: uint64(p2.outSizes()[0])}, n.Counters().D2D)
+	require.NoError(t, n.Unload(id2))
+}
+
+// TestModelExecuteSync: aclmdlExecute gives the reference results and the
+// same bytes as the ge reference interpreter (a second opinion), with no
+// copy.
+func TestModelExecuteSync(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	bufs := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	in, _ := newDataset(t, n, bufs[0], bufs[1])
+	out, _ := newDataset(t, n, bufs[2], bufs[3])
+	n.ResetCounters()
+	x, r := p.feed(rng, bufs[0], bufs[1])
+	require.NoError(t, n.Execute(id, in, out))
+	p.check(t, x, r, bufs[2], bufs[3])
+	require.Zero(t, n.Counters().Copies())
+	want, err := getest.Run(p.model, [][]byte{bufs[0], bufs[1]})
+	require.NoError(t, err)
+	require.Equal(t, want[0], bufs[2])
+	require.Equal(t, want[1], bufs[3])
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelOutputAutoAlloc: an output data buffer with no memory (NULL,
+// 0) gets device memory of the output's size, which the caller frees.
+func TestModelOutputAutoAlloc(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	xb, rb, y0b := devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0])
+	in, _ := newDataset(t, n, xb, rb)
+	out, outH := newDataset(t, n, y0b, nil)
+	x, r := p.feed(rng, xb, rb)
+	require.NoError(t, n.Execute(id, in, out))
+	ptr := n.GetDataBufferAddr(outH[1])
+	require.NotNil(t, ptr)
+	require.Equal(t, uintptr(p.outSizes()[1]), n.GetDataBufferSizeV2(outH[1]))
+	require.Equal(t, PlaceDevice, n.Classify(ptr).Place)
+	p.check(t, x, r, y0b, unsafeBytes(ptr, uintptr(p.outSizes()[1])))
+	require.NoError(t, n.Free(ptr))
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelSlightlySmallerBuffers: GE accepts a buffer up to 64 bytes
+// smaller than the tensor (the device pads allocations); more is refused
+// naming the IO and both sizes.
+func TestModelSlightlySmallerBuffers(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	xb, rb := devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1])
+	y0b, y1b := devBytes(t, n, p.outSizes()[0]-64), devBytes(t, n, p.outSizes()[1])
+	in, _ := newDataset(t, n, xb, rb)
+	out, outH := newDataset(t, n, y0b, y1b)
+	x, r := p.feed(rng, xb, rb)
+	require.NoError(t, n.Execute(id, in, out))
+	w0, _ := p.ref(x, r)
+	requireClose(t, w0[:len(y0b)/4], getF32s(y0b, len(y0b)/4), "y0 prefix")
+
+	short := devBytes(t, n, p.outSizes()[0]-65)
+	require.NoError(t, n.UpdateDataBuffer(outH[0], ptrOf(short), uintptr(len(short))))
+	err := n.Execute(id, in, out)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	require.Contains(t, err.Error(), `output 0 ("add:0")`)
+	require.Contains(t, err.Error(), fmt.Sprintf("provided %d bytes of buffer size plus the aligned 64 bytes is less than the tensor size %d bytes", len(short), p.outSizes()[0]))
+
+	// 64 bytes short at the very end of an allocation: the bytes the
+	// kernel writes past the buffer do not exist.
+	block := devBytes(t, n, 1024)
+	tail := block[1024-(p.outSizes()[0]-64):]
+	require.NoError(t, n.UpdateDataBuffer(outH[0], ptrOf(tail), uintptr(len(tail))))
+	requireCode(t, acl.CodeGEParamInvalid, n.Execute(id, in, out))
 	require.NoError(t, n.Unload(id))
 }

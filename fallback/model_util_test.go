@@ -133,3 +133,45 @@ func loadBlob(t *testing.T, n *NPU, blob []byte) acl.ModelID {
 	require.NoError(t, err)
 	return id
 }
+
+// feed writes fresh random inputs into the two input buffers and returns
+// them.
+func (p *mlp) feed(rng *rand.Rand, xb, rb []byte) (x, r []float32) {
+	x, r = randF32(rng, p.M*p.K), randF32(rng, p.M*p.N)
+	putF32s(xb, x)
+	putF32s(rb, r)
+	return x, r
+}
+
+// check compares the two output buffers with the reference.
+func (p *mlp) check(t *testing.T, x, r []float32, y0b, y1b []byte) {
+	t.Helper()
+	w0, w1 := p.ref(x, r)
+	requireClose(t, w0, getF32s(y0b, p.M*p.N), "y0")
+	requireClose(t, w1, getF32s(y1b, p.M*p.K), "y1")
+}
+
+// slotCount is the number of argument slots referring to an IO.
+func slotCount(t *testing.T, n *NPU, id acl.ModelID, out bool, i int) int {
+	t.Helper()
+	rt, err := n.ModelRuntime(id)
+	require.NoError(t, err)
+	if out {
+		return len(rt.Outputs()[i].Slots)
+	}
+	return len(rt.Inputs()[i].Slots)
+}
+
+func mkStream(t *testing.T, n *NPU) acl.StreamHandle {
+	t.Helper()
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.DestroyStream(s) })
+	return s
+}
+
+func runAsync(t *testing.T, n *NPU, id acl.ModelID, in, out acl.DatasetHandle, s acl.StreamHandle) {
+	t.Helper()
+	require.NoError(t, n.ExecuteAsync(id, in, out, s))
+	require.NoError(t, n.SynchronizeStream(s))
+}
