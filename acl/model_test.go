@@ -48,8 +48,12 @@ func newMLPModel(t testing.TB, rng *rand.Rand, m, k, h, n int) *mlpModel {
 	return p
 }
 
-func (p *mlpModel) inSizes() []uintptr  { return []uintptr{uintptr(4 * p.M * p.K), uintptr(4 * p.M * p.N)} }
-func (p *mlpModel) outSizes() []uintptr { return []uintptr{uintptr(4 * p.M * p.N), uintptr(4 * p.M * p.K)} }
+func (p *mlpModel) inSizes() []uintptr {
+	return []uintptr{uintptr(4 * p.M * p.K), uintptr(4 * p.M * p.N)}
+}
+func (p *mlpModel) outSizes() []uintptr {
+	return []uintptr{uintptr(4 * p.M * p.N), uintptr(4 * p.M * p.K)}
+}
 
 // ref computes both outputs in float64, independently of the kernels.
 func (p *mlpModel) ref(x, b []float32) (y, z []float64) {
