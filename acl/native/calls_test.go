@@ -415,3 +415,74 @@ func pages(t *testing.T, n int) []byte {
 	t.Cleanup(func() { _ = unix.Munmap(p) })
 	return p
 }
+
+// TestRegisterDeviceMemory: device memory and device views cannot be
+// registered as host memory.
+func TestRegisterDeviceMemory(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	d, err := s.Malloc(8192, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	err = s.HostRegisterV2(d, 4096, acl.HostRegMapped)
+	assert.Equal(t, acl.CodeRTInvalidMemoryType, acl.CodeOf(err))
+	mem := pages(t, 1)
+	dp, err := s.HostRegister(unsafe.Pointer(&mem[0]), 4096, acl.HostRegisterMapped)
+	require.NoError(t, err)
+	err = s.HostRegisterV2(dp, 4096, acl.HostRegMapped)
+	assert.Equal(t, acl.CodeRTInvalidMemoryType, acl.CodeOf(err), "the device view of registered memory")
+	require.NoError(t, s.HostUnregister(unsafe.Pointer(&mem[0])))
+	require.NoError(t, s.Free(d))
+	require.NoError(t, s.ResetDevice(0))
+}
+
+// TestFreeUnderQueuedTask: memory released while a queued task still uses
+// it makes that task fail, sticky, instead of being touched.
+func TestFreeUnderQueuedTask(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	st, err := s.CreateStream()
+	require.NoError(t, err)
+	d, err := s.Malloc(4096, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	h, err := s.MallocHost(4096)
+	require.NoError(t, err)
+	release, err := s.hold(st)
+	require.NoError(t, err)
+	require.NoError(t, s.MemcpyAsync(h, 4096, d, 4096, acl.MemcpyDeviceToHost, st))
+	require.NoError(t, s.FreeHost(h))
+	release()
+	err = s.SynchronizeStream(st)
+	assert.Equal(t, acl.CodeRTDeviceMemError, acl.CodeOf(err))
+	assert.Equal(t, acl.CodeRTDeviceMemError, acl.CodeOf(s.SynchronizeStream(st)), "sticky")
+	require.NoError(t, s.DestroyStream(st))
+	require.NoError(t, s.Free(d))
+	require.NoError(t, s.ResetDevice(0))
+}
+
+// TestContextFirst: context-bound calls report a missing context before
+// looking at their arguments.
+func TestContextFirst(t *testing.T) {
+	s := initStub(t)
+	done := make(chan []acl.Code)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		ctx, err := s.CreateContext(0)
+		if err == nil {
+			err = s.DestroyContext(ctx)
+		}
+		if err != nil {
+			done <- []acl.Code{acl.CodeOf(err)}
+			return
+		}
+		_, e1 := s.Malloc(0, 99)
+		e2 := s.Free(nil)
+		e3 := s.Memcpy(nil, 0, nil, 0, 99)
+		_, e4 := s.CreateEventWithFlag(0)
+		e5 := s.SynchronizeStreamWithTimeout(0, -5)
+		_, e6 := s.MallocHost(0)
+		done <- []acl.Code{acl.CodeOf(e1), acl.CodeOf(e2), acl.CodeOf(e3), acl.CodeOf(e4), acl.CodeOf(e5), acl.CodeOf(e6)}
+	}()
+	for _, c := range <-done {
+		assert.Equal(t, acl.CodeRTContextNull, c)
+	}
+}

@@ -319,7 +319,7 @@ func TestModelWithMem(t *testing.T) {
 	assert.ErrorIs(t, err, acl.ErrInvalidParam, "work memory too small")
 	host := pinnedCopy(t, s, make([]byte, workSize))
 	_, err = s.LoadFromMemWithMem(mp, uintptr(len(model)), host, workSize, weight, weightSize)
-	assert.Equal(t, acl.CodeRTParamInvalid, acl.CodeOf(err), "work memory on the host")
+	assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(err), "work memory on the host")
 
 	id, err := s.LoadFromMemWithMem(mp, uintptr(len(model)), work, workSize, weight, weightSize)
 	require.NoError(t, err)

@@ -188,6 +188,11 @@ aclError need_ctx(const char *fn, stub_ctx **out) {
     return ACL_SUCCESS;
 }
 
+aclError need_init_ctx(const char *fn, stub_ctx **out) {
+    aclError r = need_init(fn);
+    return r ? r : need_ctx(fn, out);
+}
+
 static stub_ctx *new_ctx(int dev, int is_default) {
     stub_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -327,11 +332,10 @@ STUB_API aclError aclrtResetDeviceForce(int32_t deviceId) {
 STUB_API aclError aclrtGetDevice(int32_t *deviceId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!deviceId) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "deviceId is NULL"));
-    stub_ctx *c;
-    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
     *deviceId = c->device;
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -408,11 +412,10 @@ STUB_API aclError aclrtSetCurrentContext(aclrtContext context) {
 STUB_API aclError aclrtGetCurrentContext(aclrtContext *context) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!context) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "context is NULL"));
-    stub_ctx *c;
-    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
     *context = (aclrtContext)c->handle;
     LOCKED_RETURN(ACL_SUCCESS);
 }

@@ -271,15 +271,14 @@ static int arena_alloc(arena *a, size_t size, void **out) {
 STUB_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "devPtr is NULL"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
     unsigned mods = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
     if (((unsigned)policy & ~mods) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined malloc policy 0x%x", (unsigned)policy));
-    stub_ctx *c;
-    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
     arena *a = &g_arena[c->device];
     if (arena_alloc(a, size, devPtr) != 0)
         LOCKED_RETURN(stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, __func__,
@@ -291,7 +290,8 @@ STUB_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy p
 STUB_API aclError aclrtFree(void *devPtr) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "devPtr is NULL"));
     for (int d = 0; d < g_arena_n; d++) {
@@ -316,13 +316,12 @@ STUB_API aclError aclrtFree(void *devPtr) {
 STUB_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_, size_t *total) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!free_ || !total) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL output pointer"));
     if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_MEM_P2P_HUGE1G)
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined memory attribute %d", (int)attr));
-    stub_ctx *c;
-    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
     *total = (size_t)g_cap;
     *free_ = (size_t)(g_cap - g_arena[c->device].used);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -334,7 +333,8 @@ STUB_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_, size_t *tota
 STUB_API aclError aclrtMallocHost(void **hostPtr, size_t size) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!hostPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "hostPtr is NULL"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
@@ -359,7 +359,8 @@ STUB_API aclError aclrtMallocHost(void **hostPtr, size_t size) {
 STUB_API aclError aclrtFreeHost(void *hostPtr) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!hostPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "hostPtr is NULL"));
     long i = find_pinned(hostPtr);
@@ -378,12 +379,11 @@ STUB_API aclError aclrtFreeHost(void *hostPtr) {
 STUB_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     void *hd;
     const void *hs;
-    stub_ctx *c;
     if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, 0, &hd, &hs);
-    if (!r) r = need_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     memmove(hd, hs, count);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -392,11 +392,10 @@ STUB_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t
 STUB_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
-    void *hp;
     stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
+    void *hp;
     if (!r) r = check_set(__func__, devPtr, maxCount, count, &hp);
-    if (!r) r = need_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     memset(hp, value, count);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -411,6 +410,16 @@ static long find_reg_overlap(const char *p, size_t n) {
 }
 
 static aclError add_reg(const char *fn, void *ptr, uint64_t size, void **alias) {
+    const char *p = ptr;
+    for (int d = 0; d < g_arena_n; d++)
+        if (p < g_arena[d].base + g_cap && g_arena[d].base < p + size)
+            return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, "range %p+%llu overlaps device memory", ptr,
+                             (unsigned long long)size);
+    for (size_t k = 0; k < g_nregs; k++)
+        if (p < g_regs[k].alias + g_regs[k].size && g_regs[k].alias < p + size)
+            return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn,
+                             "range %p+%llu overlaps the device view of registered memory", ptr,
+                             (unsigned long long)size);
     if (find_reg_overlap(ptr, size) >= 0)
         return stub_fail(ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, fn,
                          "range %p+%llu overlaps a registered range", ptr, (unsigned long long)size);
@@ -434,7 +443,8 @@ static aclError add_reg(const char *fn, void *ptr, uint64_t size, void **alias) 
 STUB_API aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!ptr || !devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL pointer argument"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
@@ -449,7 +459,8 @@ STUB_API aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterT
 STUB_API aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!ptr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ptr is NULL"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
@@ -463,7 +474,8 @@ STUB_API aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
 STUB_API aclError aclrtHostUnregister(void *ptr) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!ptr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ptr is NULL"));
     for (size_t k = 0; k < g_nregs; k++) {
@@ -482,7 +494,8 @@ STUB_API aclError aclrtHostUnregister(void *ptr) {
 STUB_API aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!pHost || !pDevice) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL pointer argument"));
     if (flag != 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "flag must be 0, got %u", flag));
@@ -500,9 +513,9 @@ STUB_API aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_
 
 /* ---- pending tasks on memory being released ---- */
 
-/* cancel_tasks turns queued copies and memsets that touch [lo, lo+n) into
- * no-ops, so that releasing memory under a held stream cannot make the stub
- * write into freed memory later. */
+/* cancel_tasks makes queued copies and memsets that touch [lo, lo+n) fail
+ * with ACL_ERROR_RT_DEVICE_MEM_ERROR (sticky) instead of touching the
+ * memory being released when their stream reaches them. */
 static void cancel_tasks(const char *lo, size_t n) {
     if (!g_queued) return;
     const char *hi = lo + n;
@@ -510,11 +523,18 @@ static void cancel_tasks(const char *lo, size_t n) {
         stub_stream *s = g_streams.slot[i];
         if (!s || !s->alive) continue;
         for (task *t = s->head; t; t = t->next) {
+            if (t->type == TASK_CALL) {
+                if (call_touches(t->arg, lo, hi)) t->fail = ACL_ERROR_RT_DEVICE_MEM_ERROR;
+                continue;
+            }
             if (t->type != TASK_COPY && t->type != TASK_SET) continue;
             const char *d = t->dst, *sr = t->src;
             int hit = d < hi && lo < d + t->n;
             if (t->type == TASK_COPY) hit |= sr < hi && lo < sr + t->n;
-            if (hit) t->n = 0;
+            if (hit) {
+                t->n = 0;
+                t->fail = ACL_ERROR_RT_DEVICE_MEM_ERROR;
+            }
         }
     }
 }

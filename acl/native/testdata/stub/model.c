@@ -30,6 +30,8 @@
 #define MAX_DIMS 8
 #define HDR 32
 #define IO_DESC 144
+#define GE_PARAM_INVALID 145000
+#define GE_EXEC_MODEL_ID_INVALID 145003
 #define GE_EXEC_MODEL_DATA_SIZE_INVALID 145006
 #define GE_EXEC_MODEL_ADDR_INVALID 145007
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
@@ -139,12 +141,12 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
 /* device_mem checks that [p, p+n) is live device memory (or the device view
  * of registered memory) and returns the address to touch. */
 static aclError device_mem(const char *fn, const char *what, void *p, size_t n, char **out) {
-    if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", what);
+    if (!p) return stub_fail(GE_PARAM_INVALID, fn, "%s is NULL", what);
     classified c;
     classify(p, n, &c);
     if (c.kind != MK_DEVICE && c.kind != MK_ALIAS)
-        return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p is not device memory", what, p);
-    if (!c.in_range) return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p+%zu runs past its allocation", what, p, n);
+        return stub_fail(GE_PARAM_INVALID, fn, "%s %p is not device memory", what, p);
+    if (!c.in_range) return stub_fail(GE_PARAM_INVALID, fn, "%s %p+%zu runs past its allocation", what, p, n);
     *out = c.host;
     return ACL_SUCCESS;
 }
@@ -153,9 +155,7 @@ static aclError device_mem(const char *fn, const char *what, void *p, size_t n, 
 static aclError load(const char *fn, const parsed *pm, uint32_t *modelId, void *work, size_t workSize, void *weight,
                      size_t weightSize, int with_mem) {
     if (!modelId) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "modelId is NULL");
-    stub_ctx *c;
-    aclError r = need_ctx(fn, &c);
-    if (r) return r;
+    aclError r;
     model *m = calloc(1, sizeof *m);
     if (!m) return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     m->n = pm->n;
@@ -166,7 +166,7 @@ static aclError load(const char *fn, const parsed *pm, uint32_t *modelId, void *
     if (with_mem) {
         if (workSize < pm->work_size || weightSize < pm->weight_size) {
             free(m);
-            return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "work %zu/%llu or weight %zu/%llu bytes too small", workSize,
+            return stub_fail(GE_PARAM_INVALID, fn, "work %zu/%llu or weight %zu/%llu bytes too small", workSize,
                              (unsigned long long)pm->work_size, weightSize, (unsigned long long)pm->weight_size);
         }
         if ((r = device_mem(fn, "work memory", work, pm->work_size, &m->work)) ||
@@ -236,7 +236,8 @@ STUB_API aclError aclmdlQuerySizeFromMem(const void *model_, size_t modelSize, s
 STUB_API aclError aclmdlLoadFromMem(const void *model_, size_t modelSize, uint32_t *modelId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
     if (!r) r = load(__func__, &pm, modelId, NULL, 0, NULL, 0, 0);
@@ -247,7 +248,8 @@ STUB_API aclError aclmdlLoadFromMemWithMem(const void *model_, size_t modelSize,
                                            size_t workSize, void *weightPtr, size_t weightSize) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
     if (!r) r = load(__func__, &pm, modelId, workPtr, workSize, weightPtr, weightSize, 1);
@@ -257,10 +259,11 @@ STUB_API aclError aclmdlLoadFromMemWithMem(const void *model_, size_t modelSize,
 STUB_API aclError aclmdlUnload(uint32_t modelId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
-    if (!m) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_MODEL_ID, __func__, "no loaded model %u", modelId));
+    if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
     unload(m);
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -365,7 +368,8 @@ static aclError read_file(const char *fn, const char *path, char **data, size_t 
 STUB_API aclError aclmdlLoadWithConfig(const aclmdlConfigHandle *handle, uint32_t *modelId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *ctx;
+    aclError r = need_init_ctx(__func__, &ctx);
     if (r) LOCKED_RETURN(r);
     const aclmdlConfigHandle *c = get_config(handle);
     if (!c) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown config handle %p", handle));
@@ -375,7 +379,7 @@ STUB_API aclError aclmdlLoadWithConfig(const aclmdlConfigHandle *handle, uint32_
     int from_file = type == ACL_MDL_LOAD_FROM_FILE || type == ACL_MDL_LOAD_FROM_FILE_WITH_MEM;
     int with_mem = type == ACL_MDL_LOAD_FROM_FILE_WITH_MEM || type == ACL_MDL_LOAD_FROM_MEM_WITH_MEM;
     if (type == ACL_MDL_LOAD_FROM_FILE_WITH_Q || type == ACL_MDL_LOAD_FROM_MEM_WITH_Q)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_API_NOT_SUPPORT, __func__, "queue load types are not supported"));
+        LOCKED_RETURN(stub_fail(ACL_ERROR_FEATURE_UNSUPPORTED, __func__, "queue load types are not supported"));
     if (type < ACL_MDL_LOAD_FROM_FILE || type > ACL_MDL_LOAD_FROM_MEM_WITH_MEM)
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined load type %llu", (unsigned long long)type));
     int need[4] = {from_file ? ACL_MDL_PATH_PTR : ACL_MDL_MEM_ADDR_PTR, from_file ? ACL_MDL_PATH_PTR : ACL_MDL_MEM_SIZET,
@@ -446,7 +450,7 @@ STUB_API aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId) {
     aclmdlDesc *d = get_desc(modelDesc);
     if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown description %p", modelDesc));
     model *m = find_model(modelId);
-    if (!m) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_MODEL_ID, __func__, "no loaded model %u", modelId));
+    if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
     d->filled = 1;
     d->n = m->n;
     memcpy(d->in, m->in, sizeof d->in);
@@ -682,12 +686,13 @@ typedef struct run {
     model *m;
     uint32_t id;
     void *in[MAX_IO], *out[MAX_IO];
+    size_t nin[MAX_IO], nout[MAX_IO]; /* bytes to touch: buffers may be up to SIZE_SLACK short */
 } run;
 
 /* bind_io resolves the buffers of a dataset into addresses the stub can
  * touch, checking count, sizes and memory. */
 static aclError bind_io(const char *fn, const aclmdlDataset *h, const io *ios, uint32_t n, int out, int async,
-                        void **addr) {
+                        void **addr, size_t *touch) {
     const char *what = out ? "output" : "input";
     aclmdlDataset *d = get_dataset(h);
     if (!d) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "NULL or unknown %s dataset %p", what, h);
@@ -708,8 +713,21 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const io *ios, u
             return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p is not usable memory for %zu bytes", what,
                              k, ios[k].name, b->data, n_touch);
         addr[k] = c.host;
+        touch[k] = n_touch;
     }
     return ACL_SUCCESS;
+}
+
+/* call_touches reports whether a queued execution uses [lo, hi). */
+int call_touches(const void *arg, const char *lo, const char *hi) {
+    const run *r = arg;
+    model *m = find_model(r->id);
+    if (m != r->m) return 0;
+    for (uint32_t k = 0; k < m->n; k++) {
+        const char *in = r->in[k], *out = r->out[k];
+        if ((in < hi && lo < in + r->nin[k]) || (out < hi && lo < out + r->nout[k])) return 1;
+    }
+    return 0;
 }
 
 static void run_model(void *arg) {
@@ -717,7 +735,7 @@ static void run_model(void *arg) {
     model *m = find_model(r->id);
     if (m == r->m) { /* still loaded */
         for (uint32_t k = 0; k < m->n; k++) {
-            size_t elems = m->in[k].bytes / 4;
+            size_t elems = (r->nin[k] < r->nout[k] ? r->nin[k] : r->nout[k]) / 4;
             const char *slot = m->weight + 8 * k;
             if (m->in[k].dtype == ACL_FLOAT) {
                 float a, x;
@@ -748,18 +766,18 @@ static void run_model(void *arg) {
 static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output,
                         aclrtStream stream, int async) {
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(fn);
+    stub_ctx *c;
+    aclError r = need_init_ctx(fn, &c);
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
-    if (!m) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_MODEL_ID, fn, "no loaded model %u", modelId));
-    stub_ctx *c;
-    if ((r = need_ctx(fn, &c))) LOCKED_RETURN(r);
+    if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, fn, "no loaded model %u", modelId));
     run *x = calloc(1, sizeof *x);
     if (!x) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     x->m = m;
     x->id = modelId;
     stub_stream *s = NULL;
-    if ((r = bind_io(fn, input, m->in, m->n, 0, async, x->in)) || (r = bind_io(fn, output, m->out, m->n, 1, async, x->out)) ||
+    if ((r = bind_io(fn, input, m->in, m->n, 0, async, x->in, x->nin)) ||
+        (r = bind_io(fn, output, m->out, m->n, 1, async, x->out, x->nout)) ||
         (async && (r = resolve_stream(fn, stream, 1, &s)))) {
         free(x);
         LOCKED_RETURN(r);

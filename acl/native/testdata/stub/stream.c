@@ -154,11 +154,10 @@ static aclError lookup_event(const char *fn, aclrtEvent h, stub_event **out) {
 STUB_API aclError aclrtCreateStream(aclrtStream *stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!stream) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "stream is NULL"));
-    stub_ctx *c;
-    if ((r = need_ctx(__func__, &c))) LOCKED_RETURN(r);
     stub_stream *s = new_stream(c, 0);
     if (!s) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
     *stream = (aclrtStream)s->handle;
@@ -168,7 +167,8 @@ STUB_API aclError aclrtCreateStream(aclrtStream *stream) {
 STUB_API aclError aclrtDestroyStream(aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!stream) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "stream is NULL"));
     stub_stream *s;
@@ -190,8 +190,10 @@ static void deadline_after(struct timespec *ts, int32_t ms) {
 /* sync_stream waits for the queue of a stream to drain, then reports its
  * sticky error. Called with g_mu held; returns with it released. */
 static aclError sync_stream(const char *fn, aclrtStream h, int32_t timeout) {
-    aclError r = need_init(fn);
+    stub_ctx *c;
+    aclError r = need_init_ctx(fn, &c);
     stub_stream *s;
+    if (!r && timeout < -1) r = stub_fail(ACL_ERROR_INVALID_PARAM, fn, "timeout %d < -1", timeout);
     if (!r) r = resolve_stream(fn, h, 0, &s);
     if (r) LOCKED_RETURN(r);
     uintptr_t handle = s->handle;
@@ -222,11 +224,6 @@ STUB_API aclError aclrtSynchronizeStream(aclrtStream stream) {
 STUB_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    if (timeout < -1) {
-        aclError r = need_init(__func__);
-        if (!r) r = stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "timeout %d < -1", timeout);
-        LOCKED_RETURN(r);
-    }
     return sync_stream(__func__, stream, timeout);
 }
 #endif
@@ -235,11 +232,12 @@ STUB_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t 
 
 static aclError create_event(const char *fn, aclrtEvent *event, uint32_t flag) {
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(fn);
+    stub_ctx *c;
+    aclError r = need_init_ctx(fn, &c);
     if (r) LOCKED_RETURN(r);
     if (!event) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL"));
-    stub_ctx *c;
-    if ((r = need_ctx(fn, &c))) LOCKED_RETURN(r);
+    if (flag == 0 || (flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, fn, "undefined event flag 0x%x", flag));
     stub_event *e = calloc(1, sizeof *e);
     if (!e) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     e->ctx = c;
@@ -261,19 +259,14 @@ STUB_API aclError aclrtCreateEvent(aclrtEvent *event) {
 
 STUB_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
     ENTER();
-    if (flag == 0 || (flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE))) {
-        pthread_mutex_lock(&g_mu);
-        aclError r = need_init(__func__);
-        if (!r) r = stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined event flag 0x%x", flag);
-        LOCKED_RETURN(r);
-    }
     return create_event(__func__, event, flag);
 }
 
 STUB_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     stub_event *e;
     stub_stream *s;
     if (!r) r = lookup_event(__func__, event, &e);
@@ -286,7 +279,8 @@ STUB_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 STUB_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     stub_event *e;
     stub_stream *s;
     if (!r) r = lookup_event(__func__, event, &e);
@@ -351,7 +345,8 @@ STUB_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, s
                                    aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     void *hd;
     const void *hs;
     stub_stream *s;
@@ -366,7 +361,8 @@ STUB_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, s
 STUB_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
     void *hp;
     stub_stream *s;
     if (!r) r = check_set(__func__, devPtr, maxCount, count, &hp);

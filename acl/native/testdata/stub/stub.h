@@ -112,6 +112,9 @@ HIDDEN aclError need_init(const char *fn);
 HIDDEN stub_ctx *current_ctx(void);
 HIDDEN void set_current_ctx(stub_ctx *c);
 HIDDEN aclError need_ctx(const char *fn, stub_ctx **out);
+/* need_init_ctx checks aclInit, then the current context, before any argument
+ * (the order the fallback follows too). */
+HIDDEN aclError need_init_ctx(const char *fn, stub_ctx **out);
 HIDDEN uintptr_t table_add(table *t, uintptr_t base, void *obj);
 HIDDEN void *table_get(table *t, uintptr_t base, uintptr_t h);
 HIDDEN void release_device(int dev);
@@ -146,5 +149,6 @@ HIDDEN void pump(void);
 
 /* model.c */
 HIDDEN void model_reset(void);
+HIDDEN int call_touches(const void *arg, const char *lo, const char *hi);
 
 #endif
