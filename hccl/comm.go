@@ -35,7 +35,8 @@ type Comm struct {
 	closed bool
 }
 
-// CommOption configures a Comm.
+// CommOption configures a Comm; options are applied once, by the function
+// that receives them.
 type CommOption func(*commOptions)
 
 type commOptions struct {

@@ -13,7 +13,8 @@ type MemDesc [MemDescBytes]byte
 
 // MemDescs is the C HcclMemDescs {HcclMemDesc *array; u32 arrayLength}
 // (16 bytes), kept for ABI documentation and layout tests; the Backend
-// methods take slices and backends build this struct themselves.
+// methods take slices and backends build this struct themselves. A plain
+// value.
 type MemDescs struct {
 	Array       *MemDesc
 	ArrayLength uint32

@@ -3,7 +3,8 @@ package hccl
 import "strconv"
 
 // Result is an HcclResult: the status every HCCL function returns. The
-// values are those of hccl_types.h; Result(0) is success.
+// values are those of hccl_types.h; Result(0) is success. A plain value,
+// safe to share.
 type Result int32
 
 // HcclResult values (hccl_types.h; EOOM from CANN 8.x/26.0, EInStatus from

@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// DataType is an HcclDataType: the element type of a buffer.
+// DataType is an HcclDataType: the element type of a buffer. A plain
+// value, safe to share, like every enum of this package.
 type DataType int32
 
 // HcclDataType values (hccl_types.h). 12 and 14–17 exist from CANN 7.3 on.
@@ -118,11 +119,12 @@ type RootInfo [RootInfoBytes]byte
 const CommNameMaxLength = 128
 
 // CommHandle is an HcclComm, the C communicator handle. Only the backend
-// that returned it can interpret it; zero is the null handle.
+// that returned it can interpret it; zero is the null handle. A plain value;
+// what may be done with it concurrently is the backend's rule (see Backend).
 type CommHandle uintptr
 
 // WindowHandle is the handle HcclCommRegister returns for a registered
-// buffer; zero is the null handle.
+// buffer; zero is the null handle. A plain value.
 type WindowHandle uintptr
 
 // SendRecvType is an HcclSendRecvType.
@@ -176,7 +178,8 @@ func (t MemType) String() string {
 // (24 bytes) that HcclEnableMemAccess fills with the peer memory a
 // descriptor names. Addr is an address in the peer's address space as seen
 // by the one-sided transport: it is only meaningful as the RemoteAddr of a
-// OneSideOpDesc, so it is a uintptr and never dereferenced here.
+// OneSideOpDesc, so it is a uintptr and never dereferenced here. A plain
+// value.
 type CommMem struct {
 	Type MemType
 	_    [4]byte

@@ -123,7 +123,8 @@ func (m *RemoteMem) Close() error {
 }
 
 // Read is one range to fetch from a Window peer: Count elements of
-// DataType starting at byte Offset of the peer's window, into Local.
+// DataType starting at byte Offset of the peer's window, into Local. A
+// plain value.
 type Read struct {
 	Local    unsafe.Pointer
 	Offset   uint64

@@ -18,7 +18,9 @@ import (
 	"github.com/ascend-go/cann/hccl"
 )
 
-// Env is a backend under test and the per-rank resources it needs.
+// Env is a backend under test and the per-rank resources it needs. The
+// suite calls OpenRank from several goroutines at once (one per rank), so
+// implementations must be safe for concurrent use.
 type Env interface {
 	// Backend is the implementation under test.
 	Backend() hccl.Backend
@@ -63,12 +65,12 @@ type Rank interface {
 // LiveCounter is implemented by envs that can count the backend's live
 // resources (communicators, registrations, accesses, windows, pending
 // exchanges); the suite then checks that destroying communicators
-// releases everything.
+// releases everything. Live is called from the test goroutine.
 type LiveCounter interface {
 	Live() int
 }
 
-// Options tune Run.
+// Options tune Run. A plain value.
 type Options struct {
 	// Timeout is the rendezvous timeout the env configured on its backend
 	// (HCCL_CONNECT_TIMEOUT/HCCL_EXEC_TIMEOUT, or a backend option). The

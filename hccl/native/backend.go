@@ -30,7 +30,7 @@ const (
 // or a directory).
 const EnvLibrary = dl.EnvHCCLOverride
 
-// Option configures Open.
+// Option configures Open; it is applied once, during the call.
 type Option func(*config)
 
 type config struct {
