@@ -20,8 +20,12 @@ func TestContextPerOSThread(t *testing.T) {
 	var wg sync.WaitGroup
 	tids := make([]int, workers)
 	start := make(chan struct{})
+	var bound sync.WaitGroup // every worker holds its thread and context
+	bound.Add(workers)
 	for i := range workers {
 		wg.Go(func() {
+			ready := sync.OnceFunc(bound.Done)
+			defer ready()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			tids[i] = unix.Gettid()
@@ -33,6 +37,7 @@ func TestContextPerOSThread(t *testing.T) {
 			if !assert.NoError(t, err) {
 				return
 			}
+			ready()
 			<-start // all threads bound at once
 			for range 50 {
 				cur, err := n.GetCurrentContext()
@@ -56,6 +61,7 @@ func TestContextPerOSThread(t *testing.T) {
 		})
 	}
 	// A thread that never binds sees no context at any time.
+	bound.Wait()
 	onThread(func() {
 		close(start)
 		for range 50 {
@@ -68,7 +74,7 @@ func TestContextPerOSThread(t *testing.T) {
 	wg.Wait()
 	seen := map[int]bool{}
 	for _, tid := range tids {
-		assert.False(t, seen[tid], "locked goroutines share a thread")
+		assert.False(t, seen[tid], "locked goroutines share a thread: %v", tids)
 		seen[tid] = true
 	}
 	for d := range int32(2) {
