@@ -53,6 +53,13 @@ func streamWorkers() int {
 	}
 }
 
+// requireWorkers waits briefly until exactly want stream goroutines exist.
+func requireWorkers(t *testing.T, want int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return streamWorkers() == want }, 5*time.Second, time.Millisecond,
+		"want %d stream goroutines", want)
+}
+
 // waitWorkers waits (briefly: exiting goroutines need a moment to be gone
 // from the dump) until at most want stream goroutines remain.
 func waitWorkers(t *testing.T, want int) {

@@ -133,7 +133,7 @@ func TestDestroyStreamDrains(t *testing.T) {
 	base := streamWorkers()
 	s, err := n.CreateStream()
 	require.NoError(t, err)
-	require.Equal(t, base+1, streamWorkers())
+	requireWorkers(t, base+1)
 	var count atomic.Int32
 	for range 100 {
 		require.NoError(t, n.Enqueue(s, func() error {
@@ -170,7 +170,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		assert.NoError(t, n.DestroyContext(ctx))
 	})
 	// 3 streams + device 0's default stream remain.
-	assert.Equal(t, base+4, streamWorkers())
+	requireWorkers(t, base+4)
 	require.NoError(t, n.Finalize())
 	waitWorkers(t, base)
 	require.NoError(t, n.Init(""))
@@ -204,16 +204,19 @@ func TestCloseAbortsWaits(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, n.Init(""))
 	release := make(chan struct{})
+	queued := make(chan struct{})
 	got := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		onThread(func() {
 			assert.NoError(t, n.SetDevice(0))
 			assert.NoError(t, n.Enqueue(0, func() error { <-release; return nil }))
-			got <- n.SynchronizeStream(0)
+			close(queued)
+			got <- n.SynchronizeStream(0) // blocked, or refused if Close came first
 		})
 	})
-	time.Sleep(20 * time.Millisecond)
+	<-queued
+	time.Sleep(5 * time.Millisecond)
 	go func() { time.Sleep(20 * time.Millisecond); close(release) }()
 	require.NoError(t, n.Close())
 	assertCode(t, acl.CodeUninitialize, <-got)
