@@ -1,0 +1,443 @@
+package fallback
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/stretchr/testify/require"
+)
+
+// mlpIO allocates device buffers for the test model and their datasets.
+type mlpIO struct {
+	bufs    [4][]byte
+	in, out acl.DatasetHandle
+	hs      []acl.DataBufferHandle
+}
+
+func newMLPIO(t *testing.T, n *NPU, p *mlp) *mlpIO {
+	t.Helper()
+	io := &mlpIO{}
+	for i, size := range append(p.inSizes(), p.outSizes()...) {
+		io.bufs[i] = devBytes(t, n, size)
+	}
+	var ih, oh []acl.DataBufferHandle
+	io.in, ih = newDataset(t, n, io.bufs[0], io.bufs[1])
+	io.out, oh = newDataset(t, n, io.bufs[2], io.bufs[3])
+	io.hs = append(ih, oh...)
+	return io
+}
+
+func TestModelUnloadTwiceAndExecuteAfterUnload(t *testing.T) {
+	n := newTestNPU(t)
+	p := newMLP(t, newRand(t))
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	s := mkStream(t, n)
+	require.NoError(t, n.Unload(id))
+	requireCode(t, acl.CodeGEExecModelIDInvalid, n.Unload(id))
+	requireCode(t, acl.CodeGEExecModelIDInvalid, n.Execute(id, io.in, io.out))
+	requireCode(t, acl.CodeGEExecModelIDInvalid, n.ExecuteAsync(id, io.in, io.out, s))
+	requireCode(t, acl.CodeGEExecModelIDInvalid, n.Unload(12345))
+	d, err := n.CreateDesc()
+	require.NoError(t, err)
+	requireCode(t, acl.CodeGEExecModelIDInvalid, n.GetDesc(d, id))
+	_, err = n.ModelStats(id)
+	requireCode(t, acl.CodeGEExecModelIDInvalid, err)
+	require.NoError(t, n.DestroyDesc(d))
+}
+
+func TestModelWrongIOCount(t *testing.T) {
+	n := newTestNPU(t)
+	p := newMLP(t, newRand(t))
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	oneIn, _ := newDataset(t, n, io.bufs[0])
+	err := n.Execute(id, oneIn, io.out)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	require.Contains(t, err.Error(), "The number of inputs or outputs provided by the user is inconsistent with that required by the model")
+	threeOut, _ := newDataset(t, n, io.bufs[2], io.bufs[3], io.bufs[3])
+	requireCode(t, acl.CodeGEParamInvalid, n.ExecuteAsync(id, io.in, threeOut, 0))
+	empty, _ := newDataset(t, n)
+	requireCode(t, acl.CodeGEParamInvalid, n.Execute(id, empty, empty))
+	require.NoError(t, n.Unload(id))
+}
+
+// setOpt sets a size_t or pointer attribute from a uintptr value.
+func setOpt(t *testing.T, n *NPU, h acl.ModelConfigHandle, attr acl.ModelConfigAttr, v uintptr) {
+	t.Helper()
+	require.NoError(t, n.SetConfigOpt(h, attr, unsafe.Pointer(&v), 8))
+}
+
+func setPtrOpt(t *testing.T, n *NPU, h acl.ModelConfigHandle, attr acl.ModelConfigAttr, p unsafe.Pointer) {
+	t.Helper()
+	require.NoError(t, n.SetConfigOpt(h, attr, unsafe.Pointer(&p), 8))
+}
+
+func TestModelWorkspaceMemOptimize(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	m := p.model
+	h, err := n.CreateConfigHandle()
+	require.NoError(t, err)
+	setOpt(t, n, h, acl.MdlLoadTypeSizet, acl.MdlLoadFromMem)
+	setPtrOpt(t, n, h, acl.MdlMemAddrPtr, ptrOf(p.blob))
+	setOpt(t, n, h, acl.MdlMemSizet, uintptr(len(p.blob)))
+	setOpt(t, n, h, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
+	before := n.Counters().LiveBytes[0]
+	id, err := n.LoadWithConfig(h)
+	require.NoError(t, err)
+	require.Equal(t, uint64(m.FeatureMapSize()+m.WeightSize), n.Counters().LiveBytes[0]-before, "work memory excludes IO")
+
+	io := newMLPIO(t, n, p)
+	n.ResetCounters()
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.Execute(id, io.in, io.out))
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.Zero(t, n.Counters().Copies())
+
+	host := mustMallocHost(t, n, p.inSizes()[1])
+	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(host), uintptr(len(host))))
+	err = n.Execute(id, io.in, io.out)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	require.Contains(t, err.Error(), "Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in device memory")
+	require.Contains(t, err.Error(), `input 1 ("r")`)
+	require.NoError(t, n.Unload(id))
+
+	// With caller memory: the feature map is enough only with the option.
+	work := mustMalloc(t, n, uintptr(m.FeatureMapSize()))
+	weight := mustMalloc(t, n, uintptr(m.WeightSize))
+	h2, err := n.CreateConfigHandle()
+	require.NoError(t, err)
+	setOpt(t, n, h2, acl.MdlLoadTypeSizet, acl.MdlLoadFromMemWithMem)
+	setPtrOpt(t, n, h2, acl.MdlMemAddrPtr, ptrOf(p.blob))
+	setOpt(t, n, h2, acl.MdlMemSizet, uintptr(len(p.blob)))
+	setPtrOpt(t, n, h2, acl.MdlWorkspaceAddrPtr, work)
+	setOpt(t, n, h2, acl.MdlWorkspaceSizet, uintptr(m.FeatureMapSize()))
+	setPtrOpt(t, n, h2, acl.MdlWeightAddrPtr, weight)
+	setOpt(t, n, h2, acl.MdlWeightSizet, uintptr(m.WeightSize))
+	_, err = n.LoadWithConfig(h2)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	setOpt(t, n, h2, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
+	id2, err := n.LoadWithConfig(h2)
+	require.NoError(t, err)
+	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(io.bufs[1]), uintptr(len(io.bufs[1]))))
+	x, r = p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.Execute(id2, io.in, io.out))
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.NoError(t, n.Unload(id2))
+	require.NoError(t, n.DestroyConfigHandle(h))
+	require.NoError(t, n.DestroyConfigHandle(h2))
+	require.NoError(t, n.Free(work))
+	require.NoError(t, n.Free(weight))
+}
+
+// TestModelLoadWithMemChecks: caller work and weight memory must be device
+// memory of the current device, large enough and disjoint; the model runs
+// in it and Unload leaves it to the caller.
+func TestModelLoadWithMemChecks(t *testing.T) {
+	n := newTestNPU(t, WithDevices(2))
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	m := p.model
+	ws, wts := uintptr(m.MemorySize), uintptr(m.WeightSize)
+	work, weight := mustMalloc(t, n, ws), mustMalloc(t, n, wts)
+	blob, size := ptrOf(p.blob), uintptr(len(p.blob))
+	load := func(w unsafe.Pointer, wsz uintptr, wt unsafe.Pointer, wtsz uintptr) error {
+		id, err := n.LoadFromMemWithMem(blob, size, w, wsz, wt, wtsz)
+		if err == nil {
+			require.NoError(t, n.Unload(id))
+		}
+		return err
+	}
+	requireCode(t, acl.CodeGEParamInvalid, load(work, ws-512, weight, wts))
+	requireCode(t, acl.CodeGEParamInvalid, load(work, ws, weight, wts-1))
+	requireCode(t, acl.CodeGEParamInvalid, load(work, ws+1, weight, wts), "size past the allocation")
+	requireCode(t, acl.CodeGEParamInvalid, load(nil, ws, weight, wts))
+	host := mustMallocHost(t, n, int(ws))
+	requireCode(t, acl.CodeGEParamInvalid, load(ptrOf(host), ws, weight, wts))
+	requireCode(t, acl.CodeGEParamInvalid, load(work, ws, work, wts), "overlap")
+	require.NoError(t, n.SetDevice(1))
+	other := mustMalloc(t, n, ws)
+	require.NoError(t, n.SetDevice(0))
+	requireCode(t, acl.CodeGEParamInvalid, load(other, ws, weight, wts))
+
+	id, err := n.LoadFromMemWithMem(blob, size, work, ws, weight, wts)
+	require.NoError(t, err)
+	require.Equal(t, p.model.Weights, unsafeBytes(weight, wts), "weights copied into the caller's memory")
+	io := newMLPIO(t, n, p)
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.Execute(id, io.in, io.out))
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	live := n.Counters().LiveAllocs[0]
+	require.NoError(t, n.Unload(id))
+	require.Equal(t, live, n.Counters().LiveAllocs[0], "caller memory is not freed by Unload")
+	require.NoError(t, n.Free(work))
+	require.NoError(t, n.Free(weight))
+}
+
+// TestModelConcurrentExecute: one model id runs once at a time. A second
+// ExecuteAsync on the same stream is ordered by the stream and accepted;
+// on another stream, or a synchronous Execute, it is refused with
+// ACL_ERROR_RT_MODEL_EXECUTE until the first finishes.
+func TestModelConcurrentExecute(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	s1, s2 := mkStream(t, n), mkStream(t, n)
+	release := hold(t, n, s1)
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1))
+	requireCode(t, acl.CodeRTModelExecute, n.ExecuteAsync(id, io.in, io.out, s2))
+	requireCode(t, acl.CodeRTModelExecute, n.Execute(id, io.in, io.out))
+	// Same stream, other buffers: queued behind the first, each run sees
+	// its own binding.
+	io2 := newMLPIO(t, n, p)
+	x2, r2 := p.feed(rng, io2.bufs[0], io2.bufs[1])
+	require.NoError(t, n.ExecuteAsync(id, io2.in, io2.out, s1))
+	release()
+	require.NoError(t, n.SynchronizeStream(s1))
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	p.check(t, x2, r2, io2.bufs[2], io2.bufs[3])
+	runAsync(t, n, id, io.in, io.out, s2)
+
+	// Synchronous executes racing from several threads: each either runs
+	// or is refused, never anything else.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[acl.Code]int{}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := n.SetDevice(0); err != nil {
+				t.Error(err)
+				return
+			}
+			defer func() { _ = n.ResetDevice(0) }()
+			for range 50 {
+				c := acl.CodeOf(n.Execute(id, io.in, io.out))
+				mu.Lock()
+				codes[c]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for c := range codes {
+		require.Contains(t, []acl.Code{acl.Success, acl.CodeRTModelExecute}, c)
+	}
+	require.Positive(t, codes[acl.Success])
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelUnloadWaitsForQueued: Unload with an execution queued waits
+// for it, then frees the model.
+func TestModelUnloadWaitsForQueued(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	s := mkStream(t, n)
+	release := hold(t, n, s)
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s))
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		release()
+	}()
+	require.NoError(t, n.Unload(id))
+	_, err := n.ModelStats(id)
+	requireCode(t, acl.CodeGEExecModelIDInvalid, err)
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.NoError(t, n.SynchronizeStream(s))
+}
+
+// TestModelBufferFreedBeforeRun: a buffer freed after ExecuteAsync
+// returned but before the stream ran it fails the stream with
+// ACL_ERROR_RT_DEVICE_MEM_ERROR, and the model is usable afterwards.
+func TestModelBufferFreedBeforeRun(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	s := mkStream(t, n)
+	tmp := devBytes(t, n, p.inSizes()[0])
+	require.NoError(t, n.UpdateDataBuffer(io.hs[0], ptrOf(tmp), uintptr(len(tmp))))
+	release := hold(t, n, s)
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s))
+	require.NoError(t, n.Free(ptrOf(tmp)))
+	release()
+	requireCode(t, acl.CodeRTDeviceMemError, n.SynchronizeStream(s))
+	require.NoError(t, n.UpdateDataBuffer(io.hs[0], ptrOf(io.bufs[0]), uintptr(len(io.bufs[0]))))
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.Execute(id, io.in, io.out))
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelFaultedTask: an injected stream fault on the model task fails
+// the stream; the model is not left busy.
+func TestModelFaultedTask(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	s1, s2 := mkStream(t, n), mkStream(t, n)
+	n.FailTask(1, 0)
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1))
+	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1), "queued on the failed stream: skipped")
+	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	runAsync(t, n, id, io.in, io.out, s2)
+	p.check(t, x, r, io.bufs[2], io.bufs[3])
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelCorruptBytes: damaged model bytes give ge.ParseModel's code
+// from every entry point; nothing is loaded.
+func TestModelCorruptBytes(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	ws, wts, err := n.QuerySizeFromMem(ptrOf(p.blob), uintptr(len(p.blob)))
+	require.NoError(t, err)
+	require.Equal(t, uintptr(p.model.MemorySize), ws)
+	require.Equal(t, uintptr(p.model.WeightSize), wts)
+	for range 20 {
+		bad := append([]byte(nil), p.blob...)
+		switch rng.IntN(3) {
+		case 0:
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+		case 1:
+			bad = bad[:rng.IntN(len(bad))]
+		default:
+			bad = randBytes(rng, 1+rng.IntN(len(bad)))
+		}
+		if len(bad) == 0 {
+			continue
+		}
+		_, perr := ge.ParseModel(bad)
+		if perr == nil {
+			continue // a flip in padding the format does not read
+		}
+		want := acl.CodeOf(perr)
+		_, _, err := n.QuerySizeFromMem(ptrOf(bad), uintptr(len(bad)))
+		requireCode(t, want, err)
+		_, err = n.LoadFromMem(ptrOf(bad), uintptr(len(bad)))
+		requireCode(t, want, err)
+		_, err = n.LoadFromMemWithMem(ptrOf(bad), uintptr(len(bad)), nil, 0, nil, 0)
+		requireCode(t, want, err)
+	}
+	_, err = n.LoadFromMem(nil, 10)
+	requireCode(t, acl.CodeInvalidParam, err)
+	_, err = n.LoadFromMem(ptrOf(p.blob), 0)
+	requireCode(t, acl.CodeInvalidParam, err)
+	_, _, err = n.QuerySizeFromMem(nil, 0)
+	requireCode(t, acl.CodeInvalidParam, err)
+	require.Empty(t, n.LoadedModels())
+}
+
+// TestModelBadHandles: unknown, destroyed and null handles give
+// ACL_ERROR_INVALID_PARAM where C returns an aclError, and 0/NULL where it
+// returns a value.
+func TestModelBadHandles(t *testing.T) {
+	n := newTestNPU(t)
+	p := newMLP(t, newRand(t))
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	const bogus = 0x7ead_0000_0010
+	requireCode(t, acl.CodeInvalidParam, n.Execute(id, 0, io.out))
+	requireCode(t, acl.CodeInvalidParam, n.Execute(id, io.in, bogus))
+	requireCode(t, acl.CodeInvalidParam, n.ExecuteAsync(id, bogus, io.out, 0))
+	requireCode(t, acl.CodeInvalidParam, n.DestroyDataset(0))
+	requireCode(t, acl.CodeInvalidParam, n.DestroyDataset(bogus))
+	requireCode(t, acl.CodeInvalidParam, n.DestroyDataBuffer(bogus))
+	requireCode(t, acl.CodeInvalidParam, n.UpdateDataBuffer(0, nil, 0))
+	requireCode(t, acl.CodeInvalidParam, n.AddDatasetBuffer(io.in, bogus))
+	requireCode(t, acl.CodeInvalidParam, n.AddDatasetBuffer(bogus, io.hs[0]))
+	require.Nil(t, n.GetDataBufferAddr(bogus))
+	require.Zero(t, n.GetDataBufferSizeV2(bogus))
+	require.Zero(t, n.GetDatasetNumBuffers(bogus))
+	require.Zero(t, n.GetDatasetBuffer(io.in, 2))
+	require.Zero(t, n.GetDatasetBuffer(bogus, 0))
+	require.Equal(t, uintptr(2), n.GetDatasetNumBuffers(io.in))
+	require.Equal(t, io.hs[1], n.GetDatasetBuffer(io.in, 1))
+	// A handle of one kind is not valid as another.
+	requireCode(t, acl.CodeInvalidParam, n.DestroyDataBuffer(acl.DataBufferHandle(io.in)))
+	// A buffer destroyed while in a dataset fails the execution.
+	require.NoError(t, n.DestroyDataBuffer(io.hs[1]))
+	requireCode(t, acl.CodeInvalidParam, n.DestroyDataBuffer(io.hs[1]))
+	requireCode(t, acl.CodeInvalidParam, n.Execute(id, io.in, io.out))
+	// A null address with a size is not a buffer.
+	nb, err := n.CreateDataBuffer(nil, 64)
+	require.NoError(t, err)
+	in2, _ := newDataset(t, n, io.bufs[0])
+	require.NoError(t, n.AddDatasetBuffer(in2, nb))
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, in2, io.out))
+	// Unknown pointers and ranges running past an allocation.
+	junk, err := n.CreateDataBuffer(unsafe.Pointer(uintptr(unsafe.Pointer(&io.bufs[0][0]))+1<<20), 16)
+	require.NoError(t, err)
+	in3, _ := newDataset(t, n, io.bufs[0])
+	require.NoError(t, n.AddDatasetBuffer(in3, junk))
+	requireCode(t, acl.CodeRTParamInvalid, n.Execute(id, in3, io.out))
+	require.NoError(t, n.UpdateDataBuffer(junk, ptrOf(io.bufs[1]), 1<<20))
+	requireCode(t, acl.CodeRTParamInvalid, n.Execute(id, in3, io.out))
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelOtherDevice: a buffer on another device is refused with
+// ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID; executing from a context of
+// another device with ACL_ERROR_RT_STREAM_CONTEXT.
+func TestModelOtherDevice(t *testing.T) {
+	n := newTestNPU(t, WithDevices(2))
+	p := newMLP(t, newRand(t))
+	id := loadBlob(t, n, p.blob)
+	io := newMLPIO(t, n, p)
+	require.NoError(t, n.SetDevice(1))
+	other := devBytes(t, n, p.inSizes()[0])
+	requireCode(t, acl.CodeRTStreamContext, n.Execute(id, io.in, io.out))
+	requireCode(t, acl.CodeRTStreamContext, n.ExecuteAsync(id, io.in, io.out, 0))
+	require.NoError(t, n.SetDevice(0))
+	require.NoError(t, n.UpdateDataBuffer(io.hs[0], ptrOf(other), uintptr(len(other))))
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, io.in, io.out))
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelReusePairs: with outputReuseInputMemIndexes "0,1" the output 1
+// buffer must be input 0's; the model then computes x⊙x in place.
+func TestModelReusePairs(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newMLP(t, rng)
+	p.model.Attrs["ge.exec.outputReuseInputMemIndexes"] = "0,1"
+	blob, err := p.model.MarshalBinary()
+	require.NoError(t, err)
+	id := loadBlob(t, n, blob)
+	io := newMLPIO(t, n, p)
+	err = n.Execute(id, io.in, io.out)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	require.Contains(t, err.Error(), "Output[1] address")
+	require.Contains(t, err.Error(), "'0,1'")
+	out2, _ := newDataset(t, n, io.bufs[2], io.bufs[0])
+	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.Execute(id, io.in, out2))
+	w0, w1 := p.ref(x, r)
+	requireClose(t, w0, getF32s(io.bufs[2], p.M*p.N), "y0")
+	requireClose(t, w1, getF32s(io.bufs[0], p.M*p.K), "y1 in place")
+	require.NoError(t, n.Unload(id))
+}
