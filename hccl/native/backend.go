@@ -112,7 +112,9 @@ func (b *Backend) Has(name string) bool {
 }
 
 // Close unloads the library. Communicators still open are not destroyed;
-// calls made after Close fail with HCCL_E_UNAVAIL. Close is idempotent.
+// calls made after Close fail with HCCL_E_UNAVAIL. Close is idempotent, but
+// must not run while another goroutine is inside a call: the library would
+// be unloaded under it.
 func (b *Backend) Close() error {
 	b.once.Do(func() {
 		b.closed.Store(true)
