@@ -107,51 +107,141 @@ func (d *IODims) Shape() []int64 {
 // bad handle or index, as C does. Safe for concurrent use, with the ACL rule
 // that one model id is not executed concurrently.
 type ModelBackend interface {
-	// QuerySizeFromMem: work (feature map + IO) and weight memory the model needs.
+	// QuerySizeFromMem (aclmdlQuerySizeFromMem) parses the model at
+	// model (modelSize bytes) and returns the work memory (feature map and
+	// IO) and the weight memory a load into caller memory needs. It needs
+	// aclInit but no context. A NULL model or size 0 is ErrInvalidParam; a
+	// model that does not parse is ErrInvalidModel.
 	QuerySizeFromMem(model unsafe.Pointer, modelSize uintptr) (workSize, weightSize uintptr, err error)
-	// LoadFromMem loads a model; the backend allocates its memory.
+	// LoadFromMem (aclmdlLoadFromMem) loads a model into memory the backend
+	// allocates on the current context's device and returns its id (never
+	// 0, never reused while loaded). It needs a current context
+	// (ACL_ERROR_RT_CONTEXT_NULL otherwise, checked first). The model bytes
+	// are read during the call.
 	LoadFromMem(model unsafe.Pointer, modelSize uintptr) (ModelID, error)
-	// LoadFromMemWithMem loads a model into work and weight memory the caller owns.
+	// LoadFromMemWithMem (aclmdlLoadFromMemWithMem) loads a model into work
+	// and weight memory the caller owns: device memory of the current
+	// device, at least QuerySizeFromMem's sizes, which must stay allocated
+	// until Unload. The weights are copied into weight at load; execution
+	// uses both. Host, freed or too small memory is ErrInvalidParam
+	// (ACL_ERROR_GE_PARAM_INVALID).
 	LoadFromMemWithMem(model unsafe.Pointer, modelSize uintptr, work unsafe.Pointer, workSize uintptr, weight unsafe.Pointer, weightSize uintptr) (ModelID, error)
+	// CreateConfigHandle (aclmdlCreateConfigHandle) returns an empty load
+	// configuration. C returns NULL on failure; that is ErrBadAlloc.
 	CreateConfigHandle() (ModelConfigHandle, error)
-	// SetConfigOpt sets attr from the value at value (valueSize bytes); for a
-	// pointer-valued attr, value points at the pointer.
+	// SetConfigOpt (aclmdlSetConfigOpt) sets attr from the value at value,
+	// valueSize bytes: 4 for the *_INT32 attributes, 8 (size_t or pointer)
+	// for the others. For a pointer-valued attribute (*_PTR) value points
+	// at the pointer, and the memory it names must stay valid until
+	// LoadWithConfig returns. A NULL or unknown handle, an undefined attr,
+	// a NULL value, a wrong valueSize or a value out of range (priority
+	// outside [0, 7], WORKSPACE_MEM_OPTIMIZE other than 0 or 1) is
+	// ErrInvalidParam.
 	SetConfigOpt(h ModelConfigHandle, attr ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error
+	// LoadWithConfig (aclmdlLoadWithConfig) loads as MdlLoadTypeSizet says:
+	// FROM_FILE (PATH_PTR), FROM_MEM (MEM_ADDR_PTR, MEM_SIZET) and their
+	// _WITH_MEM forms (plus WORKSPACE_ADDR_PTR/SIZET, WEIGHT_ADDR_PTR/SIZET,
+	// with LoadFromMemWithMem's rules). A missing load type or a missing
+	// attribute the type needs is ErrInvalidParam; the queue types
+	// (_WITH_Q) are ErrNotSupported. Needs a current context.
 	LoadWithConfig(h ModelConfigHandle) (ModelID, error)
+	// DestroyConfigHandle (aclmdlDestroyConfigHandle); NULL, unknown or
+	// already destroyed is ErrInvalidParam. Models loaded with it stay.
 	DestroyConfigHandle(h ModelConfigHandle) error
+	// Unload (aclmdlUnload) releases a model and the memory the backend
+	// allocated for it (caller memory is left alone). An id that is not
+	// loaded is ErrInvalidModelID (ACL_ERROR_GE_EXEC_MODEL_ID_INVALID).
+	// Needs a current context.
 	Unload(id ModelID) error
 
+	// CreateDesc (aclmdlCreateDesc) returns an empty description (NULL,
+	// i.e. ErrBadAlloc, on failure).
 	CreateDesc() (ModelDescHandle, error)
+	// GetDesc (aclmdlGetDesc) fills d with the IO of model id; the
+	// description stays valid after the model is unloaded. Unknown id is
+	// ErrInvalidModelID; a NULL or unknown d is ErrInvalidParam.
 	GetDesc(d ModelDescHandle, id ModelID) error
+	// DestroyDesc (aclmdlDestroyDesc); NULL, unknown or already destroyed
+	// is ErrInvalidParam.
 	DestroyDesc(d ModelDescHandle) error
+	// GetNumInputs and GetNumOutputs (aclmdlGetNumInputs/Outputs) count
+	// the IO of a filled description; 0 for a NULL, unknown or unfilled d.
 	GetNumInputs(d ModelDescHandle) uintptr
 	GetNumOutputs(d ModelDescHandle) uintptr
+	// GetInputSizeByIndex and GetOutputSizeByIndex
+	// (aclmdlGet{Input,Output}SizeByIndex) are the byte sizes of IO i
+	// (elements × element size); 0 for a bad d or i.
 	GetInputSizeByIndex(d ModelDescHandle, i uintptr) uintptr
 	GetOutputSizeByIndex(d ModelDescHandle, i uintptr) uintptr
+	// GetInputDims and GetOutputDims (aclmdlGet{Input,Output}Dims) fill
+	// *dims (the caller's 1160-byte aclmdlIODims) with the name and shape
+	// of IO i. A NULL dims, a bad d or i is ErrInvalidParam.
 	GetInputDims(d ModelDescHandle, i uintptr, dims *IODims) error
 	GetOutputDims(d ModelDescHandle, i uintptr, dims *IODims) error
+	// GetInputNameByIndex and GetOutputNameByIndex
+	// (aclmdlGet{Input,Output}NameByIndex) copy the name of IO i; "" for
+	// a bad d or i (C's NULL).
 	GetInputNameByIndex(d ModelDescHandle, i uintptr) string
 	GetOutputNameByIndex(d ModelDescHandle, i uintptr) string
+	// GetInputIndexByName (aclmdlGetInputIndexByName): the index of the
+	// input named name. No such input, a bad d or a name containing NUL is
+	// ErrInvalidParam.
 	GetInputIndexByName(d ModelDescHandle, name string) (uintptr, error)
+	// GetInputDataType, GetOutputDataType (aclmdlGet{Input,Output}DataType)
+	// and GetInputFormat, GetOutputFormat (aclmdlGet{Input,Output}Format)
+	// describe IO i; DTUndefined and FormatUndefined for a bad d or i.
 	GetInputDataType(d ModelDescHandle, i uintptr) DataType
 	GetOutputDataType(d ModelDescHandle, i uintptr) DataType
 	GetInputFormat(d ModelDescHandle, i uintptr) Format
 	GetOutputFormat(d ModelDescHandle, i uintptr) Format
 
+	// CreateDataset (aclmdlCreateDataset) returns an empty dataset
+	// (ErrBadAlloc for C's NULL).
 	CreateDataset() (DatasetHandle, error)
+	// DestroyDataset (aclmdlDestroyDataset) frees the dataset but not its
+	// data buffers. NULL, unknown or already destroyed is ErrInvalidParam.
 	DestroyDataset(ds DatasetHandle) error
+	// AddDatasetBuffer (aclmdlAddDatasetBuffer) appends buf (the dataset
+	// refers to it, it does not copy it). A NULL or unknown ds or buf is
+	// ErrInvalidParam.
 	AddDatasetBuffer(ds DatasetHandle, buf DataBufferHandle) error
+	// GetDatasetNumBuffers (aclmdlGetDatasetNumBuffers); 0 for a bad ds.
 	GetDatasetNumBuffers(ds DatasetHandle) uintptr
+	// GetDatasetBuffer (aclmdlGetDatasetBuffer): entry i, or 0 for a bad
+	// ds or i.
 	GetDatasetBuffer(ds DatasetHandle, i uintptr) DataBufferHandle
 
+	// CreateDataBuffer (aclCreateDataBuffer) describes size bytes at data
+	// (not copied: the memory rule above applies). NULL data with size 0
+	// is an empty buffer. ErrBadAlloc for C's NULL.
 	CreateDataBuffer(data unsafe.Pointer, size uintptr) (DataBufferHandle, error)
+	// DestroyDataBuffer (aclDestroyDataBuffer) frees the descriptor, not
+	// the memory. NULL, unknown or destroyed is ErrInvalidParam.
 	DestroyDataBuffer(buf DataBufferHandle) error
+	// UpdateDataBuffer (aclUpdateDataBuffer) points buf at other memory;
+	// datasets holding buf see the change. A bad buf is ErrInvalidParam.
 	UpdateDataBuffer(buf DataBufferHandle, data unsafe.Pointer, size uintptr) error
+	// GetDataBufferAddr (aclGetDataBufferAddr); nil for a bad buf.
 	GetDataBufferAddr(buf DataBufferHandle) unsafe.Pointer
+	// GetDataBufferSizeV2 (aclGetDataBufferSizeV2); 0 for a bad buf.
 	GetDataBufferSizeV2(buf DataBufferHandle) uintptr
 
-	// Execute runs the model synchronously.
+	// Execute (aclmdlExecute) runs model id on in and out, one data buffer
+	// per model IO in order, and returns when the outputs are written.
+	// Needs a current context (checked first). Unknown id is
+	// ErrInvalidModelID; a NULL or unknown dataset or buffer is
+	// ErrInvalidParam; a buffer count other than the model's, or a buffer
+	// more than 64 bytes smaller than its IO, is ACL_ERROR_GE_PARAM_INVALID
+	// with a message naming the counts, or the IO and both sizes; a NULL or
+	// freed buffer address is ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID (both
+	// match ErrInvalidParam). Larger buffers are accepted.
 	Execute(id ModelID, in, out DatasetHandle) error
-	// ExecuteAsync queues the model on stream s.
+	// ExecuteAsync (aclmdlExecuteAsync) checks as Execute, then queues the
+	// run on stream s (0: the current context's default stream; a stream of
+	// another context is ACL_ERROR_RT_STREAM_CONTEXT) and returns; the
+	// outputs are written when the stream reaches it. The buffers are
+	// captured at the call, must stay valid until then, and may not be
+	// plain host memory (ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID). One model
+	// id must not run on two streams at once.
 	ExecuteAsync(id ModelID, in, out DatasetHandle, s StreamHandle) error
 }

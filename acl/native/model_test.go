@@ -362,6 +362,9 @@ func TestModelLoadWithConfig(t *testing.T) {
 	prio := int32(1)
 	require.NoError(t, s.SetConfigOpt(h, acl.MdlPriorityInt32, unsafe.Pointer(&prio), 4))
 	assert.ErrorIs(t, s.SetConfigOpt(h, acl.MdlPriorityInt32, unsafe.Pointer(&prio), 8), acl.ErrInvalidParam, "wrong value size")
+	for _, bad := range []int32{-1, 8} {
+		assert.ErrorIs(t, s.SetConfigOpt(h, acl.MdlPriorityInt32, unsafe.Pointer(&bad), 4), acl.ErrInvalidParam, "priority %d", bad)
+	}
 	v := uintptr(0)
 	assert.ErrorIs(t, s.SetConfigOpt(h, 99, unsafe.Pointer(&v), 8), acl.ErrInvalidParam, "undefined attribute")
 	assert.ErrorIs(t, s.SetConfigOpt(h, acl.MdlMemSizet, nil, 8), acl.ErrInvalidParam, "NULL value")
@@ -427,6 +430,8 @@ func TestModelErrors(t *testing.T) {
 	assert.Equal(t, acl.CodeModelSizeInvalid, acl.CodeOf(err))
 	_, _, err = s.QuerySizeFromMem(nil, 100)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
+	_, err = s.LoadFromMem(mp, 0)
+	assert.ErrorIs(t, err, acl.ErrInvalidParam)
 
 	id, err := s.LoadFromMem(mp, uintptr(len(model)))
 	require.NoError(t, err)
@@ -437,8 +442,8 @@ func TestModelErrors(t *testing.T) {
 	assert.ErrorIs(t, s.Execute(id+100, m.inDS, out), acl.ErrInvalidModelID)
 	assert.ErrorIs(t, s.Execute(id, 0, out), acl.ErrInvalidParam)
 	one := dataset(t, s, m.in[:1], m.sizes[:1])
-	assert.Equal(t, acl.CodeModelInputNotMatch, acl.CodeOf(s.Execute(id, one, out)))
-	assert.Equal(t, acl.CodeModelOutputNotMatch, acl.CodeOf(s.Execute(id, m.inDS, one)))
+	assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(s.Execute(id, one, out)), "too few inputs")
+	assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(s.Execute(id, m.inDS, one)), "too few outputs")
 
 	// A buffer at most 64 bytes short is accepted, a shorter one is not.
 	short := func(by int) acl.DatasetHandle {
@@ -448,7 +453,7 @@ func TestModelErrors(t *testing.T) {
 	}
 	require.NoError(t, s.Execute(id, m.inDS, short(64)))
 	err = s.Execute(id, m.inDS, short(68))
-	assert.Equal(t, acl.CodeGEExecModelDataSizeInvalid, acl.CodeOf(err))
+	assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(err))
 	assert.ErrorContains(t, err, "output 0 (y): buffer of 412 bytes, the model needs 480")
 
 	freed, err := s.Malloc(uintptr(m.sizes[0]), acl.MemMallocHugeFirst)

@@ -32,7 +32,6 @@
 #define IO_DESC 144
 #define GE_PARAM_INVALID 145000
 #define GE_EXEC_MODEL_ID_INVALID 145003
-#define GE_EXEC_MODEL_DATA_SIZE_INVALID 145006
 #define GE_EXEC_MODEL_ADDR_INVALID 145007
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
 #define DESC_BASE ((uintptr_t)5 << 40)
@@ -114,6 +113,7 @@ static int parse_io(const char *p, io *d) {
 static aclError parse(const char *fn, const void *data, size_t size, parsed *m) {
     const char *p = data;
     if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model is NULL");
+    if (size == 0) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model size is 0");
     if (size < HDR) return stub_fail(ACL_ERROR_MODEL_SIZE_INVALID, fn, "model size %zu is below the header", size);
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
@@ -333,6 +333,11 @@ STUB_API aclError aclmdlSetConfigOpt(aclmdlConfigHandle *handle, aclmdlConfigAtt
                                 attr_size((int)attr), valueSize));
     uint64_t v = 0;
     memcpy(&v, attrValue, valueSize);
+    if (attr == ACL_MDL_PRIORITY_INT32 && (uint32_t)v > 7) /* negative too */
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "priority %d is outside [0, 7]", (int32_t)v));
+    if (attr == ACL_MDL_WORKSPACE_MEM_OPTIMIZE && v > 1)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "workspace optimization %llu is not 0 or 1",
+                                (unsigned long long)v));
     if (attr == ACL_MDL_PATH_PTR) {
         const char *s = (const char *)(uintptr_t)v;
         char *dup = s ? strdup(s) : NULL;
@@ -697,13 +702,12 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const io *ios, u
     aclmdlDataset *d = get_dataset(h);
     if (!d) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "NULL or unknown %s dataset %p", what, h);
     if (d->n != n)
-        return stub_fail(out ? ACL_ERROR_MODEL_OUTPUT_NOT_MATCH : ACL_ERROR_MODEL_INPUT_NOT_MATCH, fn,
-                         "%zu %s buffers, the model has %u", d->n, what, n);
+        return stub_fail(GE_PARAM_INVALID, fn, "%zu %s buffers, the model has %u", d->n, what, n);
     for (uint32_t k = 0; k < n; k++) {
         aclDataBuffer *b = get_dbuf((aclDataBuffer *)d->bufs[k]);
         if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s buffer %u was destroyed", what, k);
         if (b->size + SIZE_SLACK < ios[k].bytes)
-            return stub_fail(GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "%s %u (%s): buffer of %zu bytes, the model needs %zu",
+            return stub_fail(GE_PARAM_INVALID, fn, "%s %u (%s): buffer of %zu bytes, the model needs %zu",
                              what, k, ios[k].name, b->size, ios[k].bytes);
         if (!b->data) return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): NULL address", what, k, ios[k].name);
         size_t n_touch = b->size < ios[k].bytes ? b->size : ios[k].bytes;
