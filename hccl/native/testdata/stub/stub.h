@@ -160,6 +160,10 @@ _Static_assert(sizeof(CommMem) == 24, "CommMem layout");
 
 /* ---- internals shared by the stub's files ---- */
 
+/* Everything after this point that is not marked EXPORT stays inside the
+ * library (deliberately never popped: it covers the .c files too). */
+#pragma GCC visibility push(hidden)
+
 /* One collective call site: the k-th collective of a group. */
 struct coll_arg {
     int kind;
