@@ -76,9 +76,10 @@ func (f format) overflow(neg bool) uint32 {
 	signBit := uint32(1) << (f.bits - 1)
 	var c uint32
 	switch {
-	case f.sat:
-		codes, _ := f.table()
-		c = codes[len(codes)-2]
+	case f.sat && f.ieee: // the code below +Inf
+		c = (1<<f.ebits-1)<<f.mbits - 1
+	case f.sat: // the code below the NaN
+		c = signBit - 2
 	case f.ieee:
 		c = (1<<f.ebits - 1) << f.mbits
 	default:
@@ -148,13 +149,16 @@ func TestDecodeExhaustive(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			for c := uint32(0); c < 1<<f.bits; c++ {
 				want := f.refDecode(c)
-				got := f.decode(c)
+				got := float64(f.decode(c))
 				if math.IsNaN(want) {
-					require.True(t, math.IsNaN(float64(got)), "code %#x", c)
+					if !math.IsNaN(got) {
+						t.Fatalf("code %#x: got %v, want NaN", c, got)
+					}
 					continue
 				}
-				require.Equal(t, want, float64(got), "code %#x", c)
-				require.Equal(t, math.Signbit(want), math.Signbit(float64(got)), "sign of code %#x", c)
+				if got != want || math.Signbit(got) != math.Signbit(want) {
+					t.Fatalf("code %#x: got %v, want %v", c, got, want)
+				}
 			}
 		})
 	}
@@ -166,15 +170,16 @@ func TestRoundTripExhaustive(t *testing.T) {
 			for c := uint32(0); c < 1<<f.bits; c++ {
 				v := f.decode(c)
 				got := f.encode(v)
-				if math.IsNaN(float64(v)) {
-					require.True(t, math.IsNaN(float64(f.decode(got))), "NaN code %#x became %#x", c, got)
-					continue
-				}
-				if f.sat && math.IsInf(float64(v), 0) {
+				switch {
+				case math.IsNaN(float64(v)):
+					if !math.IsNaN(float64(f.decode(got))) {
+						t.Fatalf("NaN code %#x became %#x", c, got)
+					}
+				case f.sat && math.IsInf(float64(v), 0):
 					require.Equal(t, f.overflow(v < 0), got)
-					continue
+				case got != c:
+					t.Fatalf("code %#x (%v) encodes back to %#x", c, v, got)
 				}
-				require.Equal(t, c, got, "code %#x (%v)", c, v)
 			}
 		})
 	}
@@ -187,7 +192,9 @@ func TestOrdering(t *testing.T) {
 			prev := math.Inf(-1)
 			for _, c := range codes[:len(codes)-1] {
 				v := float64(f.decode(c))
-				require.Greater(t, v, prev, "code %#x", c)
+				if !(v > prev) {
+					t.Fatalf("code %#x: %v not above the previous %v", c, v, prev)
+				}
 				prev = v
 			}
 		})
@@ -224,12 +231,17 @@ func TestTies(t *testing.T) {
 					if codes[i+1]&1 == 0 {
 						even = i + 1
 					}
-					assert.Equal(t, want(even), f.encode(s*m32), "tie %v", s*m32)
+					check := func(x float32, w uint32, what string) {
+						if got := f.encode(x); got != w {
+							t.Fatalf("%s %v: got %#x, want %#x", what, x, got, w)
+						}
+					}
+					check(s*m32, want(even), "tie")
 					up := math.Nextafter32(m32, float32(math.Inf(1)))
 					down := math.Nextafter32(m32, 0)
-					assert.Equal(t, want(i+1), f.encode(s*up), "above tie %v", s*up)
+					check(s*up, want(i+1), "above tie")
 					if vals[i] != float64(down) || i == 0 && down == 0 {
-						assert.Equal(t, want(i), f.encode(s*down), "below tie %v", s*down)
+						check(s*down, want(i), "below tie")
 					}
 				}
 			}
@@ -271,7 +283,9 @@ func TestRandomAgainstReference(t *testing.T) {
 					}
 					continue
 				}
-				require.Equal(t, f.refEncode(float64(x), codes, vals), got, "input %v (%#x)", x, math.Float32bits(x))
+				if want := f.refEncode(float64(x), codes, vals); got != want {
+					t.Fatalf("input %v (%#x): got %#x, want %#x", x, math.Float32bits(x), got, want)
+				}
 			}
 		})
 	}
