@@ -22,6 +22,10 @@ type modelConfig struct {
 	optimize   uintptr
 }
 
+// mdlWithoutGraphInt32 is ACL_MDL_WITHOUT_GRAPH_INT32 (hicann/ge only),
+// an int32 attribute the fallback does not model.
+const mdlWithoutGraphInt32 acl.ModelConfigAttr = 28
+
 // maxPathLen bounds the model path read from a PATH_PTR value.
 const maxPathLen = 4096
 
@@ -81,7 +85,7 @@ func (n *NPU) SetConfigOpt(h acl.ModelConfigHandle, attr acl.ModelConfigAttr, va
 		return c.fail(acl.CodeInvalidParam, "null value for attribute %d", attr)
 	}
 	want := uintptr(8)
-	if attr == acl.MdlPriorityInt32 {
+	if attr == acl.MdlPriorityInt32 || attr == mdlWithoutGraphInt32 {
 		want = 4
 	}
 	if attr < 0 || attr > acl.MdlFIFOSizet+2 {

@@ -128,7 +128,7 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 		rec = newExecRec(md)
 		md.recs = append(md.recs, rec)
 	}
-	if err := c.prepare(md, rec, in, out); err != nil {
+	if err := c.prepare(md, rec, in, out, true); err != nil {
 		return err
 	}
 	rec.s, rec.queued = st, true
@@ -173,7 +173,7 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		return c.fail(acl.CodeRTModelExecute, "model %d is already executing; one model id must not run concurrently", id)
 	}
 	rec := md.syncRec
-	if err := c.prepare(md, rec, in, out); err != nil {
+	if err := c.prepare(md, rec, in, out, false); err != nil {
 		md.mu.Unlock()
 		return err
 	}
@@ -201,8 +201,8 @@ func (c *call) sameDevice(md *model) error {
 
 // prepare reads the datasets, classifies every buffer and lets the
 // zero-copy runtime decide the binding; model.mu held.
-func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle) error {
-	if err := c.gather(md, rec, in, out); err != nil {
+func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) error {
+	if err := c.gather(md, rec, in, out, async); err != nil {
 		return err
 	}
 	nin := len(md.m.Inputs)
@@ -216,7 +216,7 @@ func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle) error
 // gather copies the datasets' buffers into rec, classified. An output
 // buffer with a null address and size 0 gets device memory of the
 // output's size, which the caller frees (as aclmdlExecute documents).
-func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle) error {
+func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) error {
 	t := &c.n.models
 	for pass := 0; ; pass++ {
 		t.mu.RLock()
@@ -257,7 +257,7 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle) error 
 				needAlloc = true
 				continue
 			}
-			if err := c.classifyIO(md, role, b.data, b.size, &rec.ub[i], &rec.mem[i]); err != nil {
+			if err := c.classifyIO(md, role, b.data, b.size, async, &rec.ub[i], &rec.mem[i]); err != nil {
 				t.mu.RUnlock()
 				return err
 			}
@@ -299,8 +299,11 @@ func (c *call) allocOutputs(md *model, bufs []acl.DataBufferHandle) error {
 
 // classifyIO checks a caller buffer and says where it lives: device memory
 // of the model's device or registered host memory is addressed in place;
-// pinned and plain host memory is copied.
-func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, ub *zerocopy.UserBuffer, m *ioMem) error {
+// pinned and plain host memory is copied. A pointer outside every live
+// allocation (unknown, freed, running past its end), another device's
+// memory, and plain host memory for an asynchronous execution give
+// ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID.
+func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, async bool, ub *zerocopy.UserBuffer, m *ioMem) error {
 	*m = ioMem{ptr: p}
 	*ub = zerocopy.UserBuffer{Addr: uintptr(p), Size: size}
 	if p == nil {
@@ -308,7 +311,7 @@ func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr
 	}
 	l, err := c.checkRange(role, p, max(size, 1))
 	if err != nil {
-		return err
+		return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer: %s", role, err.(*acl.Error).Msg)
 	}
 	m.l = l
 	switch l.Place {
@@ -319,6 +322,11 @@ func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr
 		ub.Place = zerocopy.PlaceDevice
 	case PlaceRegistered:
 		ub.Place = zerocopy.PlaceDevice
+	case PlaceHost:
+		if async {
+			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is plain host memory; an asynchronous execution needs device, aclrtMallocHost or registered memory", role, uintptr(p))
+		}
+		ub.Place = zerocopy.PlaceHost
 	default:
 		ub.Place = zerocopy.PlaceHost
 	}

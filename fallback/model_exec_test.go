@@ -103,10 +103,11 @@ func TestModelExecuteAsyncAllocs(t *testing.T) {
 	require.NoError(t, n.Unload(id))
 }
 
-// TestModelHostBuffers: pinned and plain host buffers are copied, exactly
-// one copy per IO per execution with the tensor's bytes (H2D in, D2H
-// out), and the slots point at the model's own blocks; switching the same
-// data buffers to device memory then removes every copy.
+// TestModelHostBuffers: host buffers are copied, exactly one copy per IO
+// per execution with the tensor's bytes (H2D in, D2H out), and the slots
+// point at the model's own blocks; switching the same data buffers to
+// device memory then removes every copy. Plain host memory is accepted by
+// aclmdlExecute only.
 func TestModelHostBuffers(t *testing.T) {
 	n := newTestNPU(t)
 	rng := newRand(t)
@@ -119,11 +120,22 @@ func TestModelHostBuffers(t *testing.T) {
 	in, inH := newDataset(t, n, xb, rb)
 	out, outH := newDataset(t, n, y0b, y1b)
 	s := mkStream(t, n)
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.ExecuteAsync(id, in, out, s), "plain host memory, asynchronous")
 	n.ResetCounters()
 	const runs = 3
-	for range runs {
+	for k := range runs {
 		x, r := p.feed(rng, xb, rb)
-		runAsync(t, n, id, in, out, s)
+		if k == 0 {
+			require.NoError(t, n.Execute(id, in, out))
+		} else {
+			// Pinned memory only, asynchronous.
+			pr, py0 := mustMallocHost(t, n, len(rb)), mustMallocHost(t, n, len(y0b))
+			copy(pr, rb)
+			require.NoError(t, n.UpdateDataBuffer(inH[1], ptrOf(pr), uintptr(len(pr))))
+			require.NoError(t, n.UpdateDataBuffer(outH[0], ptrOf(py0), uintptr(len(py0))))
+			runAsync(t, n, id, in, out, s)
+			copy(y0b, py0)
+		}
 		p.check(t, x, r, y0b, y1b)
 	}
 	c := n.Counters()

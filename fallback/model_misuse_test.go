@@ -384,7 +384,7 @@ func TestModelBadHandles(t *testing.T) {
 	requireCode(t, acl.CodeInvalidParam, n.DestroyDataBuffer(io.hs[1]))
 	requireCode(t, acl.CodeInvalidParam, n.Execute(id, io.in, io.out))
 	// A null address with a size is not a buffer.
-	nb, err := n.CreateDataBuffer(nil, 64)
+	nb, err := n.CreateDataBuffer(nil, 4096)
 	require.NoError(t, err)
 	in2, _ := newDataset(t, n, io.bufs[0])
 	require.NoError(t, n.AddDatasetBuffer(in2, nb))
@@ -394,9 +394,16 @@ func TestModelBadHandles(t *testing.T) {
 	require.NoError(t, err)
 	in3, _ := newDataset(t, n, io.bufs[0])
 	require.NoError(t, n.AddDatasetBuffer(in3, junk))
-	requireCode(t, acl.CodeRTParamInvalid, n.Execute(id, in3, io.out))
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, in3, io.out))
 	require.NoError(t, n.UpdateDataBuffer(junk, ptrOf(io.bufs[1]), 1<<20))
-	requireCode(t, acl.CodeRTParamInvalid, n.Execute(id, in3, io.out))
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, in3, io.out))
+	freed := devBytes(t, n, p.inSizes()[1])
+	require.NoError(t, n.Free(ptrOf(freed)))
+	require.NoError(t, n.UpdateDataBuffer(junk, ptrOf(freed), uintptr(len(freed))))
+	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.ExecuteAsync(id, in3, io.out, 0))
+	// An input with no memory at all fails the size rule first.
+	require.NoError(t, n.UpdateDataBuffer(junk, nil, 0))
+	requireCode(t, acl.CodeGEParamInvalid, n.Execute(id, in3, io.out))
 	require.NoError(t, n.Unload(id))
 }
 

@@ -88,11 +88,11 @@ func grow(s []IOBind, n int) []IOBind {
 }
 
 func (r *Runtime) bind(op string, rec *IORecord, u UserBuffer, b *IOBind) error {
-	if u.Addr == 0 {
-		return acl.Errorf(op, acl.CodeGEExecModelAddrInvalid, "%s: the data buffer address is null", rec.label())
-	}
 	if err := checkSize(op, rec, u.Size); err != nil {
 		return err
+	}
+	if u.Addr == 0 {
+		return acl.Errorf(op, acl.CodeGEExecModelAddrInvalid, "%s: the data buffer address is null", rec.label())
 	}
 	if u.Place == PlaceHost && r.cfg.ExcludeIO {
 		return checkHostInReuseMode(op, rec)
