@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// AttrKind is the type of an attribute value.
+// AttrKind is the type of an attribute value (a plain value, safe for
+// concurrent use).
 type AttrKind uint8
 
 // Attribute kinds. The values are part of the model format.
@@ -17,7 +18,8 @@ const (
 	AttrBool   AttrKind = 5
 )
 
-// Attr is one attribute value; Kind says which field holds it.
+// Attr is one attribute value; Kind says which field holds it. It is a
+// plain value, safe for concurrent reads.
 type Attr struct {
 	Kind AttrKind
 	I    int64   // AttrInt, and AttrBool as 0/1

@@ -8,7 +8,8 @@ import (
 	"github.com/ascend-go/cann/acl"
 )
 
-// CompileOption adjusts Compile.
+// CompileOption adjusts Compile. Options are immutable closures, safe for
+// concurrent use and reuse.
 type CompileOption func(*compileConfig)
 
 type compileConfig struct {
@@ -59,7 +60,8 @@ func (v *cval) name() string { return v.producer.name + ":" + strconv.Itoa(v.ind
 // inference, copy insertion for outputs that would share memory, feature-map
 // assignment by lifetime, the zero-copy IO layout and task generation. The
 // result passes the same validation as ParseModel. Errors are *acl.Error
-// naming the offending node.
+// naming the offending node. Compile never modifies g: several compiles of
+// one graph may run concurrently as long as nobody changes the graph.
 func Compile(g *Graph, opts ...CompileOption) (*Model, error) {
 	cfg := compileConfig{noZeroCopy: map[string]bool{}}
 	for _, o := range opts {

@@ -20,7 +20,8 @@ const (
 // TensorDesc describes a tensor: element type, layout label and dims. Data
 // is always dense and row-major; the format is carried for the caller's
 // benefit (aclmdlGetInputFormat) and must be a plain (non-fractal) format.
-// A TensorDesc is a value; copy Dims before mutating a shared one.
+// A TensorDesc is a plain value, safe for concurrent reads; copy Dims
+// before mutating a shared one.
 type TensorDesc struct {
 	DataType acl.DataType
 	Format   acl.Format
@@ -44,6 +45,7 @@ func (d TensorDesc) Equal(o TensorDesc) bool {
 	return d.DataType == o.DataType && d.Format == o.Format && dimsEqual(d.Dims, o.Dims)
 }
 
+// String formats the descriptor as "f32[2,3]".
 func (d TensorDesc) String() string {
 	return fmt.Sprintf("%s%s", shortType(d.DataType), dimsString(d.Dims))
 }

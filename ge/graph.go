@@ -21,7 +21,8 @@ type Graph struct {
 	err   error
 }
 
-// Node is one operator of a Graph.
+// Node is one operator of a Graph. Like its Graph, it is not safe for
+// concurrent use.
 type Node struct {
 	g      *Graph
 	id     int
@@ -38,7 +39,9 @@ type Node struct {
 	inZC, outZC []bool
 }
 
-// Tensor is an output of a Node: the edge type of the graph.
+// Tensor is an output of a Node: the edge type of the graph. Its methods
+// only read; they are safe to call concurrently while the graph is not
+// being modified.
 type Tensor struct {
 	node  *Node
 	index int
@@ -149,7 +152,8 @@ type opConfig struct {
 	inZC, outZC []bool
 }
 
-// OpOption adjusts a node being built.
+// OpOption adjusts a node being built. Options are immutable closures,
+// safe for concurrent use and reuse.
 type OpOption func(*opConfig)
 
 // Name sets the node's name (default: the op name and a sequence number).

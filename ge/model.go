@@ -7,7 +7,7 @@ import (
 )
 
 // MemType says which memory an argument slot addresses (GE's MemoryAppType).
-// The values are part of the model format.
+// The values are part of the model format. Plain value, safe for concurrent use.
 type MemType uint8
 
 // Memory types.
@@ -22,6 +22,7 @@ const (
 	MemModelIO MemType = 3
 )
 
+// String returns the memory type name.
 func (m MemType) String() string {
 	switch m {
 	case MemFixed:
@@ -34,7 +35,8 @@ func (m MemType) String() string {
 	return "MemType(?)"
 }
 
-// IODir says whether an IO reference is a model input or output.
+// IODir says whether an IO reference is a model input or output (a plain
+// value, safe for concurrent use).
 type IODir uint8
 
 // IO directions.
@@ -43,6 +45,7 @@ const (
 	IOOutput IODir = 2
 )
 
+// String returns "input" or "output".
 func (d IODir) String() string {
 	switch d {
 	case IOInput:
@@ -53,13 +56,15 @@ func (d IODir) String() string {
 	return "IODir(?)"
 }
 
-// IORef names one model input or output.
+// IORef names one model input or output (a plain value, safe for
+// concurrent use).
 type IORef struct {
 	Dir   IODir
 	Index int
 }
 
-// ArgSlot is one 8-byte address slot of a task's argument table.
+// ArgSlot is one 8-byte address slot of a task's argument table. It is a
+// plain value, safe for concurrent reads.
 type ArgSlot struct {
 	// Mem is the memory the address points into.
 	Mem MemType
@@ -117,7 +122,8 @@ func (t *Task) ArgTable() []byte {
 	return b
 }
 
-// IODesc describes one model input or output.
+// IODesc describes one model input or output. Read-only in a Model; safe
+// for concurrent reads.
 type IODesc struct {
 	Name     string // Data node name for inputs; producer tensor name for outputs
 	DataType acl.DataType
@@ -140,7 +146,8 @@ type IODesc struct {
 	Buffer int
 }
 
-// BufferKind classifies a memory plan entry.
+// BufferKind classifies a memory plan entry (a plain value, safe for
+// concurrent use).
 type BufferKind uint8
 
 // Buffer kinds. The values are part of the model format.
@@ -153,7 +160,8 @@ const (
 )
 
 // Buffer is one entry of the memory plan: a tensor (with its aliases), a
-// workspace or a constant, where it lives and when it is live.
+// workspace or a constant, where it lives and when it is live. It is a
+// plain value, safe for concurrent reads.
 type Buffer struct {
 	Name   string // tensor name "node:out", "node:ws0" for a workspace
 	Kind   BufferKind
@@ -195,7 +203,8 @@ type Model struct {
 // workspace must hold when every IO is bound to caller buffers.
 func (m *Model) FeatureMapSize() int64 { return m.MemorySize - m.ZeroCopySize }
 
-// SlotRef locates one argument slot.
+// SlotRef locates one argument slot: Model.Tasks[Task].Args[Arg]. Plain
+// value, safe for concurrent use.
 type SlotRef struct{ Task, Arg int }
 
 // IOSlots lists every argument slot that addresses the given IO's block

@@ -6,7 +6,9 @@ import (
 )
 
 // OpType identifies an operator. The numeric values are part of the model
-// format and never change meaning.
+// format and never change meaning; values from 100 up are reserved for
+// collective (HCCL) ops, whose tasks carry per-address zero-copy flags
+// (ArgSlot.NoZeroCopy). An OpType is a plain value, safe for concurrent use.
 type OpType uint16
 
 // Operators. Data, Const and NetOutput describe the graph's boundary and
@@ -49,7 +51,8 @@ const (
 )
 
 // Kernel runs one task on resolved argument memory: args[i] is the memory
-// behind task.Args[i], already checked to be large enough.
+// behind task.Args[i], already checked to be large enough. The built-in
+// kernels are safe for concurrent use on distinct argument memory.
 type Kernel func(t *Task, args [][]byte) error
 
 type opSpec struct {
@@ -66,6 +69,7 @@ var opSpecs = map[OpType]*opSpec{}
 
 func registerOp(t OpType, s *opSpec) { opSpecs[t] = s }
 
+// String returns the op name ("MatMul").
 func (t OpType) String() string {
 	if s, ok := opSpecs[t]; ok {
 		return s.name
