@@ -202,7 +202,8 @@ func (c *call) sameDevice(md *model) error {
 // prepare reads the datasets, classifies every buffer and lets the
 // zero-copy runtime decide the binding; model.mu held.
 func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) error {
-	if err := c.gather(md, rec, in, out, async); err != nil {
+	badAddr, err := c.gather(md, rec, in, out, async)
+	if err != nil {
 		return err
 	}
 	nin := len(md.m.Inputs)
@@ -210,29 +211,36 @@ func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, async
 		e := err.(*acl.Error)
 		return c.fail(e.Code, "%s", e.Msg)
 	}
+	if badAddr != nil {
+		// Reported after the size rule, as GE checks sizes first.
+		return c.fail(badAddr.Code, "%s", badAddr.Msg)
+	}
 	return c.checkExtents(md, rec)
 }
 
 // gather copies the datasets' buffers into rec, classified. An output
 // buffer with a null address and size 0 gets device memory of the
-// output's size, which the caller frees (as aclmdlExecute documents).
-func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) error {
+// output's size, which the caller frees (as aclmdlExecute documents). The
+// first buffer whose address is unusable is returned as badAddr, for the
+// caller to report after the size checks.
+func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) (badAddr *acl.Error, err error) {
 	t := &c.n.models
 	for pass := 0; ; pass++ {
+		badAddr = nil
 		t.mu.RLock()
 		ins, outs := t.sets[in], t.sets[out]
 		switch {
 		case ins == nil:
 			t.mu.RUnlock()
-			return c.badHandle("input dataset", uintptr(in))
+			return nil, c.badHandle("input dataset", uintptr(in))
 		case outs == nil:
 			t.mu.RUnlock()
-			return c.badHandle("output dataset", uintptr(out))
+			return nil, c.badHandle("output dataset", uintptr(out))
 		}
 		if err := zerocopy.CheckIOCount(c.op, md.m, len(ins.bufs), len(outs.bufs)); err != nil {
 			t.mu.RUnlock()
 			e := err.(*acl.Error)
-			return c.fail(e.Code, "%s", e.Msg)
+			return nil, c.fail(e.Code, "%s", e.Msg)
 		}
 		total := len(ins.bufs) + len(outs.bufs)
 		if cap(rec.ub) < total {
@@ -251,27 +259,26 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async 
 			b := t.bufs[h]
 			if b == nil {
 				t.mu.RUnlock()
-				return c.fail(acl.CodeInvalidParam, "%s data buffer 0x%x (dataset entry %d) is unknown or destroyed", role, uintptr(h), i)
+				return nil, c.fail(acl.CodeInvalidParam, "%s data buffer 0x%x (dataset entry %d) is unknown or destroyed", role, uintptr(h), i)
 			}
 			if b.data == nil && b.size == 0 && role == "output" {
 				needAlloc = true
 				continue
 			}
-			if err := c.classifyIO(md, role, b.data, b.size, async, &rec.ub[i], &rec.mem[i]); err != nil {
-				t.mu.RUnlock()
-				return err
+			if err := c.classifyIO(md, role, b.data, b.size, async, &rec.ub[i], &rec.mem[i]); err != nil && badAddr == nil {
+				badAddr = err.(*acl.Error)
 			}
 		}
 		nouts := outs.bufs
 		t.mu.RUnlock()
 		if !needAlloc {
-			return nil
+			return badAddr, nil
 		}
 		if pass > 0 {
-			return c.fail(acl.CodeInvalidParam, "output data buffers changed while being allocated")
+			return nil, c.fail(acl.CodeInvalidParam, "output data buffers changed while being allocated")
 		}
 		if err := c.allocOutputs(md, nouts); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }

@@ -390,7 +390,7 @@ func TestModelBadHandles(t *testing.T) {
 	require.NoError(t, n.AddDatasetBuffer(in2, nb))
 	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, in2, io.out))
 	// Unknown pointers and ranges running past an allocation.
-	junk, err := n.CreateDataBuffer(unsafe.Pointer(uintptr(unsafe.Pointer(&io.bufs[0][0]))+1<<20), 16)
+	junk, err := n.CreateDataBuffer(unsafe.Pointer(uintptr(unsafe.Pointer(&io.bufs[0][0]))+1<<20), uintptr(p.inSizes()[1]))
 	require.NoError(t, err)
 	in3, _ := newDataset(t, n, io.bufs[0])
 	require.NoError(t, n.AddDatasetBuffer(in3, junk))
