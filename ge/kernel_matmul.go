@@ -43,7 +43,9 @@ func matmulKernel(t *Task, args [][]byte) error {
 	es := ad.DataType.Size()
 	aMat, bMat, cMat := m*k, k*n, m*n
 
-	var wa, wb, wc []float32
+	// float32 operands are used in place (or decoded once when unaligned);
+	// half operands are staged per batch in the workspace.
+	var wa, wb, wc, aAll, bAll, cAll []float32
 	half := ad.DataType != acl.Float
 	if half {
 		ws := viewF32(args[3], aMat+bMat+cMat)
@@ -51,28 +53,29 @@ func matmulKernel(t *Task, args [][]byte) error {
 			ws = s.f32(aMat + bMat + cMat)
 		}
 		wa, wb, wc = ws[:aMat], ws[aMat:aMat+bMat], ws[aMat+bMat:]
+	} else {
+		aAll = readFloats(&s, acl.Float, args[0], prod(ad.Dims))
+		bAll = readFloats(&s, acl.Float, args[1], prod(bd.Dims))
+		cAll = outFloats(&s, acl.Float, args[2], nb*cMat)
 	}
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for bi := range nb {
-		aBytes := args[0][offA*aMat*es : (offA+1)*aMat*es]
-		bBytes := args[1][offB*bMat*es : (offB+1)*bMat*es]
-		cBytes := args[2][bi*cMat*es : (bi+1)*cMat*es]
 		var av, bv, cv []float32
 		if half {
-			decodeFloats(wa, ad.DataType, aBytes)
-			decodeFloats(wb, bd.DataType, bBytes)
+			decodeFloats(wa, ad.DataType, args[0][offA*aMat*es:(offA+1)*aMat*es])
+			decodeFloats(wb, bd.DataType, args[1][offB*bMat*es:(offB+1)*bMat*es])
 			av, bv, cv = wa, wb, wc
 		} else {
-			av = readFloats(&s, acl.Float, aBytes, aMat)
-			bv = readFloats(&s, acl.Float, bBytes, bMat)
-			cv = outFloats(&s, acl.Float, cBytes, cMat)
+			av, bv, cv = aAll[offA*aMat:(offA+1)*aMat], bAll[offB*bMat:(offB+1)*bMat], cAll[bi*cMat:(bi+1)*cMat]
 		}
 		blas32.Gemm(transA, transB, 1,
 			blas32.General{Rows: aRows, Cols: aCols, Stride: aCols, Data: av},
 			blas32.General{Rows: bRows, Cols: bCols, Stride: bCols, Data: bv},
 			0, blas32.General{Rows: m, Cols: n, Stride: n, Data: cv})
-		storeFloats(od.DataType, cBytes, cv)
+		if half {
+			storeFloats(od.DataType, args[2][bi*cMat*es:(bi+1)*cMat*es], cv)
+		}
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++
 			offA += sa[d]
@@ -84,6 +87,9 @@ func matmulKernel(t *Task, args [][]byte) error {
 			offB -= sb[d] * idx[d]
 			idx[d] = 0
 		}
+	}
+	if !half {
+		storeFloats(acl.Float, args[2], cAll)
 	}
 	return nil
 }
