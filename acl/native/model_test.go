@@ -301,7 +301,7 @@ func TestModelExecuteAsync(t *testing.T) {
 	plain := make([]byte, m.sizes[0])
 	hostDS := dataset(t, s, []unsafe.Pointer{unsafe.Pointer(&plain[0]), m.in[1]}, m.sizes)
 	err = s.ExecuteAsync(id, hostDS, out, st)
-	assert.Equal(t, acl.CodeGEExecModelAddrInvalid, acl.CodeOf(err), "%v", err)
+	assert.Equal(t, acl.CodeRTParamInvalid, acl.CodeOf(err), "%v", err)
 	require.NoError(t, s.Execute(id, hostDS, out), "synchronous execution may read host memory")
 }
 
@@ -427,7 +427,7 @@ func TestModelErrors(t *testing.T) {
 	assert.Equal(t, acl.CodeParseModel, acl.CodeOf(err))
 	assert.ErrorIs(t, err, acl.ErrInvalidModel)
 	_, err = s.LoadFromMem(mp, uintptr(len(model)-1))
-	assert.Equal(t, acl.CodeModelSizeInvalid, acl.CodeOf(err))
+	assert.Equal(t, acl.CodeInvalidFileSize, acl.CodeOf(err))
 	_, _, err = s.QuerySizeFromMem(nil, 100)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
 	_, err = s.LoadFromMem(mp, 0)
@@ -459,9 +459,12 @@ func TestModelErrors(t *testing.T) {
 	freed, err := s.Malloc(uintptr(m.sizes[0]), acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	require.NoError(t, s.Free(freed))
-	for name, p := range map[string]unsafe.Pointer{"NULL": nil, "freed": freed} {
-		ds := dataset(t, s, []unsafe.Pointer{p, m.out[1]}, m.sizes)
-		assert.Equal(t, acl.CodeGEExecModelAddrInvalid, acl.CodeOf(s.Execute(id, m.inDS, ds)), name)
+	for name, c := range map[string]struct {
+		p    unsafe.Pointer
+		want acl.Code
+	}{"NULL": {nil, acl.CodeGEExecModelAddrInvalid}, "freed": {freed, acl.CodeRTParamInvalid}} {
+		ds := dataset(t, s, []unsafe.Pointer{c.p, m.out[1]}, m.sizes)
+		assert.Equal(t, c.want, acl.CodeOf(s.Execute(id, m.inDS, ds)), name)
 	}
 
 	buf, err := s.CreateDataBuffer(m.in[0], 4)
@@ -498,4 +501,118 @@ func TestModelMissingSymbol(t *testing.T) {
 	assert.ErrorIs(t, err, acl.ErrNotSupported)
 	assert.Equal(t, "aclmdlExecuteAsync", err.(*acl.Error).Op)
 	assert.Contains(t, native.ModelSymbols(), "aclmdlExecute")
+}
+
+// loadTest loads the test model from pinned memory on the bound thread's
+// device.
+func loadTest(t *testing.T, s *stub) acl.ModelID {
+	t.Helper()
+	model := stubModel(testIOs, 64)
+	id, err := s.LoadFromMem(pinnedCopy(t, s, model), uintptr(len(model)))
+	require.NoError(t, err)
+	return id
+}
+
+func TestModelDeviceMemory(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	free0, _, err := s.GetMemInfo(acl.HBMMem)
+	require.NoError(t, err)
+	id := loadTest(t, s)
+	free1, _, err := s.GetMemInfo(acl.HBMMem)
+	require.NoError(t, err)
+	assert.Equal(t, free0-1024, free1, "work and weight memory come from the device (512-byte units)")
+
+	huge := stubModel(testIOs, 512<<20)
+	_, err = s.LoadFromMem(pinnedCopy(t, s, huge), uintptr(len(huge)))
+	assert.Equal(t, acl.CodeGEMemoryAllocation, acl.CodeOf(err))
+
+	// An output buffer with no memory gets some of the output's size.
+	m := newIOMem(t, s, newRNG(), testIOs)
+	empty, err := s.CreateDataBuffer(nil, 0)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.DestroyDataBuffer(empty)) }()
+	out := dataset(t, s, m.out[1:], m.sizes[1:])
+	ds, err := s.CreateDataset()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.DestroyDataset(ds)) }()
+	require.NoError(t, s.AddDatasetBuffer(ds, empty))
+	require.NoError(t, s.AddDatasetBuffer(ds, s.GetDatasetBuffer(out, 0)))
+	require.NoError(t, s.Execute(id, m.inDS, ds))
+	got := s.GetDataBufferAddr(empty)
+	require.NotNil(t, got)
+	assert.Equal(t, uintptr(m.sizes[0]), s.GetDataBufferSizeV2(empty))
+	assert.Equal(t, reference(testIOs[0], m.inBytes[0]), readDev(t, s, got, m.sizes[0]))
+	require.NoError(t, s.Free(got), "the caller frees it")
+
+	before, _, err := s.GetMemInfo(acl.HBMMem)
+	require.NoError(t, err)
+	require.NoError(t, s.Unload(id))
+	after, _, err := s.GetMemInfo(acl.HBMMem)
+	require.NoError(t, err)
+	assert.Equal(t, before+1024, after, "unload gives the memory back")
+}
+
+func TestModelConcurrentExecute(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	id := loadTest(t, s)
+	m := newIOMem(t, s, newRNG(), testIOs)
+	out := m.outDS(t, s)
+	s1, err := s.CreateStream()
+	require.NoError(t, err)
+	s2, err := s.CreateStream()
+	require.NoError(t, err)
+	release, err := s.hold(s1)
+	require.NoError(t, err)
+	require.NoError(t, s.ExecuteAsync(id, m.inDS, out, s1))
+	require.NoError(t, s.ExecuteAsync(id, m.inDS, out, s1), "several runs queued on one stream")
+	assert.Equal(t, acl.CodeRTModelExecute, acl.CodeOf(s.ExecuteAsync(id, m.inDS, out, s2)), "another stream")
+	assert.Equal(t, acl.CodeRTModelExecute, acl.CodeOf(s.Execute(id, m.inDS, out)), "synchronous run")
+
+	// Unload waits for the queued runs.
+	unloaded := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := s.SetDevice(0); err != nil {
+			unloaded <- err
+			return
+		}
+		unloaded <- s.Unload(id)
+	}()
+	select {
+	case err := <-unloaded:
+		t.Fatalf("Unload returned (%v) while runs were queued", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	release()
+	require.NoError(t, <-unloaded)
+	m.check(t, s, testIOs)
+	require.NoError(t, s.SynchronizeStream(s1))
+	require.NoError(t, s.DestroyStream(s1))
+	require.NoError(t, s.DestroyStream(s2))
+	require.NoError(t, s.ResetDevice(0)) // the goroutine's SetDevice
+}
+
+func TestModelOtherDevice(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	id := loadTest(t, s)
+	m := newIOMem(t, s, newRNG(), testIOs)
+	out := m.outDS(t, s)
+	require.NoError(t, s.SetDevice(1))
+	assert.Equal(t, acl.CodeRTStreamContext, acl.CodeOf(s.Execute(id, m.inDS, out)))
+	require.NoError(t, s.ResetDevice(1))
+	require.NoError(t, s.SetDevice(0))
+	require.NoError(t, s.Execute(id, m.inDS, out))
+	require.NoError(t, s.Unload(id))
+}
+
+func TestModelLeak(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	loadTest(t, s)
+	assert.Equal(t, []string{"1 model(s)"}, s.live()[len(s.live())-1:])
+	require.NoError(t, s.ResetDevice(0))
+	assert.Equal(t, []string{"1 model(s)"}, s.leaks(), "the model is one leak; its memory is not reported again")
 }

@@ -94,7 +94,7 @@ func (s *stub) hold(st acl.StreamHandle) (release func(), err error) {
 }
 
 // Kinds counted by stub_live and stub_leaked.
-var liveKinds = []string{"device allocation", "MallocHost block", "host registration", "stream", "event", "context"}
+var liveKinds = []string{"device allocation", "MallocHost block", "host registration", "stream", "event", "context", "model"}
 
 func (s *stub) count(fn string) []string {
 	var out []string

@@ -22,7 +22,7 @@ static uint64_t g_calls;     /* every exported ACL call */
 static uint64_t g_countdown; /* the countdown-th eligible call fails */
 static int g_fail_code;
 
-static uint64_t g_leaked[6]; /* resources released implicitly, by kind */
+static uint64_t g_leaked[7]; /* resources released implicitly, by kind */
 
 static __thread char tls_msg[512];
 static __thread int tls_has_msg;
@@ -101,7 +101,7 @@ STUB_API aclError stub_configure(int32_t devices, uint64_t bytes_per_device) {
 
 /* stub_live counts live resources: 0 device allocations, 1 MallocHost
  * blocks, 2 host registrations, 3 streams (not the default ones), 4 events,
- * 5 contexts created by aclrtCreateContext. */
+ * 5 contexts created by aclrtCreateContext, 6 loaded models. */
 STUB_API uint64_t stub_live(int kind) {
     uint64_t n = 0;
     pthread_mutex_lock(&g_mu);
@@ -117,6 +117,8 @@ STUB_API uint64_t stub_live(int kind) {
             stub_event *e = g_events.slot[i];
             n += e && e->alive;
         }
+    } else if (kind == 6) {
+        n = model_live();
     } else if (kind == 5) {
         for (size_t i = 0; i < g_ctxs.n; i++) {
             stub_ctx *c = g_ctxs.slot[i];
@@ -131,7 +133,7 @@ STUB_API uint64_t stub_live(int kind) {
  * aclrtResetDevice, aclrtDestroyContext or aclFinalize had to release
  * because the program had not, since the library was loaded or stub_reset. */
 STUB_API uint64_t stub_leaked(int kind) {
-    if (kind < 0 || kind > 5) return 0;
+    if (kind < 0 || kind > 6) return 0;
     pthread_mutex_lock(&g_mu);
     uint64_t n = g_leaked[kind];
     pthread_mutex_unlock(&g_mu);
@@ -242,6 +244,8 @@ void release_device(int dev) {
     }
     g_dev[dev].defctx = NULL;
     g_dev[dev].set_count = 0;
+    /* Models first: their memory is not reported again as allocations. */
+    note_leaks(6, model_release_device(dev));
     note_leaks(0, mem_live_device(dev));
     mem_reset_device(dev);
     pthread_cond_broadcast(&g_cv);

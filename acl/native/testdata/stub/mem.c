@@ -268,6 +268,18 @@ static int arena_alloc(arena *a, size_t size, void **out) {
     return 0;
 }
 
+int dev_alloc(int dev, size_t size, void **out) { return arena_alloc(&g_arena[dev], size, out); }
+
+void dev_free(int dev, void *p) {
+    arena *a = &g_arena[dev];
+    size_t o = (size_t)((char *)p - a->base);
+    long i = find_block(a, o);
+    if (i < 0 || a->b[i].off != o) return;
+    a->used -= a->b[i].len;
+    memmove(&a->b[i], &a->b[i + 1], (a->n - (size_t)i - 1) * sizeof *a->b);
+    a->n--;
+}
+
 STUB_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
     ENTER();
     pthread_mutex_lock(&g_mu);

@@ -33,6 +33,8 @@
 #define GE_PARAM_INVALID 145000
 #define GE_EXEC_MODEL_ID_INVALID 145003
 #define GE_EXEC_MODEL_ADDR_INVALID 145007
+#define GE_MEMORY_ALLOCATION 245000
+#define RT_MODEL_EXECUTE 507011
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
 #define DESC_BASE ((uintptr_t)5 << 40)
 #define DATASET_BASE ((uintptr_t)6 << 40)
@@ -54,7 +56,10 @@ typedef struct model {
     io in[MAX_IO], out[MAX_IO];
     char *work, *weight; /* addresses the stub can touch */
     size_t work_size, weight_size;
-    int owns; /* work and weight were allocated by the load */
+    int owns;   /* work and weight were allocated by the load, on device */
+    int device; /* the device of the context it was loaded in */
+    uint32_t pending;            /* asynchronous executions queued */
+    stub_stream *pending_stream; /* the stream they are queued on */
 } model;
 
 struct aclmdlDesc {
@@ -114,7 +119,7 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     const char *p = data;
     if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model is NULL");
     if (size == 0) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model size is 0");
-    if (size < HDR) return stub_fail(ACL_ERROR_MODEL_SIZE_INVALID, fn, "model size %zu is below the header", size);
+    if (size < HDR) return stub_fail(ACL_ERROR_INVALID_FILE_SIZE, fn, "model size %zu is below the header", size);
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
     memcpy(&m->work_size, p + 16, 8);
@@ -125,7 +130,7 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
         return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "bad work or weight size");
     size_t want = HDR + 2 * (size_t)m->n * IO_DESC + m->weight_size;
     if (size != want)
-        return stub_fail(ACL_ERROR_MODEL_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
+        return stub_fail(ACL_ERROR_INVALID_FILE_SIZE, fn, "model size %zu, the header says %zu", size, want);
     for (uint32_t k = 0; k < m->n; k++) {
         if (parse_io(p + HDR + k * IO_DESC, &m->in[k]) || parse_io(p + HDR + (m->n + k) * IO_DESC, &m->out[k]))
             return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "bad descriptor of io %u", k);
@@ -151,9 +156,10 @@ static aclError device_mem(const char *fn, const char *what, void *p, size_t n, 
     return ACL_SUCCESS;
 }
 
-/* load registers a parsed model; work/weight are caller memory or NULL. */
-static aclError load(const char *fn, const parsed *pm, uint32_t *modelId, void *work, size_t workSize, void *weight,
-                     size_t weightSize, int with_mem) {
+/* load registers a parsed model on the device of ctx; work/weight are
+ * caller memory (with_mem) or allocated on the device. */
+static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *modelId, void *work, size_t workSize,
+                     void *weight, size_t weightSize, int with_mem) {
     if (!modelId) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "modelId is NULL");
     aclError r;
     model *m = calloc(1, sizeof *m);
@@ -163,6 +169,7 @@ static aclError load(const char *fn, const parsed *pm, uint32_t *modelId, void *
     memcpy(m->out, pm->out, sizeof m->out);
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
+    m->device = ctx->device;
     if (with_mem) {
         if (workSize < pm->work_size || weightSize < pm->weight_size) {
             free(m);
@@ -174,24 +181,29 @@ static aclError load(const char *fn, const parsed *pm, uint32_t *modelId, void *
             free(m);
             return r;
         }
-    } else {
-        m->owns = 1;
-        m->work = calloc(1, pm->work_size);
-        m->weight = malloc(pm->weight_size);
-        if (!m->work || !m->weight) {
-            free(m->work);
-            free(m->weight);
+        if (m->work < m->weight + pm->weight_size && m->weight < m->work + pm->work_size) {
             free(m);
-            return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory for the model");
+            return stub_fail(GE_PARAM_INVALID, fn, "work memory %p and weight memory %p overlap", work, weight);
         }
+    } else {
+        void *w = NULL, *g = NULL;
+        if (dev_alloc(ctx->device, pm->work_size, &w) != 0 || dev_alloc(ctx->device, pm->weight_size, &g) != 0) {
+            if (w) dev_free(ctx->device, w);
+            free(m);
+            return stub_fail(GE_MEMORY_ALLOCATION, fn, "device %d has no room for the model (%llu + %llu bytes)",
+                             ctx->device, (unsigned long long)pm->work_size, (unsigned long long)pm->weight_size);
+        }
+        m->owns = 1;
+        m->work = w;
+        m->weight = g;
     }
     memcpy(m->weight, pm->weights, pm->weight_size);
     memset(m->work, 0, 8);
     uintptr_t h = table_add(&g_models, 0, m);
     if (!h) {
         if (m->owns) {
-            free(m->work);
-            free(m->weight);
+            dev_free(m->device, m->work);
+            dev_free(m->device, m->weight);
         }
         free(m);
         return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
@@ -208,8 +220,8 @@ static model *find_model(uint32_t id) {
 
 static void unload(model *m) {
     if (m->owns) {
-        free(m->work);
-        free(m->weight);
+        dev_free(m->device, m->work);
+        dev_free(m->device, m->weight);
     }
     g_models.slot[m->id - 1] = NULL;
     free(m);
@@ -218,6 +230,24 @@ static void unload(model *m) {
 void model_reset(void) {
     for (size_t i = 0; i < g_models.n; i++)
         if (g_models.slot[i]) unload(g_models.slot[i]);
+}
+
+uint64_t model_release_device(int dev) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < g_models.n; i++) {
+        model *m = g_models.slot[i];
+        if (m && m->device == dev) {
+            unload(m);
+            n++;
+        }
+    }
+    return n;
+}
+
+uint64_t model_live(void) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < g_models.n; i++) n += g_models.slot[i] != NULL;
+    return n;
 }
 
 STUB_API aclError aclmdlQuerySizeFromMem(const void *model_, size_t modelSize, size_t *workSize, size_t *weightSize) {
@@ -240,7 +270,7 @@ STUB_API aclError aclmdlLoadFromMem(const void *model_, size_t modelSize, uint32
     aclError r = need_init_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
-    if (!r) r = load(__func__, &pm, modelId, NULL, 0, NULL, 0, 0);
+    if (!r) r = load(__func__, c, &pm, modelId, NULL, 0, NULL, 0, 0);
     LOCKED_RETURN(r);
 }
 
@@ -252,7 +282,7 @@ STUB_API aclError aclmdlLoadFromMemWithMem(const void *model_, size_t modelSize,
     aclError r = need_init_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
-    if (!r) r = load(__func__, &pm, modelId, workPtr, workSize, weightPtr, weightSize, 1);
+    if (!r) r = load(__func__, c, &pm, modelId, workPtr, workSize, weightPtr, weightSize, 1);
     LOCKED_RETURN(r);
 }
 
@@ -263,6 +293,10 @@ STUB_API aclError aclmdlUnload(uint32_t modelId) {
     aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
+    while (m && m->pending) { /* queued executions run first */
+        pthread_cond_wait(&g_cv, &g_mu);
+        m = g_state == 1 ? find_model(modelId) : NULL;
+    }
     if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
     unload(m);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -335,6 +369,11 @@ STUB_API aclError aclmdlSetConfigOpt(aclmdlConfigHandle *handle, aclmdlConfigAtt
     memcpy(&v, attrValue, valueSize);
     if (attr == ACL_MDL_PRIORITY_INT32 && (uint32_t)v > 7) /* negative too */
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "priority %d is outside [0, 7]", (int32_t)v));
+    if (attr == ACL_MDL_LOAD_TYPE_SIZET && (v < ACL_MDL_LOAD_FROM_FILE || v > ACL_MDL_LOAD_FROM_MEM_WITH_Q))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "load type %llu is not 1-6", (unsigned long long)v));
+    unsigned mods = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
+    if (attr == ACL_MDL_MEM_MALLOC_POLICY_SIZET && (v & ~(uint64_t)mods) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined memory policy 0x%llx", (unsigned long long)v));
     if (attr == ACL_MDL_WORKSPACE_MEM_OPTIMIZE && v > 1)
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "workspace optimization %llu is not 0 or 1",
                                 (unsigned long long)v));
@@ -354,7 +393,7 @@ static int has(const aclmdlConfigHandle *c, int attr) { return (c->set >> attr) 
 
 static aclError read_file(const char *fn, const char *path, char **data, size_t *size) {
     FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) return stub_fail(ACL_ERROR_INVALID_FILE, fn, "cannot open model file %s", path ? path : "(NULL)");
+    if (!f) return stub_fail(ACL_ERROR_READ_MODEL_FAILURE, fn, "cannot open model file %s", path ? path : "(NULL)");
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -406,7 +445,7 @@ STUB_API aclError aclmdlLoadWithConfig(const aclmdlConfigHandle *handle, uint32_
     parsed pm;
     r = parse(__func__, data, size, &pm);
     if (!r)
-        r = load(__func__, &pm, modelId, (void *)(uintptr_t)c->val[ACL_MDL_WORKSPACE_ADDR_PTR],
+        r = load(__func__, ctx, &pm, modelId, (void *)(uintptr_t)c->val[ACL_MDL_WORKSPACE_ADDR_PTR],
                  c->val[ACL_MDL_WORKSPACE_SIZET], (void *)(uintptr_t)c->val[ACL_MDL_WEIGHT_ADDR_PTR],
                  c->val[ACL_MDL_WEIGHT_SIZET], with_mem);
     free(file);
@@ -695,38 +734,62 @@ typedef struct run {
 } run;
 
 /* bind_io resolves the buffers of a dataset into addresses the stub can
- * touch, checking count, sizes and memory. */
-static aclError bind_io(const char *fn, const aclmdlDataset *h, const io *ios, uint32_t n, int out, int async,
-                        void **addr, size_t *touch) {
+ * touch, checking count, sizes and memory. An output buffer with a NULL
+ * address and size 0 gets device memory of the output's size (the caller
+ * frees it with aclrtFree). */
+static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, int async, void **addr,
+                        size_t *touch) {
     const char *what = out ? "output" : "input";
+    const io *ios = out ? m->out : m->in;
     aclmdlDataset *d = get_dataset(h);
     if (!d) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "NULL or unknown %s dataset %p", what, h);
-    if (d->n != n)
-        return stub_fail(GE_PARAM_INVALID, fn, "%zu %s buffers, the model has %u", d->n, what, n);
-    for (uint32_t k = 0; k < n; k++) {
+    if (d->n != m->n)
+        return stub_fail(GE_PARAM_INVALID, fn,
+                         "E13025: The number of inputs or outputs provided by the user is inconsistent with that "
+                         "required by the model: %zu %s buffers, the model has %u",
+                         d->n, what, m->n);
+    for (uint32_t k = 0; k < m->n; k++) {
         aclDataBuffer *b = get_dbuf((aclDataBuffer *)d->bufs[k]);
         if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s buffer %u was destroyed", what, k);
+        if (out && !b->data && b->size == 0) {
+            void *p;
+            if (dev_alloc(m->device, ios[k].bytes, &p) != 0)
+                return stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "no device memory for output %u (%zu bytes)", k,
+                                 ios[k].bytes);
+            b->data = p;
+            b->size = ios[k].bytes;
+        }
         if (b->size + SIZE_SLACK < ios[k].bytes)
-            return stub_fail(GE_PARAM_INVALID, fn, "%s %u (%s): buffer of %zu bytes, the model needs %zu",
-                             what, k, ios[k].name, b->size, ios[k].bytes);
+            return stub_fail(GE_PARAM_INVALID, fn, "E13025: %s %u (%s): buffer of %zu bytes, the model needs %zu", what,
+                             k, ios[k].name, b->size, ios[k].bytes);
         if (!b->data) return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): NULL address", what, k, ios[k].name);
         size_t n_touch = b->size < ios[k].bytes ? b->size : ios[k].bytes;
         classified c;
         classify(b->data, n_touch, &c);
-        if (c.kind == MK_DEVFREE || !c.in_range || (async && c.kind == MK_PLAIN))
-            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p is not usable memory for %zu bytes", what,
+        if ((c.kind == MK_DEVICE || c.kind == MK_DEVFREE) && c.device != m->device)
+            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p is memory of device %d, the model is on %d",
+                             what, k, ios[k].name, b->data, c.device, m->device);
+        if (c.kind == MK_DEVFREE || !c.in_range)
+            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
                              k, ios[k].name, b->data, n_touch);
+        if (async && c.kind == MK_PLAIN)
+            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                             "%s %u (%s): %p is plain host memory, which asynchronous work cannot use", what, k,
+                             ios[k].name, b->data);
         addr[k] = c.host;
         touch[k] = n_touch;
     }
     return ACL_SUCCESS;
 }
 
-/* call_touches reports whether a queued execution uses [lo, hi). */
+/* call_touches reports whether a queued execution uses [lo, hi): its IO,
+ * or the caller's work and weight memory. */
 int call_touches(const void *arg, const char *lo, const char *hi) {
     const run *r = arg;
     model *m = find_model(r->id);
     if (m != r->m) return 0;
+    if (!m->owns && ((m->work < hi && lo < m->work + m->work_size) || (m->weight < hi && lo < m->weight + m->weight_size)))
+        return 1;
     for (uint32_t k = 0; k < m->n; k++) {
         const char *in = r->in[k], *out = r->out[k];
         if ((in < hi && lo < in + r->nin[k]) || (out < hi && lo < out + r->nout[k])) return 1;
@@ -734,10 +797,12 @@ int call_touches(const void *arg, const char *lo, const char *hi) {
     return 0;
 }
 
-static void run_model(void *arg) {
+/* run_model executes (go != 0) or drops a run, and frees it. */
+static void run_model(void *arg, int go) {
     run *r = arg;
     model *m = find_model(r->id);
-    if (m == r->m) { /* still loaded */
+    if (m != r->m) m = NULL; /* unloaded meanwhile */
+    if (m && go) {
         for (uint32_t k = 0; k < m->n; k++) {
             size_t elems = (r->nin[k] < r->nout[k] ? r->nin[k] : r->nout[k]) / 4;
             const char *slot = m->weight + 8 * k;
@@ -764,6 +829,10 @@ static void run_model(void *arg) {
         count++;
         memcpy(m->work, &count, 8);
     }
+    if (m && m->pending && --m->pending == 0) {
+        m->pending_stream = NULL;
+        pthread_cond_broadcast(&g_cv); /* an Unload may wait */
+    }
     free(r);
 }
 
@@ -775,23 +844,30 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
     if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, fn, "no loaded model %u", modelId));
+    if (c->device != m->device)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, "model %u is on device %d, the current context on %d",
+                                modelId, m->device, c->device));
+    stub_stream *s = NULL;
+    if (async && (r = resolve_stream(fn, stream, 1, &s))) LOCKED_RETURN(r);
+    if (m->pending && (!async || m->pending_stream != s))
+        LOCKED_RETURN(stub_fail(RT_MODEL_EXECUTE, fn, "model %u is already executing on another stream", modelId));
     run *x = calloc(1, sizeof *x);
     if (!x) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     x->m = m;
     x->id = modelId;
-    stub_stream *s = NULL;
-    if ((r = bind_io(fn, input, m->in, m->n, 0, async, x->in, x->nin)) ||
-        (r = bind_io(fn, output, m->out, m->n, 1, async, x->out, x->nout)) ||
-        (async && (r = resolve_stream(fn, stream, 1, &s)))) {
+    if ((r = bind_io(fn, input, m, 0, async, x->in, x->nin)) || (r = bind_io(fn, output, m, 1, async, x->out, x->nout))) {
         free(x);
         LOCKED_RETURN(r);
     }
     if (!async) {
-        run_model(x);
+        run_model(x, 1);
         LOCKED_RETURN(ACL_SUCCESS);
     }
+    m->pending++;
+    m->pending_stream = s;
     task t = {.type = TASK_CALL, .fn = run_model, .arg = x};
-    LOCKED_RETURN(enqueue(s, &t));
+    if ((r = enqueue(s, &t))) run_model(x, 0); /* not queued: undo */
+    LOCKED_RETURN(r);
 }
 
 STUB_API aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output) {

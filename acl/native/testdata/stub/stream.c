@@ -37,7 +37,7 @@ static void drop_queue(stub_stream *s) {
         /* A record that will never run still completes its event, so that
          * nobody waits for it forever. */
         if (t->type == TASK_RECORD && t->ev->alive) reach(t->ev, t->seq, 0);
-        if (t->type == TASK_CALL) free(t->arg);
+        if (t->type == TASK_CALL) t->fn(t->arg, 0);
         free(t);
         g_queued--;
         t = n;
@@ -64,7 +64,7 @@ static void exec(stub_stream *s, task *t) {
     if (!s->err && t->fail) s->err = t->fail;
     if (s->err) { /* sticky: later tasks are skipped */
         if (t->type == TASK_RECORD && t->ev->alive) reach(t->ev, t->seq, s->err);
-        if (t->type == TASK_CALL) free(t->arg);
+        if (t->type == TASK_CALL) t->fn(t->arg, 0);
         return;
     }
     switch (t->type) {
@@ -73,7 +73,7 @@ static void exec(stub_stream *s, task *t) {
     case TASK_RECORD:
         if (t->ev->alive) reach(t->ev, t->seq, 0);
         break;
-    case TASK_CALL: t->fn(t->arg); break; /* fn owns arg */
+    case TASK_CALL: t->fn(t->arg, 1); break;
     default: break;
     }
 }

@@ -45,8 +45,8 @@ typedef struct task {
     int value;        /* SET */
     stub_event *ev;   /* RECORD, WAIT */
     uint64_t seq;     /* RECORD, WAIT */
-    void (*fn)(void *); /* CALL: runs and frees arg */
-    void *arg;          /* CALL: freed with the task if it never runs */
+    void (*fn)(void *, int); /* CALL: fn(arg, 1) runs, fn(arg, 0) drops; both free arg */
+    void *arg;
 } task;
 
 struct stub_stream {
@@ -137,6 +137,8 @@ HIDDEN aclError check_copy(const char *fn, void *dst, size_t destMax, const void
 HIDDEN aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp);
 HIDDEN uint64_t mem_live(int kind);
 HIDDEN uint64_t mem_live_device(int dev);
+HIDDEN int dev_alloc(int dev, size_t size, void **out);
+HIDDEN void dev_free(int dev, void *p);
 HIDDEN extern uint64_t g_cap;
 
 /* stream.c */
@@ -149,6 +151,8 @@ HIDDEN void pump(void);
 
 /* model.c */
 HIDDEN void model_reset(void);
+HIDDEN uint64_t model_release_device(int dev); /* unloads the models of dev, returns how many */
+HIDDEN uint64_t model_live(void);
 HIDDEN int call_touches(const void *arg, const char *lo, const char *hi);
 
 #endif
