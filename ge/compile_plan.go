@@ -51,7 +51,7 @@ func (c *compiler) plan() error {
 		r := d.outs[0]
 		u := get(r)
 		b := Buffer{Name: r.name(), Kind: BufInput, IO: IORef{IOInput, i}, Size: r.desc.Size(), Mem: MemModelIO, Def: 0, Last: n - 1}
-		if u.noZC {
+		if u.noZC || d.outNoZC[0] { // a consumer, or the Data itself, cannot refresh
 			b.Mem, b.Last = MemFeatureMap, max(u.last, 0)
 		}
 		add(r, b)

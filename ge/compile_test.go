@@ -186,6 +186,14 @@ func TestNoZeroCopy(t *testing.T) {
 		assert.False(t, m.Inputs[0].ZeroCopy)
 		assert.False(t, m.Outputs[1].ZeroCopy)
 	})
+	t.Run("data node", func(t *testing.T) {
+		g := ge.NewGraph("nzc")
+		a := g.Data("a", 0, acl.Float, []int64{8}, ge.NoZeroCopy())
+		g.Output(g.Relu(a))
+		m := compile(t, g)
+		assert.False(t, m.Inputs[0].ZeroCopy)
+		assert.Equal(t, ge.MemFeatureMap, m.Tasks[0].Args[0].Mem)
+	})
 	t.Run("flag count mismatch", func(t *testing.T) {
 		g := build(ge.ZeroCopyFlags([]bool{true}, []bool{true}))
 		require.Error(t, g.Err())

@@ -29,6 +29,15 @@
 // at every execution. IO whose block lies in the feature map (ZeroCopy false)
 // is copied in and out by the runtime.
 //
+// # Running a model
+//
+// An executor allocates the regions, writes each task's argument table and
+// runs the tasks in order: for every slot it resolves the address to a byte
+// slice of device memory and calls RunTask (or KernelFor(op) for its own
+// dispatch). Package ge/getest has the reference interpreter (one host arena,
+// or zero-copy with caller buffers), a brute-force checker of memory plans
+// and the graphs used by the tests and benchmarks.
+//
 // # Errors
 //
 // Every failure is an *acl.Error: builder and compiler failures carry

@@ -182,7 +182,8 @@ func WithAttr(key string, v Attr) OpOption {
 
 // NoZeroCopy marks the op as unable to take external addresses: a model
 // input it reads or output it writes is not given a zero-copy block, and
-// the runtime copies it instead.
+// the runtime copies it instead. On a Data node it makes that input
+// copy-only.
 func NoZeroCopy() OpOption { return func(c *opConfig) { c.noZeroCopy = true } }
 
 // ZeroCopyFlags gives the op's per-input and per-output zero-copy
