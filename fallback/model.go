@@ -379,6 +379,9 @@ func (n *NPU) releaseModels(dev int32, at string) {
 		md.mu.Lock()
 		md.unloaded = true
 		md.mu.Unlock()
+		// Streams have drained; a synchronous Execute on another thread
+		// may still be running.
+		md.drain(n)
 		md.release(n)
 		n.recordLeak(Leak{Kind: LeakModel, Device: md.dev.id, Addr: uintptr(md.id), Size: uintptr(len(md.work) + len(md.weight)), Where: "model " + md.m.Name, At: at})
 	}

@@ -183,10 +183,10 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	md.mu.Lock()
 	md.syncRunning = false
 	md.mu.Unlock()
-	if err != nil {
-		return c.fail(acl.CodeOf(err), "%v", err)
+	if e, ok := err.(*acl.Error); ok {
+		return c.fail(e.Code, "%s", e.Msg)
 	}
-	return nil
+	return err
 }
 
 // sameDevice requires the current context to be on the model's device:
@@ -396,7 +396,7 @@ func (md *model) execute(rec *execRec) error {
 		for ai, a := range args {
 			b, err := md.resolve(rec, a, uintptr(t.Args[ai].Size))
 			if err != nil {
-				return acl.Errorf("aclmdlExecute", acl.CodeRTParamInvalid, "model %d task %d (%q) argument %d: %v", md.id, ti, t.Name, ai, err)
+				return acl.Errorf("model execution", acl.CodeRTParamInvalid, "model %d task %d (%q) argument %d: %v", md.id, ti, t.Name, ai, err)
 			}
 			md.scratch[ai] = b
 		}

@@ -448,3 +448,46 @@ func TestModelReusePairs(t *testing.T) {
 	requireClose(t, w1, getF32s(io.bufs[0], p.M*p.K), "y1 in place")
 	require.NoError(t, n.Unload(id))
 }
+
+// TestModelKernelFailure: a kernel failing at run time (a Gather index out
+// of range) gives ACL_ERROR_RT_AICORE_EXCEPTION from aclmdlExecute and as
+// the stream's sticky error after aclmdlExecuteAsync; valid indices then
+// gather the right rows.
+func TestModelKernelFailure(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	const rows, cols = 10, 6
+	table := randF32(rng, rows*cols)
+	g := ge.NewGraph("gather")
+	params := g.ConstFloat32("table", acl.Float, []int64{rows, cols}, table)
+	idx := g.Data("idx", 0, acl.Int32, []int64{3})
+	g.Output(g.Gather(params, idx, 0))
+	m, err := ge.Compile(g)
+	require.NoError(t, err)
+	blob, err := m.MarshalBinary()
+	require.NoError(t, err)
+	id := loadBlob(t, n, blob)
+	ib, ob := devBytes(t, n, 12), devBytes(t, n, 3*cols*4)
+	in, _ := newDataset(t, n, ib)
+	out, _ := newDataset(t, n, ob)
+	put := func(v ...int32) {
+		for i, x := range v {
+			*(*int32)(unsafe.Pointer(&ib[4*i])) = x
+		}
+	}
+	put(1, rows, 2)
+	requireCode(t, acl.CodeRTAICoreException, n.Execute(id, in, out))
+	s := mkStream(t, n)
+	require.NoError(t, n.ExecuteAsync(id, in, out, s))
+	requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStream(s))
+	want := []int32{int32(rng.IntN(rows)), int32(rng.IntN(rows)), int32(rng.IntN(rows))}
+	put(want...)
+	require.NoError(t, n.Execute(id, in, out))
+	got := getF32s(ob, 3*cols)
+	for i, r := range want {
+		for c := range cols {
+			require.Equal(t, table[int(r)*cols+c], got[i*cols+c])
+		}
+	}
+	require.NoError(t, n.Unload(id))
+}
