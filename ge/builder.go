@@ -9,7 +9,7 @@ import (
 // ND unless WithFormat says otherwise). Indexes must be unique and, by
 // Compile time, cover 0..n-1.
 func (g *Graph) Data(name string, index int, dt acl.DataType, dims []int64, opts ...OpOption) *Tensor {
-	n := g.AddOp(OpData, nil, Attrs{AttrIndex: IntAttr(int64(index))}, append([]OpOption{Name(name)}, opts...)...)
+	n := g.addOp(OpData, nil, Attrs{AttrIndex: IntAttr(int64(index))}, append([]OpOption{Name(name)}, opts...)...)
 	g.setSource(n, dt, dims, opts)
 	if index < 0 {
 		g.record(g.nodeErr(n, acl.CodeGEParamInvalid, "input index %d is negative", index))
@@ -25,7 +25,7 @@ func (g *Graph) Data(name string, index int, dt acl.DataType, dims []int64, opts
 // Const adds a constant (a weight) holding value, the raw little-endian
 // bytes of a dt tensor with the given dims; value is copied.
 func (g *Graph) Const(name string, dt acl.DataType, dims []int64, value []byte, opts ...OpOption) *Tensor {
-	n := g.AddOp(OpConst, nil, nil, append([]OpOption{Name(name)}, opts...)...)
+	n := g.addOp(OpConst, nil, nil, append([]OpOption{Name(name)}, opts...)...)
 	g.setSource(n, dt, dims, opts)
 	if d := n.outs[0].desc; d.DataType != acl.DTUndefined && int64(len(value)) != d.Size() {
 		g.record(g.nodeErr(n, acl.CodeGEParamInvalid, "value holds %d bytes, %s needs %d", len(value), d, d.Size()))
@@ -74,12 +74,12 @@ func (g *Graph) setSource(n *Node, dt acl.DataType, dims []int64, opts []OpOptio
 func (g *Graph) Output(ts ...*Tensor) *Node {
 	for _, o := range g.nodes {
 		if o.op == OpNetOutput {
-			n := g.AddOp(OpNetOutput, ts, nil)
+			n := g.addOp(OpNetOutput, ts, nil)
 			g.record(g.nodeErr(n, acl.CodeGEParamInvalid, "graph already has NetOutput %q", o.name))
 			return n
 		}
 	}
-	return g.AddOp(OpNetOutput, ts, nil, Name("NetOutput"))
+	return g.addOp(OpNetOutput, ts, nil, Name("NetOutput"))
 }
 
 // MatMul multiplies the last two dims: [..., M, K] × [..., K, N] → [..., M, N]

@@ -302,6 +302,9 @@ func TestErrorsNameTheNode(t *testing.T) {
 			x := g.Data("x", 0, acl.Float, []int64{2})
 			g.AddOp(ge.OpSoftmax, []*ge.Tensor{x}, ge.Attrs{ge.AttrAxis: ge.FloatAttr(1)}, ge.Name("s"))
 		}, acl.CodeGEParamInvalid, `node "s" (Softmax): attribute "axis" has kind 2`},
+		{"raw data node", func(g *ge.Graph) {
+			g.AddOp(ge.OpData, nil, nil, ge.Name("d"))
+		}, acl.CodeGEParamInvalid, `node "d" (Data): create Data nodes with Graph.Data`},
 		{"two outputs", func(g *ge.Graph) {
 			x := g.Data("x", 0, acl.Float, []int64{2})
 			g.Output(x)

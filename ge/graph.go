@@ -197,8 +197,18 @@ func ZeroCopyFlags(in, out []bool) OpOption {
 }
 
 // AddOp adds a node of any op type with the given inputs and attributes and
-// infers its outputs. The typed builder methods are shorthands for it.
+// infers its outputs. The typed builder methods are shorthands for it; Data
+// and Const nodes carry a descriptor and contents and must be made with
+// Graph.Data and Graph.Const.
 func (g *Graph) AddOp(op OpType, inputs []*Tensor, attrs Attrs, opts ...OpOption) *Node {
+	n := g.addOp(op, inputs, attrs, opts...)
+	if op == OpData || op == OpConst {
+		g.record(g.nodeErr(n, acl.CodeGEParamInvalid, "create %s nodes with Graph.%s", op, op))
+	}
+	return n
+}
+
+func (g *Graph) addOp(op OpType, inputs []*Tensor, attrs Attrs, opts ...OpOption) *Node {
 	cfg := opConfig{attrs: attrs.Clone()}
 	if cfg.attrs == nil {
 		cfg.attrs = Attrs{}
@@ -262,6 +272,6 @@ func (g *Graph) AddOp(op OpType, inputs []*Tensor, attrs Attrs, opts ...OpOption
 
 // single adds a one-output op and returns its output.
 func (g *Graph) single(op OpType, inputs []*Tensor, attrs Attrs, opts []OpOption) *Tensor {
-	n := g.AddOp(op, inputs, attrs, opts...)
+	n := g.addOp(op, inputs, attrs, opts...)
 	return n.outs[0]
 }
