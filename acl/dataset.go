@@ -10,7 +10,8 @@ import (
 // read or write: a *DeviceBuffer or a *HostBuffer (pinned host memory). A
 // DataBuffer made from a Memory keeps it in use for the duration of every
 // execution that reads it, so closing the Memory waits for the queued runs.
-// The interface is closed to other implementations.
+// The interface is closed to other implementations; both are safe for
+// concurrent use.
 type Memory interface {
 	// Ptr returns the address of the memory, nil after Close.
 	Ptr() unsafe.Pointer

@@ -9,7 +9,8 @@ import (
 )
 
 // IODesc describes one model input or output, as the model description
-// (aclmdlDesc) reports it.
+// (aclmdlDesc) reports it. It is a plain value: safe to share once built,
+// not to modify concurrently.
 type IODesc struct {
 	Name     string
 	Size     uintptr // bytes the model reads or writes (aclmdlGet{Input,Output}SizeByIndex)
@@ -19,7 +20,8 @@ type IODesc struct {
 }
 
 // ModelDesc is the description of a loaded model: its inputs and outputs
-// in index order.
+// in index order. Model.Desc returns a fresh copy, which its holder may
+// modify; like any value it is not safe for concurrent modification.
 type ModelDesc struct {
 	Inputs  []IODesc
 	Outputs []IODesc
@@ -36,7 +38,8 @@ func (d ModelDesc) clone() ModelDesc {
 }
 
 // ModelConfig selects how LoadModelWithConfig loads a model
-// (aclmdlSetConfigOpt + aclmdlLoadWithConfig).
+// (aclmdlSetConfigOpt + aclmdlLoadWithConfig). It is a plain value, read
+// during the load only.
 type ModelConfig struct {
 	// Work and Weight are caller-owned device memory for the model's work
 	// memory (feature map and IO) and its weights. A nil buffer leaves that
@@ -60,14 +63,15 @@ type ModelConfig struct {
 // than the previous one first waits until the previous one has completed
 // (an event recorded after it on its stream), so the backend never refuses
 // it for overlapping. A run queued on the same stream as the previous one
-// costs exactly one backend call (aclmdlExecuteAsync): the
-// calling thread normally has the Device's context current already (every
-// idiomatic call leaves it so), and when it has not, the backend's context
-// error is answered by binding the context and calling again.
+// costs exactly one backend call (aclmdlExecuteAsync): the calling thread
+// normally has the Device's context current already (every idiomatic call
+// leaves it so), and when it has not, the backend's context error is
+// answered by binding the context and calling again.
 //
-// A Model is safe for concurrent use. Close a stream used by the Model only
-// after the executions queued on it have completed (Wait), so that the
-// ordering above can rely on it.
+// The Device owns the Model: Device.Close unloads it if the program has
+// not. A Model is safe for concurrent use. Close a stream used by the
+// Model only after the executions queued on it have completed (Wait), so
+// that the ordering above can rely on it.
 type Model struct {
 	res
 	dev  *Device

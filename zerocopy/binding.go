@@ -52,7 +52,7 @@ type Binding struct {
 	owned   []acl.Memory // allocated by the Binding
 }
 
-// BindOption configures Bind.
+// BindOption configures Bind. Options are applied once, during Bind.
 type BindOption func(*bindConfig)
 
 type bindConfig struct {
