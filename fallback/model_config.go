@@ -31,7 +31,7 @@ const maxPathLen = 4096
 
 // CreateConfigHandle is aclmdlCreateConfigHandle.
 func (n *NPU) CreateConfigHandle() (acl.ModelConfigHandle, error) {
-	_, err := n.begin("aclmdlCreateConfigHandle", false)
+	_, err := n.hostCall("aclmdlCreateConfigHandle")
 	if err != nil {
 		return 0, err
 	}
@@ -47,7 +47,7 @@ func (n *NPU) CreateConfigHandle() (acl.ModelConfigHandle, error) {
 
 // DestroyConfigHandle is aclmdlDestroyConfigHandle.
 func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
-	c, err := n.begin("aclmdlDestroyConfigHandle", false)
+	c, err := n.hostCall("aclmdlDestroyConfigHandle")
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
 // ACL_ERROR_INVALID_PARAM. Attributes of features the NPU does not model
 // (queues, kernels, external tasks, FIFOs) give ACL_ERROR_FEATURE_UNSUPPORTED.
 func (n *NPU) SetConfigOpt(h acl.ModelConfigHandle, attr acl.ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error {
-	c, err := n.begin("aclmdlSetConfigOpt", false)
+	c, err := n.hostCall("aclmdlSetConfigOpt")
 	if err != nil {
 		return err
 	}

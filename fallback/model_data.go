@@ -20,6 +20,18 @@ type dataset struct {
 	bufs []acl.DataBufferHandle
 }
 
+// hostCall admits a call on host-side model objects (data buffers, datasets,
+// descriptions, config handles): like the C library, these need neither
+// aclInit nor a context, only an open NPU. On success the caller must
+// defer n.exit().
+func (n *NPU) hostCall(op string) (call, error) {
+	c := call{n: n, op: op, tid: -1}
+	if !n.enter() {
+		return c, c.closedErr()
+	}
+	return c, nil
+}
+
 // newHandle returns a fresh handle from the NPU's shared handle sequence,
 // so a handle of one kind is never valid as another.
 func (n *NPU) newHandle() uintptr {
@@ -31,7 +43,7 @@ func (n *NPU) newHandle() uintptr {
 // CreateDataBuffer is aclCreateDataBuffer. A null address is allowed (with
 // size 0 it asks Execute to allocate an output).
 func (n *NPU) CreateDataBuffer(data unsafe.Pointer, size uintptr) (acl.DataBufferHandle, error) {
-	_, err := n.begin("aclCreateDataBuffer", false)
+	_, err := n.hostCall("aclCreateDataBuffer")
 	if err != nil {
 		return 0, err
 	}
@@ -48,7 +60,7 @@ func (n *NPU) CreateDataBuffer(data unsafe.Pointer, size uintptr) (acl.DataBuffe
 // DestroyDataBuffer is aclDestroyDataBuffer; the memory it points at is
 // the caller's and is not freed.
 func (n *NPU) DestroyDataBuffer(buf acl.DataBufferHandle) error {
-	c, err := n.begin("aclDestroyDataBuffer", false)
+	c, err := n.hostCall("aclDestroyDataBuffer")
 	if err != nil {
 		return err
 	}
@@ -66,7 +78,7 @@ func (n *NPU) DestroyDataBuffer(buf acl.DataBufferHandle) error {
 // UpdateDataBuffer is aclUpdateDataBuffer: it points the buffer at new
 // memory, the cheap way to swap IO buffers between executions.
 func (n *NPU) UpdateDataBuffer(buf acl.DataBufferHandle, data unsafe.Pointer, size uintptr) error {
-	c, err := n.begin("aclUpdateDataBuffer", false)
+	c, err := n.hostCall("aclUpdateDataBuffer")
 	if err != nil {
 		return err
 	}
@@ -84,6 +96,10 @@ func (n *NPU) UpdateDataBuffer(buf acl.DataBufferHandle, data unsafe.Pointer, si
 
 // GetDataBufferAddr is aclGetDataBufferAddr; nil for a bad handle.
 func (n *NPU) GetDataBufferAddr(buf acl.DataBufferHandle) unsafe.Pointer {
+	if !n.enter() {
+		return nil
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -95,6 +111,10 @@ func (n *NPU) GetDataBufferAddr(buf acl.DataBufferHandle) unsafe.Pointer {
 
 // GetDataBufferSizeV2 is aclGetDataBufferSizeV2; 0 for a bad handle.
 func (n *NPU) GetDataBufferSizeV2(buf acl.DataBufferHandle) uintptr {
+	if !n.enter() {
+		return 0
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -106,7 +126,7 @@ func (n *NPU) GetDataBufferSizeV2(buf acl.DataBufferHandle) uintptr {
 
 // CreateDataset is aclmdlCreateDataset.
 func (n *NPU) CreateDataset() (acl.DatasetHandle, error) {
-	_, err := n.begin("aclmdlCreateDataset", false)
+	_, err := n.hostCall("aclmdlCreateDataset")
 	if err != nil {
 		return 0, err
 	}
@@ -123,7 +143,7 @@ func (n *NPU) CreateDataset() (acl.DatasetHandle, error) {
 // DestroyDataset is aclmdlDestroyDataset; its data buffers stay alive (the
 // caller destroys them).
 func (n *NPU) DestroyDataset(ds acl.DatasetHandle) error {
-	c, err := n.begin("aclmdlDestroyDataset", false)
+	c, err := n.hostCall("aclmdlDestroyDataset")
 	if err != nil {
 		return err
 	}
@@ -140,7 +160,7 @@ func (n *NPU) DestroyDataset(ds acl.DatasetHandle) error {
 
 // AddDatasetBuffer is aclmdlAddDatasetBuffer.
 func (n *NPU) AddDatasetBuffer(ds acl.DatasetHandle, buf acl.DataBufferHandle) error {
-	c, err := n.begin("aclmdlAddDatasetBuffer", false)
+	c, err := n.hostCall("aclmdlAddDatasetBuffer")
 	if err != nil {
 		return err
 	}
@@ -161,6 +181,10 @@ func (n *NPU) AddDatasetBuffer(ds acl.DatasetHandle, buf acl.DataBufferHandle) e
 
 // GetDatasetNumBuffers is aclmdlGetDatasetNumBuffers; 0 for a bad handle.
 func (n *NPU) GetDatasetNumBuffers(ds acl.DatasetHandle) uintptr {
+	if !n.enter() {
+		return 0
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -173,6 +197,10 @@ func (n *NPU) GetDatasetNumBuffers(ds acl.DatasetHandle) uintptr {
 // GetDatasetBuffer is aclmdlGetDatasetBuffer; 0 (NULL) for a bad handle or
 // index.
 func (n *NPU) GetDatasetBuffer(ds acl.DatasetHandle, i uintptr) acl.DataBufferHandle {
+	if !n.enter() {
+		return 0
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()

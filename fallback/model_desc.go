@@ -13,7 +13,7 @@ type modelDesc struct {
 
 // CreateDesc is aclmdlCreateDesc: an empty description.
 func (n *NPU) CreateDesc() (acl.ModelDescHandle, error) {
-	_, err := n.begin("aclmdlCreateDesc", false)
+	_, err := n.hostCall("aclmdlCreateDesc")
 	if err != nil {
 		return 0, err
 	}
@@ -51,7 +51,7 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 
 // DestroyDesc is aclmdlDestroyDesc.
 func (n *NPU) DestroyDesc(d acl.ModelDescHandle) error {
-	c, err := n.begin("aclmdlDestroyDesc", false)
+	c, err := n.hostCall("aclmdlDestroyDesc")
 	if err != nil {
 		return err
 	}
@@ -69,6 +69,10 @@ func (n *NPU) DestroyDesc(d acl.ModelDescHandle) error {
 // io returns IO i of a description (inputs when in), or nil for a bad
 // handle or index.
 func (n *NPU) io(d acl.ModelDescHandle, in bool, i uintptr) *ge.IODesc {
+	if !n.enter() {
+		return nil
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -87,6 +91,10 @@ func (n *NPU) io(d acl.ModelDescHandle, in bool, i uintptr) *ge.IODesc {
 }
 
 func (n *NPU) ioCount(d acl.ModelDescHandle, in bool) uintptr {
+	if !n.enter() {
+		return 0
+	}
+	defer n.exit()
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -125,7 +133,7 @@ func (n *NPU) GetOutputSizeByIndex(d acl.ModelDescHandle, i uintptr) uintptr {
 }
 
 func (n *NPU) dims(op string, d acl.ModelDescHandle, in bool, i uintptr, dims *acl.IODims) error {
-	c, err := n.begin(op, false)
+	c, err := n.hostCall(op)
 	if err != nil {
 		return err
 	}
@@ -181,7 +189,7 @@ func (n *NPU) GetOutputNameByIndex(d acl.ModelDescHandle, i uintptr) string {
 // GetInputIndexByName is aclmdlGetInputIndexByName: ACL_ERROR_INVALID_PARAM
 // for a bad handle or a name no input has.
 func (n *NPU) GetInputIndexByName(d acl.ModelDescHandle, name string) (uintptr, error) {
-	c, err := n.begin("aclmdlGetInputIndexByName", false)
+	c, err := n.hostCall("aclmdlGetInputIndexByName")
 	if err != nil {
 		return 0, err
 	}

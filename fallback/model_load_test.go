@@ -245,3 +245,30 @@ func TestModelRandomShapes(t *testing.T) {
 		require.NoError(t, n.Unload(id))
 	}
 }
+
+// TestModelHostObjectsWithoutInit: data buffers, datasets, descriptions
+// and config handles are host objects, usable without aclInit (as in C);
+// loading and executing need it. After Close every call fails.
+func TestModelHostObjectsWithoutInit(t *testing.T) {
+	n, err := New(WithDeviceMemory(testMem), WithHostMemory(testMem))
+	require.NoError(t, err)
+	b, err := n.CreateDataBuffer(nil, 0)
+	require.NoError(t, err)
+	ds, err := n.CreateDataset()
+	require.NoError(t, err)
+	require.NoError(t, n.AddDatasetBuffer(ds, b))
+	d, err := n.CreateDesc()
+	require.NoError(t, err)
+	h, err := n.CreateConfigHandle()
+	require.NoError(t, err)
+	p := newMLP(t, newRand(t))
+	_, _, err = n.QuerySizeFromMem(ptrOf(p.blob), uintptr(len(p.blob)))
+	requireCode(t, acl.CodeUninitialize, err)
+	requireCode(t, acl.CodeUninitialize, n.GetDesc(d, 1))
+	require.NoError(t, n.Close())
+	_, err = n.CreateDataBuffer(nil, 0)
+	requireCode(t, acl.CodeUninitialize, err)
+	requireCode(t, acl.CodeUninitialize, n.DestroyDataset(ds))
+	requireCode(t, acl.CodeUninitialize, n.DestroyConfigHandle(h))
+	require.Zero(t, n.GetDatasetNumBuffers(ds))
+}
