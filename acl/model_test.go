@@ -517,3 +517,27 @@ func TestModelExecuteAsyncAllocs(t *testing.T) {
 	t.Logf("allocs per run: backend %.2f, through Model %.2f", raw, idiomatic)
 	assert.LessOrEqual(t, idiomatic, raw)
 }
+
+// TestModelWaitContext: Wait gives up when its context ends while a run is
+// still queued, and returns once the run has completed.
+func TestModelWaitContext(t *testing.T) {
+	npu, _, d := open(t)
+	rng := newRand(t)
+	p := newMLPModel(t, rng, 4, 8, 8, 4)
+	m, err := d.LoadModel(p.blob)
+	require.NoError(t, err)
+	st, err := d.NewStream()
+	require.NoError(t, err)
+	v := newIO(t, d, p)
+	v.fill(t, rng, p)
+	require.NoError(t, m.Wait(context.Background()), "nothing queued yet")
+	release := hold(t, npu, d, st)
+	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, m.Wait(ctx), context.DeadlineExceeded)
+	release()
+	within(t, 5*time.Second, "Wait", func() { assert.NoError(t, m.Wait(context.Background())) })
+	v.check(t)
+	require.NoError(t, m.Close())
+}
