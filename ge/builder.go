@@ -164,7 +164,8 @@ func (g *Graph) Identity(x *Tensor, opts ...OpOption) *Tensor {
 // Cast converts x to dt. Between float types it rounds once to nearest even
 // (float8 e4m3fn without saturation: overflow becomes NaN); float to integer
 // truncates toward zero, saturates and maps NaN to 0; integer to integer
-// wraps; to bool is x != 0.
+// wraps; to bool is x != 0. Integers beyond ±2^53 going to float16,
+// bfloat16 or float8 pass through float64 and may round twice.
 func (g *Graph) Cast(x *Tensor, dt acl.DataType, opts ...OpOption) *Tensor {
 	return g.single(OpCast, []*Tensor{x}, Attrs{AttrDstType: IntAttr(int64(dt))}, opts)
 }
