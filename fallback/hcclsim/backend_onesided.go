@@ -240,9 +240,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			}
 			xs[i].local = v
 		}
-		c.execMu.Lock()
-		err := c.tr.oneSided(c, peer, get, xs, c.timeout)
-		c.execMu.Unlock()
+		err := c.exclusive(func() error { return c.tr.oneSided(c, peer, get, xs, c.timeout) })
 		c.fail(err)
 		return err
 	})

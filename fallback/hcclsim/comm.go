@@ -38,6 +38,9 @@ type transport interface {
 	publishReg(c *comm, r *registration, live bool) error
 	// oneSided runs the transfers of a BatchGet (get) or BatchPut to peer.
 	oneSided(c *comm, peer int, get bool, xs []xfer, timeout time.Duration) error
+	// stopWaits makes the rank's pending waits fail now (destroy of a rank
+	// whose queued work outlived the timeout).
+	stopWaits(c *comm)
 	// close releases the rank's share of the transport.
 	close(c *comm)
 }
@@ -203,9 +206,7 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 		if bufs.err == nil {
 			bufs.recv, bufs.err = c.view(recv, recvBytes)
 		}
-		c.execMu.Lock()
-		err := c.tr.collective(c, j.seq, j.ds, bufs, c.timeout)
-		c.execMu.Unlock()
+		err := c.exclusive(func() error { return c.tr.collective(c, j.seq, j.ds, bufs, c.timeout) })
 		c.fail(err)
 		return err
 	})
@@ -241,9 +242,7 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 			it := &items[i]
 			it.view, it.err = c.view(it.ptr, it.count*it.dt.size())
 		}
-		c.execMu.Lock()
-		err := c.tr.p2p(c, items, c.timeout)
-		c.execMu.Unlock()
+		err := c.exclusive(func() error { return c.tr.p2p(c, items, c.timeout) })
 		c.fail(err)
 		return err
 	})
@@ -307,6 +306,19 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 	}
 	g.open(items, err)
 	return err
+}
+
+// exclusive runs a data phase under execMu; a panic (a bug) still
+// releases the lock and becomes the phase's error.
+func (c *comm) exclusive(f func() error) (err error) {
+	c.execMu.Lock()
+	defer c.execMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			err = errf(codeInternal, "data phase panicked: %v", p)
+		}
+	}()
+	return f()
 }
 
 // view checks a buffer of this rank and returns its bytes; zero bytes is

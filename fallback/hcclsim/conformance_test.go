@@ -8,6 +8,7 @@ import (
 
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/fallback/hcclsim/procs"
 	"github.com/ascend-go/cann/hccl/hccltest"
 )
 
@@ -31,4 +32,30 @@ func TestConformanceInProcess(t *testing.T) {
 	sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout})
 	t.Cleanup(func() { _ = sim.Close() })
 	hccltest.Run(t, &npuEnv{npu: npu, sim: sim}, hccltest.Options{Timeout: testTimeout})
+}
+
+// startCluster launches n rank processes (each with n devices) for the
+// test, closed at its end.
+func startCluster(t testing.TB, n int, opts procs.Options) *procs.Cluster {
+	t.Helper()
+	opts.Processes, opts.Devices = n, n
+	opts.Args = []string{"-test.run=^$"}
+	if opts.ExecTimeout == 0 {
+		opts.ExecTimeout = testTimeout
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 10 * testTimeout
+	}
+	cl, err := procs.Start(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	return cl
+}
+
+// TestConformanceMultiProcess runs the shared HCCL suite with every rank
+// in its own process: the rendezvous runs in the test process, data moves
+// through shared memory.
+func TestConformanceMultiProcess(t *testing.T) {
+	cl := startCluster(t, 4, procs.Options{ConnectTimeout: testTimeout})
+	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout})
 }

@@ -352,19 +352,26 @@ func (w *shmWorld) alltoallv(ds []*opDesc, bufs opBufs, esz int) error {
 		out := int(d.SendCounts[dst]) * esz
 		in := int(d.RecvCounts[src]) * esz
 		for p := 0; p < pieces; p++ {
-			o0, o1 := min(p*stage, out), min((p+1)*stage, out)
-			copy(w.own.stage(0, o1-o0), bufs.send[int(d.SDispls[dst])*esz+o0:][:o1-o0])
+			// A zero count may come with any displacement: touch nothing.
+			if o0, o1 := min(p*stage, out), min((p+1)*stage, out); o1 > o0 {
+				copy(w.own.stage(0, o1-o0), bufs.send[int(d.SDispls[dst])*esz+o0:][:o1-o0])
+			}
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
 			}
-			i0, i1 := min(p*stage, in), min((p+1)*stage, in)
-			copy(bufs.recv[int(d.RDispls[src])*esz+i0:][:i1-i0], w.segs[src].stage(0, i1-i0))
+			if i0, i1 := min(p*stage, in), min((p+1)*stage, in); i1 > i0 {
+				copy(bufs.recv[int(d.RDispls[src])*esz+i0:][:i1-i0], w.segs[src].stage(0, i1-i0))
+			}
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+func (w *shmWorld) stopWaits(c *comm) {
+	w.abort(errf(codePara, "communicator destroyed"))
 }
 
 func (w *shmWorld) close(c *comm) {

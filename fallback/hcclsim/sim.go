@@ -170,6 +170,7 @@ func (s *Sim) destroy(h uintptr) error {
 	case <-done:
 		t.Stop()
 	case <-t.C:
+		c.tr.stopWaits(c)
 	}
 	c.mu.Lock()
 	c.destroyed = true
