@@ -86,32 +86,126 @@ func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
 	esz := int(unsafe.Sizeof(z))
 	total := len(srcs[0])
 	step := blockBytes / esz * esz
-	acc := asSlice[T](unsafe.Slice((*byte)(unsafe.Pointer(&r.acc[0])), len(r.acc)*8))
+	// Large outputs: accumulate each block in the L1 scratch and stream it
+	// to every destination with non-temporal stores, so memory sees each
+	// source read once and each output written once (no read for
+	// ownership). Small outputs: accumulate straight into one destination
+	// when that is safe (it aliases no source still to be read after the
+	// first combine) and store a second destination in the last combine,
+	// so the results stay in the cache for whoever reads them next.
+	d0, d1 := accTargets(dsts, srcs)
+	if total >= ntBytes && hasAVX2 {
+		d0, d1 = -1, -1
+	}
+	var acc []T
+	if d0 < 0 {
+		acc = asSlice[T](unsafe.Slice((*byte)(unsafe.Pointer(&r.acc[0])), len(r.acc)*8))
+	}
 	for off := 0; off < total; off += step {
 		end := min(off+step, total)
-		m := (end - off) / esz
-		a := acc[:m]
+		var a, b []T
+		if d0 >= 0 {
+			a = asSlice[T](dsts[d0][off:end])
+		} else {
+			a = acc[:(end-off)/esz]
+		}
+		if d1 >= 0 {
+			b = asSlice[T](dsts[d1][off:end])
+		}
 		s0 := asSlice[T](srcs[0][off:end])
 		if len(srcs) == 1 {
 			copy(a, s0)
+			copy(b, s0)
 		} else {
-			combine2(op, a, s0, asSlice[T](srcs[1][off:end]))
-			for _, s := range srcs[2:] {
-				combine2(op, a, a, asSlice[T](s[off:end]))
+			last := len(srcs) - 1
+			combine2(op, a, pickOut(b, last == 1), s0, asSlice[T](srcs[1][off:end]))
+			for k := 2; k <= last; k++ {
+				combine2(op, a, pickOut(b, k == last), a, asSlice[T](srcs[k][off:end]))
 			}
 		}
 		ab := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), end-off)
-		for _, d := range dsts {
-			copy(d[off:end], ab)
+		for k, d := range dsts {
+			if k != d0 && k != d1 && (d0 >= 0 || !storeNT(d[off:end], ab)) {
+				copy(d[off:end], ab)
+			}
 		}
 	}
 }
 
-// combine2 sets a[i] = op(x[i], y[i]); a may be x. Each op is its own tight
-// loop so the common case (SUM) has no per-element branch on the op.
-func combine2[T number](op redOp, a, x, y []T) {
+// ntBytes is the output size from which reductions bypass the cache.
+const ntBytes = 1 << 20
+
+func pickOut[T number](b []T, last bool) []T {
+	if last {
+		return b
+	}
+	return nil
+}
+
+// accTargets picks the destination to accumulate in (d0, -1 for the
+// scratch) and the one to store alongside in the last combine (d1, -1 for
+// none). d0 may share memory with sources 0 or 1 at the same place (read
+// before written, element by element) but with no later source.
+func accTargets(dsts, srcs [][]byte) (d0, d1 int) {
+	d0, d1 = -1, -1
+	for k, d := range dsts {
+		ok := true
+		for j, s := range srcs {
+			if overlap(d, s) && (j >= 2 || !same(d, s)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			d0 = k
+			break
+		}
+	}
+	if d0 < 0 {
+		return -1, -1
+	}
+	for k, d := range dsts {
+		if k == d0 || overlap(d, dsts[d0]) {
+			continue
+		}
+		ok := true
+		for _, s := range srcs {
+			if overlap(d, s) && !same(d, s) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return d0, k
+		}
+	}
+	return d0, -1
+}
+
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
+func same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// combine2 sets a[i] (and b[i] if b is not nil) = op(x[i], y[i]); a may
+// be x. Each op is its own tight loop so the common case (SUM) has no
+// per-element branch on the op.
+func combine2[T number](op redOp, a, b, x, y []T) {
 	x = x[:len(a)]
 	y = y[:len(a)]
+	if k := simd(op, a, b, x, y); k > 0 {
+		a, x, y = a[k:], x[k:], y[k:]
+		if b != nil {
+			b = b[k:]
+		}
+	}
 	switch op {
 	case opSum:
 		i := 0
@@ -146,6 +240,9 @@ func combine2[T number](op redOp, a, x, y []T) {
 			a[i] = u
 		}
 	}
+	if b != nil {
+		copy(b, a)
+	}
 }
 
 // reduceNarrow widens each source block to float32, combines in float32 and
@@ -162,7 +259,7 @@ func (r *reducer) reduceNarrow(esz int, dec func([]float32, []byte) int, enc fun
 		dec(a, srcs[0][off:end])
 		for _, s := range srcs[1:] {
 			dec(t, s[off:end])
-			combine2(op, a, a, t)
+			combine2(op, a, nil, a, t)
 		}
 		o := r.out[:end-off]
 		enc(o, a)

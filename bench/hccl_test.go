@@ -1,0 +1,376 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/fallback/hcclsim/procs"
+	"github.com/ascend-go/cann/hccl"
+)
+
+// HCCL benchmarks of the fallback's HCCL model, in process (every rank a
+// device of one NPU, driven by its own goroutine) and across processes
+// (every rank its own process; data through shared memory):
+//
+//   - BenchmarkHCCLAllReduce: fp32 SUM AllReduce on 2 and 4 ranks, 1 KiB to
+//     64 MiB. Reports algbw (bytes/time) and busbw = algbw × 2(n−1)/n in
+//     GB/s, and x_copy = busbw over the bandwidth of a single-thread copy()
+//     of the same bytes timed in alternating batches in the same run (the
+//     in-process target is x_copy ≥ 0.5 from 16 MiB up).
+//   - BenchmarkHCCLBatchGet: one-sided reads of a peer's registered
+//     memory: small reads (64 and 160 B, Engram rows) in Mreads/s, large
+//     reads (64 KiB, 1 MiB) in GB/s.
+//
+// The multi-process variants time the operations inside the rank
+// processes, so the request pipe between the benchmark and its children is
+// not measured.
+
+var hcclSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20}
+
+func hcclSizeName(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// TestHCCLRankProcess is not a test: the multi-process benchmarks start
+// the test binary again with -test.run naming it, and it then serves as a
+// rank process.
+func TestHCCLRankProcess(t *testing.T) {
+	if !procs.IsChild() {
+		t.Skip("only meaningful as a rank process of the HCCL benchmarks")
+	}
+	procs.ServeChild()
+}
+
+// hcclWorker is one in-process rank: a goroutine locked to its OS thread
+// with its device current and a stream.
+type hcclWorker struct {
+	dev  int32
+	s    acl.StreamHandle
+	comm hccl.CommHandle
+	reqs chan func()
+}
+
+func (w *hcclWorker) do(f func()) {
+	done := make(chan struct{})
+	w.reqs <- func() { f(); close(done) }
+	<-done
+}
+
+// hcclInProc is n in-process ranks over one NPU.
+type hcclInProc struct {
+	npu *fallback.NPU
+	sim *hcclsim.Sim
+	ws  []*hcclWorker
+}
+
+func openHCCLInProc(b *testing.B, n int, devMem uintptr) *hcclInProc {
+	npu, err := fallback.New(fallback.WithDevices(n), fallback.WithDeviceMemory(devMem), fallback.WithHostMemory(1<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := npu.Init(""); err != nil {
+		b.Fatal(err)
+	}
+	e := &hcclInProc{npu: npu, sim: hcclsim.New(npu, hcclsim.Options{ExecTimeout: time.Minute})}
+	for i := 0; i < n; i++ {
+		w := &hcclWorker{dev: int32(i), reqs: make(chan func())}
+		ready := make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			err := npu.SetDevice(w.dev)
+			if err == nil {
+				w.s, err = npu.CreateStream()
+			}
+			ready <- err
+			for f := range w.reqs {
+				f()
+			}
+			_ = npu.DestroyStream(w.s)
+			_ = npu.ResetDevice(w.dev)
+		}()
+		if err := <-ready; err != nil {
+			b.Fatal(err)
+		}
+		e.ws = append(e.ws, w)
+	}
+	devs := make([]int32, n)
+	for i := range devs {
+		devs[i] = int32(i)
+	}
+	hs, err := e.sim.CommInitAll(devs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, w := range e.ws {
+		w.comm = hs[i]
+	}
+	return e
+}
+
+// each runs f on every rank concurrently and returns the first error.
+func (e *hcclInProc) each(f func(r int, w *hcclWorker) error) error {
+	errs := make([]error, len(e.ws))
+	var wg sync.WaitGroup
+	for r, w := range e.ws {
+		wg.Add(1)
+		w.reqs <- func() { defer wg.Done(); errs[r] = f(r, w) }
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *hcclInProc) close() {
+	_ = e.each(func(r int, w *hcclWorker) error { return e.sim.CommDestroy(w.comm) })
+	for _, w := range e.ws {
+		close(w.reqs)
+	}
+	_ = e.sim.Close()
+	_ = e.npu.Close()
+}
+
+// fill writes random fp32-friendly bytes into device memory p.
+func (e *hcclInProc) fill(p unsafe.Pointer, n int, seed uint64) error {
+	host := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	for i := 0; i+4 <= n; i += 4 {
+		// small integers as floats: sums stay exact
+		v := float32(r.IntN(64))
+		*(*float32)(unsafe.Pointer(&host[i])) = v
+	}
+	return e.npu.Memcpy(p, uintptr(n), unsafe.Pointer(&host[0]), uintptr(n), acl.MemcpyHostToDevice)
+}
+
+// BenchmarkHCCLAllReduce: see the file comment.
+func BenchmarkHCCLAllReduce(b *testing.B) {
+	for _, n := range []int{2, 4} {
+		b.Run(fmt.Sprintf("inproc/ranks=%d", n), func(b *testing.B) { benchAllReduceInProc(b, n) })
+	}
+	for _, n := range []int{2, 4} {
+		b.Run(fmt.Sprintf("procs/ranks=%d", n), func(b *testing.B) { benchAllReduceProcs(b, n) })
+	}
+}
+
+// busbw converts one AllReduce of size bytes taking d on n ranks to bus
+// bandwidth in GB/s.
+func busbw(size, n int, d time.Duration) float64 {
+	return float64(size) / d.Seconds() * 2 * float64(n-1) / float64(n) / 1e9
+}
+
+// copyBW times single-thread copy() of size bytes (median of alternating
+// batches with f, one op per batch element) and returns its bandwidth in
+// GB/s and f's median op time.
+func copyAndOp(size int, f func()) (copyGBs float64, op time.Duration) {
+	src, dst := make([]byte, size), make([]byte, size)
+	copy(dst, src)
+	reps := max(1, (4<<20)/size)
+	rounds := 9
+	tc, tf := make([]time.Duration, rounds), make([]time.Duration, rounds)
+	for i := range rounds {
+		t0 := time.Now()
+		for range reps {
+			copy(dst, src)
+		}
+		tc[i] = time.Since(t0)
+		t0 = time.Now()
+		for range reps {
+			f()
+		}
+		tf[i] = time.Since(t0)
+	}
+	slices.Sort(tc)
+	slices.Sort(tf)
+	return float64(size) * float64(reps) / tc[rounds/2].Seconds() / 1e9, tf[rounds/2] / time.Duration(reps)
+}
+
+func benchAllReduceInProc(b *testing.B, n int) {
+	e := openHCCLInProc(b, n, 2*64<<20+(4<<20))
+	defer e.close()
+	for _, size := range hcclSizes {
+		b.Run("size="+hcclSizeName(size), func(b *testing.B) {
+			send, recv := make([]unsafe.Pointer, n), make([]unsafe.Pointer, n)
+			err := e.each(func(r int, w *hcclWorker) error {
+				var err error
+				if send[r], err = e.npu.Malloc(uintptr(size), acl.MemMallocHugeFirst); err != nil {
+					return err
+				}
+				if recv[r], err = e.npu.Malloc(uintptr(size), acl.MemMallocHugeFirst); err != nil {
+					return err
+				}
+				if err := e.fill(recv[r], size, 1); err != nil {
+					return err
+				}
+				return e.fill(send[r], size, uint64(r))
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				_ = e.each(func(r int, w *hcclWorker) error {
+					_ = e.npu.Free(send[r])
+					return e.npu.Free(recv[r])
+				})
+			}()
+			count := uint64(size / 4)
+			op := func() {
+				err := e.each(func(r int, w *hcclWorker) error {
+					if err := e.sim.AllReduce(send[r], recv[r], count, hccl.FP32, hccl.Sum, w.comm, w.s); err != nil {
+						return err
+					}
+					return e.npu.SynchronizeStream(w.s)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			op() // warm: pages touched, scratch allocated
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				op()
+			}
+			cbw, d := copyAndOp(size, op)
+			bb := busbw(size, n, d)
+			b.ReportMetric(float64(size)/d.Seconds()/1e9, "algbw_GB/s")
+			b.ReportMetric(bb, "busbw_GB/s")
+			b.ReportMetric(cbw, "copy_GB/s")
+			b.ReportMetric(bb/cbw, "x_copy")
+		})
+	}
+}
+
+// hcclProcs is n rank processes with a communicator.
+type hcclProcs struct {
+	cl    *procs.Cluster
+	be    *procs.Backend
+	s     []acl.StreamHandle
+	local []hccl.CommHandle
+}
+
+func openHCCLProcs(b *testing.B, n int) *hcclProcs {
+	cl, err := procs.Start(procs.Options{Processes: n, Devices: n, ExecTimeout: time.Minute, ConnectTimeout: time.Minute,
+		Args: []string{"-test.run=^TestHCCLRankProcess$", "-test.bench=^$"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &hcclProcs{cl: cl, be: cl.Backend()}
+	for i := 0; i < n; i++ {
+		s, err := cl.Proc(i).OpenRank(int32(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.s = append(e.s, s)
+	}
+	root, err := e.be.GetRootInfo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := make([]hccl.CommHandle, n)
+	if err := e.each(func(r int, p *procs.Proc) error {
+		var err error
+		hs[r], err = e.be.CommInitRootInfo(uint32(n), &root, uint32(r))
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for _, h := range hs {
+		_, lh, _ := e.be.Local(h)
+		e.local = append(e.local, lh)
+	}
+	return e
+}
+
+func (e *hcclProcs) each(f func(r int, p *procs.Proc) error) error {
+	errs := make([]error, e.cl.Procs())
+	var wg sync.WaitGroup
+	for r := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[r] = f(r, e.cl.Proc(r)) }()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *hcclProcs) close(b *testing.B) {
+	if err := e.cl.Close(); err != nil {
+		b.Error(err)
+	}
+}
+
+func benchAllReduceProcs(b *testing.B, n int) {
+	e := openHCCLProcs(b, n)
+	defer e.close(b)
+	for _, size := range hcclSizes {
+		b.Run("size="+hcclSizeName(size), func(b *testing.B) {
+			send, recv := make([]uintptr, n), make([]uintptr, n)
+			if err := e.each(func(r int, p *procs.Proc) error {
+				var err error
+				if send[r], err = p.Alloc(uint64(size)); err != nil {
+					return err
+				}
+				recv[r], err = p.Alloc(uint64(size))
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				_ = e.each(func(r int, p *procs.Proc) error { _ = p.Free(send[r]); return p.Free(recv[r]) })
+			}()
+			// Batches amortise the request pipe; time is the slowest rank's.
+			iters := max(1, (16<<20)/size/8)
+			var total time.Duration
+			ops := 0
+			loop := func() {
+				ds := make([]time.Duration, n)
+				if err := e.each(func(r int, p *procs.Proc) error {
+					var err error
+					ds[r], err = p.LoopAllReduce(e.local[r], e.s[r], send[r], recv[r], uint64(size/4), hccl.FP32, hccl.Sum, iters)
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+				total += slices.Max(ds)
+				ops += iters
+			}
+			loop() // warm
+			total, ops = 0, 0
+			b.SetBytes(int64(size * iters))
+			b.ReportAllocs()
+			for b.Loop() {
+				loop()
+			}
+			d := total / time.Duration(ops)
+			cbw, _ := copyAndOp(size, func() {})
+			bb := busbw(size, n, d)
+			b.ReportMetric(float64(size)/d.Seconds()/1e9, "algbw_GB/s")
+			b.ReportMetric(bb, "busbw_GB/s")
+			b.ReportMetric(cbw, "copy_GB/s")
+			b.ReportMetric(bb/cbw, "x_copy")
+		})
+	}
+}

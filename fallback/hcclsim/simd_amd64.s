@@ -1,0 +1,169 @@
+#include "textflag.h"
+
+// Element-wise dst = x OP y over whole 32-byte lanes with AVX2; the
+// caller handles the tail (fewer than 32 bytes) in Go. n is in bytes and
+// a multiple of 32. Four YMM registers per iteration keep the loads in
+// flight; the loop is memory-bound on large inputs.
+#define VBINOP(NAME, INSN) \
+TEXT NAME(SB), NOSPLIT, $0-32 \
+	MOVQ dst+0(FP), DI \
+	MOVQ x+8(FP), SI \
+	MOVQ y+16(FP), DX \
+	MOVQ n+24(FP), CX \
+loop128: \
+	CMPQ CX, $128 \
+	JL   loop32 \
+	VMOVDQU (SI), Y0 \
+	VMOVDQU 32(SI), Y1 \
+	VMOVDQU 64(SI), Y2 \
+	VMOVDQU 96(SI), Y3 \
+	INSN (DX), Y0, Y0 \
+	INSN 32(DX), Y1, Y1 \
+	INSN 64(DX), Y2, Y2 \
+	INSN 96(DX), Y3, Y3 \
+	VMOVDQU Y0, (DI) \
+	VMOVDQU Y1, 32(DI) \
+	VMOVDQU Y2, 64(DI) \
+	VMOVDQU Y3, 96(DI) \
+	ADDQ $128, SI \
+	ADDQ $128, DX \
+	ADDQ $128, DI \
+	SUBQ $128, CX \
+	JMP  loop128 \
+loop32: \
+	CMPQ CX, $32 \
+	JL   done \
+	VMOVDQU (SI), Y0 \
+	INSN (DX), Y0, Y0 \
+	VMOVDQU Y0, (DI) \
+	ADDQ $32, SI \
+	ADDQ $32, DX \
+	ADDQ $32, DI \
+	SUBQ $32, CX \
+	JMP  loop32 \
+done: \
+	VZEROUPPER \
+	RET
+
+// func addF32x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addF32x, VADDPS)
+// func addF64x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addF64x, VADDPD)
+// func mulF32x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·mulF32x, VMULPS)
+// func mulF64x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·mulF64x, VMULPD)
+// func addI8x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addI8x, VPADDB)
+// func addI16x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addI16x, VPADDW)
+// func addI32x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addI32x, VPADDD)
+// func addI64x(dst, x, y unsafe.Pointer, n int)
+VBINOP(·addI64x, VPADDQ)
+
+// Element-wise dst = dst2 = x OP y: the same loop storing every result
+// twice, so a reduction writes two ranks' outputs in one pass.
+#define VBINOP2(NAME, INSN) \
+TEXT NAME(SB), NOSPLIT, $0-40 \
+	MOVQ dst+0(FP), DI \
+	MOVQ dst2+8(FP), BX \
+	MOVQ x+16(FP), SI \
+	MOVQ y+24(FP), DX \
+	MOVQ n+32(FP), CX \
+loop128: \
+	CMPQ CX, $128 \
+	JL   loop32 \
+	VMOVDQU (SI), Y0 \
+	VMOVDQU 32(SI), Y1 \
+	VMOVDQU 64(SI), Y2 \
+	VMOVDQU 96(SI), Y3 \
+	INSN (DX), Y0, Y0 \
+	INSN 32(DX), Y1, Y1 \
+	INSN 64(DX), Y2, Y2 \
+	INSN 96(DX), Y3, Y3 \
+	VMOVDQU Y0, (DI) \
+	VMOVDQU Y1, 32(DI) \
+	VMOVDQU Y2, 64(DI) \
+	VMOVDQU Y3, 96(DI) \
+	VMOVDQU Y0, (BX) \
+	VMOVDQU Y1, 32(BX) \
+	VMOVDQU Y2, 64(BX) \
+	VMOVDQU Y3, 96(BX) \
+	ADDQ $128, SI \
+	ADDQ $128, DX \
+	ADDQ $128, DI \
+	ADDQ $128, BX \
+	SUBQ $128, CX \
+	JMP  loop128 \
+loop32: \
+	CMPQ CX, $32 \
+	JL   done \
+	VMOVDQU (SI), Y0 \
+	INSN (DX), Y0, Y0 \
+	VMOVDQU Y0, (DI) \
+	VMOVDQU Y0, (BX) \
+	ADDQ $32, SI \
+	ADDQ $32, DX \
+	ADDQ $32, DI \
+	ADDQ $32, BX \
+	SUBQ $32, CX \
+	JMP  loop32 \
+done: \
+	VZEROUPPER \
+	RET
+
+// func addF32x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addF32x2, VADDPS)
+// func addF64x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addF64x2, VADDPD)
+// func mulF32x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·mulF32x2, VMULPS)
+// func mulF64x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·mulF64x2, VMULPD)
+// func addI8x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addI8x2, VPADDB)
+// func addI16x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addI16x2, VPADDW)
+// func addI32x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addI32x2, VPADDD)
+// func addI64x2(dst, dst2, x, y unsafe.Pointer, n int)
+VBINOP2(·addI64x2, VPADDQ)
+
+// func copyNT(dst, src unsafe.Pointer, n int)
+// Copies n bytes (a multiple of 32; dst 32-byte aligned) with
+// non-temporal stores: a large reduction's outputs go to memory without
+// first being read into the cache, and SFENCE orders them before whatever
+// tells the other ranks the data is there.
+TEXT ·copyNT(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+ntloop128:
+	CMPQ CX, $128
+	JL   ntloop32
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VMOVNTDQ Y0, (DI)
+	VMOVNTDQ Y1, 32(DI)
+	VMOVNTDQ Y2, 64(DI)
+	VMOVNTDQ Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $128, CX
+	JMP  ntloop128
+ntloop32:
+	CMPQ CX, $32
+	JL   ntdone
+	VMOVDQU (SI), Y0
+	VMOVNTDQ Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  ntloop32
+ntdone:
+	SFENCE
+	VZEROUPPER
+	RET
