@@ -3,19 +3,21 @@
 // measured in the same run (units such as x_copy), so results compare
 // across machines and benchstat can track them:
 //
-//		go test ./bench -run '^$' -bench . -count 10 > new.txt
-//		benchstat old.txt new.txt
+//	go test ./bench -run '^$' -bench . -count 10 > new.txt
+//	benchstat old.txt new.txt
 //
-//	  - memcpy_test.go: synchronous copies of the fallback NPU (H2D, D2H)
-//	    against Go's copy() of the same bytes (x_copy).
-//	  - native_test.go: per-call overhead of the purego binding over the C
-//	    stub against a bare purego.SyscallN on the same symbol (x_raw,
-//	    ffi_calls/op).
-//	  - model_test.go: model execution with zero-copy IO against copy-only IO
-//	    (copies/op, x_copyonly) and the steady-state cost of a bound
-//	    ExecuteAsync (allocs/op, ffi_calls/op over the stub).
-//	  - planner_test.go: feature-map bytes over the lower bound of the memory
-//	    planner on four graph shapes (fm_ratio).
-//	  - hccl_test.go: AllReduce bus bandwidth in process and across processes
-//	    against a single-thread copy, and one-sided BatchGet rates.
+// The files:
+//
+//   - memcpy_test.go: synchronous copies of the fallback NPU (H2D, D2H)
+//     against Go's copy() of the same bytes (x_copy).
+//   - native_test.go: per-call overhead of the purego binding over the C
+//     stub against a bare purego.SyscallN on the same symbol (x_raw,
+//     ffi_calls/op).
+//   - model_test.go: model execution with zero-copy IO against copy-only IO
+//     (copies/op, x_copyonly) and the steady-state cost of a bound
+//     ExecuteAsync (allocs/op, ffi_calls/op over the stub).
+//   - planner_test.go: feature-map bytes over the lower bound of the memory
+//     planner on four graph shapes (fm_ratio).
+//   - hccl_test.go: AllReduce bus bandwidth in process and across processes
+//     against a single-thread copy, and one-sided BatchGet rates.
 package bench
