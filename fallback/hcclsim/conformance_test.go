@@ -25,6 +25,18 @@ func newNPU(t testing.TB, n int) *fallback.NPU {
 	return npu
 }
 
+// newSim returns the HCCL model over npu with the test timeouts, closed at
+// the end of the test.
+func newSim(t testing.TB, npu *fallback.NPU) *hcclsim.Sim {
+	sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout})
+	t.Cleanup(func() { _ = sim.Close() })
+	return sim
+}
+
+func procsOptions(buffer int) procs.Options {
+	return procs.Options{BufferBytes: buffer}
+}
+
 // TestConformanceInProcess runs the shared HCCL suite with every rank a
 // device of one fallback NPU, driven by its own goroutine.
 func TestConformanceInProcess(t *testing.T) {

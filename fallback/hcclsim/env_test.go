@@ -42,9 +42,23 @@ func (e *npuEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) {
 
 // npuRank is one rank's device and stream; used from its goroutine only.
 type npuRank struct {
-	npu *fallback.NPU
-	dev int32
-	s   acl.StreamHandle
+	npu  *fallback.NPU
+	dev  int32
+	s    acl.StreamHandle
+	gate chan struct{}
+}
+
+// Hold blocks the stream with a task until Release.
+func (r *npuRank) Hold() error {
+	r.gate = make(chan struct{})
+	g := r.gate
+	return r.npu.Enqueue(r.s, func() error { <-g; return nil })
+}
+
+// Release lets the held stream run on.
+func (r *npuRank) Release() error {
+	close(r.gate)
+	return nil
 }
 
 func (r *npuRank) Stream() acl.StreamHandle { return r.s }

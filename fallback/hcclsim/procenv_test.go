@@ -80,3 +80,9 @@ func (r *procRank) Read(dst []byte, src unsafe.Pointer) error {
 	copy(dst, b)
 	return err
 }
+
+// Hold blocks the stream with a task until Release.
+func (r *procRank) Hold() error { return r.p.HoldStream(r.s) }
+
+// Release lets the held stream run on.
+func (r *procRank) Release() error { return r.p.ReleaseStream(r.s) }

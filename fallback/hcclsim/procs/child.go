@@ -70,7 +70,7 @@ func serve(in io.Reader, out io.Writer) error {
 	defer sim.Close()
 	bw := bufio.NewWriter(out)
 	dec, enc := gob.NewDecoder(bufio.NewReader(in)), gob.NewEncoder(bw)
-	h := &host{npu: npu, sim: sim}
+	h := &host{npu: npu, sim: sim, holds: map[uint64]chan struct{}{}}
 	for {
 		var r req
 		if err := dec.Decode(&r); err != nil {
@@ -94,8 +94,9 @@ func serve(in io.Reader, out io.Writer) error {
 
 // host executes requests in the child.
 type host struct {
-	npu *fallback.NPU
-	sim *hcclsim.Sim
+	npu   *fallback.NPU
+	sim   *hcclsim.Sim
+	holds map[uint64]chan struct{}
 }
 
 // ptr turns an address of the child's own memory (received as a number)
@@ -150,6 +151,20 @@ func (h *host) do(r *req) (res resp) {
 		err = n.SynchronizeStream(st)
 	case "Live":
 		res.U = uint64(b.Live())
+	case "Goroutines":
+		res.U = uint64(runtime.NumGoroutine())
+	case "HoldStream":
+		// A task that blocks the stream until ReleaseStream: calls made
+		// meanwhile pass their call-time checks and wait on the stream.
+		gate := make(chan struct{})
+		if err = n.Enqueue(st, func() error { <-gate; return nil }); err == nil {
+			h.holds[r.S] = gate
+		}
+	case "ReleaseStream":
+		if g := h.holds[r.S]; g != nil {
+			close(g)
+			delete(h.holds, r.S)
+		}
 
 	// Timed loops for benchmarks: the clock runs in the child, so the
 	// request pipe is not measured.

@@ -56,8 +56,9 @@ type Proc struct {
 	bw   *bufio.Writer
 	enc  *gob.Encoder
 	dec  *gob.Decoder
-	mu   sync.Mutex
-	dead error
+	mu     sync.Mutex
+	dead   error
+	killed bool
 }
 
 // Start launches opts.Processes children by re-executing this binary.
@@ -127,10 +128,10 @@ func (c *Cluster) Proc(i int) *Proc { return c.procs[i] }
 // Kill ends rank process i with SIGKILL (fault injection) and reaps it.
 func (c *Cluster) Kill(i int) error {
 	p := c.procs[i]
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	return nil
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
+	return p.cmd.Process.Signal(syscall.SIGKILL)
 }
 
 // Close asks every child to exit, waits for them (killing any that does
@@ -152,7 +153,7 @@ func (c *Cluster) Close() error {
 			go func() { done <- p.cmd.Wait() }()
 			select {
 			case err := <-done:
-				if err != nil && first == nil && p.dead == nil {
+				if err != nil && first == nil && !p.killed {
 					first = fmt.Errorf("rank process %d: %v", p.idx, err)
 				}
 			case <-time.After(10 * time.Second):
@@ -246,6 +247,25 @@ func (p *Proc) Sync(s acl.StreamHandle) error {
 func (p *Proc) Live() (int, error) {
 	r, err := p.call(&req{Op: "Live"})
 	return int(r.U), err
+}
+
+// Goroutines is runtime.NumGoroutine in the child.
+func (p *Proc) Goroutines() (int, error) {
+	r, err := p.call(&req{Op: "Goroutines"})
+	return int(r.U), err
+}
+
+// HoldStream blocks stream s with a task until ReleaseStream, so that
+// operations issued meanwhile are checked at the call and run later.
+func (p *Proc) HoldStream(s acl.StreamHandle) error {
+	_, err := p.call(&req{Op: "HoldStream", S: uint64(s)})
+	return err
+}
+
+// ReleaseStream lets a stream held by HoldStream run on.
+func (p *Proc) ReleaseStream(s acl.StreamHandle) error {
+	_, err := p.call(&req{Op: "ReleaseStream", S: uint64(s)})
+	return err
 }
 
 // LoopAllReduce runs iters AllReduce calls on the child's communicator h

@@ -1,0 +1,341 @@
+package hcclsim_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/hccl"
+)
+
+// holder is a rank whose stream the test can hold, so that an operation
+// passes its call-time checks and runs later.
+type holder interface {
+	Hold() error
+	Release() error
+}
+
+// exchangeAll registers mem[r] (size bytes) of every rank for every peer,
+// exchanges the descriptors pairwise (in ascending peer order, which
+// cannot deadlock) and enables them; it returns enabled[r][p], rank p's
+// memory as rank r sees it.
+func exchangeAll(t *testing.T, g *group, mem []unsafe.Pointer, size uint64) [][]hccl.CommMem {
+	n := len(g.ws)
+	enabled := make([][]hccl.CommMem, n)
+	g.must("register, exchange, enable", g.each(func(w *rankW) error {
+		enabled[w.rank] = make([]hccl.CommMem, n)
+		for p := 0; p < n; p++ {
+			if p == w.rank {
+				continue
+			}
+			d, err := g.b.RegisterMem(w.comm, uint32(p), w.r.MemType(), mem[w.rank], size)
+			if err != nil {
+				return err
+			}
+			remote := make([]hccl.MemDesc, 2)
+			got, err := g.b.ExchangeMemDesc(w.comm, uint32(p), []hccl.MemDesc{d}, 0, remote)
+			if err != nil {
+				return err
+			}
+			if got != 1 {
+				return fmt.Errorf("ExchangeMemDesc with %d: %d descriptors", p, got)
+			}
+			if enabled[w.rank][p], err = g.b.EnableMemAccess(w.comm, &remote[0]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return enabled
+}
+
+// randomReads builds descriptors reading from a peer region of size
+// bytes into a local buffer at base: many small reads (64–160 B, Engram
+// rows) at random offsets and a few large ones, packed one after another
+// in the local buffer. It returns the descriptors, the (remote offset,
+// local offset, length) of each, and the local bytes used.
+type readPlan struct{ roff, loff, n int }
+
+func randomReads(rng *rand.Rand, local unsafe.Pointer, remote hccl.CommMem, small, large int) ([]hccl.OneSideOpDesc, []readPlan, int) {
+	var ds []hccl.OneSideOpDesc
+	var plan []readPlan
+	off := 0
+	add := func(n int) {
+		roff := rng.IntN(int(remote.Size) - n + 1)
+		ds = append(ds, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(local, off), RemoteAddr: remote.Addr + uintptr(roff),
+			Count: uint64(n), DataType: hccl.Uint8})
+		plan = append(plan, readPlan{roff, off, n})
+		off += n
+	}
+	for i := 0; i < small+large; i++ {
+		if rng.IntN(small+large) < large {
+			add(64<<10 + rng.IntN(200<<10))
+		} else {
+			add(64 + rng.IntN(97))
+		}
+	}
+	rng.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i]; plan[i], plan[j] = plan[j], plan[i] })
+	return ds, plan, off
+}
+
+// TestBatchGetRandom: every rank reads random descriptor sets (more than
+// one request round: over 8192 descriptors and far more bytes than the
+// staging buffer) from every peer, then writes into every peer with
+// BatchPut; everything is checked byte for byte.
+func TestBatchGetRandom(t *testing.T) {
+	const n, size = 3, 4 << 20
+	for name, env := range envs(t, n) {
+		t.Run(name, func(t *testing.T) {
+			g := newGroup(t, env, n)
+			b := g.b
+			seed := rand.Uint64()
+			content := make([][]byte, n)
+			mem := make([]unsafe.Pointer, n)
+			for r := range content {
+				content[r] = genData(rand.New(rand.NewPCG(seed, uint64(r))), hccl.Uint8, size)
+			}
+			g.must("fill", g.each(func(w *rankW) error {
+				var err error
+				mem[w.rank], err = w.buf(content[w.rank], 0)
+				return err
+			}))
+			enabled := exchangeAll(t, g, mem, size)
+
+			// Reads.
+			type read struct {
+				plan []readPlan
+				got  []byte
+			}
+			reads := make([][]read, n) // reads[r][p]
+			g.must("BatchGet", g.each(func(w *rankW) error {
+				rng := rand.New(rand.NewPCG(seed, uint64(100+w.rank)))
+				reads[w.rank] = make([]read, n)
+				for p := 0; p < n; p++ {
+					if p == w.rank {
+						continue
+					}
+					local, err := w.buf(nil, 16<<20)
+					if err != nil {
+						return err
+					}
+					ds, plan, used := randomReads(rng, local, enabled[w.rank][p], 9000, 12)
+					if err := b.BatchGet(w.comm, uint32(p), ds, w.r.Stream()); err != nil {
+						return err
+					}
+					if err := w.r.Sync(); err != nil {
+						return err
+					}
+					got, err := w.read(local, used)
+					if err != nil {
+						return err
+					}
+					reads[w.rank][p] = read{plan, got}
+				}
+				return nil
+			}))
+			for r := range reads {
+				for p, rd := range reads[r] {
+					for i, x := range rd.plan {
+						if d := diffAt(content[p][x.roff:x.roff+x.n], rd.got[x.loff:x.loff+x.n]); d != "" {
+							t.Fatalf("rank %d read %d from rank %d: %s", r, i, p, d)
+						}
+					}
+				}
+			}
+
+			// Writes: rank r owns the slice [r·size/n, (r+1)·size/n) of every
+			// peer's memory and fills it with descriptors of random lengths.
+			want := make([][]byte, n)
+			for r := range want {
+				want[r] = append([]byte(nil), content[r]...)
+			}
+			g.must("BatchPut", g.each(func(w *rankW) error {
+				rng := rand.New(rand.NewPCG(seed, uint64(200+w.rank)))
+				for p := 0; p < n; p++ {
+					if p == w.rank {
+						continue
+					}
+					lo, hi := w.rank*size/n, (w.rank+1)*size/n
+					data := genData(rng, hccl.Uint8, hi-lo)
+					src, err := w.buf(data, 0)
+					if err != nil {
+						return err
+					}
+					var ds []hccl.OneSideOpDesc
+					for off := 0; off < len(data); {
+						k := min(len(data)-off, 64+rng.IntN(3000))
+						ds = append(ds, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(src, off),
+							RemoteAddr: enabled[w.rank][p].Addr + uintptr(lo+off), Count: uint64(k), DataType: hccl.Uint8})
+						off += k
+					}
+					if err := b.BatchPut(w.comm, uint32(p), ds, w.r.Stream()); err != nil {
+						return err
+					}
+					if err := w.r.Sync(); err != nil {
+						return err
+					}
+					copy(want[p][lo:hi], data) // each writer owns its slice: no race
+				}
+				return nil
+			}))
+			g.must("Barrier", g.each(func(w *rankW) error {
+				if err := b.Barrier(w.comm, w.r.Stream()); err != nil {
+					return err
+				}
+				return w.r.Sync()
+			}))
+			g.must("check puts", g.each(func(w *rankW) error {
+				got, err := w.read(mem[w.rank], size)
+				if err != nil {
+					return err
+				}
+				// Slice w.rank of w's own memory was never written.
+				if d := diffAt(want[w.rank], got); d != "" {
+					return fmt.Errorf("memory after BatchPut: %s", d)
+				}
+				return nil
+			}))
+		})
+	}
+}
+
+// TestBatchGetErrors: the HCCL codes of docs/misuse.md for transfers
+// that must fail, and that a failing batch moves nothing — including one
+// whose memory is deregistered after the call passed its checks.
+func TestBatchGetErrors(t *testing.T) {
+	const n = 2
+	for name, env := range envs(t, n) {
+		t.Run(name, func(t *testing.T) {
+			g := newGroup(t, env, n)
+			b := g.b
+			const size = 1 << 20
+			content := genData(rand.New(rand.NewPCG(rand.Uint64(), 1)), hccl.Uint8, 3*size)
+			var owner unsafe.Pointer
+			g.on(1, func(w *rankW) error {
+				var err error
+				owner, err = w.buf(content, 0)
+				return err
+			})
+			// Region A (exchanged, enabled), B (registered only), C
+			// (exchanged, never enabled); the rest of the 3 MiB is never
+			// registered.
+			var descs [3]hccl.MemDesc
+			g.on(1, func(w *rankW) error {
+				for i := range descs {
+					var err error
+					if descs[i], err = b.RegisterMem(w.comm, 0, w.r.MemType(), unsafe.Add(owner, i*size/2), size/4); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			var recvd []hccl.MemDesc
+			g.must("exchange", g.each(func(w *rankW) error {
+				remote := make([]hccl.MemDesc, 4)
+				local := []hccl.MemDesc{descs[0], descs[2]}
+				if w.rank == 0 {
+					local = nil
+				}
+				got, err := b.ExchangeMemDesc(w.comm, uint32(1-w.rank), local, 0, remote)
+				if w.rank == 0 {
+					recvd = remote[:got]
+				}
+				return err
+			}))
+			require.Len(t, recvd, 2)
+			var a hccl.CommMem
+			g.on(0, func(w *rankW) error {
+				var err error
+				a, err = b.EnableMemAccess(w.comm, &recvd[0])
+				return err
+			})
+			base := uintptr(a.Addr) // rank 1's owner address
+			get := func(w *rankW, local unsafe.Pointer, descs ...hccl.OneSideOpDesc) error {
+				return b.BatchGet(w.comm, 1, descs, w.r.Stream())
+			}
+			g.on(0, func(w *rankW) error {
+				local, err := w.buf(nil, size)
+				if err != nil {
+					return err
+				}
+				good := hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: base, Count: 256, DataType: hccl.Uint8}
+				at := func(off uintptr, cnt uint64) hccl.OneSideOpDesc {
+					return hccl.OneSideOpDesc{LocalAddr: unsafe.Add(local, 4096), RemoteAddr: base + off, Count: cnt, DataType: hccl.Uint8}
+				}
+				codeIs := func(want hccl.Result, err error, what string) {
+					t.Helper()
+					assert.Equal(t, want, hccl.ResultOf(err), "%s: %v", what, err)
+				}
+				codeIs(hccl.ENotFound, get(w, local, good, at(size/2, 64)), "registered, never exchanged")
+				codeIs(hccl.ENotFound, get(w, local, good, at(size, 64)), "exchanged, not enabled")
+				codeIs(hccl.ENotFound, get(w, local, good, at(size*5/2, 64)), "never registered")
+				codeIs(hccl.EPara, get(w, local, good, at(size/4-32, 64)), "runs past the end")
+				codeIs(hccl.EPara, b.BatchGet(w.comm, 0, []hccl.OneSideOpDesc{good}, w.r.Stream()), "to own rank")
+				// Nothing moved: the good descriptor's destination is still zero.
+				if err := w.r.Sync(); err != nil {
+					return err
+				}
+				got, err := w.read(local, 256)
+				if err != nil {
+					return err
+				}
+				assert.Equal(t, make([]byte, 256), got, "a failed batch moved bytes")
+				// A good batch works.
+				if err := get(w, local, good); err != nil {
+					return err
+				}
+				if err := w.r.Sync(); err != nil {
+					return err
+				}
+				got, err = w.read(local, 256)
+				if err != nil {
+					return err
+				}
+				assert.Equal(t, content[:256], got)
+				return nil
+			})
+
+			// Deregistered after the call passed its checks: the transfer
+			// fails when it runs (error completion), moving nothing, even
+			// for a batch of many request rounds.
+			var local unsafe.Pointer
+			var many []hccl.OneSideOpDesc
+			g.on(0, func(w *rankW) error {
+				var err error
+				if local, err = w.buf(nil, size/4); err != nil {
+					return err
+				}
+				for off := 0; off+16 <= size/4; off += 16 {
+					many = append(many, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(local, off), RemoteAddr: base + uintptr(off),
+						Count: 16, DataType: hccl.Uint8})
+				}
+				if err := w.r.(holder).Hold(); err != nil {
+					return err
+				}
+				return b.BatchGet(w.comm, 1, many, w.r.Stream())
+			})
+			g.on(1, func(w *rankW) error { return b.DeregisterMem(w.comm, &descs[0]) })
+			g.on(0, func(w *rankW) error {
+				if err := w.r.(holder).Release(); err != nil {
+					return err
+				}
+				require.Error(t, w.r.Sync(), "the stream reports the failed transfer")
+				r, err := b.GetCommAsyncError(w.comm)
+				require.NoError(t, err)
+				assert.Equal(t, hccl.ERemote, r, "async error")
+				got, err := w.read(local, size/4)
+				if err != nil {
+					return err
+				}
+				assert.Equal(t, make([]byte, size/4), got, "a failed batch moved bytes")
+				// And at the call, once deregistered.
+				assert.Equal(t, hccl.ERemote, hccl.ResultOf(b.BatchGet(w.comm, 1, many[:1], w.r.Stream())))
+				return nil
+			})
+		})
+	}
+}
