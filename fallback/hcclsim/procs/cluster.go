@@ -50,12 +50,12 @@ type Cluster struct {
 // Proc is one rank process. Its methods are safe for concurrent use and
 // serialised (the child runs one call at a time).
 type Proc struct {
-	idx  int
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	bw   *bufio.Writer
-	enc  *gob.Encoder
-	dec  *gob.Decoder
+	idx    int
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	bw     *bufio.Writer
+	enc    *gob.Encoder
+	dec    *gob.Decoder
 	mu     sync.Mutex
 	dead   error
 	killed bool
