@@ -242,6 +242,7 @@ func (c *compiler) infer() error {
 		}
 		cn.inNoZC = zcFlags(n.noZeroCopy || c.cfg.noZeroCopy[n.name], n.inZC, len(in))
 		cn.outNoZC = zcFlags(n.noZeroCopy || c.cfg.noZeroCopy[n.name], n.outZC, len(out))
+		collectiveNoZeroCopy(n.op, n.attrs, cn.inNoZC, cn.outNoZC)
 		for i, d := range out {
 			v := &cval{producer: cn, index: i, desc: d}
 			v.root = v

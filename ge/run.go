@@ -88,5 +88,5 @@ func (t *Task) check() error {
 			return fmt.Errorf("argument %d slot is %d bytes, tensor is %d", i, a.Size, want)
 		}
 	}
-	return nil
+	return t.checkCollectiveSlots()
 }
