@@ -209,7 +209,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 	}
 	md.kernels = make([]ge.Kernel, len(m.Tasks))
 	for i := range m.Tasks {
-		if md.kernels[i] = ge.KernelFor(m.Tasks[i].Op); md.kernels[i] == nil {
+		if md.kernels[i] = md.kernelFor(&m.Tasks[i]); md.kernels[i] == nil {
 			md.release(n)
 			return 0, c.fail(acl.CodeFeatureUnsupported, "model %q task %d (%q): op %s has no kernel", m.Name, i, m.Tasks[i].Name, m.Tasks[i].Op)
 		}

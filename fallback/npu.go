@@ -47,7 +47,8 @@ type NPU struct {
 	leakMu sync.Mutex
 	leaks  []Leak
 
-	models modelTable // loaded models, descs, datasets, data buffers (model*.go)
+	models modelTable      // loaded models, descs, datasets, data buffers (model*.go)
+	colls  collectiveTable // communicators of models' collective tasks (collective.go)
 }
 
 const (
