@@ -369,7 +369,9 @@ var codecs = map[acl.DataType]elemCodec{
 	acl.Float16: {acl.Float16, 2, func(r *rand.Rand) float64 { return float64(floatx.F16ToF32(floatx.F32ToF16(float32(r.NormFloat64())))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToF16(v)) },
 		func(b []byte) float64 { return float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b))) }, 4e-3},
-	acl.BF16: {acl.BF16, 2, func(r *rand.Rand) float64 { return float64(floatx.BF16ToF32(floatx.F32ToBF16(float32(r.NormFloat64())))) },
+	acl.BF16: {acl.BF16, 2, func(r *rand.Rand) float64 {
+		return float64(floatx.BF16ToF32(floatx.F32ToBF16(float32(r.NormFloat64()))))
+	},
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToBF16(v)) },
 		func(b []byte) float64 { return float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b))) }, 3e-2},
 	acl.Double: {acl.Double, 8, func(r *rand.Rand) float64 { return r.NormFloat64() },
