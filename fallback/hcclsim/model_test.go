@@ -362,27 +362,39 @@ type elemCodec struct {
 	tol  float64 // relative, of max(1, |want|)
 }
 
+func normal(r *rand.Rand) float64 { return r.NormFloat64() }
+
 var codecs = map[acl.DataType]elemCodec{
-	acl.Float: {acl.Float, 4, func(r *rand.Rand) float64 { return float64(float32(r.NormFloat64())) },
+	acl.Float: {acl.Float, 4,
+		func(r *rand.Rand) float64 { return float64(float32(normal(r))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v))) },
-		func(b []byte) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))) }, 1e-6},
-	acl.Float16: {acl.Float16, 2, func(r *rand.Rand) float64 { return float64(floatx.F16ToF32(floatx.F32ToF16(float32(r.NormFloat64())))) },
+		func(b []byte) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))) },
+		1e-6},
+	acl.Float16: {acl.Float16, 2,
+		func(r *rand.Rand) float64 { return float64(floatx.F16ToF32(floatx.F64ToF16(normal(r)))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToF16(v)) },
-		func(b []byte) float64 { return float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b))) }, 4e-3},
-	acl.BF16: {acl.BF16, 2, func(r *rand.Rand) float64 {
-		return float64(floatx.BF16ToF32(floatx.F32ToBF16(float32(r.NormFloat64()))))
-	},
+		func(b []byte) float64 { return float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b))) },
+		4e-3},
+	acl.BF16: {acl.BF16, 2,
+		func(r *rand.Rand) float64 { return float64(floatx.BF16ToF32(floatx.F64ToBF16(normal(r)))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToBF16(v)) },
-		func(b []byte) float64 { return float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b))) }, 3e-2},
-	acl.Double: {acl.Double, 8, func(r *rand.Rand) float64 { return r.NormFloat64() },
+		func(b []byte) float64 { return float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b))) },
+		3e-2},
+	acl.Double: {acl.Double, 8,
+		normal,
 		func(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) },
-		func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }, 1e-12},
-	acl.Int32: {acl.Int32, 4, func(r *rand.Rand) float64 { return float64(r.IntN(201) - 100) },
+		func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) },
+		1e-12},
+	acl.Int32: {acl.Int32, 4,
+		func(r *rand.Rand) float64 { return float64(r.IntN(201) - 100) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint32(b, uint32(int32(v))) },
-		func(b []byte) float64 { return float64(int32(binary.LittleEndian.Uint32(b))) }, 0},
-	acl.Int64: {acl.Int64, 8, func(r *rand.Rand) float64 { return float64(r.IntN(2_000_001) - 1_000_000) },
+		func(b []byte) float64 { return float64(int32(binary.LittleEndian.Uint32(b))) },
+		0},
+	acl.Int64: {acl.Int64, 8,
+		func(r *rand.Rand) float64 { return float64(r.IntN(2_000_001) - 1_000_000) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint64(b, uint64(int64(v))) },
-		func(b []byte) float64 { return float64(int64(binary.LittleEndian.Uint64(b))) }, 0},
+		func(b []byte) float64 { return float64(int64(binary.LittleEndian.Uint64(b))) },
+		0},
 }
 
 func reduceRef(op ge.ReduceOp, vals []float64) float64 {
