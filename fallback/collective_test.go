@@ -1,8 +1,11 @@
 package fallback
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -357,4 +360,45 @@ func TestRegisterCollectiveMisuse(t *testing.T) {
 	requireCode(t, acl.CodeInvalidParam, n.UnregisterCollective(0, "g"), "twice")
 	requireCode(t, acl.CodeInvalidParam, n.UnregisterCollective(5, "g"))
 	require.NoError(t, n.RegisterCollective(0, "g", c), "again after unregistering")
+}
+
+// TestModelCollectiveBadFlags: a model file whose HCCL op carries a flag
+// list of the wrong length is refused at load (and by QuerySizeFromMem),
+// as GE's load fails; the same graph does not compile.
+func TestModelCollectiveBadFlags(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	p := newTPModel(t, rng, "tp", ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
+	// Drop the single entry of input_zero_copy_flag: count 1 → 0 and the
+	// 8-byte value removed, the tasks section and the header fixed up.
+	b := bytes.Clone(p.blob)
+	key := []byte(ge.AttrInputZeroCopyFlag)
+	v := bytes.Index(b, key) + len(key)
+	require.Equal(t, byte(ge.AttrInts), b[v])
+	binary.LittleEndian.PutUint32(b[v+1:], 0)
+	b = append(b[:v+5:v+5], b[v+13:]...)
+	for off := ge.HeaderSize; off < len(b); {
+		sz := binary.LittleEndian.Uint64(b[off+8:])
+		if binary.LittleEndian.Uint32(b[off:]) == 5 { // the tasks section
+			sz -= 8
+			binary.LittleEndian.PutUint64(b[off+8:], sz)
+		}
+		off += 16 + int(sz)
+	}
+	binary.LittleEndian.PutUint64(b[16:], uint64(len(b)-ge.HeaderSize))
+	binary.LittleEndian.PutUint32(b[24:], crc32.Checksum(b[ge.HeaderSize:], crc32.MakeTable(crc32.Castagnoli)))
+
+	_, err := n.LoadFromMem(ptrOf(b), uintptr(len(b)))
+	requireCode(t, acl.CodeDeserializeModel, err)
+	assert.Contains(t, err.Error(), "input_zero_copy_flag has 0 entries, the op has 1 inputs")
+	_, _, err = n.QuerySizeFromMem(ptrOf(b), uintptr(len(b)))
+	requireCode(t, acl.CodeDeserializeModel, err)
+	require.Empty(t, n.LoadedModels())
+
+	g := ge.NewGraph("bad")
+	x := g.Data("x", 0, acl.Float, []int64{4})
+	g.Output(g.HcclAllReduce(x, ge.ReduceSum, "tp", ge.Name("ar"), ge.HcclZeroCopyFlags([]int64{1}, []int64{1, 0})))
+	_, err = ge.Compile(g)
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	assert.Contains(t, err.Error(), `node "ar" (HcclAllReduce): output_zero_copy_flag has 2 entries`)
 }
