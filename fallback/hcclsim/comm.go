@@ -313,6 +313,9 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 func (c *comm) exclusive(f func() error) (err error) {
 	c.execMu.Lock()
 	defer c.execMu.Unlock()
+	if err := c.check(); err != nil {
+		return err // destroyed while this task waited for the lock
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = errf(codeInternal, "data phase panicked: %v", p)

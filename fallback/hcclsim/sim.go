@@ -163,15 +163,23 @@ func (s *Sim) destroy(h uintptr) error {
 	if c == nil {
 		return errf(codePara, "unknown or destroyed communicator %#x", h)
 	}
-	done := make(chan struct{})
-	go func() { c.inflight.Wait(); close(done) }()
-	t := time.NewTimer(c.timeout)
-	select {
-	case <-done:
-		t.Stop()
-	case <-t.C:
-		c.tr.stopWaits(c)
+	// Queued work finishes first, bounded by the timeout. After a failure
+	// the stream skips the rank's later tasks (its error is sticky), so
+	// there is nothing to wait for: stop at once.
+	c.mu.Lock()
+	failed := c.broken != nil || c.asyncErr != codeSuccess
+	c.mu.Unlock()
+	if !failed {
+		done := make(chan struct{})
+		go func() { c.inflight.Wait(); close(done) }()
+		t := time.NewTimer(c.timeout)
+		select {
+		case <-done:
+			t.Stop()
+		case <-t.C:
+		}
 	}
+	c.tr.stopWaits(c)
 	c.mu.Lock()
 	c.destroyed = true
 	c.mu.Unlock()

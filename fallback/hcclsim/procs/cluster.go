@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,7 +59,7 @@ type Proc struct {
 	dec    *gob.Decoder
 	mu     sync.Mutex
 	dead   error
-	killed bool
+	killed atomic.Bool
 }
 
 // Start launches opts.Processes children by re-executing this binary.
@@ -128,9 +129,7 @@ func (c *Cluster) Proc(i int) *Proc { return c.procs[i] }
 // Kill ends rank process i with SIGKILL (fault injection) and reaps it.
 func (c *Cluster) Kill(i int) error {
 	p := c.procs[i]
-	p.mu.Lock()
-	p.killed = true
-	p.mu.Unlock()
+	p.killed.Store(true) // not under mu: a call in progress holds it
 	return p.cmd.Process.Signal(syscall.SIGKILL)
 }
 
@@ -153,7 +152,7 @@ func (c *Cluster) Close() error {
 			go func() { done <- p.cmd.Wait() }()
 			select {
 			case err := <-done:
-				if err != nil && first == nil && !p.killed {
+				if err != nil && first == nil && !p.killed.Load() {
 					first = fmt.Errorf("rank process %d: %v", p.idx, err)
 				}
 			case <-time.After(10 * time.Second):

@@ -1,0 +1,232 @@
+package hcclsim_test
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/fallback/hcclsim/procs"
+	"github.com/ascend-go/cann/hccl"
+)
+
+// shmLeftovers lists the simulator's segment names in /dev/shm.
+func shmLeftovers(t testing.TB) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/dev/shm")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "hcclsim-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// settle polls f until it returns true or 3 s pass.
+func settle(f func() bool) bool {
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if f() {
+			return true
+		}
+	}
+	return f()
+}
+
+// TestKilledRankMidCollective kills one rank process while all ranks loop
+// on a large AllReduce: the others fail with HCCL_E_TIMEOUT well within
+// the timeout (the rendezvous sees the connection drop), their
+// communicator stays failed, destroying it releases everything (no
+// segment, no goroutine left), and the survivors exit cleanly.
+func TestKilledRankMidCollective(t *testing.T) {
+	const n, victim = 3, 2
+	timeout := 3 * time.Second
+	cl := startCluster(t, n, procs.Options{ExecTimeout: timeout, BufferBytes: 1 << 20})
+	env := &procEnv{cl: cl}
+	g := newGroup(t, env, n)
+	b := cl.Backend()
+
+	base := make([]int, n)
+	for r := 0; r < n; r++ {
+		var err error
+		base[r], err = cl.Proc(r).Goroutines()
+		require.NoError(t, err)
+	}
+	const size = 8 << 20
+	type rankRes struct {
+		err error
+		at  time.Time
+	}
+	res := make([]rankRes, n)
+	send := make([]uintptr, n)
+	for r := 0; r < n; r++ {
+		var err error
+		send[r], err = cl.Proc(r).Alloc(size)
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := g.ws[r].r.(*procRank)
+			_, lh, _ := b.Local(g.ws[r].comm)
+			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.FP32, hccl.Sum, 1_000_000)
+			res[r] = rankRes{err, time.Now()}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	killed := time.Now()
+	require.NoError(t, cl.Kill(victim))
+	wg.Wait()
+	for r := 0; r < n; r++ {
+		if r == victim {
+			continue
+		}
+		require.Error(t, res[r].err, "rank %d", r)
+		el := res[r].at.Sub(killed)
+		assert.Less(t, el, timeout+2*time.Second, "rank %d noticed the loss after %v", r, el)
+		t.Logf("rank %d: failed %v after the kill: %v", r, el, res[r].err)
+	}
+	g.ws = g.ws[:victim] // the victim's worker has nothing left to close
+	for r := 0; r < victim; r++ {
+		w := g.ws[r]
+		done := make(chan struct{})
+		w.reqs <- func() {
+			defer close(done)
+			// The communicator stays failed: a later collective fails at
+			// once with HCCL_E_TIMEOUT, and the async error says so.
+			a, err := b.GetCommAsyncError(w.comm)
+			require.NoError(t, err)
+			if a != hccl.Success {
+				assert.Equal(t, hccl.ETimeout, a, "rank %d async error", r)
+			}
+			t0 := time.Now()
+			err = b.AllReduce(foreign(send[r]), foreign(send[r]), 16, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			assert.Equal(t, hccl.ETimeout, hccl.ResultOf(err), "rank %d: AllReduce after the loss: %v", r, err)
+			assert.Less(t, time.Since(t0), time.Second)
+			require.NoError(t, b.CommDestroy(w.comm))
+			w.comm = 0
+		}
+		<-done
+		p := cl.Proc(r)
+		live, err := p.Live()
+		require.NoError(t, err)
+		assert.Zero(t, live, "rank %d still holds resources", r)
+		assert.True(t, settle(func() bool { k, _ := p.Goroutines(); return k <= base[r] }),
+			"rank %d: goroutines %v, before init %d", r, func() int { k, _ := p.Goroutines(); return k }(), base[r])
+		require.NoError(t, p.Free(send[r]))
+	}
+	assert.Empty(t, shmLeftovers(t))
+}
+
+// TestKilledRankDuringInit: a rank process dies before the communicator
+// forms; the others fail with HCCL_E_TIMEOUT and no segment is left.
+func TestKilledRankDuringInit(t *testing.T) {
+	const n = 3
+	cl := startCluster(t, n, procs.Options{ConnectTimeout: 2 * time.Second})
+	b := cl.Backend()
+	for r := 0; r < n; r++ {
+		_, err := cl.Proc(r).OpenRank(int32(r))
+		require.NoError(t, err)
+	}
+	root, err := b.GetRootInfo()
+	require.NoError(t, err)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := 0; r < n-1; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[r] = b.CommInitRootInfo(n, &root, uint32(r))
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, cl.Kill(n-1))
+	wg.Wait()
+	for r := 0; r < n-1; r++ {
+		assert.Equal(t, hccl.ETimeout, hccl.ResultOf(errs[r]), "rank %d: %v", r, errs[r])
+	}
+	assert.Empty(t, shmLeftovers(t))
+}
+
+// TestMismatchedCountsAcrossProcesses: ranks disagreeing on the count get
+// HCCL_E_PARA on every rank, and the communicator stays usable.
+func TestMismatchedCountsAcrossProcesses(t *testing.T) {
+	const n = 3
+	cl := startCluster(t, n, procs.Options{})
+	g := newGroup(t, &procEnv{cl: cl}, n)
+	errs := g.each(func(w *rankW) error {
+		p, err := w.buf(nil, 4096)
+		if err != nil {
+			return err
+		}
+		return g.b.AllReduce(p, p, uint64(100+w.rank), hccl.Int32, hccl.Sum, w.comm, w.r.Stream())
+	})
+	for r, err := range errs {
+		assert.Equal(t, hccl.EPara, hccl.ResultOf(err), "rank %d: %v", r, err)
+	}
+	g.must("AllReduce after the mismatch", g.each(func(w *rankW) error {
+		p, err := w.buf(nil, 4096)
+		if err != nil {
+			return err
+		}
+		if err := g.b.AllReduce(p, p, 100, hccl.Int32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		return w.r.Sync()
+	}))
+}
+
+// TestNoLeftoversInProcess: after every communicator is destroyed and the
+// Sim closed, no goroutine of the simulator is left and nothing is held.
+func TestNoLeftoversInProcess(t *testing.T) {
+	const n = 4
+	npu := newNPU(t, n)
+	before := runtime.NumGoroutine()
+	sim := newSim(t, npu)
+	g := newGroup(t, &npuEnv{npu: npu, sim: sim}, n)
+	mem := make([]unsafe.Pointer, n)
+	g.must("alloc", g.each(func(w *rankW) error {
+		var err error
+		mem[w.rank], err = w.buf(nil, 1<<16)
+		return err
+	}))
+	enabled := exchangeAll(t, g, mem, 1<<16)
+	g.must("traffic", g.each(func(w *rankW) error {
+		p, err := w.buf(nil, 1<<16)
+		if err != nil {
+			return err
+		}
+		if err := g.b.AllReduce(p, p, 1<<14, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		next, prev := uint32((w.rank+1)%n), uint32((w.rank+n-1)%n)
+		items := []hccl.SendRecvItem{{Type: hccl.SendType, Buf: p, Count: 64, DataType: hccl.Uint8, RemoteRank: next},
+			{Type: hccl.RecvType, Buf: unsafe.Add(p, 64), Count: 64, DataType: hccl.Uint8, RemoteRank: prev}}
+		if err := g.b.BatchSendRecv(items, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		d := hccl.OneSideOpDesc{LocalAddr: p, RemoteAddr: enabled[w.rank][next].Addr, Count: 128, DataType: hccl.Uint8}
+		if err := g.b.BatchGet(w.comm, next, []hccl.OneSideOpDesc{d}, w.r.Stream()); err != nil {
+			return err
+		}
+		return w.r.Sync()
+	}))
+	require.Positive(t, sim.Live())
+	g.close()
+	assert.Zero(t, sim.Live(), "destroyed communicators still hold resources")
+	// A root info never used keeps its rendezvous until Close.
+	_, err := sim.GetRootInfo()
+	require.NoError(t, err)
+	require.NoError(t, sim.Close())
+	assert.True(t, settle(func() bool { return runtime.NumGoroutine() <= before }),
+		"goroutines: %d, before %d", runtime.NumGoroutine(), before)
+}
