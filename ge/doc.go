@@ -34,9 +34,11 @@
 // An executor allocates the regions, writes each task's argument table and
 // runs the tasks in order: for every slot it resolves the address to a byte
 // slice of device memory and calls RunTask (or KernelFor(op) for its own
-// dispatch). Package ge/getest has the reference interpreter (one host arena,
-// or zero-copy with caller buffers), a brute-force checker of memory plans
-// and the graphs used by the tests and benchmarks.
+// dispatch); a collective task (OpType.IsCollective, such as HcclAllReduce)
+// has no kernel and runs with RunCollective through the rank's
+// communicator. Package ge/getest has the reference interpreter (one host
+// arena, or zero-copy with caller buffers), a brute-force checker of memory
+// plans and the graphs used by the tests and benchmarks.
 //
 // # Errors
 //
