@@ -145,9 +145,6 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 			return err
 		}
 	}
-	if err := c.check(); err != nil {
-		return err
-	}
 	err = c.exclusive(func() error { return c.tr.collective(c, seq, ds, opBufs{send: send, recv: recv}, c.timeout) })
 	c.fail(err)
 	return err
