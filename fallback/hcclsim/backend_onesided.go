@@ -214,15 +214,6 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		if d.LocalAddr == nil {
 			return hccl.Errorf(op, hccl.EPtr, "descriptor %d: null local address", i)
 		}
-		if _, err := c.view(d.LocalAddr, n); err != nil {
-			return herr(op, err)
-		}
-		if err := c.os.checkRemote(peer, d.RemoteAddr, n); err != nil {
-			return herr(op, err)
-		}
-		if err := c.tr.ownerCovers(c, peer, d.RemoteAddr, n); err != nil {
-			return herr(op, err)
-		}
 		xs = append(xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n})
 	}
 	if len(xs) == 0 {
@@ -231,14 +222,29 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	if err := c.check(); err != nil {
 		return herr(op, err)
 	}
+	// The checks cost O(1) calls into the NPU and the owner per batch, not
+	// per descriptor: small reads come by the thousand.
+	if err := c.localViews(xs); err != nil {
+		return herr(op, err)
+	}
+	enabled := c.os.enabledFor(peer)
+	spans, err := c.tr.ownerSpans(c, peer)
+	if err != nil {
+		return herr(op, err)
+	}
+	for _, x := range xs {
+		if err := checkRemote(enabled, peer, x.remote, x.n); err != nil {
+			return herr(op, err)
+		}
+		if err := coveredBy(spans, peer, x.remote, x.n); err != nil {
+			return herr(op, err)
+		}
+	}
 	g := newGate[struct{}]()
 	err = enqueueGated(c, st, g, func(struct{}) error {
-		for i := range xs {
-			v, err := c.view(xs[i].lptr, xs[i].n)
-			if err != nil {
-				return err
-			}
-			xs[i].local = v
+		// Views again: the memory may have been freed since the call.
+		if err := c.localViews(xs); err != nil {
+			return err
 		}
 		err := c.exclusive(func() error { return c.tr.oneSided(c, peer, get, xs, c.timeout) })
 		c.fail(err)
@@ -248,6 +254,33 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		return herr(op, err)
 	}
 	g.open(struct{}{}, nil)
+	return nil
+}
+
+// localViews takes the views of a batch's local buffers. When they all
+// fall in one range that is a single live allocation (rows gathered into
+// one buffer, the common case), one check covers them all; otherwise each
+// is checked on its own.
+func (c *comm) localViews(xs []xfer) error {
+	lo, hi := ^uintptr(0), uintptr(0)
+	for _, x := range xs {
+		a := uintptr(x.lptr)
+		lo, hi = min(lo, a), max(hi, a+uintptr(x.n))
+	}
+	if v, err := c.view(ptrOf(lo), uint64(hi-lo)); err == nil {
+		for i := range xs {
+			off := uintptr(xs[i].lptr) - lo
+			xs[i].local = v[off : off+uintptr(xs[i].n)]
+		}
+		return nil
+	}
+	for i := range xs {
+		v, err := c.view(xs[i].lptr, xs[i].n)
+		if err != nil {
+			return err
+		}
+		xs[i].local = v
+	}
 	return nil
 }
 

@@ -30,9 +30,9 @@ type transport interface {
 	p2p(c *comm, items []p2pItem, timeout time.Duration) error
 	// ownerHas reports whether owner still holds registration id.
 	ownerHas(c *comm, owner int, id uint64) bool
-	// ownerCovers checks that [addr, addr+n) of owner lies in memory owner
-	// registered for c's rank and still holds (else HCCL_E_REMOTE).
-	ownerCovers(c *comm, owner int, addr uintptr, n uint64) error
+	// ownerSpans lists the memory owner still has registered for c's
+	// rank (HCCL_E_REMOTE when the owner is gone).
+	ownerSpans(c *comm, owner int) ([]span, error)
 	// publishReg makes a registration visible to (or withdraws it from)
 	// peers in other processes.
 	publishReg(c *comm, r *registration, live bool) error

@@ -79,7 +79,7 @@ func localCompute(c *comm, d *opDesc, ds []*opDesc, all []opBufs) {
 	esz := d.DT.size()
 	switch d.Kind {
 	case kindAllReduce:
-		lo, hi := span(d.Count, n, r)
+		lo, hi := share(d.Count, n, r)
 		if lo == hi {
 			return
 		}
@@ -198,12 +198,12 @@ func (w *localWorld) ownerHas(c *comm, owner int, id uint64) bool {
 	return o != nil && o.os.registered(id)
 }
 
-func (w *localWorld) ownerCovers(c *comm, owner int, addr uintptr, n uint64) error {
+func (w *localWorld) ownerSpans(c *comm, owner int) ([]span, error) {
 	o := w.owner(owner)
 	if o == nil {
-		return errf(codeRemote, "rank %d has destroyed its communicator", owner)
+		return nil, errf(codeRemote, "rank %d has destroyed its communicator", owner)
 	}
-	return o.os.covers(c.rank, addr, n)
+	return o.os.spansFor(c.rank), nil
 }
 
 func (w *localWorld) publishReg(c *comm, r *registration, live bool) error { return nil }
@@ -214,9 +214,10 @@ func (w *localWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout ti
 		return errf(codeRemote, "rank %d has destroyed its communicator", peer)
 	}
 	// Resolve every transfer before moving a byte.
+	rs := owner.os.resolver(owner, c.rank)
 	mems := make([][]byte, len(xs))
 	for i, x := range xs {
-		m, err := owner.os.resolve(owner, c.rank, x.remote, x.n)
+		m, err := rs.resolve(x.remote, x.n)
 		if err != nil {
 			return err
 		}

@@ -120,54 +120,105 @@ func (s *oneSidedState) registered(id uint64) bool {
 	return ok
 }
 
-// find returns the live registration for requester covering [addr,
-// addr+n), or nil.
-func (s *oneSidedState) find(requester int, addr uintptr, n uint64) *registration {
+// span is a registered range [addr, addr+size).
+type span struct {
+	addr uintptr
+	size uint64
+}
+
+func (sp span) covers(addr uintptr, n uint64) bool {
+	return addr >= sp.addr && uint64(addr-sp.addr) <= sp.size && n <= sp.size-uint64(addr-sp.addr)
+}
+
+// spansFor lists this rank's live registrations for requester (the owner
+// side of the call-time check, taken once per batch).
+func (s *oneSidedState) spansFor(requester int) []span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var out []span
 	for _, r := range s.regs {
-		if r.info.peer == requester && addr >= r.info.addr && uint64(addr-r.info.addr) <= r.info.size &&
-			n <= r.info.size-uint64(addr-r.info.addr) {
-			return r
+		if r.info.peer == requester {
+			out = append(out, span{r.info.addr, r.info.size})
 		}
 	}
-	return nil
+	return out
 }
 
-// covers is the owner-side check made at the requester's call.
-func (s *oneSidedState) covers(requester int, addr uintptr, n uint64) error {
-	if s.find(requester, addr, n) == nil {
-		return errf(codeRemote, "[%#x, +%d) is no longer registered for rank %d", addr, n, requester)
+// coveredBy fails with HCCL_E_REMOTE unless [addr, addr+n) lies inside one
+// of spans (memory the owner still has registered for the requester).
+func coveredBy(spans []span, owner int, addr uintptr, n uint64) error {
+	for _, sp := range spans {
+		if sp.covers(addr, n) {
+			return nil
+		}
 	}
-	return nil
+	return errf(codeRemote, "rank %d no longer has [%#x, +%d) registered for this rank", owner, addr, n)
 }
 
-// resolve is the owner side of a transfer: [addr, addr+n) must lie in a
-// live registration of c for requester; it returns the bytes. Memory
-// deregistered after the peer enabled it is an error completion
-// (HCCL_E_REMOTE).
-func (s *oneSidedState) resolve(c *comm, requester int, addr uintptr, n uint64) ([]byte, error) {
-	hit := s.find(requester, addr, n)
-	if hit == nil {
-		return nil, errf(codeRemote, "rank %d: [%#x, +%d) is not registered for rank %d (deregistered?)", c.rank, addr, n, requester)
+// resolver is the owner side of one batch of transfers: it looks up the
+// registrations for the requester once and takes one view per
+// registration, however many descriptors fall into it. Not safe for
+// concurrent use.
+type resolver struct {
+	c         *comm
+	requester int
+	regs      []*registration
+	views     [][]byte
+}
+
+func (s *oneSidedState) resolver(c *comm, requester int) *resolver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := &resolver{c: c, requester: requester}
+	for _, r := range s.regs {
+		if r.info.peer == requester {
+			rs.regs = append(rs.regs, r)
+		}
 	}
-	if n == 0 {
-		return nil, nil
+	rs.views = make([][]byte, len(rs.regs))
+	return rs
+}
+
+// resolve returns the bytes of [addr, addr+n): they must lie in a live
+// registration for the requester; memory deregistered after the peer
+// enabled it is an error completion (HCCL_E_REMOTE).
+func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
+	for i, r := range rs.regs {
+		sp := span{r.info.addr, r.info.size}
+		if !sp.covers(addr, n) {
+			continue
+		}
+		if rs.views[i] == nil {
+			v, err := rs.c.sim.env.view(rs.c.dev, r.kind, ptrOf(r.info.addr), r.info.size)
+			if err != nil {
+				return nil, errf(codeRemote, "rank %d: registered memory [%#x, +%d) is gone: %v", rs.c.rank, r.info.addr, r.info.size, err)
+			}
+			rs.views[i] = v
+		}
+		off := uint64(addr - r.info.addr)
+		return rs.views[i][off : off+n], nil
 	}
-	b, err := c.sim.env.view(c.dev, hit.kind, ptrOf(addr), n)
-	if err != nil {
-		return nil, errf(codeRemote, "rank %d: registered memory [%#x, +%d) is gone: %v", c.rank, addr, n, err)
+	return nil, errf(codeRemote, "rank %d: [%#x, +%d) is not registered for rank %d (deregistered?)", rs.c.rank, addr, n, rs.requester)
+}
+
+// enabledFor lists the peer memory this rank enabled from peer.
+func (s *oneSidedState) enabledFor(peer int) []memDescInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memDescInfo
+	for k, m := range s.enabled {
+		if k.owner == peer {
+			out = append(out, m)
+		}
 	}
-	return b, nil
+	return out
 }
 
 // checkRemote is the requester side of a transfer: the remote range must
-// lie inside memory of peer that this rank enabled.
-func (s *oneSidedState) checkRemote(peer int, addr uintptr, n uint64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, m := range s.enabled {
-		if k.owner != peer || addr < m.addr || uint64(addr-m.addr) >= m.size && !(m.size == 0 && addr == m.addr) {
+// lie inside memory of the peer this rank enabled (enabled is enabledFor).
+func checkRemote(enabled []memDescInfo, peer int, addr uintptr, n uint64) error {
+	for _, m := range enabled {
+		if addr < m.addr || uint64(addr-m.addr) >= m.size && !(m.size == 0 && addr == m.addr) {
 			continue
 		}
 		if n > m.size-uint64(addr-m.addr) {

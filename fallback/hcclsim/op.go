@@ -99,9 +99,9 @@ func agree(ds []*opDesc) error {
 	return nil
 }
 
-// span returns the balanced share [lo, hi) of count elements for part i of
+// share returns the balanced share [lo, hi) of count elements for part i of
 // n: the first count%n parts get one more element.
-func span(count uint64, n, i int) (lo, hi uint64) {
+func share(count uint64, n, i int) (lo, hi uint64) {
 	q, rem := count/uint64(n), count%uint64(n)
 	ui := uint64(i)
 	lo = q*ui + min(ui, rem)

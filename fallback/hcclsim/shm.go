@@ -250,7 +250,7 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
 			}
-			lo, hi := span(uint64(e1-e0), n, me)
+			lo, hi := share(uint64(e1-e0), n, me)
 			if lo < hi {
 				srcs := make([][]byte, n)
 				dsts := make([][]byte, n)
@@ -429,17 +429,17 @@ func (w *shmWorld) ownerHas(c *comm, owner int, id uint64) bool {
 	return false
 }
 
-func (w *shmWorld) ownerCovers(c *comm, owner int, a uintptr, n uint64) error {
+func (w *shmWorld) ownerSpans(c *comm, owner int) ([]span, error) {
+	if err := w.stop(); err != nil {
+		return nil, err
+	}
 	s := w.segs[owner]
+	var out []span
 	for i := 0; i < maxRegs; i++ {
 		state, peer, _, addr, size := s.regWords(i)
-		if atomic.LoadUint32(state) != 1 || int(atomic.LoadUint32(peer)) != w.me {
-			continue
-		}
-		base, sz := uintptr(atomic.LoadUint64(addr)), atomic.LoadUint64(size)
-		if a >= base && uint64(a-base) <= sz && n <= sz-uint64(a-base) {
-			return nil
+		if atomic.LoadUint32(state) == 1 && int(atomic.LoadUint32(peer)) == w.me {
+			out = append(out, span{uintptr(atomic.LoadUint64(addr)), atomic.LoadUint64(size)})
 		}
 	}
-	return errf(codeRemote, "rank %d no longer has [%#x, +%d) registered for rank %d", owner, a, n, w.me)
+	return out, nil
 }

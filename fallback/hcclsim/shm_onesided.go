@@ -144,6 +144,7 @@ func (w *shmWorld) handleRequest(p int, s *segment, seq uint32) {
 	checkOnly := atomic.LoadUint32(s.word(offReq+4*rqCheck)) == 1
 	ent := s.mem[s.l.entries:]
 	mems := make([][]byte, n)
+	rs := w.c.os.resolver(w.c, p)
 	var fail error
 	for i := 0; i < n && i < maxReqEntries; i++ {
 		addr := binary.LittleEndian.Uint64(ent[i*reqEntryBytes:])
@@ -153,7 +154,7 @@ func (w *shmWorld) handleRequest(p int, s *segment, seq uint32) {
 			fail = errf(codeInternal, "request entry %d outside the staging area", i)
 			break
 		}
-		m, err := w.c.os.resolve(w.c, p, uintptr(addr), ln)
+		m, err := rs.resolve(uintptr(addr), ln)
 		if err != nil {
 			fail = err
 			break
