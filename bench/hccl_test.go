@@ -264,7 +264,8 @@ type hcclProcs struct {
 	cl    *procs.Cluster
 	be    *procs.Backend
 	s     []acl.StreamHandle
-	local []hccl.CommHandle
+	hs    []hccl.CommHandle // the parent's handles (procs.Backend)
+	local []hccl.CommHandle // each child's own handle
 }
 
 func openHCCLProcs(b *testing.B, n int) *hcclProcs {
@@ -293,6 +294,7 @@ func openHCCLProcs(b *testing.B, n int) *hcclProcs {
 	}); err != nil {
 		b.Fatal(err)
 	}
+	e.hs = hs
 	for _, h := range hs {
 		_, lh, _ := e.be.Local(h)
 		e.local = append(e.local, lh)
@@ -371,6 +373,185 @@ func benchAllReduceProcs(b *testing.B, n int) {
 			b.ReportMetric(bb, "busbw_GB/s")
 			b.ReportMetric(cbw, "copy_GB/s")
 			b.ReportMetric(bb/cbw, "x_copy")
+		})
+	}
+}
+
+// batchGetCases are the read sizes of BenchmarkHCCLBatchGet and how many
+// reads one BatchGet carries.
+var batchGetCases = []struct {
+	name        string
+	size, reads int
+}{
+	{"64B", 64, 16384}, {"160B", 160, 16384}, {"64KiB", 64 << 10, 256}, {"1MiB", 1 << 20, 16},
+}
+
+const batchGetTable = 64 << 20 // the peer's registered memory
+
+// batchGetDescs spreads reads of size bytes over the table at random row
+// offsets, into consecutive local slots.
+func batchGetDescs(local unsafe.Pointer, remote uintptr, size, reads int) []hccl.OneSideOpDesc {
+	r := rand.New(rand.NewPCG(uint64(size), uint64(reads)))
+	ds := make([]hccl.OneSideOpDesc, reads)
+	for i := range ds {
+		off := r.IntN(batchGetTable/size) * size
+		ds[i] = hccl.OneSideOpDesc{LocalAddr: unsafe.Add(local, i*size), RemoteAddr: remote + uintptr(off),
+			Count: uint64(size), DataType: hccl.Uint8}
+	}
+	return ds
+}
+
+// reportReads reports Mreads/s and GB/s of one batch of reads of size
+// bytes taking d.
+func reportReads(b *testing.B, size, reads int, d time.Duration) {
+	b.ReportMetric(float64(reads)/d.Seconds()/1e6, "Mreads/s")
+	b.ReportMetric(float64(size*reads)/d.Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkHCCLBatchGet: see the file comment. Rank 0 reads rank 1's
+// 64 MiB registered table; each op is one BatchGet of many reads plus the
+// stream synchronize that completes it.
+func BenchmarkHCCLBatchGet(b *testing.B) {
+	b.Run("inproc", benchBatchGetInProc)
+	b.Run("procs", benchBatchGetProcs)
+}
+
+func benchBatchGetInProc(b *testing.B) {
+	e := openHCCLInProc(b, 2, batchGetTable+32<<20)
+	defer e.close()
+	var table, local unsafe.Pointer
+	var desc hccl.MemDesc
+	err := e.each(func(r int, w *hcclWorker) error {
+		var err error
+		if r == 1 {
+			if table, err = e.npu.Malloc(batchGetTable, acl.MemMallocHugeFirst); err != nil {
+				return err
+			}
+			if err := e.fill(table, batchGetTable, 3); err != nil {
+				return err
+			}
+			desc, err = e.sim.RegisterMem(w.comm, 0, hccl.MemDevice, table, batchGetTable)
+			if err != nil {
+				return err
+			}
+		} else if local, err = e.npu.Malloc(16<<20, acl.MemMallocHugeFirst); err != nil {
+			return err
+		}
+		local := []hccl.MemDesc{desc}
+		if r == 0 {
+			local = nil
+		}
+		got := make([]hccl.MemDesc, 1)
+		_, err = e.sim.ExchangeMemDesc(w.comm, uint32(1-r), local, 0, got)
+		if r == 0 && err == nil {
+			desc = got[0]
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w0 := e.ws[0]
+	var mem hccl.CommMem
+	w0.do(func() { mem, err = e.sim.EnableMemAccess(w0.comm, &desc) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range batchGetCases {
+		b.Run(c.name, func(b *testing.B) {
+			ds := batchGetDescs(local, mem.Addr, c.size, c.reads)
+			op := func() {
+				w0.do(func() {
+					err = e.sim.BatchGet(w0.comm, 1, ds, w0.s)
+					if err == nil {
+						err = e.npu.SynchronizeStream(w0.s)
+					}
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			op()
+			b.SetBytes(int64(c.size * c.reads))
+			b.ReportAllocs()
+			for b.Loop() {
+				op()
+			}
+			cbw, d := copyAndOp(c.size*c.reads, op)
+			reportReads(b, c.size, c.reads, d)
+			if c.size >= 64<<10 {
+				b.ReportMetric(float64(c.size*c.reads)/d.Seconds()/1e9/cbw, "x_copy")
+			}
+		})
+	}
+}
+
+// hcclForeign turns an address in a rank process into an opaque pointer
+// value; this process never dereferences it.
+func hcclForeign(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+
+func benchBatchGetProcs(b *testing.B) {
+	e := openHCCLProcs(b, 2)
+	defer e.close(b)
+	p0, p1 := e.cl.Proc(0), e.cl.Proc(1)
+	table, err := p1.Alloc(batchGetTable)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p1.Write(table, make([]byte, batchGetTable)); err != nil {
+		b.Fatal(err)
+	}
+	local, err := p0.Alloc(16 << 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	desc, err := e.be.RegisterMem(e.hs[1], 0, hccl.MemDevice, hcclForeign(table), batchGetTable)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make([]hccl.MemDesc, 1)
+	if err := e.each(func(r int, p *procs.Proc) error {
+		if r == 1 {
+			_, err := e.be.ExchangeMemDesc(e.hs[1], 0, []hccl.MemDesc{desc}, 0, make([]hccl.MemDesc, 1))
+			return err
+		}
+		_, err := e.be.ExchangeMemDesc(e.hs[0], 1, nil, 0, got)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	mem, err := e.be.EnableMemAccess(e.hs[0], &got[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range batchGetCases {
+		b.Run(c.name, func(b *testing.B) {
+			ds := batchGetDescs(hcclForeign(local), mem.Addr, c.size, c.reads)
+			// Batches amortise the request pipe; the child times them.
+			iters := 8
+			var total time.Duration
+			ops := 0
+			loop := func() {
+				d, err := p0.LoopBatchGet(e.local[0], e.s[0], 1, ds, iters)
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += d
+				ops += iters
+			}
+			loop()
+			total, ops = 0, 0
+			b.SetBytes(int64(c.size * c.reads * iters))
+			b.ReportAllocs()
+			for b.Loop() {
+				loop()
+			}
+			d := total / time.Duration(ops)
+			reportReads(b, c.size, c.reads, d)
+			if c.size >= 64<<10 {
+				cbw, _ := copyAndOp(c.size*c.reads, func() {})
+				b.ReportMetric(float64(c.size*c.reads)/d.Seconds()/1e9/cbw, "x_copy")
+			}
 		})
 	}
 }
