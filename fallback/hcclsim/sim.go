@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Options configure a Sim. Zero fields take the HCCL environment variables
-// the device honours, then the defaults below.
+// Options configure a Sim (a plain value, copied by New). Zero fields take
+// the HCCL environment variables the device honours, then the defaults
+// below.
 type Options struct {
 	// ExecTimeout bounds every wait for a peer during an operation
 	// (collectives, send/recv pairing, exchanges, one-sided requests).

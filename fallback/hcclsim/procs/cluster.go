@@ -19,7 +19,7 @@ import (
 	"github.com/ascend-go/cann/hccl"
 )
 
-// Options configure Start.
+// Options configure Start (a plain value).
 type Options struct {
 	// Processes is the number of rank processes (at least 1).
 	Processes int

@@ -1,0 +1,70 @@
+// Package hcclsim is the HCCL model of the host-memory NPU (package
+// fallback): an hccl.Backend (New) whose ranks are devices of a fallback
+// NPU, driven by goroutines of one process or living in separate
+// processes, with the argument checks, agreement rules, timeouts and
+// result codes of docs/misuse.md (section HCCL).
+//
+// # Operations
+//
+// Every operation is stream-ordered and asynchronous like any other stream
+// task, and blocks at the call only as HCCL does: a collective returns once
+// every rank has called it (the ranks' arguments are compared then: count,
+// data type, reduce op, root, AlltoAllV counts; a disagreement fails every
+// rank with HCCL_E_PARA and leaves the communicator usable), a Send or Recv
+// once its partner has called (pairs match in call order), and the data
+// moves when each rank's stream reaches the operation. A rank that does not
+// arrive within the timeout fails the others with HCCL_E_TIMEOUT (the
+// abandoned collective stays abandoned: a late rank gets HCCL_E_TIMEOUT
+// too, and the next one works); a rank whose data phase loses a peer
+// records the failure (GetCommAsyncError), fails its stream, and the
+// communicator stays failed until destroyed.
+//
+// Reductions cover every integer type (wrapping like C), fp16 and bf16
+// (accumulated in float32 over all ranks in rank order, rounded once), fp32
+// and fp64; MAX and MIN propagate NaN. int128 and the 8-bit float types
+// move as bytes but are not reduced (HCCL_E_NOT_SUPPORT, as on the device).
+// SUM of every type and PROD of floats use AVX2 kernels on amd64, and large
+// outputs bypass the cache; results are bit-identical to the scalar path.
+//
+// One-sided memory (RegisterMem, ExchangeMemDesc, EnableMemAccess,
+// BatchGet, BatchPut) checks every descriptor of a batch at the call: the
+// local buffer, access enabled on this rank (else HCCL_E_NOT_FOUND), the
+// range inside the enabled memory (else HCCL_E_PARA), the owner still
+// holding the registration (else HCCL_E_REMOTE); the owner checks again
+// when the transfer runs, and one bad descriptor moves no byte at all.
+//
+// # Ranks in one process
+//
+// When every rank of a communicator lives in this process (CommInitAll,
+// CommInitClusterInfo, or root-info ranks that all joined from here), ranks
+// read and write each other's device memory directly: an AllReduce is one
+// pass in which rank r reduces its share of every rank's input and writes
+// it to every rank's output, the shares computed concurrently on the ranks'
+// streams.
+//
+// # Ranks as processes
+//
+// GetRootInfo starts a rendezvous on a loopback TCP port; the root info
+// carries its address. Ranks in other processes (or a mix) join over TCP;
+// the rendezvous then carries only control messages: each collective's
+// arguments, Send/Recv and exchange pairings, and the news that a rank was
+// lost (its connection closed without a goodbye, as when the process is
+// killed), which fails the others at once. Every byte of buffer data moves
+// through shared memory: each rank maps a segment in /dev/shm for every
+// rank (golang.org/x/sys/unix Mmap), and all segment names are unlinked as
+// soon as every rank has mapped them, so nothing is left behind even if a
+// process is killed. A rank copies its data into its segment's staging
+// area in pieces (Options.BufferBytes, HCCL_BUFFSIZE), ranks meet at
+// futex-based barriers in the segments, and each computes its share from
+// the peers' staging areas. One-sided reads are served by a goroutine of
+// the owning rank, woken through a futex doorbell, that copies between its
+// registered memory and the requester's staging area.
+//
+// Package procs starts rank processes for tests, benchmarks and tools.
+//
+// # Limits
+//
+// CommInitClusterInfo forms communicators within one process only. A
+// multi-process rank holds at most 1024 registrations. Timeouts default to
+// 120 s (HCCL_EXEC_TIMEOUT, HCCL_CONNECT_TIMEOUT, or Options).
+package hcclsim
