@@ -49,6 +49,9 @@ func launch(cfg config, out, errOut io.Writer) error {
 	}
 	fmt.Fprintf(out, "allreduce: %d rank processes, AllReduce %s fp32 × %d, BatchGet %d rows × %d B\n",
 		cfg.ranks, sizeName(cfg.size), cfg.iters, cfg.rows, cfg.rowSize)
+	// The ranks' standard error goes to one writer: serialise it, since
+	// each child's stream is copied by its own goroutine.
+	errOut = &lockedWriter{w: errOut}
 	reports := make([]bytes.Buffer, cfg.ranks)
 	errs := make([]error, cfg.ranks)
 	var wg sync.WaitGroup
@@ -107,4 +110,16 @@ func sizeName(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
