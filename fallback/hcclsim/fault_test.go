@@ -230,3 +230,62 @@ func TestNoLeftoversInProcess(t *testing.T) {
 	assert.True(t, settle(func() bool { return runtime.NumGoroutine() <= before }),
 		"goroutines: %d, before %d", runtime.NumGoroutine(), before)
 }
+
+// TestNoLeftoversMultiProcess: ranks as processes leave nothing behind —
+// no segment name in /dev/shm once the communicator formed (names are
+// unlinked as soon as every rank mapped every segment), no goroutine and
+// no held resource in any rank process after CommDestroy.
+func TestNoLeftoversMultiProcess(t *testing.T) {
+	const n = 3
+	cl := startCluster(t, n, procs.Options{BufferBytes: 256 << 10})
+	base := make([]int, n)
+	for r := 0; r < n; r++ {
+		_, err := cl.Proc(r).OpenRank(int32(r))
+		require.NoError(t, err)
+		base[r], err = cl.Proc(r).Goroutines()
+		require.NoError(t, err)
+	}
+	env := &procEnv{cl: cl}
+	g := newGroup(t, env, n) // opens its own streams on the same devices
+	assert.Empty(t, shmLeftovers(t), "segment names after the communicator formed")
+	mem := make([]unsafe.Pointer, n)
+	g.must("alloc", g.each(func(w *rankW) error {
+		var err error
+		mem[w.rank], err = w.buf(nil, 1<<20)
+		return err
+	}))
+	enabled := exchangeAll(t, g, mem, 1<<20)
+	g.must("traffic", g.each(func(w *rankW) error {
+		p, err := w.buf(nil, 4<<20)
+		if err != nil {
+			return err
+		}
+		if err := g.b.AllReduce(p, p, 1<<20, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		next, prev := uint32((w.rank+1)%n), uint32((w.rank+n-1)%n)
+		items := []hccl.SendRecvItem{{Type: hccl.SendType, Buf: p, Count: 1 << 20, DataType: hccl.Uint8, RemoteRank: next},
+			{Type: hccl.RecvType, Buf: unsafe.Add(p, 2<<20), Count: 1 << 20, DataType: hccl.Uint8, RemoteRank: prev}}
+		if err := g.b.BatchSendRecv(items, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		d := hccl.OneSideOpDesc{LocalAddr: p, RemoteAddr: enabled[w.rank][next].Addr, Count: 1 << 20, DataType: hccl.Uint8}
+		if err := g.b.BatchGet(w.comm, next, []hccl.OneSideOpDesc{d}, w.r.Stream()); err != nil {
+			return err
+		}
+		if err := w.r.Sync(); err != nil {
+			return err
+		}
+		return g.b.Barrier(w.comm, w.r.Stream())
+	}))
+	g.close()
+	for r := 0; r < n; r++ {
+		p := cl.Proc(r)
+		live, err := p.Live()
+		require.NoError(t, err)
+		assert.Zero(t, live, "rank %d holds resources after CommDestroy", r)
+		assert.True(t, settle(func() bool { k, _ := p.Goroutines(); return k <= base[r] }),
+			"rank %d: goroutines %v after CommDestroy, %d before init", r, func() int { k, _ := p.Goroutines(); return k }(), base[r])
+	}
+	assert.Empty(t, shmLeftovers(t))
+}
