@@ -37,6 +37,10 @@ func procsOptions(buffer int) procs.Options {
 	return procs.Options{BufferBytes: buffer}
 }
 
+// procsOptionsSmall gives rank processes a 64 KiB staging buffer, so large
+// transfers move in many pieces.
+func procsOptionsSmall() procs.Options { return procsOptions(64 << 10) }
+
 // TestConformanceInProcess runs the shared HCCL suite with every rank a
 // device of one fallback NPU, driven by its own goroutine.
 func TestConformanceInProcess(t *testing.T) {
