@@ -33,6 +33,16 @@ import (
 // The multi-process variants time the operations inside the rank
 // processes, so the request pipe between the benchmark and its children is
 // not measured.
+//
+// Reading x_copy: an AllReduce must read every rank's input and write
+// every rank's output, 2·n·S bytes of memory traffic for S-byte messages,
+// where a copy moves 2·S; the in-process transport moves exactly that
+// (each rank reduces its share once and streams it to every output with
+// non-temporal stores). Where memory bandwidth is the limit, x_copy is
+// therefore at most (B_ranks / B_copy)·2(n−1)/n², with B_ranks the
+// bandwidth all ranks' threads reach together and B_copy that of one
+// copying thread: 0.5·B_ranks/B_copy for 2 ranks, 0.375·B_ranks/B_copy for
+// 4. The ratio thus rewards idle cores; on a loaded machine it drops.
 
 var hcclSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20}
 
