@@ -288,7 +288,7 @@ func (n *NPU) SynchronizeStream(h acl.StreamHandle) error {
 		return err
 	}
 	defer n.exit()
-	return c.syncStream(nil, h, -1)
+	return c.syncStream(context.Background(), h, -1)
 }
 
 // SynchronizeStreamWithTimeout is aclrtSynchronizeStreamWithTimeout:
@@ -303,7 +303,7 @@ func (n *NPU) SynchronizeStreamWithTimeout(h acl.StreamHandle, timeoutMs int32) 
 	if timeoutMs < -1 {
 		return c.fail(acl.CodeInvalidParam, "timeout %d ms is below -1", timeoutMs)
 	}
-	return c.syncStream(nil, h, timeoutMs)
+	return c.syncStream(context.Background(), h, timeoutMs)
 }
 
 func (c *call) syncStream(ctx context.Context, h acl.StreamHandle, timeoutMs int32) error {
