@@ -239,13 +239,15 @@ func (f *frame) outp(i int) uintptr { return uintptr(unsafe.Pointer(&f.out[i])) 
 // does not see as a use of the pointer. escape makes every pointer passed to
 // a method escape, so it never lives on a goroutine stack that could move
 // during the call, and runtime.KeepAlive after the call keeps it alive.
+// The store sits behind a flag that is never set, so it costs one load; a
+// package-level atomic keeps the store a use the tools can see.
 var (
-	escapeSink unsafe.Pointer
-	escapeOn   bool // never set: the store only informs escape analysis
+	escapeSink atomic.Pointer[byte]
+	escapeOn   bool
 )
 
 func escape(p unsafe.Pointer) {
 	if escapeOn {
-		escapeSink = p
+		escapeSink.Store((*byte)(p))
 	}
 }
