@@ -84,7 +84,7 @@ func (s *suite) idiomatic(t *testing.T) {
 				return err
 			}
 			if cur != d.Context() {
-				return errors.New("Do did not bind the device's context")
+				return errors.New("d.Do did not bind the device's context")
 			}
 			st, err = s.b.CreateStream()
 			if err != nil {
