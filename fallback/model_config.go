@@ -31,35 +31,12 @@ const maxPathLen = 4096
 
 // CreateConfigHandle is aclmdlCreateConfigHandle.
 func (n *NPU) CreateConfigHandle() (acl.ModelConfigHandle, error) {
-	_, err := n.hostCall("aclmdlCreateConfigHandle")
-	if err != nil {
-		return 0, err
-	}
-	defer n.exit()
-	h := acl.ModelConfigHandle(n.newHandle())
-	t := &n.models
-	t.mu.Lock()
-	t.initLocked()
-	t.configs[h] = &modelConfig{}
-	t.mu.Unlock()
-	return h, nil
+	return createHostObject(n, "aclmdlCreateConfigHandle", &n.models.configs, &modelConfig{})
 }
 
 // DestroyConfigHandle is aclmdlDestroyConfigHandle.
 func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
-	c, err := n.hostCall("aclmdlDestroyConfigHandle")
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.configs[h] == nil {
-		return c.badHandle("config handle", uintptr(h))
-	}
-	delete(t.configs, h)
-	return nil
+	return destroyHostObject(n, "aclmdlDestroyConfigHandle", "config handle", &n.models.configs, h)
 }
 
 // SetConfigOpt is aclmdlSetConfigOpt. value points at the value; for a

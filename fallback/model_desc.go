@@ -13,18 +13,7 @@ type modelDesc struct {
 
 // CreateDesc is aclmdlCreateDesc: an empty description.
 func (n *NPU) CreateDesc() (acl.ModelDescHandle, error) {
-	_, err := n.hostCall("aclmdlCreateDesc")
-	if err != nil {
-		return 0, err
-	}
-	defer n.exit()
-	h := acl.ModelDescHandle(n.newHandle())
-	t := &n.models
-	t.mu.Lock()
-	t.initLocked()
-	t.descs[h] = &modelDesc{}
-	t.mu.Unlock()
-	return h, nil
+	return createHostObject(n, "aclmdlCreateDesc", &n.models.descs, &modelDesc{})
 }
 
 // GetDesc is aclmdlGetDesc: it fills d with the IO of a loaded model.
@@ -51,61 +40,32 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 
 // DestroyDesc is aclmdlDestroyDesc.
 func (n *NPU) DestroyDesc(d acl.ModelDescHandle) error {
-	c, err := n.hostCall("aclmdlDestroyDesc")
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.descs[d] == nil {
-		return c.badHandle("model description", uintptr(d))
-	}
-	delete(t.descs, d)
-	return nil
+	return destroyHostObject(n, "aclmdlDestroyDesc", "model description", &n.models.descs, d)
 }
 
 // io returns IO i of a description (inputs when in), or nil for a bad
 // handle or index.
 func (n *NPU) io(d acl.ModelDescHandle, in bool, i uintptr) *ge.IODesc {
-	if !n.enter() {
+	return readHostObject(n, &n.models.descs, d, func(desc *modelDesc) *ge.IODesc {
+		if list := desc.list(in); i < uintptr(len(list)) {
+			return &list[i]
+		}
 		return nil
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	desc := t.descs[d]
-	if desc == nil {
-		return nil
-	}
-	list := desc.outputs
-	if in {
-		list = desc.inputs
-	}
-	if i >= uintptr(len(list)) {
-		return nil
-	}
-	return &list[i]
+	})
 }
 
+// ioCount is the number of inputs (in) or outputs of a description; 0 for
+// a bad handle.
 func (n *NPU) ioCount(d acl.ModelDescHandle, in bool) uintptr {
-	if !n.enter() {
-		return 0
+	return readHostObject(n, &n.models.descs, d, func(desc *modelDesc) uintptr { return uintptr(len(desc.list(in))) })
+}
+
+// list is the inputs (in) or the outputs.
+func (desc *modelDesc) list(in bool) []ge.IODesc {
+	if in {
+		return desc.inputs
 	}
-	defer n.exit()
-	t := &n.models
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	desc := t.descs[d]
-	switch {
-	case desc == nil:
-		return 0
-	case in:
-		return uintptr(len(desc.inputs))
-	}
-	return uintptr(len(desc.outputs))
+	return desc.outputs
 }
 
 // GetNumInputs is aclmdlGetNumInputs; 0 for a bad handle.
