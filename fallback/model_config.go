@@ -46,18 +46,13 @@ func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
 // ACL_ERROR_INVALID_PARAM. Attributes of features the NPU does not model
 // (queues, kernels, external tasks, FIFOs) give ACL_ERROR_FEATURE_UNSUPPORTED.
 func (n *NPU) SetConfigOpt(h acl.ModelConfigHandle, attr acl.ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error {
-	c, err := n.hostCall("aclmdlSetConfigOpt")
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cfg := t.configs[h]
-	if cfg == nil {
-		return c.badHandle("config handle", uintptr(h))
-	}
+	return changeHostObject(n, "aclmdlSetConfigOpt", "config handle", &n.models.configs, h, func(c *call, cfg *modelConfig) error {
+		return c.setConfigOpt(cfg, attr, value, valueSize)
+	})
+}
+
+// setConfigOpt checks and stores one attribute; modelTable.mu is held.
+func (c *call) setConfigOpt(cfg *modelConfig, attr acl.ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error {
 	if value == nil {
 		return c.fail(acl.CodeInvalidParam, "null value for attribute %d", attr)
 	}

@@ -35,20 +35,10 @@ func (n *NPU) DestroyDataBuffer(buf acl.DataBufferHandle) error {
 // UpdateDataBuffer is aclUpdateDataBuffer: it points the buffer at new
 // memory, the cheap way to swap IO buffers between executions.
 func (n *NPU) UpdateDataBuffer(buf acl.DataBufferHandle, data unsafe.Pointer, size uintptr) error {
-	c, err := n.hostCall("aclUpdateDataBuffer")
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.bufs[buf]
-	if b == nil {
-		return c.badHandle("data buffer", uintptr(buf))
-	}
-	b.data, b.size = data, size
-	return nil
+	return changeHostObject(n, "aclUpdateDataBuffer", "data buffer", &n.models.bufs, buf, func(_ *call, b *dataBuffer) error {
+		b.data, b.size = data, size
+		return nil
+	})
 }
 
 // GetDataBufferAddr is aclGetDataBufferAddr; nil for a bad handle.
@@ -74,23 +64,13 @@ func (n *NPU) DestroyDataset(ds acl.DatasetHandle) error {
 
 // AddDatasetBuffer is aclmdlAddDatasetBuffer.
 func (n *NPU) AddDatasetBuffer(ds acl.DatasetHandle, buf acl.DataBufferHandle) error {
-	c, err := n.hostCall("aclmdlAddDatasetBuffer")
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	t := &n.models
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.sets[ds]
-	if s == nil {
-		return c.badHandle("dataset", uintptr(ds))
-	}
-	if t.bufs[buf] == nil {
-		return c.badHandle("data buffer", uintptr(buf))
-	}
-	s.bufs = append(s.bufs, buf)
-	return nil
+	return changeHostObject(n, "aclmdlAddDatasetBuffer", "dataset", &n.models.sets, ds, func(c *call, s *dataset) error {
+		if n.models.bufs[buf] == nil {
+			return c.badHandle("data buffer", uintptr(buf))
+		}
+		s.bufs = append(s.bufs, buf)
+		return nil
+	})
 }
 
 // GetDatasetNumBuffers is aclmdlGetDatasetNumBuffers; 0 for a bad handle.

@@ -43,9 +43,10 @@ func createHostObject[H ~uintptr, V any](n *NPU, op string, table *map[H]*V, v *
 	return h, nil
 }
 
-// destroyHostObject removes handle h from *table; a null or unknown h
-// gives ACL_ERROR_INVALID_PARAM naming kind.
-func destroyHostObject[H ~uintptr, V any](n *NPU, op, kind string, table *map[H]*V, h H) error {
+// changeHostObject runs f on the object h of *table with the model table
+// locked for writing; a null or unknown h gives ACL_ERROR_INVALID_PARAM
+// naming kind.
+func changeHostObject[H ~uintptr, V any](n *NPU, op, kind string, table *map[H]*V, h H, f func(c *call, v *V) error) error {
 	c, err := n.hostCall(op)
 	if err != nil {
 		return err
@@ -54,11 +55,19 @@ func destroyHostObject[H ~uintptr, V any](n *NPU, op, kind string, table *map[H]
 	t := &n.models
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if (*table)[h] == nil {
+	v := (*table)[h]
+	if v == nil {
 		return c.badHandle(kind, uintptr(h))
 	}
-	delete(*table, h)
-	return nil
+	return f(&c, v)
+}
+
+// destroyHostObject removes handle h from *table, as changeHostObject.
+func destroyHostObject[H ~uintptr, V any](n *NPU, op, kind string, table *map[H]*V, h H) error {
+	return changeHostObject(n, op, kind, table, h, func(*call, *V) error {
+		delete(*table, h)
+		return nil
+	})
 }
 
 // readHostObject returns f of the object h of *table, read under the
