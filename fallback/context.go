@@ -46,6 +46,20 @@ func (n *NPU) newContextLocked(d *device, isDefault bool, w where) *rtContext {
 	return ctx
 }
 
+// forget removes h, a stream or event of a context, from the NPU-wide table
+// all and its context's table ofCtx, if all still maps h to v; false when a
+// concurrent destroy or a context teardown got there first.
+func forget[H comparable, V comparable](n *NPU, all, ofCtx map[H]V, h H, v V) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if all[h] != v {
+		return false
+	}
+	delete(all, h)
+	delete(ofCtx, h)
+	return true
+}
+
 // teardownList holds what a detach removed from the tables; finish stops
 // it outside NPU.mu, since draining a stream may run tasks that call back
 // into the NPU.

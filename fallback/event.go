@@ -48,6 +48,13 @@ func (e *event) kill() {
 	}
 }
 
+// latest is the generation of the most recent record queued.
+func (e *event) latest() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.recorded
+}
+
 // waitGen blocks until record gen has been reached, the event is destroyed
 // or the NPU closes; it reports whether gen was reached.
 func (e *event) waitGen(gen uint64, done <-chan struct{}) bool {
@@ -163,9 +170,7 @@ func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	gen := e.recorded
-	e.mu.Unlock()
+	gen := e.latest()
 	if gen == 0 {
 		return nil
 	}
@@ -189,9 +194,7 @@ func (n *NPU) SynchronizeEvent(h acl.EventHandle) error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	gen := e.recorded
-	e.mu.Unlock()
+	gen := e.latest()
 	if !e.waitGen(gen, n.done) {
 		if n.closed.Load() {
 			return c.closedErr()
@@ -258,14 +261,9 @@ func (n *NPU) DestroyEvent(h acl.EventHandle) error {
 	if err != nil {
 		return err
 	}
-	n.mu.Lock()
-	if n.events[h] != e {
-		n.mu.Unlock()
+	if !forget(n, n.events, e.ctx.events, h, e) {
 		return c.fail(acl.CodeRTInvalidHandle, "event 0x%x is unknown or destroyed", uintptr(h))
 	}
-	delete(n.events, h)
-	delete(e.ctx.events, h)
-	n.mu.Unlock()
 	e.kill()
 	return nil
 }

@@ -268,14 +268,9 @@ func (n *NPU) DestroyStream(h acl.StreamHandle) error {
 	if err != nil {
 		return err
 	}
-	n.mu.Lock()
-	if n.streams[h] != s {
-		n.mu.Unlock()
+	if !forget(n, n.streams, s.ctx.streams, h, s) {
 		return c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is unknown or destroyed", uintptr(h))
 	}
-	delete(n.streams, h)
-	delete(s.ctx.streams, h)
-	n.mu.Unlock()
 	s.shutdown()
 	return nil
 }
