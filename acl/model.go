@@ -404,6 +404,32 @@ func (m *Model) indexOf(op, what, name string, list func(ModelDesc) []IODesc) (i
 	return -1, Errorf(op, CodeInvalidParam, "the model has no %s named %q", what, name)
 }
 
+// exec checks the handles (checkExec; stream says s is required), holds
+// what the execution uses (execLocks) and runs f. When f has queued work
+// on s, the memories the datasets refer to are marked as used by s. The
+// lock set lives in exec's frame, so an execution allocates nothing for it.
+func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream bool, f func() error) error {
+	if err := m.checkExec(op, s, in, out, stream); err != nil {
+		return err
+	}
+	var rbuf [24]*res
+	var mbuf [16]*mem
+	rs, ms, hd, err := m.execLocks(op, s, in, out, rbuf[:0], mbuf[:0])
+	if err != nil {
+		return err
+	}
+	defer execUnlock(rs, &hd, in, out)
+	if err := f(); err != nil {
+		return err
+	}
+	if s != nil {
+		for _, x := range ms {
+			x.usedBy(s)
+		}
+	}
+	return nil
+}
+
 // execLocks takes, in lock order, what an execution uses: the datasets'
 // contents, then (in creation order) the model, the stream when there is
 // one, the datasets and the memories their buffers refer to, then the
@@ -470,34 +496,20 @@ func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) e
 // The memories the datasets refer to are kept in use: closing one waits for
 // s. See Model for how executions are serialized.
 func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
-	const op = "Model.ExecuteAsync"
-	if err := m.checkExec(op, s, in, out, true); err != nil {
+	return m.exec("Model.ExecuteAsync", s, in, out, true, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		var err error
+		if m.last != nil && m.last != s {
+			err = m.launchAfter(s, in.h, out.h)
+		} else {
+			err = m.launch(s, in.h, out.h)
+		}
+		if err == nil {
+			m.last = s
+		}
 		return err
-	}
-	var rbuf [24]*res
-	var mbuf [16]*mem
-	rs, ms, hd, err := m.execLocks(op, s, in, out, rbuf[:0], mbuf[:0])
-	if err != nil {
-		return err
-	}
-	defer execUnlock(rs, &hd, in, out)
-	m.mu.Lock()
-	if m.last != nil && m.last != s {
-		err = m.launchAfter(s, in.h, out.h)
-	} else {
-		err = m.launch(s, in.h, out.h)
-	}
-	if err == nil {
-		m.last = s
-	}
-	m.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	for _, x := range ms {
-		x.usedBy(s)
-	}
-	return nil
+	})
 }
 
 // launch is the steady-state path: one aclmdlExecuteAsync on the calling
@@ -567,24 +579,15 @@ func (m *Model) waitLast() error {
 // Execute runs the model synchronously, reading in and writing out
 // (aclmdlExecute), after any execution still queued has completed.
 func (m *Model) Execute(in, out *Dataset) error {
-	const op = "Model.Execute"
-	if err := m.checkExec(op, nil, in, out, false); err != nil {
-		return err
-	}
-	var rbuf [24]*res
-	var mbuf [16]*mem
-	rs, _, hd, err := m.execLocks(op, nil, in, out, rbuf[:0], mbuf[:0])
-	if err != nil {
-		return err
-	}
-	defer execUnlock(rs, &hd, in, out)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.dev.bound(func() error {
-		if err := m.waitLast(); err != nil {
-			return err
-		}
-		return m.mb.Execute(m.id, in.h, out.h)
+	return m.exec("Model.Execute", nil, in, out, false, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.dev.bound(func() error {
+			if err := m.waitLast(); err != nil {
+				return err
+			}
+			return m.mb.Execute(m.id, in.h, out.h)
+		})
 	})
 }
 
