@@ -38,7 +38,7 @@ func (w *localWorld) join(c *comm, seq uint64, d *opDesc, timeout time.Duration)
 
 func (w *localWorld) pair(c *comm, kind uint8, peer int, sending bool, offer pairOffer, timeout time.Duration) (pairResult, error) {
 	k, side := keyFor(kind, c.rank, peer, sending)
-	return w.pairs.pair(k, side, offer, timeout, w.place.aborted)
+	return w.pairs.pair(k, side, offer, timeout)
 }
 
 func (w *localWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, timeout time.Duration) error {

@@ -41,17 +41,16 @@ type meeting struct {
 // meetingPlace is the rendezvous of the ranks of one in-process world.
 // Safe for concurrent use. An abandoned meeting stays as a tombstone until
 // every participant has touched it, so a rank arriving late learns at once
-// that the others gave up (HCCL_E_TIMEOUT) and the ranks stay in step. An
-// abort (the world is being torn down) fails everything.
+// that the others gave up (HCCL_E_TIMEOUT) and the ranks stay in step.
+// Every wait is bounded by its meeting's deadline, so nothing needs to
+// abort the place when a rank leaves.
 type meetingPlace struct {
-	mu       sync.Mutex
-	open     map[meetKey]*meeting
-	abortErr error
-	aborted  chan struct{}
+	mu   sync.Mutex
+	open map[meetKey]*meeting
 }
 
 func newMeetingPlace() *meetingPlace {
-	return &meetingPlace{open: make(map[meetKey]*meeting), aborted: make(chan struct{})}
+	return &meetingPlace{open: make(map[meetKey]*meeting)}
 }
 
 // meet deposits v as participant slot of a meeting of need participants,
@@ -70,9 +69,6 @@ func (m *meetingPlace) meet(k meetKey, slot, need int, v any, timeout time.Durat
 func (m *meetingPlace) enter(k meetKey, slot, need int, v any, timeout time.Duration) (*meeting, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.abortErr != nil {
-		return nil, m.abortErr
-	}
 	mt := m.open[k]
 	if mt == nil {
 		mt = &meeting{vals: make([]any, need), need: need, deadline: time.Now().Add(timeout), done: make(chan struct{})}
@@ -107,16 +103,12 @@ func (m *meetingPlace) await(k meetKey, mt *meeting) ([]any, error) {
 		timer := time.NewTimer(time.Until(mt.deadline))
 		select {
 		case <-mt.done:
-		case <-m.aborted:
 		case <-timer.C:
 		}
 		timer.Stop()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.abortErr != nil && mt.got < mt.need {
-		return nil, m.abortErr
-	}
 	if mt.got < mt.need && !mt.abandoned {
 		mt.abandoned = true
 		close(mt.done)
@@ -126,17 +118,6 @@ func (m *meetingPlace) await(k meetKey, mt *meeting) ([]any, error) {
 		return nil, errf(codeTimeout, "%d of %d ranks did not arrive at the %s in time", mt.need-mt.got, mt.need, k.describe())
 	}
 	return mt.vals, nil
-}
-
-// abort fails every pending and later meeting with err (first call wins).
-func (m *meetingPlace) abort(err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.abortErr == nil {
-		m.abortErr = err
-		m.open = make(map[meetKey]*meeting)
-		close(m.aborted)
-	}
 }
 
 func (k meetKey) describe() string {

@@ -77,7 +77,7 @@ func newPairer() *pairer {
 }
 
 // pair waits at most timeout for the other side of k.
-func (p *pairer) pair(k pairKey, side int, offer pairOffer, timeout time.Duration, aborted <-chan struct{}) (pairResult, error) {
+func (p *pairer) pair(k pairKey, side int, offer pairOffer, timeout time.Duration) (pairResult, error) {
 	p.mu.Lock()
 	q := p.waiting[k]
 	if len(q) > 0 && q[0].side != side {
@@ -104,7 +104,6 @@ func (p *pairer) pair(k pairKey, side int, offer pairOffer, timeout time.Duratio
 	select {
 	case <-w.done:
 	case <-t.C:
-	case <-aborted:
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -132,15 +131,4 @@ func (k pairKey) other(side int) int {
 		return k.b
 	}
 	return k.a
-}
-
-// pending counts waiting arrivals (leak checks).
-func (p *pairer) pending() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, q := range p.waiting {
-		n += len(q)
-	}
-	return n
 }

@@ -78,8 +78,6 @@ const (
 	opMin  redOp = 3
 )
 
-func (o redOp) valid() bool { return o <= opMin }
-
 func (o redOp) String() string {
 	switch o {
 	case opSum:

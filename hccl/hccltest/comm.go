@@ -30,7 +30,7 @@ func (s *suite) testComm(t *testing.T) {
 		}
 		comms[w.rank] = c
 		if c.Rank() != w.rank || c.Size() != n || c.Device() != w.dev || c.Stream() != w.r.Stream() || c.Backend() != g.b {
-			return fmt.Errorf("Comm reports rank %d size %d device %d stream %v", c.Rank(), c.Size(), c.Device(), c.Stream())
+			return fmt.Errorf("comm reports rank %d size %d device %d stream %v", c.Rank(), c.Size(), c.Device(), c.Stream())
 		}
 		if _, err := c.Name(); err != nil {
 			return err
@@ -62,7 +62,7 @@ func (s *suite) testComm(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if err := comms[0].Barrier(cctx); !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("Barrier with a cancelled context: %v", err)
+			return fmt.Errorf("barrier with a cancelled context: %v", err)
 		}
 		return nil
 	}))
@@ -186,7 +186,7 @@ func (s *suite) testComm(t *testing.T) {
 					return fmt.Errorf("second Close: %w", err)
 				}
 				if err := wins[w.rank].Get(ctx, (w.rank+1)%n, nil); !errors.Is(err, hccl.ErrPara) {
-					return fmt.Errorf("Get on a closed window: %v", err)
+					return fmt.Errorf("get on a closed window: %v", err)
 				}
 				return w.free(regions[w.rank])
 			}))
@@ -202,7 +202,7 @@ func (s *suite) testComm(t *testing.T) {
 			return fmt.Errorf("second Close: %w", err)
 		}
 		if err := c.Barrier(ctx); !errors.Is(err, hccl.ErrPara) {
-			return fmt.Errorf("Barrier on a closed Comm: %v", err)
+			return fmt.Errorf("barrier on a closed Comm: %v", err)
 		}
 		return nil
 	}))

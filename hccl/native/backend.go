@@ -199,12 +199,16 @@ func getFrame() *frame { return framePool.Get().(*frame) }
 // Go runtime ignores.
 func escape(p unsafe.Pointer) uintptr {
 	if escapeOn {
+		// Never runs: the store and the read only inform escape analysis.
 		escapeSink = p
+		if escapeSink == nil {
+			escapeOn = false
+		}
 	}
 	return uintptr(p)
 }
 
 var (
 	escapeSink unsafe.Pointer
-	escapeOn   bool // never set: the store only informs escape analysis
+	escapeOn   bool // never set
 )
