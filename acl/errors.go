@@ -3,6 +3,8 @@ package acl
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ascend-go/cann/internal/callerr"
 )
 
 // Sentinel errors. An *Error matches (errors.Is) every sentinel whose class
@@ -69,15 +71,9 @@ func Errorf(op string, code Code, format string, args ...any) *Error {
 	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
+// Error formats as "Op: ACL_ERROR_NAME (code): message".
 func (e *Error) Error() string {
-	s := e.Op + ": " + e.Code.String()
-	if e.Code.Known() {
-		s += fmt.Sprintf(" (%d)", int32(e.Code))
-	}
-	if e.Msg != "" {
-		s += ": " + e.Msg
-	}
-	return s
+	return callerr.Message(e.Op, e.Code.String(), int64(e.Code), e.Code.Known(), e.Msg)
 }
 
 // Is reports whether target is a sentinel of e's class, or an *Error with the

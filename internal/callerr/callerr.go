@@ -1,0 +1,20 @@
+// Package callerr formats the errors of failed C-library calls alike for
+// every API package (acl, hccl): "Op: NAME (code): message". It holds no
+// state; its functions are safe for concurrent use.
+package callerr
+
+import "strconv"
+
+// Message formats a failed call: the C function op, the code's name and,
+// when the name is a known one (an unknown code's name already carries
+// the number), the code in parentheses, then msg if any.
+func Message(op, name string, code int64, known bool, msg string) string {
+	s := op + ": " + name
+	if known {
+		s += " (" + strconv.FormatInt(code, 10) + ")"
+	}
+	if msg != "" {
+		s += ": " + msg
+	}
+	return s
+}
