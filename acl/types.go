@@ -51,6 +51,8 @@ var dataTypeInfo = map[DataType]struct {
 	Float6E2M3: {"ACL_FLOAT6_E2M3", 6}, Float4E2M1: {"ACL_FLOAT4_E2M1", 4}, Float4E1M2: {"ACL_FLOAT4_E1M2", 4},
 }
 
+// String returns the ACL_* name of the data type ("aclDataType(n)" for an
+// unknown one).
 func (d DataType) String() string {
 	if i, ok := dataTypeInfo[d]; ok {
 		return i.name
@@ -112,6 +114,7 @@ var formatNames = map[Format]string{
 	FormatC04: "ACL_FORMAT_C0_4", FormatC08: "ACL_FORMAT_C0_8",
 }
 
+// String returns the ACL_FORMAT_* name of the format.
 func (f Format) String() string {
 	if n, ok := formatNames[f]; ok {
 		return n
@@ -143,6 +146,7 @@ var memcpyKindNames = [...]string{
 	"ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE",
 }
 
+// String returns the ACL_MEMCPY_* name of the copy kind.
 func (k MemcpyKind) String() string {
 	if k >= 0 && int(k) < len(memcpyKindNames) {
 		return memcpyKindNames[k]
@@ -221,6 +225,7 @@ const (
 	RunModeHost   RunMode = 1
 )
 
+// String returns the ACL_* name of the run mode.
 func (m RunMode) String() string {
 	switch m {
 	case RunModeDevice:

@@ -18,6 +18,7 @@ const (
 	AddrModelIO
 )
 
+// String returns the name of the address type.
 func (t AddrType) String() string {
 	switch t {
 	case AddrFixed:

@@ -25,6 +25,7 @@ const (
 	CopyNoTask
 )
 
+// String returns a short description of why the IO is copied.
 func (r CopyReason) String() string {
 	switch r {
 	case NotCopyOnly:

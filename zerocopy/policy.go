@@ -32,6 +32,7 @@ const (
 	PlaceHost
 )
 
+// String returns the name of the buffer placement.
 func (p BufferPlace) String() string {
 	if p == PlaceDevice {
 		return "device"

@@ -82,6 +82,7 @@ type MissingSymbolsError struct {
 	Names  []string
 }
 
+// Error lists the missing symbols.
 func (e *MissingSymbolsError) Error() string {
 	return "dl: " + e.Family + " library " + strings.Join(e.Paths, ", ") +
 		" lacks required symbols: " + strings.Join(e.Names, ", ")

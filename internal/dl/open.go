@@ -52,6 +52,7 @@ type NotFoundError struct {
 	Attempts []Attempt
 }
 
+// Error says which library was not found and where it was looked for.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dl: cannot load the %s library", e.Family)
