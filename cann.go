@@ -11,6 +11,10 @@
 //
 // This package imports both backends and so links purego; a program that
 // wants a fully static binary imports package fallback directly instead.
+//
+// Open and the mode functions are safe for concurrent use; a Picked is a
+// plain value whose Backend is as safe for concurrent use as that backend
+// says (both are).
 package cann
 
 import (

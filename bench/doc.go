@@ -1,4 +1,5 @@
-// Package bench holds the project's benchmarks; it has no API. Each
+// Package bench holds the project's benchmarks; it has no API (and so no
+// types whose concurrency needs a word). Each
 // benchmark reports, beside ns/op and MB/s, a ratio against a baseline
 // measured in the same run (units such as x_copy), so results compare
 // across machines and benchstat can track them:

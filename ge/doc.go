@@ -48,4 +48,12 @@
 // `node "fc1" (MatMul): inner dims 64 and 32 differ`; kernel failures at run
 // time carry ACL_ERROR_RT_AICORE_EXCEPTION; model parsing failures carry the
 // codes described in docs/model-format.md.
+//
+// # Concurrency
+//
+// A Graph under construction is not safe for concurrent use; Compile only
+// reads it, so several compiles of one unchanged graph may run at once. A
+// compiled or parsed Model is immutable and safe for concurrent use by any
+// number of readers and executors; descriptors and attributes are plain
+// values.
 package ge

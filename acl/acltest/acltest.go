@@ -11,6 +11,10 @@
 //
 // The subtest names are the same on every backend; what cannot be provoked
 // on a backend is skipped by name, never left out, so listings compare.
+//
+// Run drives its backend from one test at a time (its subtests start
+// goroutines of their own to test concurrency); two Runs must not share a
+// backend. Options is a plain value.
 package acltest
 
 import (

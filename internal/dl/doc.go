@@ -30,4 +30,7 @@
 // Lifetime. A Library holds one reference for its opener; [Library.Acquire]
 // hands out more. The libraries are dlclosed when the last reference is
 // released. Close is idempotent.
+//
+// Concurrency. A Library is safe for concurrent use; Spec, Attempt and the
+// errors are plain values, not changed after Open returns.
 package dl
