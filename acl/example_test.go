@@ -186,3 +186,28 @@ func ExampleDevice_RegisterHost() {
 	// ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED
 	// <nil>
 }
+
+// Open a device: aclrtSetDevice plus a context of the Device's own. The
+// Device's methods may be called from any goroutine.
+func ExampleRuntime_OpenDevice() {
+	npu, err := fallback.New(fallback.WithDevices(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	rt, err := acl.Init(npu, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rt.Close()
+	dev, err := rt.OpenDevice(1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	fmt.Println("device", dev.ID())
+	_, err = rt.OpenDevice(2)
+	fmt.Println(acl.CodeOf(err))
+	// Output:
+	// device 1
+	// ACL_ERROR_RT_INVALID_DEVICEID
+}

@@ -84,3 +84,26 @@ func ExampleNPU_Enqueue() {
 	// task 2
 	// ACL_ERROR_RT_TS_ERROR
 }
+
+// Create a host-memory NPU with two devices of 1 GiB each; it implements
+// acl.Backend, so the idiomatic layer (acl.Init) runs on it unchanged.
+func ExampleNew() {
+	npu, err := fallback.New(fallback.WithDevices(2), fallback.WithDeviceMemory(1<<30))
+	if err != nil {
+		panic(err)
+	}
+	defer npu.Close()
+	if err := npu.Init(""); err != nil {
+		panic(err)
+	}
+	n, err := npu.GetDeviceCount()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("devices:", n)
+	if err := npu.Finalize(); err != nil {
+		panic(err)
+	}
+	// Output:
+	// devices: 2
+}
