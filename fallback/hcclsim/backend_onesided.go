@@ -193,15 +193,19 @@ func (s *Sim) BatchPut(h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSid
 // oneSided checks every descriptor at the call (before any byte moves):
 // the local buffer, access enabled on this rank, and the owner still
 // holding the registration; then it queues the transfers on the stream.
+// A batch addressed to the caller's own rank is a local copy: its remote
+// addresses must lie in memory the rank registered on this communicator
+// (checkOwn), and it never involves the transport.
 func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSideOpDesc, st acl.StreamHandle) error {
 	c, err := s.comm(op, h)
 	if err != nil {
 		return err
 	}
-	if int(remoteRank) >= c.n || int(remoteRank) == c.rank {
+	if int(remoteRank) >= c.n {
 		return hccl.Errorf(op, hccl.EPara, "remote rank %d (this rank %d of %d)", remoteRank, c.rank, c.n)
 	}
 	peer := int(remoteRank)
+	self := peer == c.rank
 	xs := make([]xfer, 0, len(descs))
 	for i, d := range descs {
 		n, err := elemBytes(op, d.Count, d.DataType, false)
@@ -227,17 +231,26 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	if err := c.localViews(xs); err != nil {
 		return herr(op, err)
 	}
-	enabled := c.os.enabledFor(peer)
-	spans, err := c.tr.ownerSpans(c, peer)
-	if err != nil {
-		return herr(op, err)
-	}
-	for _, x := range xs {
-		if err := checkRemote(enabled, peer, x.remote, x.n); err != nil {
+	if self {
+		spans := c.os.spansFor(anyPeer)
+		for _, x := range xs {
+			if err := checkOwn(spans, c.rank, x.remote, x.n); err != nil {
+				return herr(op, err)
+			}
+		}
+	} else {
+		enabled := c.os.enabledFor(peer)
+		spans, err := c.tr.ownerSpans(c, peer)
+		if err != nil {
 			return herr(op, err)
 		}
-		if err := coveredBy(spans, peer, x.remote, x.n); err != nil {
-			return herr(op, err)
+		for _, x := range xs {
+			if err := checkRemote(enabled, peer, x.remote, x.n); err != nil {
+				return herr(op, err)
+			}
+			if err := coveredBy(spans, peer, x.remote, x.n); err != nil {
+				return herr(op, err)
+			}
 		}
 	}
 	g := newGate[struct{}]()
@@ -246,7 +259,12 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		if err := c.localViews(xs); err != nil {
 			return err
 		}
-		err := c.exclusive(func() error { return c.tr.oneSided(c, peer, get, xs, c.timeout) })
+		err := c.exclusive(func() error {
+			if self {
+				return c.selfCopy(get, xs)
+			}
+			return c.tr.oneSided(c, peer, get, xs, c.timeout)
+		})
 		c.fail(err)
 		return err
 	})
@@ -254,6 +272,30 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		return herr(op, err)
 	}
 	g.open(struct{}{}, nil)
+	return nil
+}
+
+// selfCopy runs a batch addressed to the caller's own rank: every remote
+// range is resolved against the rank's live registrations (any peer)
+// before a byte moves; one deregistered since the call is an error
+// completion (HCCL_E_REMOTE), as for a peer's memory.
+func (c *comm) selfCopy(get bool, xs []xfer) error {
+	rs := c.os.resolver(c, anyPeer)
+	mems := make([][]byte, len(xs))
+	for i, x := range xs {
+		m, err := rs.resolve(x.remote, x.n)
+		if err != nil {
+			return err
+		}
+		mems[i] = m
+	}
+	for i, x := range xs {
+		if get {
+			copy(x.local, mems[i])
+		} else {
+			copy(mems[i], x.local)
+		}
+	}
 	return nil
 }
 

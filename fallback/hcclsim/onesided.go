@@ -130,14 +130,18 @@ func (sp span) covers(addr uintptr, n uint64) bool {
 	return addr >= sp.addr && uint64(addr-sp.addr) <= sp.size && n <= sp.size-uint64(addr-sp.addr)
 }
 
+// anyPeer stands for every requester in spansFor and resolver: the rank
+// itself reaches all of its own registrations, whatever peer they name.
+const anyPeer = -1
+
 // spansFor lists this rank's live registrations for requester (the owner
-// side of the call-time check, taken once per batch).
+// side of the call-time check, taken once per batch); anyPeer lists all.
 func (s *oneSidedState) spansFor(requester int) []span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []span
 	for _, r := range s.regs {
-		if r.info.peer == requester {
+		if requester == anyPeer || r.info.peer == requester {
 			out = append(out, span{r.info.addr, r.info.size})
 		}
 	}
@@ -153,6 +157,24 @@ func coveredBy(spans []span, owner int, addr uintptr, n uint64) error {
 		}
 	}
 	return errf(codeRemote, "rank %d no longer has [%#x, +%d) registered for this rank", owner, addr, n)
+}
+
+// checkOwn is the call-time check of a transfer addressed to the caller's
+// own rank: [addr, addr+n) must lie inside memory the rank registered on
+// this communicator (for any peer; one's own memory needs no exchange or
+// enable). spans is spansFor(anyPeer).
+func checkOwn(spans []span, rank int, addr uintptr, n uint64) error {
+	inside := false
+	for _, sp := range spans {
+		if sp.covers(addr, n) {
+			return nil
+		}
+		inside = inside || addr >= sp.addr && uint64(addr-sp.addr) < sp.size
+	}
+	if inside {
+		return errf(codePara, "range [%#x, +%d) runs past the end of rank %d's registered memory", addr, n, rank)
+	}
+	return errf(codeNotFound, "address %#x is not in memory rank %d registered on this communicator", addr, rank)
 }
 
 // resolver is the owner side of one batch of transfers: it looks up the
@@ -171,7 +193,7 @@ func (s *oneSidedState) resolver(c *comm, requester int) *resolver {
 	defer s.mu.Unlock()
 	rs := &resolver{c: c, requester: requester}
 	for _, r := range s.regs {
-		if r.info.peer == requester {
+		if requester == anyPeer || r.info.peer == requester {
 			rs.regs = append(rs.regs, r)
 		}
 	}
@@ -197,6 +219,9 @@ func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
 		}
 		off := uint64(addr - r.info.addr)
 		return rs.views[i][off : off+n], nil
+	}
+	if rs.requester == anyPeer {
+		return nil, errf(codeRemote, "rank %d: own memory [%#x, +%d) is no longer registered", rs.c.rank, addr, n)
 	}
 	return nil, errf(codeRemote, "rank %d: [%#x, +%d) is not registered for rank %d (deregistered?)", rs.c.rank, addr, n, rs.requester)
 }

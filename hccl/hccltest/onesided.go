@@ -95,6 +95,17 @@ func (s *suite) setupOneSided(t *testing.T, g *group, rng *rand.Rand) *osState {
 	return st
 }
 
+// base is the address rank r names to reach rank q's region: the address
+// r enabled for a peer, its own region for itself (a BatchGet or BatchPut
+// addressed to the caller's own rank reads or writes its own registered
+// memory).
+func (st *osState) base(r, q int) uintptr {
+	if r == q {
+		return uintptr(st.region[r])
+	}
+	return st.mem[r][q].Addr
+}
+
 // teardown disables every access, waits for every rank, then deregisters.
 func (st *osState) teardown(g *group) {
 	g.t.Helper()
@@ -166,8 +177,9 @@ func (s *suite) testOneSided(t *testing.T) {
 			g := s.newGroup(t, n).mustInit()
 			st := s.setupOneSided(t, g, rng)
 
-			// BatchGet: random descriptor sets from every peer, compared
-			// byte for byte with the peer's memory; gaps stay untouched.
+			// BatchGet: random descriptor sets from every rank, the reader's
+			// own included, compared byte for byte with the owner's memory;
+			// gaps stay untouched.
 			for round := 0; round < 3; round++ {
 				type plan struct {
 					sps  []span
@@ -178,9 +190,6 @@ func (s *suite) testOneSided(t *testing.T) {
 				plans := make([][]plan, n)
 				for r := 0; r < n; r++ {
 					for q := 0; q < n; q++ {
-						if q == r {
-							continue
-						}
 						sps, sz := randSpans(rng, st.size[q], 1+rng.IntN(16))
 						plans[r] = append(plans[r], plan{sps: sps, pre: randBytes(rng, sz), peer: q})
 					}
@@ -195,7 +204,7 @@ func (s *suite) testOneSided(t *testing.T) {
 						descs := make([]hccl.OneSideOpDesc, len(pl.sps))
 						for j, sp := range pl.sps {
 							descs[j] = hccl.OneSideOpDesc{LocalAddr: unsafe.Add(buf, sp.local),
-								RemoteAddr: st.mem[w.rank][pl.peer].Addr + uintptr(sp.remote), Count: uint64(sp.count), DataType: sp.dt}
+								RemoteAddr: st.base(w.rank, pl.peer) + uintptr(sp.remote), Count: uint64(sp.count), DataType: sp.dt}
 						}
 						// Shuffle: order within a batch must not matter.
 						rand.New(rand.NewPCG(uint64(i), uint64(w.rank))).Shuffle(len(descs), func(a, b int) { descs[a], descs[b] = descs[b], descs[a] })
@@ -227,23 +236,19 @@ func (s *suite) testOneSided(t *testing.T) {
 				}
 			}
 
-			// BatchPut: rank r writes its own segment of every peer's region;
-			// then every rank reads its own memory back, byte for byte.
+			// BatchPut: rank r writes segment r of every rank's region, its
+			// own included; then every rank reads its own memory back, byte
+			// for byte.
 			puts := make([][][]byte, n) // puts[r][q]: what r writes into q
 			for r := 0; r < n; r++ {
 				puts[r] = make([][]byte, n)
 				for q := 0; q < n; q++ {
-					if q != r {
-						puts[r][q] = randBytes(rng, st.size[q]/n)
-					}
+					puts[r][q] = randBytes(rng, st.size[q]/n)
 				}
 			}
 			g.noErr("BatchPut", g.each(func(w *worker) error {
 				r := w.rank
 				for q := 0; q < n; q++ {
-					if q == r {
-						continue
-					}
 					seg := st.size[q] / n
 					buf, err := w.buffer(puts[r][q], 0)
 					if err != nil {
@@ -252,8 +257,8 @@ func (s *suite) testOneSided(t *testing.T) {
 					// Two descriptors per segment: halves of different types.
 					half := seg / 2 &^ 7
 					descs := []hccl.OneSideOpDesc{
-						{LocalAddr: buf, RemoteAddr: st.mem[r][q].Addr + uintptr(r*seg), Count: uint64(half / 8), DataType: hccl.Uint64},
-						{LocalAddr: unsafe.Add(buf, half), RemoteAddr: st.mem[r][q].Addr + uintptr(r*seg+half), Count: uint64(seg - half), DataType: hccl.Uint8},
+						{LocalAddr: buf, RemoteAddr: st.base(r, q) + uintptr(r*seg), Count: uint64(half / 8), DataType: hccl.Uint64},
+						{LocalAddr: unsafe.Add(buf, half), RemoteAddr: st.base(r, q) + uintptr(r*seg+half), Count: uint64(seg - half), DataType: hccl.Uint8},
 					}
 					if err := g.b.BatchPut(w.comm, uint32(q), descs, w.r.Stream()); err != nil {
 						return fmt.Errorf("BatchPut to rank %d: %w", q, err)
@@ -276,9 +281,7 @@ func (s *suite) testOneSided(t *testing.T) {
 			for q := 0; q < n; q++ {
 				seg := st.size[q] / n
 				for r := 0; r < n; r++ {
-					if r != q {
-						copy(st.data[q][r*seg:], puts[r][q])
-					}
+					copy(st.data[q][r*seg:], puts[r][q])
 				}
 				if d := firstDiff(st.data[q], own[q]); d != "" {
 					t.Errorf("BatchPut: rank %d's own memory: %s", q, d)

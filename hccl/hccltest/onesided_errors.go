@@ -65,8 +65,9 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 		return nil
 	}))
 
-	// Transfers that must fail, on rank 0 reading rank 1. Each batch holds
-	// a good descriptor first, whose destination must stay untouched.
+	// Transfers that must fail, on rank 0 reading rank 1, then its own
+	// memory. Each batch holds a good descriptor first, whose destination
+	// must stay untouched.
 	g.noErr("transfer checks", g.some([]int{0}, func(w *worker) error {
 		c := w.comm
 		m := st.mem[0][1]
@@ -76,15 +77,14 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 			return err
 		}
 		defer w.free(buf)
-		good := hccl.OneSideOpDesc{LocalAddr: buf, RemoteAddr: m.Addr, Count: 16, DataType: hccl.Uint8}
-		bad := func(d hccl.OneSideOpDesc, want hccl.Result, what string) {
+		check := func(peer int, good, d hccl.OneSideOpDesc, want hccl.Result, what string) {
 			t.Helper()
 			for _, put := range []bool{false, true} {
 				op, f := "BatchGet", b.BatchGet
 				if put {
 					op, f = "BatchPut", b.BatchPut
 				}
-				code(t, want, f(c, 1, []hccl.OneSideOpDesc{good, d}, w.r.Stream()), "%s %s", op, what)
+				code(t, want, f(c, uint32(peer), []hccl.OneSideOpDesc{good, d}, w.r.Stream()), "%s %s", op, what)
 			}
 			if err := w.r.Sync(); err != nil {
 				t.Errorf("Sync after a failed batch: %v", err)
@@ -97,6 +97,11 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 			if dd := firstDiff(pre, got); dd != "" {
 				t.Errorf("BatchGet %s: the good descriptor of the failed batch moved data: %s", what, dd)
 			}
+		}
+		good := hccl.OneSideOpDesc{LocalAddr: buf, RemoteAddr: m.Addr, Count: 16, DataType: hccl.Uint8}
+		bad := func(d hccl.OneSideOpDesc, want hccl.Result, what string) {
+			t.Helper()
+			check(1, good, d, want, what)
 		}
 		local := unsafe.Add(buf, 64)
 		bad(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: m.Addr + uintptr(m.Size) - 4, Count: 8, DataType: hccl.Uint8},
@@ -114,7 +119,55 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 			bad(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: st.mem[0][2].Addr, Count: 8, DataType: hccl.Uint8},
 				hccl.ENotFound, "from rank 2's memory addressed to rank 1")
 		}
-		code(t, hccl.EPara, b.BatchGet(c, 0, []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet from self")
+
+		// The caller's own rank: memory it registered on the communicator
+		// (for any peer) is reachable without exchange or enable; the
+		// range checks are those of a peer's memory.
+		own, ownSize := uintptr(st.region[0]), uintptr(st.size[0])
+		goodSelf := hccl.OneSideOpDesc{LocalAddr: buf, RemoteAddr: own, Count: 16, DataType: hccl.Uint8}
+		self := func(d hccl.OneSideOpDesc, want hccl.Result, what string) {
+			t.Helper()
+			check(0, goodSelf, d, want, what+" (own rank)")
+		}
+		self(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: own + ownSize - 4, Count: 8, DataType: hccl.Uint8},
+			hccl.EPara, "running past the end of the caller's registered memory")
+		self(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: 16, Count: 8, DataType: hccl.Uint8},
+			hccl.ENotFound, "from an address nobody registered")
+		unreg, err := w.alloc(64)
+		if err != nil {
+			return err
+		}
+		self(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: uintptr(unreg), Count: 8, DataType: hccl.Uint8},
+			hccl.ENotFound, "from the caller's memory it never registered")
+		if err := w.free(unreg); err != nil {
+			return err
+		}
+		self(hccl.OneSideOpDesc{LocalAddr: local, RemoteAddr: own, Count: 8, DataType: hccl.DataType(13)},
+			hccl.EPara, "with data type 13")
+		self(hccl.OneSideOpDesc{LocalAddr: nil, RemoteAddr: own, Count: 8, DataType: hccl.Uint8},
+			hccl.EPtr, "into a null local address")
+		// The failed BatchPuts left the caller's own memory alone.
+		head, err := w.read(st.region[0], 16)
+		if err != nil {
+			return err
+		}
+		if d := firstDiff(st.data[0][:16], head); d != "" {
+			t.Errorf("a failed BatchPut to the own rank moved data: %s", d)
+		}
+		// A good batch to the own rank reads the own memory.
+		if err := b.BatchGet(c, 0, []hccl.OneSideOpDesc{goodSelf}, w.r.Stream()); err != nil {
+			t.Errorf("BatchGet from the caller's own registered memory: %v", err)
+		} else if err := w.r.Sync(); err != nil {
+			t.Errorf("Sync after BatchGet from the own rank: %v", err)
+		} else if got, err := w.read(buf, 16); err != nil {
+			t.Error(err)
+		} else if d := firstDiff(st.data[0][:16], got); d != "" {
+			t.Errorf("BatchGet from the own rank: %s", d)
+		}
+		if err := w.r.Write(buf, pre); err != nil {
+			return err
+		}
+
 		code(t, hccl.EPara, b.BatchGet(c, uint32(n), []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet from rank = size")
 		code(t, hccl.EPtr, b.BatchGet(0, 1, []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet on a null comm")
 		if err := b.BatchGet(c, 1, nil, w.r.Stream()); err != nil {
@@ -187,8 +240,28 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 		}
 		return w.r.Sync()
 	}))
-	// The owner deregisters while rank 0 still has access.
-	g.noErr("owner deregisters", g.some([]int{1}, func(w *worker) error { return b.DeregisterMem(w.comm, &d10) }))
+	// The owner deregisters while rank 0 still has access. The owner
+	// itself reaches that memory until then, and not after.
+	g.noErr("owner deregisters", g.some([]int{1}, func(w *worker) error {
+		buf, err := w.alloc(64)
+		if err != nil {
+			return err
+		}
+		defer w.free(buf)
+		selfDesc := []hccl.OneSideOpDesc{{LocalAddr: buf, RemoteAddr: uintptr(extra[1]), Count: 64, DataType: hccl.Uint8}}
+		if err := b.BatchGet(w.comm, 1, selfDesc, w.r.Stream()); err != nil {
+			return fmt.Errorf("BatchGet from the owner's own registered memory: %w", err)
+		}
+		if err := w.r.Sync(); err != nil {
+			return err
+		}
+		if err := b.DeregisterMem(w.comm, &d10); err != nil {
+			return err
+		}
+		code(t, hccl.ENotFound, b.BatchGet(w.comm, 1, selfDesc, w.r.Stream()), "BatchGet from the own rank's deregistered memory")
+		code(t, hccl.ENotFound, b.BatchPut(w.comm, 1, selfDesc, w.r.Stream()), "BatchPut into the own rank's deregistered memory")
+		return w.r.Sync()
+	}))
 	g.noErr("deregistered while in use", g.some([]int{0}, func(w *worker) error {
 		buf, err := w.alloc(64)
 		if err != nil {

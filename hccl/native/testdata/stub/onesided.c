@@ -365,6 +365,27 @@ static HcclResult check_remote(const struct comm *c, uint32_t peer, uintptr_t ad
     return best;
 }
 
+/* check_self classifies [addr, addr+len) of a batch addressed to the
+ * caller's own rank: it must lie inside memory the caller registered on
+ * this communicator (for any peer; one's own memory needs no exchange or
+ * enable). Starting inside a registration but running past its end is
+ * HCCL_E_PARA; anything else HCCL_E_NOT_FOUND. */
+static HcclResult check_self(const struct comm *c, uintptr_t addr, uint64_t len)
+{
+    HcclResult best = HCCL_E_NOT_FOUND;
+    for (const struct reg *r = g_regs; r != NULL; r = r->next) {
+        if (r->owner_comm != c->id || !r->alive)
+            continue;
+        uintptr_t lo = (uintptr_t)r->addr;
+        if (addr < lo || addr - lo >= r->size)
+            continue;
+        if (len <= r->size - (addr - lo))
+            return HCCL_SUCCESS;
+        best = HCCL_E_PARA;
+    }
+    return best;
+}
+
 static HcclResult batch(HcclComm comm, uint32_t remoteRank, HcclOneSideOpDesc *desc, uint32_t descNum, int put)
 {
     struct comm *c;
@@ -373,7 +394,7 @@ static HcclResult batch(HcclComm comm, uint32_t remoteRank, HcclOneSideOpDesc *d
         return rc;
     if (desc == NULL && descNum > 0)
         UNLOCK_RETURN(HCCL_E_PTR);
-    if (remoteRank >= c->g->n || remoteRank == c->rank)
+    if (remoteRank >= c->g->n)
         UNLOCK_RETURN(HCCL_E_PARA);
     /* Check every descriptor before moving a byte. */
     for (uint32_t i = 0; i < descNum; i++) {
@@ -385,7 +406,10 @@ static HcclResult batch(HcclComm comm, uint32_t remoteRank, HcclOneSideOpDesc *d
             continue;
         if (d->localAddr == NULL)
             UNLOCK_RETURN(HCCL_E_PTR);
-        rc = check_remote(c, remoteRank, (uintptr_t)d->remoteAddr, d->count * es);
+        if (remoteRank == c->rank)
+            rc = check_self(c, (uintptr_t)d->remoteAddr, d->count * es);
+        else
+            rc = check_remote(c, remoteRank, (uintptr_t)d->remoteAddr, d->count * es);
         if (rc != HCCL_SUCCESS)
             UNLOCK_RETURN(rc);
     }
