@@ -74,6 +74,14 @@ type group struct {
 	dog time.Duration
 }
 
+// in returns the group for use by subtest t (its failures end t, not the
+// test that made the group).
+func (g *group) in(t testing.TB) *group {
+	c := *g
+	c.t = t
+	return &c
+}
+
 // newGroup starts n workers, each opening its rank on its own thread.
 func (s *suite) newGroup(t testing.TB, n int) *group {
 	t.Helper()

@@ -15,6 +15,7 @@ func (s *suite) testInit(t *testing.T) {
 	t.Run("RootInfo", func(t *testing.T) {
 		for _, n := range s.rankCounts() {
 			t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+				s.needRanks(t, n)
 				g := s.newGroup(t, n).mustInit()
 				g.checkQueries(t, "")
 				g.noErr("CommDestroy", g.destroy())
@@ -34,8 +35,9 @@ func (s *suite) testInit(t *testing.T) {
 		g.noErr("CommDestroy", g.destroy())
 	})
 	t.Run("All", func(t *testing.T) {
-		for _, n := range []int{1, 2, s.maxRanks} {
+		for _, n := range []int{1, 2, maxSuiteRanks} {
 			t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+				s.needRanks(t, n)
 				g := s.newGroup(t, n)
 				devs := make([]int32, n)
 				for i, w := range g.ws {

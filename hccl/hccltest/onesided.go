@@ -167,12 +167,13 @@ func randSpans(rng *rand.Rand, size int, k int) ([]span, int) {
 }
 
 func (s *suite) testOneSided(t *testing.T) {
-	counts := []int{2, 3, min(5, s.maxRanks), s.maxRanks}
+	counts := []int{2, 3, 5, maxSuiteRanks}
 	if s.short {
 		counts = counts[:2]
 	}
 	for _, n := range counts {
 		t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+			s.needRanks(t, n)
 			rng := s.rng(t)
 			g := s.newGroup(t, n).mustInit()
 			st := s.setupOneSided(t, g, rng)

@@ -17,6 +17,7 @@ func (s *suite) testSendRecv(t *testing.T) {
 			continue
 		}
 		t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+			s.needRanks(t, n)
 			rng := s.rng(t)
 			g := s.newGroup(t, n).mustInit()
 			for _, dt := range []hccl.DataType{hccl.Int8, hccl.FP16, hccl.Uint32, hccl.FP64, hccl.Int128} {
@@ -108,6 +109,7 @@ func (s *suite) testBatchSendRecv(t *testing.T) {
 			continue
 		}
 		t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
+			s.needRanks(t, n)
 			rng := s.rng(t)
 			g := s.newGroup(t, n).mustInit()
 			for _, dt := range []hccl.DataType{hccl.Uint8, hccl.BF16, hccl.Int64} {

@@ -20,13 +20,15 @@ type suite struct {
 }
 
 // Run runs the conformance suite against env. Subtests (each runs on 1 to
-// min(8, MaxRanks) ranks as it needs):
+// 8 ranks as it needs; the names are the same on every env, and a rank
+// count above env.MaxRanks skips):
 //
 //	Init/RootInfo, Init/RootInfoConfig, Init/All, Init/ClusterInfo,
 //	Init/Errors, Barrier, AllReduce, Broadcast, AllGather, ReduceScatter,
-//	AlltoAllV, CountZero, SendRecv, BatchSendRecv, Mismatch, Errors,
-//	Timeout, OneSided, OneSidedErrors, Windows, Comm (the idiomatic
-//	layer), Destroy.
+//	AlltoAllV, CountZero, Large (buffers up to 64 MiB per rank; skipped
+//	when short), SendRecv, BatchSendRecv, Mismatch, Errors, Timeout,
+//	OneSided, OneSidedErrors, Windows, Comm (the idiomatic layer),
+//	Destroy.
 func Run(t *testing.T, env Env, opts Options) {
 	s := &suite{env: env, b: env.Backend(), opts: opts, seed: opts.Seed}
 	if s.seed == 0 {
@@ -37,7 +39,7 @@ func Run(t *testing.T, env Env, opts Options) {
 	if s.watchdog == 0 {
 		s.watchdog = max(2*time.Minute, 20*opts.Timeout)
 	}
-	s.maxRanks = min(8, env.MaxRanks())
+	s.maxRanks = min(maxSuiteRanks, env.MaxRanks())
 	if s.maxRanks < 2 {
 		t.Fatalf("env.MaxRanks() = %d, the suite needs at least 2", env.MaxRanks())
 	}
@@ -51,6 +53,7 @@ func Run(t *testing.T, env Env, opts Options) {
 	t.Run("ReduceScatter", s.testReduceScatter)
 	t.Run("AlltoAllV", s.testAlltoAllV)
 	t.Run("CountZero", s.testCountZero)
+	t.Run("Large", s.testLarge)
 	t.Run("SendRecv", s.testSendRecv)
 	t.Run("BatchSendRecv", s.testBatchSendRecv)
 	t.Run("Mismatch", s.testMismatch)
@@ -73,16 +76,26 @@ func (s *suite) rng(t testing.TB) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(s.seed), h))
 }
 
-// rankCounts is every rank count from 1 to maxRanks (fewer when short).
+// maxSuiteRanks is the most ranks a subtest uses. Subtest names never
+// depend on the env, so every backend runs the same names; a rank count
+// the env cannot host is skipped (needRanks).
+const maxSuiteRanks = 8
+
+// needRanks skips t when the env hosts fewer than n ranks.
+func (s *suite) needRanks(t *testing.T, n int) {
+	t.Helper()
+	if n > s.maxRanks {
+		t.Skipf("%d ranks: the env hosts at most %d", n, s.maxRanks)
+	}
+}
+
+// rankCounts is every rank count from 1 to maxSuiteRanks (fewer when
+// short); counts above the env's limit skip.
 func (s *suite) rankCounts() []int {
 	if s.short {
-		out := []int{1, 2, 3}
-		if s.maxRanks >= 5 {
-			out = append(out, 5)
-		}
-		return out
+		return []int{1, 2, 3, 5}
 	}
-	out := make([]int, s.maxRanks)
+	out := make([]int, maxSuiteRanks)
 	for i := range out {
 		out[i] = i + 1
 	}
