@@ -92,8 +92,9 @@ type comm struct {
 	asyncErr  code
 	broken    error // sticky: a data phase lost a peer
 	destroyed bool
-	inflight  sync.WaitGroup
-	execMu    sync.Mutex // serialises the rank's data phases (they share its staging memory)
+	queued    map[*queuedTask]struct{} // work on streams (queued.go)
+	queueChg  chan struct{}            // closed and replaced when a queued task finishes
+	execMu    sync.Mutex               // serialises the rank's data phases (they share its staging memory)
 
 	os oneSidedState
 }
@@ -149,12 +150,12 @@ func newGate[T any]() gate[T]         { return gate[T]{ch: make(chan gateVal[T],
 func (g gate[T]) open(v T, err error) { g.ch <- gateVal[T]{v, err} }
 func (g gate[T]) wait() (T, error)    { x := <-g.ch; return x.v, x.err }
 
-// enqueue queues task on the rank's stream, counted in inflight; task runs
-// only if the gate opens without an error.
+// enqueue queues task on the rank's stream, tracked for destroy; task
+// runs only if the gate opens without an error.
 func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) error) error {
-	c.inflight.Add(1)
-	err := c.sim.env.enqueue(c.dev, s, func() error {
-		defer c.inflight.Done()
+	qt := c.track()
+	skipped, err := c.sim.env.enqueue(c.dev, s, func() error {
+		defer c.untrack(qt)
 		v, err := g.wait()
 		if err != nil {
 			return nil // the call already reported it
@@ -165,9 +166,10 @@ func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) er
 		return task(v)
 	})
 	if err != nil {
-		c.inflight.Done()
+		c.untrack(qt)
 		return errf(codePara, "stream: %v", err)
 	}
+	c.setSkipped(qt, skipped)
 	return nil
 }
 

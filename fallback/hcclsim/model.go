@@ -119,8 +119,9 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 		return err
 	}
 	// Destroy waits for work in flight, as for queued collectives.
-	c.inflight.Add(1)
-	defer c.inflight.Done()
+	qt := c.track()
+	c.setSkipped(qt, neverSkipped) // running on its stream now
+	defer c.untrack(qt)
 	c.mu.Lock()
 	seq, prev, done := c.nextSeq, c.lastDone, make(chan struct{})
 	c.nextSeq++

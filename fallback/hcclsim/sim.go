@@ -165,20 +165,15 @@ func (s *Sim) destroy(h uintptr) error {
 		return errf(codePara, "unknown or destroyed communicator %#x", h)
 	}
 	// Queued work finishes first, bounded by the timeout. After a failure
-	// the stream skips the rank's later tasks (its error is sticky), so
-	// there is nothing to wait for: stop at once.
+	// of the communicator the stream skips the rank's later tasks (its
+	// error is sticky), so there is nothing to wait for: stop at once. A
+	// stream that failed for another reason skips them too: waitQueued
+	// does not wait for those.
 	c.mu.Lock()
 	failed := c.broken != nil || c.asyncErr != codeSuccess
 	c.mu.Unlock()
 	if !failed {
-		done := make(chan struct{})
-		go func() { c.inflight.Wait(); close(done) }()
-		t := time.NewTimer(c.timeout)
-		select {
-		case <-done:
-			t.Stop()
-		case <-t.C:
-		}
+		c.waitQueued(c.timeout)
 	}
 	c.tr.stopWaits(c)
 	c.mu.Lock()
