@@ -86,8 +86,8 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 	if err != nil {
 		return fail(err)
 	}
-	if m.Kind == mReject {
-		return fail(errf(code(m.Code), "%s", m.Text))
+	if err := refusal(m); err != nil {
+		return fail(err)
 	}
 	if m.Kind != mFormed {
 		return fail(errf(codeInternal, "rendezvous: unexpected message %d", m.Kind))
@@ -131,8 +131,8 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 		return fail(err)
 	}
 	m, err := l.recv()
-	if err == nil && m.Kind == mReject {
-		err = errf(code(m.Code), "%s", m.Text)
+	if err == nil {
+		err = refusal(m)
 	}
 	if err == nil && (m.Kind != mPeers || len(m.Segs) != n) {
 		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
@@ -156,12 +156,11 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 		return fail(err)
 	}
 	m, err = l.recv()
+	if err == nil {
+		err = refusal(m)
+	}
 	if err == nil && m.Kind != mGo {
-		if m.Kind == mReject {
-			err = errf(code(m.Code), "%s", m.Text)
-		} else {
-			err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
-		}
+		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
 	}
 	if err != nil {
 		cleanup()
@@ -174,4 +173,14 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 	c := s.newComm(w, root.id, n, rank, dev, name, timeout)
 	w.start(c)
 	return c, nil
+}
+
+// refusal turns the hub's refusal of an init (mReject) or its abort of the
+// forming communicator because a rank was lost (mAbort) into the error the
+// hub names; other messages give nil.
+func refusal(m *msg) error {
+	if m.Kind == mReject || m.Kind == mAbort {
+		return errf(code(m.Code), "%s", m.Text)
+	}
+	return nil
 }
