@@ -116,12 +116,22 @@ func TestWindowRangeChecks(t *testing.T) {
 		err := w.Get(ctx, 1, []Read{r})
 		assert.ErrorIs(t, err, ErrPara, "%+v", r)
 	}
-	assert.ErrorIs(t, w.Get(ctx, 0, nil), ErrPara, "self")
 	assert.ErrorIs(t, w.Get(ctx, 2, nil), ErrPara, "out of range")
+	assert.ErrorIs(t, w.Get(ctx, -1, nil), ErrPara, "out of range")
+	assert.ErrorIs(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 0, Count: 1, DataType: Int8}}), ErrPara, "own window is empty here")
 	assert.Len(t, f.batches, 1, "refused ranges never reach the backend")
 	assert.Equal(t, uint64(64), w.PeerSize(1))
 	assert.Zero(t, w.PeerSize(0))
 	assert.Zero(t, w.PeerSize(7))
+
+	// The own rank's window is read locally through the backend.
+	own := make([]byte, 32)
+	w.addr, w.size = unsafe.Pointer(&own[0]), uint64(len(own))
+	require.NoError(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 8, Count: 2, DataType: Int32}}))
+	require.Len(t, f.batches, 2)
+	assert.Equal(t, uintptr(w.addr)+8, f.batches[1][0].RemoteAddr)
+	assert.Equal(t, uint64(32), w.PeerSize(0))
+	assert.ErrorIs(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 30, Count: 1, DataType: Int32}}), ErrPara)
 	require.NoError(t, w.Close())
 	assert.ErrorIs(t, w.Get(ctx, 1, nil), ErrPara, "closed")
 	assert.False(t, errors.Is(w.Close(), ErrPara), "second Close returns the first result")

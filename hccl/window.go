@@ -205,17 +205,31 @@ func (w *Window) Size() uint64 { return w.size }
 // Addr is this rank's window.
 func (w *Window) Addr() unsafe.Pointer { return w.addr }
 
-// PeerSize is the window length of rank peer (0 for self or an unknown
-// rank).
+// PeerSize is the window length of rank peer: this rank's own for self, 0
+// for an unknown rank.
 func (w *Window) PeerSize(peer int) uint64 {
-	if peer < 0 || peer >= len(w.remote) || w.remote[peer] == nil {
+	if peer < 0 || peer >= len(w.remote) {
 		return 0
 	}
-	return w.remote[peer].mem.Size
+	return w.peerMem(peer).Size
 }
 
-// Get reads every range from peer's window (one BatchGet). Ranges are
-// checked against the peer's window size first, with HCCL_E_PARA.
+// peerMem is the window of rank peer as a one-sided address range: the
+// enabled remote memory of a peer, or this rank's own window, which HCCL
+// reads and writes locally (it is registered with every peer).
+func (w *Window) peerMem(peer int) CommMem {
+	if peer == w.c.rank {
+		return CommMem{Addr: uintptr(w.addr), Size: w.size}
+	}
+	if r := w.remote[peer]; r != nil {
+		return r.mem
+	}
+	return CommMem{}
+}
+
+// Get reads every range from peer's window (one BatchGet); peer may be this
+// rank, whose own window is read locally. Ranges are checked against the
+// peer's window size first, with HCCL_E_PARA.
 func (w *Window) Get(ctx context.Context, peer int, reads []Read) error {
 	return w.transfer(ctx, "HcclBatchGet", peer, reads, w.c.b.BatchGet)
 }
@@ -230,7 +244,7 @@ func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Read,
 	if err := w.c.pre(ctx, op); err != nil {
 		return err
 	}
-	if peer < 0 || peer >= w.c.size || peer == w.c.rank {
+	if peer < 0 || peer >= w.c.size {
 		return Errorf(op, EPara, "peer %d of %d (self %d)", peer, w.c.size, w.c.rank)
 	}
 	w.mu.Lock()
@@ -239,7 +253,7 @@ func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Read,
 	if closed {
 		return Errorf(op, EPara, "window closed")
 	}
-	mem := w.remote[peer].mem
+	mem := w.peerMem(peer)
 	sp, _ := w.pool.Get().(*[]OneSideOpDesc)
 	if sp == nil {
 		sp = new([]OneSideOpDesc)

@@ -96,8 +96,8 @@ func (s *suite) testComm(t *testing.T) {
 			g.noErr("Window.Get", g.each(func(w *worker) error {
 				got[w.rank] = make([][]byte, n)
 				for q := 0; q < n; q++ {
-					if q == w.rank {
-						continue
+					if q == w.rank && n == 1 {
+						continue // a lone rank registers nothing, so it has no window to read
 					}
 					if ps := wins[w.rank].PeerSize(q); ps != uint64(size[q]) {
 						return fmt.Errorf("PeerSize(%d) = %d, want %d", q, ps, size[q])
@@ -128,15 +128,12 @@ func (s *suite) testComm(t *testing.T) {
 					if !errors.Is(err, hccl.ErrPara) {
 						return fmt.Errorf("Window.Get past the end: %v", err)
 					}
-					if err := wins[w.rank].Get(ctx, w.rank, nil); !errors.Is(err, hccl.ErrPara) {
-						return fmt.Errorf("Window.Get from self: %v", err)
-					}
 				}
 				return nil
 			}))
 			for r := 0; r < n; r++ {
 				for q := 0; q < n; q++ {
-					if q != r {
+					if q != r || n > 1 { // the own window too: HCCL reads it locally
 						if d := firstDiff(data[q], got[r][q]); d != "" {
 							t.Errorf("Window.Get: rank %d from rank %d: %s", r, q, d)
 						}
