@@ -68,10 +68,10 @@ func startCluster(t testing.TB, n int, opts procs.Options) *procs.Cluster {
 	return cl
 }
 
-// TestConformanceMultiProcess runs the shared HCCL suite with every rank
+// TestConformanceMultiProcess runs the shared HCCL suite on 1–8 ranks, each
 // in its own process: the rendezvous runs in the test process, data moves
 // through shared memory.
 func TestConformanceMultiProcess(t *testing.T) {
-	cl := startCluster(t, 4, procs.Options{ConnectTimeout: testTimeout})
+	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
 	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout})
 }
