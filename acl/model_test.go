@@ -12,76 +12,19 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
-	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// mlpModel is the test model, two inputs and two outputs:
-//
-//	y = relu(x · W1) · W2 + b     x [M,K], W1 [K,H], W2 [H,N], b [M,N]
-//	z = x ⊙ x
-type mlpModel struct {
-	M, K, H, N int
-	W1, W2     []float32
-	blob       []byte
-	model      *ge.Model
-}
+// mlpModel is the shared two-input, two-output test model (getest.TwoIO).
+type mlpModel = getest.TwoIO
 
 func newMLPModel(t testing.TB, rng *rand.Rand, m, k, h, n int) *mlpModel {
 	t.Helper()
-	p := &mlpModel{M: m, K: k, H: h, N: n, W1: randF32(rng, k*h), W2: randF32(rng, h*n)}
-	g := ge.NewGraph("mlp")
-	x := g.Data("x", 0, acl.Float, []int64{int64(m), int64(k)})
-	b := g.Data("b", 1, acl.Float, []int64{int64(m), int64(n)})
-	w1 := g.ConstFloat32("w1", acl.Float, []int64{int64(k), int64(h)}, p.W1)
-	w2 := g.ConstFloat32("w2", acl.Float, []int64{int64(h), int64(n)}, p.W2)
-	hid := g.Relu(g.MatMul(x, w1, ge.Name("fc1")), ge.Name("relu"))
-	y := g.Add(g.MatMul(hid, w2, ge.Name("fc2")), b, ge.Name("bias"))
-	z := g.Mul(x, x, ge.Name("square"))
-	g.Output(y, z)
-	cm, err := ge.Compile(g)
-	require.NoError(t, err)
-	p.model = cm
-	p.blob, err = cm.MarshalBinary()
+	p, err := getest.NewTwoIO(rng, m, k, h, n)
 	require.NoError(t, err)
 	return p
-}
-
-func (p *mlpModel) inSizes() []uintptr {
-	return []uintptr{uintptr(4 * p.M * p.K), uintptr(4 * p.M * p.N)}
-}
-func (p *mlpModel) outSizes() []uintptr {
-	return []uintptr{uintptr(4 * p.M * p.N), uintptr(4 * p.M * p.K)}
-}
-
-// ref computes both outputs in float64, independently of the kernels.
-func (p *mlpModel) ref(x, b []float32) (y, z []float64) {
-	hid := make([]float64, p.M*p.H)
-	for i := range p.M {
-		for j := range p.H {
-			var s float64
-			for k := range p.K {
-				s += float64(x[i*p.K+k]) * float64(p.W1[k*p.H+j])
-			}
-			hid[i*p.H+j] = math.Max(s, 0)
-		}
-	}
-	y = make([]float64, p.M*p.N)
-	for i := range p.M {
-		for j := range p.N {
-			s := float64(b[i*p.N+j])
-			for k := range p.H {
-				s += hid[i*p.H+k] * float64(p.W2[k*p.N+j])
-			}
-			y[i*p.N+j] = s
-		}
-	}
-	z = make([]float64, len(x))
-	for i, v := range x {
-		z[i] = float64(v) * float64(v)
-	}
-	return y, z
 }
 
 func randF32(rng *rand.Rand, n int) []float32 {
@@ -138,13 +81,13 @@ type io struct {
 func newIO(t testing.TB, d *acl.Device, p *mlpModel) *io {
 	t.Helper()
 	v := &io{}
-	for _, n := range p.inSizes() {
+	for _, n := range p.InSizes() {
 		buf, err := d.Malloc(n, acl.MemMallocHugeFirst)
 		require.NoError(t, err)
 		v.in = append(v.in, buf)
 		v.inMems = append(v.inMems, buf)
 	}
-	for _, n := range p.outSizes() {
+	for _, n := range p.OutSizes() {
 		buf, err := d.Malloc(n, acl.MemMallocHugeFirst)
 		require.NoError(t, err)
 		v.out = append(v.out, buf)
@@ -164,7 +107,7 @@ func (v *io) fill(t testing.TB, rng *rand.Rand, p *mlpModel) {
 	v.x, v.b = randF32(rng, p.M*p.K), randF32(rng, p.M*p.N)
 	require.NoError(t, v.in[0].CopyFromHost(f32Bytes(v.x)))
 	require.NoError(t, v.in[1].CopyFromHost(f32Bytes(v.b)))
-	v.wantY, v.wantZ = p.ref(v.x, v.b)
+	v.wantY, v.wantZ = p.Ref(v.x, v.b)
 }
 
 // check reads both outputs back and compares them with the reference.
@@ -183,24 +126,24 @@ func TestModelLoadDescExecute(t *testing.T) {
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 16, 6)
 
-	work, weight, err := d.QueryModelSize(p.blob)
+	work, weight, err := d.QueryModelSize(p.Blob)
 	require.NoError(t, err)
-	require.Equal(t, uintptr(p.model.MemorySize), work)
-	require.Equal(t, uintptr(p.model.WeightSize), weight)
+	require.Equal(t, uintptr(p.Model.MemorySize), work)
+	require.Equal(t, uintptr(p.Model.WeightSize), weight)
 	wk, err := d.Malloc(work, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	wt, err := d.Malloc(weight, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 
 	loads := map[string]func() (*acl.Model, error){
-		"LoadModel":        func() (*acl.Model, error) { return d.LoadModel(p.blob) },
-		"LoadModelWithMem": func() (*acl.Model, error) { return d.LoadModelWithMem(p.blob, wk, wt) },
-		"Config":           func() (*acl.Model, error) { return d.LoadModelWithConfig(p.blob, acl.ModelConfig{}) },
+		"LoadModel":        func() (*acl.Model, error) { return d.LoadModel(p.Blob) },
+		"LoadModelWithMem": func() (*acl.Model, error) { return d.LoadModelWithMem(p.Blob, wk, wt) },
+		"Config":           func() (*acl.Model, error) { return d.LoadModelWithConfig(p.Blob, acl.ModelConfig{}) },
 		"ConfigWithMem": func() (*acl.Model, error) {
-			return d.LoadModelWithConfig(p.blob, acl.ModelConfig{Work: wk, Weight: wt})
+			return d.LoadModelWithConfig(p.Blob, acl.ModelConfig{Work: wk, Weight: wt})
 		},
 		"ConfigMemOptimize": func() (*acl.Model, error) {
-			return d.LoadModelWithConfig(p.blob, acl.ModelConfig{WorkspaceMemOptimize: true})
+			return d.LoadModelWithConfig(p.Blob, acl.ModelConfig{WorkspaceMemOptimize: true})
 		},
 	}
 	v := newIO(t, d, p)
@@ -215,14 +158,14 @@ func TestModelLoadDescExecute(t *testing.T) {
 			desc := m.Desc()
 			require.Len(t, desc.Inputs, 2)
 			require.Len(t, desc.Outputs, 2)
-			for i, io := range p.model.Inputs {
+			for i, io := range p.Model.Inputs {
 				assert.Equal(t, io.Name, desc.Inputs[i].Name)
 				assert.Equal(t, uintptr(io.Size), desc.Inputs[i].Size)
 				assert.Equal(t, io.Dims, desc.Inputs[i].Dims)
 				assert.Equal(t, io.DataType, desc.Inputs[i].DataType)
 				assert.Equal(t, io.Format, desc.Inputs[i].Format)
 			}
-			for i, io := range p.model.Outputs {
+			for i, io := range p.Model.Outputs {
 				assert.Equal(t, io.Name, desc.Outputs[i].Name)
 				assert.Equal(t, uintptr(io.Size), desc.Outputs[i].Size)
 				assert.Equal(t, io.Dims, desc.Outputs[i].Dims)
@@ -268,15 +211,15 @@ func TestModelBadInput(t *testing.T) {
 	require.NoError(t, err)
 	other, err := d1.Malloc(1<<20, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
-	_, err = d.LoadModelWithMem(p.blob, other, nil)
+	_, err = d.LoadModelWithMem(p.Blob, other, nil)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
 	closed, err := d.Malloc(1<<20, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
-	_, err = d.LoadModelWithMem(p.blob, closed, nil)
+	_, err = d.LoadModelWithMem(p.Blob, closed, nil)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle)
 
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	v := newIO(t, d, p)
 	st, err := d.NewStream()
@@ -335,7 +278,7 @@ func TestModelExecuteOnAnotherStreamWaits(t *testing.T) {
 	npu, _, d := open(t)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	a, err := d.NewStream()
 	require.NoError(t, err)
@@ -381,7 +324,7 @@ func TestModelConcurrentExecuteAsync(t *testing.T) {
 	_, _, d := open(t)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 8, 16, 16, 8)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	const workers, runs = 4, 15
 	var wg sync.WaitGroup
@@ -414,7 +357,7 @@ func TestModelCloseWaitsForQueuedRun(t *testing.T) {
 	npu, _, d := open(t)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	st, err := d.NewStream()
 	require.NoError(t, err)
@@ -450,7 +393,7 @@ func TestModelDeviceCloseUnloads(t *testing.T) {
 	d, err := rt.OpenDevice(0)
 	require.NoError(t, err)
 	p := newMLPModel(t, newRand(t), 2, 4, 4, 2)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	v := newIO(t, d, p)
 	st, err := d.NewStream()
@@ -472,7 +415,7 @@ func TestModelRebindsContext(t *testing.T) {
 	require.NoError(t, err)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	st, err := d.NewStream()
 	require.NoError(t, err)
@@ -494,7 +437,7 @@ func TestModelRebindsContext(t *testing.T) {
 func TestModelExecuteAsyncAllocs(t *testing.T) {
 	npu, _, d := open(t)
 	p := newMLPModel(t, newRand(t), 4, 8, 8, 4)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	st, err := d.NewStream()
 	require.NoError(t, err)
@@ -524,7 +467,7 @@ func TestModelWaitContext(t *testing.T) {
 	npu, _, d := open(t)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	st, err := d.NewStream()
 	require.NoError(t, err)

@@ -15,65 +15,18 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
-	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
-// net is the test model, two inputs and two outputs:
-//
-//	y = relu(x · W1) · W2 + b     x [M,K], W1 [K,H], W2 [H,N], b [M,N]
-//	z = x ⊙ x
-type net struct {
-	M, K, H, N int
-	W1, W2     []float32
-	blob       []byte
-}
+// net is the shared two-input, two-output test model (getest.TwoIO).
+type net = getest.TwoIO
 
 func newNet(t testing.TB, rng *rand.Rand, m, k, h, n int) *net {
 	t.Helper()
-	p := &net{M: m, K: k, H: h, N: n, W1: randF32(rng, k*h), W2: randF32(rng, h*n)}
-	g := ge.NewGraph("net")
-	x := g.Data("x", 0, acl.Float, []int64{int64(m), int64(k)})
-	b := g.Data("b", 1, acl.Float, []int64{int64(m), int64(n)})
-	w1 := g.ConstFloat32("w1", acl.Float, []int64{int64(k), int64(h)}, p.W1)
-	w2 := g.ConstFloat32("w2", acl.Float, []int64{int64(h), int64(n)}, p.W2)
-	hid := g.Relu(g.MatMul(x, w1, ge.Name("fc1")), ge.Name("relu"))
-	y := g.Add(g.MatMul(hid, w2, ge.Name("fc2")), b, ge.Name("bias"))
-	g.Output(y, g.Mul(x, x, ge.Name("square")))
-	cm, err := ge.Compile(g)
-	require.NoError(t, err)
-	p.blob, err = cm.MarshalBinary()
+	p, err := getest.NewTwoIO(rng, m, k, h, n)
 	require.NoError(t, err)
 	return p
-}
-
-// ref computes both outputs in float64, independently of the kernels.
-func (p *net) ref(x, b []float32) (y, z []float64) {
-	hid := make([]float64, p.M*p.H)
-	for i := range p.M {
-		for j := range p.H {
-			var s float64
-			for k := range p.K {
-				s += float64(x[i*p.K+k]) * float64(p.W1[k*p.H+j])
-			}
-			hid[i*p.H+j] = math.Max(s, 0)
-		}
-	}
-	y = make([]float64, p.M*p.N)
-	for i := range p.M {
-		for j := range p.N {
-			s := float64(b[i*p.N+j])
-			for k := range p.H {
-				s += hid[i*p.H+k] * float64(p.W2[k*p.N+j])
-			}
-			y[i*p.N+j] = s
-		}
-	}
-	z = make([]float64, len(x))
-	for i, v := range x {
-		z[i] = float64(v) * float64(v)
-	}
-	return y, z
 }
 
 func randF32(rng *rand.Rand, n int) []float32 {
@@ -160,7 +113,7 @@ func newEnv(t testing.TB) *env {
 	require.NoError(t, err)
 	rng := newRand(t)
 	p := newNet(t, rng, 4, 16, 32, 8)
-	m, err := d.LoadModel(p.blob)
+	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	return &env{npu: npu, dev: d, m: m, p: p, rng: rng}
 }
@@ -172,7 +125,7 @@ func (e *env) feed(t testing.TB, b *zerocopy.Binding) (y, z []float64) {
 	x, bias := randF32(e.rng, e.p.M*e.p.K), randF32(e.rng, e.p.M*e.p.N)
 	write(t, b.Input(0), f32Bytes(x))
 	write(t, b.Input(1), f32Bytes(bias))
-	return e.p.ref(x, bias)
+	return e.p.Ref(x, bias)
 }
 
 // verify compares the binding's output memory with the expected outputs.
@@ -410,7 +363,7 @@ func TestBindingBadInput(t *testing.T) {
 	require.NoError(t, err)
 	d1, err := rt.OpenDevice(1)
 	require.NoError(t, err)
-	m, err := d0.LoadModel(e.p.blob)
+	m, err := d0.LoadModel(e.p.Blob)
 	require.NoError(t, err)
 	other, err := d1.Malloc(desc.Outputs[1].Size, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
