@@ -2,6 +2,7 @@ package acl_test
 
 import (
 	"context"
+	"github.com/ascend-go/cann/ge/getest"
 	"sync"
 	"testing"
 	"unsafe"
@@ -165,7 +166,7 @@ func TestDatasetUpdateBetweenRuns(t *testing.T) {
 	require.NoError(t, st.Synchronize())
 	got := make([]byte, alt.Size())
 	require.NoError(t, alt.CopyToHost(got))
-	requireClose(t, v.wantY, bytesF32(got), "y in the swapped buffer")
+	requireClose(t, v.wantY, getest.BytesF32(got), "y in the swapped buffer")
 
 	// Concurrent updates (between two equally good buffers) and runs.
 	var wg sync.WaitGroup

@@ -2,7 +2,6 @@ package acl_test
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -25,30 +24,6 @@ func newMLPModel(t testing.TB, rng *rand.Rand, m, k, h, n int) *mlpModel {
 	p, err := getest.NewTwoIO(rng, m, k, h, n)
 	require.NoError(t, err)
 	return p
-}
-
-func randF32(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // requireClose compares float32 results with a float64 reference.
@@ -104,9 +79,9 @@ func newIO(t testing.TB, d *acl.Device, p *mlpModel) *io {
 // fill writes fresh random inputs and computes the expected outputs.
 func (v *io) fill(t testing.TB, rng *rand.Rand, p *mlpModel) {
 	t.Helper()
-	v.x, v.b = randF32(rng, p.M*p.K), randF32(rng, p.M*p.N)
-	require.NoError(t, v.in[0].CopyFromHost(f32Bytes(v.x)))
-	require.NoError(t, v.in[1].CopyFromHost(f32Bytes(v.b)))
+	v.x, v.b = getest.RandF32(rng, p.M*p.K), getest.RandF32(rng, p.M*p.N)
+	require.NoError(t, v.in[0].CopyFromHost(getest.F32Bytes(v.x)))
+	require.NoError(t, v.in[1].CopyFromHost(getest.F32Bytes(v.b)))
 	v.wantY, v.wantZ = p.Ref(v.x, v.b)
 }
 
@@ -117,8 +92,8 @@ func (v *io) check(t testing.TB) {
 	z := make([]byte, v.out[1].Size())
 	require.NoError(t, v.out[0].CopyToHost(y))
 	require.NoError(t, v.out[1].CopyToHost(z))
-	requireClose(t, v.wantY, bytesF32(y), "y")
-	requireClose(t, v.wantZ, bytesF32(z), "z")
+	requireClose(t, v.wantY, getest.BytesF32(y), "y")
+	requireClose(t, v.wantZ, getest.BytesF32(z), "z")
 }
 
 func TestModelLoadDescExecute(t *testing.T) {

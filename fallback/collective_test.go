@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ascend-go/cann/ge/getest"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -109,7 +110,7 @@ type tpModel struct {
 func newTPModel(t *testing.T, rng *rand.Rand, group string, opts ...ge.OpOption) *tpModel {
 	t.Helper()
 	p := &tpModel{M: 4, K: 8, N: 16}
-	p.W = randF32(rng, p.K*p.N)
+	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("tp")
 	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
 	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
@@ -186,7 +187,7 @@ func TestModelCollectiveRanks(t *testing.T) {
 	for k := range xs {
 		xs[k] = make([][]float32, ranks)
 		for r := range ranks {
-			xs[k][r] = randF32(rng, ps[r].M*ps[r].K)
+			xs[k][r] = getest.RandF32(rng, ps[r].M*ps[r].K)
 		}
 	}
 	errs := onRanks(n, ranks, func(r int) error {
@@ -317,7 +318,7 @@ func TestModelCollectiveErrors(t *testing.T) {
 
 	// A single-rank world succeeds: the sum over one rank is the input.
 	require.NoError(t, n.RegisterCollective(0, "tp", testRank{newTestWorld(1), 0}))
-	x := randF32(rng, p.M*p.K)
+	x := getest.RandF32(rng, p.M*p.K)
 	putF32s(xb, x)
 	require.NoError(t, n.Execute(id, in, out))
 	requireClose(t, tpRef([]*tpModel{p}, [][]float32{x}), getF32s(yb, p.M*p.N), "y")
@@ -336,7 +337,7 @@ func TestModelCollectiveDefaultGroup(t *testing.T) {
 	out, _ := newDataset(t, n, yb)
 	require.NoError(t, n.RegisterCollective(0, "", testRank{newTestWorld(1), 0}))
 	requireCode(t, acl.CodeInvalidParam, n.RegisterCollective(0, ge.DefaultGroup, testRank{newTestWorld(1), 0}), "already registered")
-	x := randF32(rng, p.M*p.K)
+	x := getest.RandF32(rng, p.M*p.K)
 	putF32s(xb, x)
 	require.NoError(t, n.Execute(id, in, out))
 	requireClose(t, tpRef([]*tpModel{p}, [][]float32{x}), getF32s(yb, p.M*p.N), "y")

@@ -22,7 +22,7 @@ func TestModelZeroCopyDeviceBuffers(t *testing.T) {
 	id := loadBlob(t, n, p.blob)
 	defer func() { require.NoError(t, n.Unload(id)) }()
 
-	x, r := randF32(rng, p.M*p.K), randF32(rng, p.M*p.N)
+	x, r := getest.RandF32(rng, p.M*p.K), getest.RandF32(rng, p.M*p.N)
 	xd, rd := devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1])
 	y0d, y1d := devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])
 	putF32s(xd, x)

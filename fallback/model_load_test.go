@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"github.com/ascend-go/cann/ge/getest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -216,7 +217,7 @@ func TestModelRandomShapes(t *testing.T) {
 	s := mkStream(t, n)
 	for range 8 {
 		p := &mlp{M: 1 + rng.IntN(9), K: 1 + rng.IntN(40), N: 1 + rng.IntN(40)}
-		p.W = randF32(rng, p.K*p.N)
+		p.W = getest.RandF32(rng, p.K*p.N)
 		g := ge.NewGraph("rnd")
 		x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
 		r := g.Data("r", 1, acl.Float, []int64{int64(p.M), int64(p.N)})

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"github.com/ascend-go/cann/ge/getest"
 	"runtime"
 	"sync"
 	"testing"
@@ -457,7 +458,7 @@ func TestModelKernelFailure(t *testing.T) {
 	n := newTestNPU(t)
 	rng := newRand(t)
 	const rows, cols = 10, 6
-	table := randF32(rng, rows*cols)
+	table := getest.RandF32(rng, rows*cols)
 	g := ge.NewGraph("gather")
 	params := g.ConstFloat32("table", acl.Float, []int64{rows, cols}, table)
 	idx := g.Data("idx", 0, acl.Int32, []int64{3})

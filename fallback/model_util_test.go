@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"encoding/binary"
+	"github.com/ascend-go/cann/ge/getest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -26,7 +27,7 @@ type mlp struct {
 func newMLP(t *testing.T, rng *rand.Rand, opts ...ge.CompileOption) *mlp {
 	t.Helper()
 	p := &mlp{M: 4, K: 8, N: 16}
-	p.W = randF32(rng, p.K*p.N)
+	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("mlp")
 	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
 	r := g.Data("r", 1, acl.Float, []int64{int64(p.M), int64(p.N)})
@@ -65,14 +66,6 @@ func (p *mlp) ref(x, r []float32) (y0, y1 []float64) {
 
 func (p *mlp) inSizes() []int  { return []int{4 * p.M * p.K, 4 * p.M * p.N} }
 func (p *mlp) outSizes() []int { return []int{4 * p.M * p.N, 4 * p.M * p.K} }
-
-func randF32(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
 
 func putF32s(b []byte, v []float32) {
 	for i, x := range v {
@@ -137,7 +130,7 @@ func loadBlob(t *testing.T, n *NPU, blob []byte) acl.ModelID {
 // feed writes fresh random inputs into the two input buffers and returns
 // them.
 func (p *mlp) feed(rng *rand.Rand, xb, rb []byte) (x, r []float32) {
-	x, r = randF32(rng, p.M*p.K), randF32(rng, p.M*p.N)
+	x, r = getest.RandF32(rng, p.M*p.K), getest.RandF32(rng, p.M*p.N)
 	putF32s(xb, x)
 	putF32s(rb, r)
 	return x, r

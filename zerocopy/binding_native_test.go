@@ -2,6 +2,7 @@ package zerocopy_test
 
 import (
 	"encoding/binary"
+	"github.com/ascend-go/cann/ge/getest"
 	"math"
 	"runtime"
 	"testing"
@@ -68,8 +69,8 @@ func TestBindingNativeStub(t *testing.T) {
 	defer func() { require.NoError(t, b.Close()) }()
 
 	rng := newRand(t)
-	x := randF32(rng, n)
-	require.NoError(t, b.Input(0).(*acl.DeviceBuffer).CopyFromHost(f32Bytes(x)))
+	x := getest.RandF32(rng, n)
+	require.NoError(t, b.Input(0).(*acl.DeviceBuffer).CopyFromHost(getest.F32Bytes(x)))
 
 	// From a goroutine that never bound a context: the first run binds it.
 	done := make(chan error)
@@ -87,7 +88,7 @@ func TestBindingNativeStub(t *testing.T) {
 	assert.Equal(t, uint64(runs), ffi()-c0, "one C call per RunAsync")
 	require.NoError(t, st.Synchronize())
 
-	y := bytesF32(read(t, b.Output(0), 4*n))
+	y := getest.BytesF32(read(t, b.Output(0), 4*n))
 	for i := range x {
 		require.Equal(t, x[i]+addend, y[i], "y[%d]", i)
 	}

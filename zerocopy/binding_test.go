@@ -2,7 +2,6 @@ package zerocopy_test
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -29,34 +28,10 @@ func newNet(t testing.TB, rng *rand.Rand, m, k, h, n int) *net {
 	return p
 }
 
-func randF32(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
-
 func newRand(t testing.TB) *rand.Rand {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 func requireClose(t testing.TB, want []float64, got []float32, what string) {
@@ -122,17 +97,17 @@ func newEnv(t testing.TB) *env {
 // returns the expected outputs.
 func (e *env) feed(t testing.TB, b *zerocopy.Binding) (y, z []float64) {
 	t.Helper()
-	x, bias := randF32(e.rng, e.p.M*e.p.K), randF32(e.rng, e.p.M*e.p.N)
-	write(t, b.Input(0), f32Bytes(x))
-	write(t, b.Input(1), f32Bytes(bias))
+	x, bias := getest.RandF32(e.rng, e.p.M*e.p.K), getest.RandF32(e.rng, e.p.M*e.p.N)
+	write(t, b.Input(0), getest.F32Bytes(x))
+	write(t, b.Input(1), getest.F32Bytes(bias))
 	return e.p.Ref(x, bias)
 }
 
 // verify compares the binding's output memory with the expected outputs.
 func (e *env) verify(t testing.TB, b *zerocopy.Binding, y, z []float64) {
 	t.Helper()
-	requireClose(t, y, bytesF32(read(t, b.Output(0), 4*len(y))), "y")
-	requireClose(t, z, bytesF32(read(t, b.Output(1), 4*len(z))), "z")
+	requireClose(t, y, getest.BytesF32(read(t, b.Output(0), 4*len(y))), "y")
+	requireClose(t, z, getest.BytesF32(read(t, b.Output(1), 4*len(z))), "z")
 }
 
 func TestBindingZeroCopy(t *testing.T) {

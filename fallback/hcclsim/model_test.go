@@ -3,6 +3,7 @@ package hcclsim_test
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/ascend-go/cann/ge/getest"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -209,31 +210,6 @@ func requireRanksOK(t *testing.T, errs []error) {
 	}
 }
 
-// f32s / putF32s convert float32 tensors.
-func f32s(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func randF32(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
-
 func newModelRand(t *testing.T) *rand.Rand {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -252,7 +228,7 @@ type tpLayer struct {
 func newTPLayer(t *testing.T, rng *rand.Rand, flags []ge.OpOption) *tpLayer {
 	t.Helper()
 	p := &tpLayer{M: 8, K: 16, N: 24}
-	p.W = randF32(rng, p.K*p.N)
+	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("tp_layer")
 	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
 	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
@@ -293,9 +269,9 @@ func TestModelAllReduceLayer(t *testing.T) {
 				in := make([][][][]byte, runs)
 				for k := range runs {
 					for range ranks {
-						x := randF32(rng, p.M*p.K)
+						x := getest.RandF32(rng, p.M*p.K)
 						xs[k] = append(xs[k], x)
-						in[k] = append(in[k], [][]byte{f32Bytes(x)})
+						in[k] = append(in[k], [][]byte{getest.F32Bytes(x)})
 					}
 				}
 				res, errs := w.runModels(t, blobs, in)
@@ -317,7 +293,7 @@ func TestModelAllReduceLayer(t *testing.T) {
 						}
 					}
 					for r := range ranks {
-						got := f32s(res[r].outs[k][0])
+						got := getest.BytesF32(res[r].outs[k][0])
 						for i, v := range want {
 							v = math.Max(v, 0)
 							require.InDelta(t, v, float64(got[i]), 1e-5*math.Max(1, math.Abs(v)), "run %d rank %d y[%d]", k, r, i)

@@ -1,6 +1,7 @@
 package getest
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
@@ -88,6 +89,26 @@ func RandF32(rng *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// F32Bytes encodes v as little-endian float32 bytes, the layout of an
+// ACL_FLOAT tensor.
+func F32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// BytesF32 decodes little-endian float32 bytes (a trailing partial element
+// is ignored).
+func BytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
 }
