@@ -70,6 +70,11 @@ func newArena(size uintptr, dev int32) (*arena, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
 	}
+	// Huge pages where the kernel offers them, like the device's
+	// huge-page-first allocations: large buffers are streamed through by
+	// collectives and copies, and 4 KiB pages would cost a TLB miss every
+	// 4 KiB of every stream. Advice only: no error if refused.
+	_ = unix.Madvise(mem, unix.MADV_HUGEPAGE)
 	a := &arena{mem: mem, base: uintptr(unsafe.Pointer(&mem[0])), size: size, dev: dev}
 	a.reset()
 	return a, nil

@@ -36,6 +36,8 @@ type reducer struct {
 	f32 [blockBytes / 4]float32 // narrow floats: the float32 accumulator
 	tmp [blockBytes / 4]float32 // narrow floats: one decoded source
 	out [blockBytes]byte        // narrow floats: the encoded result
+
+	dp, sp []unsafe.Pointer // streaming kernels: destination and source addresses
 }
 
 // reduceBlocks is the entry point; see the file comment. All slices must
@@ -85,6 +87,11 @@ func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
 	var z T
 	esz := int(unsafe.Sizeof(z))
 	total := len(srcs[0])
+	if total >= ntBytes {
+		if k := streamKernel[T](op); k != nil && streamReduce[T](r, k, op, dsts, srcs) {
+			return
+		}
+	}
 	step := blockBytes / esz * esz
 	// Large outputs: accumulate each block in the L1 scratch and stream it
 	// to every destination with non-temporal stores, so memory sees each
@@ -134,6 +141,64 @@ func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
 
 // ntBytes is the output size from which reductions bypass the cache.
 const ntBytes = 1 << 20
+
+// streamReduce runs a large reduction through the streaming kernel k,
+// which reads every source once and writes every destination once in a
+// single pass; the bytes before the destinations' first 32-byte boundary
+// and after the last whole 128-byte chunk take the blockwise path. It
+// reports false, doing nothing, when k cannot be used: destinations at
+// different offsets from a boundary, or a destination that overlaps a
+// source without being it.
+func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) bool {
+	var z T
+	esz := int(unsafe.Sizeof(z))
+	total := len(srcs[0])
+	mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
+	for _, d := range dsts {
+		if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
+			return false
+		}
+		for _, s := range srcs {
+			if overlap(d, s) && !same(d, s) {
+				return false
+			}
+		}
+	}
+	head := int((32 - mis) % 32)
+	if head%esz != 0 || total-head < 128 {
+		return false
+	}
+	body := (total - head) / 128 * 128
+	r.dp, r.sp = r.dp[:0], r.sp[:0]
+	for _, d := range dsts {
+		r.dp = append(r.dp, unsafe.Pointer(&d[head]))
+	}
+	for _, s := range srcs {
+		r.sp = append(r.sp, unsafe.Pointer(&s[head]))
+	}
+	k(&r.dp[0], &r.sp[0], len(r.dp), len(r.sp), body)
+	clear(r.dp) // keep no memory reachable past the call
+	clear(r.sp)
+	reduceRange[T](r, op, dsts, srcs, 0, head)
+	reduceRange[T](r, op, dsts, srcs, head+body, total)
+	return true
+}
+
+// reduceRange reduces bytes [lo, hi) of every slice through reduceNum.
+func reduceRange[T number](r *reducer, op redOp, dsts, srcs [][]byte, lo, hi int) {
+	if lo == hi {
+		return
+	}
+	var ds, ss [8][]byte
+	d, s := ds[:0], ss[:0]
+	for _, b := range dsts {
+		d = append(d, b[lo:hi])
+	}
+	for _, b := range srcs {
+		s = append(s, b[lo:hi])
+	}
+	reduceNum[T](r, op, d, s)
+}
 
 func pickOut[T number](b []T, last bool) []T {
 	if last {

@@ -66,6 +66,64 @@ func addI64x2(dst, dst2, x, y unsafe.Pointer, n int)
 //go:noescape
 func copyNT(dst, src unsafe.Pointer, n int)
 
+// kernS is a streaming reduction (simd_amd64.s, VSTREAM): every one of
+// nd destinations gets the reduction of ns sources over n bytes.
+type kernS func(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addI8s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addI16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addI32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addI64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+// streamKernel returns the streaming kernel of op on T, or nil.
+func streamKernel[T number](op redOp) kernS {
+	if !hasAVX2 {
+		return nil
+	}
+	var z T
+	var sum, prod kernS
+	switch any(z).(type) {
+	case float32:
+		sum, prod = addF32s, mulF32s
+	case float64:
+		sum, prod = addF64s, mulF64s
+	case int8, uint8:
+		sum = addI8s
+	case int16, uint16:
+		sum = addI16s
+	case int32, uint32:
+		sum = addI32s
+	case int64, uint64:
+		sum = addI64s
+	}
+	switch op {
+	case opSum:
+		return sum
+	case opProd:
+		return prod
+	}
+	return nil
+}
+
 var hasAVX2 = cpu.X86.HasAVX2
 
 // storeNT copies src to dst, bypassing the cache for the whole 32-byte

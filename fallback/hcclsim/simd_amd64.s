@@ -167,3 +167,77 @@ ntdone:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// Streaming reduction: for every 128-byte chunk, dst_j = src_0 OP src_1
+// OP … OP src_{ns-1} (in that order) for each of the nd destinations,
+// written with non-temporal stores. dsts and srcs are arrays of pointers;
+// n is in bytes, a multiple of 128; every destination is 32-byte aligned.
+// Each source is read once and each destination written once, with no
+// scratch buffer between them: a large AllReduce moves exactly its
+// inputs and outputs through memory. A chunk's sources are all read
+// before any of its destinations is written, so a destination may be one
+// of the sources (in place). SFENCE orders the stores before whatever
+// tells other ranks the data is there.
+#define VSTREAM(NAME, INSN) \
+TEXT NAME(SB), NOSPLIT, $0-40 \
+	MOVQ dsts+0(FP), DI \
+	MOVQ srcs+8(FP), SI \
+	MOVQ nd+16(FP), R10 \
+	MOVQ ns+24(FP), R11 \
+	MOVQ n+32(FP), CX \
+	XORQ AX, AX \
+chunk: \
+	CMPQ AX, CX \
+	JGE  done \
+	MOVQ (SI), R8 \
+	VMOVDQU (R8)(AX*1), Y0 \
+	VMOVDQU 32(R8)(AX*1), Y1 \
+	VMOVDQU 64(R8)(AX*1), Y2 \
+	VMOVDQU 96(R8)(AX*1), Y3 \
+	MOVQ $1, BX \
+srcs: \
+	CMPQ BX, R11 \
+	JGE  stores \
+	MOVQ (SI)(BX*8), R8 \
+	INSN (R8)(AX*1), Y0, Y0 \
+	INSN 32(R8)(AX*1), Y1, Y1 \
+	INSN 64(R8)(AX*1), Y2, Y2 \
+	INSN 96(R8)(AX*1), Y3, Y3 \
+	INCQ BX \
+	JMP  srcs \
+stores: \
+	XORQ BX, BX \
+dsts: \
+	CMPQ BX, R10 \
+	JGE  next \
+	MOVQ (DI)(BX*8), R8 \
+	VMOVNTDQ Y0, (R8)(AX*1) \
+	VMOVNTDQ Y1, 32(R8)(AX*1) \
+	VMOVNTDQ Y2, 64(R8)(AX*1) \
+	VMOVNTDQ Y3, 96(R8)(AX*1) \
+	INCQ BX \
+	JMP  dsts \
+next: \
+	ADDQ $128, AX \
+	JMP  chunk \
+done: \
+	SFENCE \
+	VZEROUPPER \
+	RET
+
+// func addF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addF32s, VADDPS)
+// func addF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addF64s, VADDPD)
+// func mulF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·mulF32s, VMULPS)
+// func mulF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·mulF64s, VMULPD)
+// func addI8s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI8s, VPADDB)
+// func addI16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI16s, VPADDW)
+// func addI32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI32s, VPADDD)
+// func addI64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI64s, VPADDQ)

@@ -2,8 +2,16 @@
 
 package hcclsim
 
+import "unsafe"
+
 // simd has no vector kernels on this architecture: the Go loops do all.
 func simd[T number](op redOp, a, b, x, y []T) int { return 0 }
+
+// kernS is a streaming reduction kernel; none exist here.
+type kernS func(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+// streamKernel has no streaming kernels here.
+func streamKernel[T number](op redOp) kernS { return nil }
 
 // storeNT has no non-temporal path here.
 func storeNT(dst, src []byte) bool { return false }
