@@ -22,10 +22,17 @@ import (
 // (every rank its own process; data through shared memory):
 //
 //   - BenchmarkHCCLAllReduce: fp32 SUM AllReduce on 2 and 4 ranks, 1 KiB to
-//     64 MiB. Reports algbw (bytes/time) and busbw = algbw × 2(n−1)/n in
-//     GB/s, and x_copy = busbw over the bandwidth of a single-thread copy()
-//     of the same bytes timed in alternating batches in the same run (the
-//     in-process target is x_copy ≥ 0.5 from 16 MiB up).
+//     64 MiB, every rank queueing a batch of AllReduces on its stream and
+//     synchronizing once, as nccl-tests do. Reports algbw (bytes/time) and
+//     busbw = algbw × 2(n−1)/n in GB/s, and, in process, against baselines
+//     timed in alternating batches in the same run:
+//     x_copy = busbw / bandwidth of a single-thread copy() of the same
+//     bytes between Go slices (the target: x_copy ≥ 0.5 from 16 MiB up);
+//     x_devcopy = the same against copy() between two device buffers
+//     (huge pages, like the device's; the Go heap has none);
+//     xmax_copy = the x_copy of the machine's limit: every rank's input
+//     copied to its output by GOMAXPROCS threads in parallel, which is the
+//     AllReduce's memory traffic without its arithmetic or its meetings.
 //   - BenchmarkHCCLBatchGet: one-sided reads of a peer's registered
 //     memory: small reads (64 and 160 B, Engram rows) in Mreads/s, large
 //     reads (64 KiB, 1 MiB) in GB/s.
@@ -37,12 +44,15 @@ import (
 // Reading x_copy: an AllReduce must read every rank's input and write
 // every rank's output, 2·n·S bytes of memory traffic for S-byte messages,
 // where a copy moves 2·S; the in-process transport moves exactly that
-// (each rank reduces its share once and streams it to every output with
-// non-temporal stores). Where memory bandwidth is the limit, x_copy is
-// therefore at most (B_ranks / B_copy)·2(n−1)/n², with B_ranks the
-// bandwidth all ranks' threads reach together and B_copy that of one
-// copying thread: 0.5·B_ranks/B_copy for 2 ranks, 0.375·B_ranks/B_copy for
-// 4. The ratio thus rewards idle cores; on a loaded machine it drops.
+// (each rank reduces its share in one pass, streaming it to every output
+// with non-temporal stores). x_copy is therefore at most
+// (B_ranks / B_copy)·2(n−1)/n², with B_ranks the bandwidth the ranks'
+// threads reach together and B_copy that of one copying thread: 0.5 times
+// that ratio for 2 ranks, 0.375 times it for 4. More ranks than processors
+// cannot raise B_ranks, so on two processors 4 ranks meet 0.5 only where
+// two threads move a third more bytes than one; xmax_copy measures that
+// limit in each run. The ratio rewards idle processors; on a loaded
+// machine it drops.
 
 var hcclSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20}
 
@@ -187,37 +197,16 @@ func busbw(size, n int, d time.Duration) float64 {
 	return float64(size) / d.Seconds() * 2 * float64(n-1) / float64(n) / 1e9
 }
 
-// copyBW times single-thread copy() of size bytes (median of alternating
-// batches with f, one op per batch element) and returns its bandwidth in
-// GB/s and f's median op time.
+// copyAndOp times a single-thread copy() of size bytes between two Go
+// slices beside f (alternating batches, one call per batch element) and
+// returns the copy's bandwidth in GB/s and f's median time per call.
 func copyAndOp(size int, f func()) (copyGBs float64, op time.Duration) {
 	// Random source bytes: an untouched source would be the kernel's
-	// shared zero page, which is always in the cache and makes the copy
-	// look faster than any copy of real data.
-	src, dst := make([]byte, size), make([]byte, size)
-	r := rand.New(rand.NewPCG(uint64(size), 7))
-	for i := 0; i+8 <= size; i += 8 {
-		*(*uint64)(unsafe.Pointer(&src[i])) = r.Uint64()
-	}
+	// shared zero page, always in the cache (a copy of no real data).
+	src, dst := randomBytes(size), make([]byte, size)
 	copy(dst, src)
-	reps := max(1, (4<<20)/size)
-	rounds := 9
-	tc, tf := make([]time.Duration, rounds), make([]time.Duration, rounds)
-	for i := range rounds {
-		t0 := time.Now()
-		for range reps {
-			copy(dst, src)
-		}
-		tc[i] = time.Since(t0)
-		t0 = time.Now()
-		for range reps {
-			f()
-		}
-		tf[i] = time.Since(t0)
-	}
-	slices.Sort(tc)
-	slices.Sort(tf)
-	return float64(size) * float64(reps) / tc[rounds/2].Seconds() / 1e9, tf[rounds/2] / time.Duration(reps)
+	ds := medianTimes(size, 4<<20, 9, func() { copy(dst, src) }, f)
+	return float64(size) / ds[0].Seconds() / 1e9, ds[1]
 }
 
 func benchAllReduceInProc(b *testing.B, n int) {
@@ -248,11 +237,18 @@ func benchAllReduceInProc(b *testing.B, n int) {
 					return e.npu.Free(recv[r])
 				})
 			}()
+			// As nccl-tests do: every rank queues k AllReduces on its
+			// stream and synchronizes once, so the time is the collective's
+			// (queued data phases run back to back), not the wake-ups of a
+			// synchronize after every call.
 			count := uint64(size / 4)
-			op := func() {
+			k := max(4, min(64, (16<<20)/size))
+			batch := func() {
 				err := e.each(func(r int, w *hcclWorker) error {
-					if err := e.sim.AllReduce(send[r], recv[r], count, hccl.FP32, hccl.Sum, w.comm, w.s); err != nil {
-						return err
+					for range k {
+						if err := e.sim.AllReduce(send[r], recv[r], count, hccl.FP32, hccl.Sum, w.comm, w.s); err != nil {
+							return err
+						}
 					}
 					return e.npu.SynchronizeStream(w.s)
 				})
@@ -260,19 +256,67 @@ func benchAllReduceInProc(b *testing.B, n int) {
 					b.Fatal(err)
 				}
 			}
-			op() // warm: pages touched, scratch allocated
-			b.SetBytes(int64(size))
+			batch() // warm: pages touched, scratch allocated
+			b.SetBytes(int64(size * k))
 			b.ReportAllocs()
 			for b.Loop() {
-				op()
+				batch()
 			}
-			cbw, d := copyAndOp(size, op)
-			bb := busbw(size, n, d)
-			b.ReportMetric(float64(size)/d.Seconds()/1e9, "algbw_GB/s")
+			// Baselines, alternated with the AllReduce batches: copy()
+			// between Go slices (x_copy, the target's), and copy() between
+			// two device buffers (x_devcopy; device memory is on huge
+			// pages, as on the device, which the Go heap is not).
+			src, dst := randomBytes(size), make([]byte, size)
+			devSrc := unsafe.Slice((*byte)(send[0]), size)
+			devDst := unsafe.Slice((*byte)(recv[0]), size)
+			// A batch of copies moves at least 4 MiB, so from 4 MiB up every
+			// copy is a single one, cold like each AllReduce of a batch
+			// (whose inputs and outputs together exceed the cache): k
+			// copies of one buffer in a row would run from the cache.
+			kc := max(1, (4<<20)/size)
+			copies := func(d, s []byte) func() {
+				return func() {
+					for range kc {
+						copy(d, s)
+					}
+				}
+			}
+			// The machine's limit: every rank's input copied to its output
+			// by as many threads as there are processors, in parallel. That
+			// is the AllReduce's memory traffic without the arithmetic and
+			// the meetings, so no AllReduce can beat it; xmax_copy is the
+			// x_copy it would give.
+			par := parallelCopies(send, recv, size)
+			ds := medianTimes(1, 1, 9, copies(dst, src), copies(devDst, devSrc), par, batch)
+			cbw := float64(size*kc) / ds[0].Seconds() / 1e9
+			dbw := float64(size*kc) / ds[1].Seconds() / 1e9
+			op := ds[3] / time.Duration(k)
+			bb := busbw(size, n, op)
+			b.ReportMetric(float64(size)/op.Seconds()/1e9, "algbw_GB/s")
 			b.ReportMetric(bb, "busbw_GB/s")
 			b.ReportMetric(cbw, "copy_GB/s")
 			b.ReportMetric(bb/cbw, "x_copy")
+			b.ReportMetric(bb/dbw, "x_devcopy")
+			b.ReportMetric(busbw(size, n, ds[2])/cbw, "xmax_copy")
 		})
+	}
+}
+
+// parallelCopies returns a function that copies every send buffer to
+// the recv buffer of the same rank, the ranks dealt round-robin to
+// GOMAXPROCS goroutines running at once.
+func parallelCopies(send, recv []unsafe.Pointer, size int) func() {
+	threads := min(len(send), runtime.GOMAXPROCS(0))
+	return func() {
+		var wg sync.WaitGroup
+		for t := range threads {
+			wg.Go(func() {
+				for r := t; r < len(send); r += threads {
+					copy(unsafe.Slice((*byte)(recv[r]), size), unsafe.Slice((*byte)(send[r]), size))
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
 

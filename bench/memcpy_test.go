@@ -3,9 +3,7 @@ package bench
 import (
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -105,27 +103,14 @@ func benchFallbackCopy(b *testing.B, npu *fallback.NPU, h2d bool, n int) {
 }
 
 // alternate times batches of base and of f in turn (about 1 MiB of copies
-// per batch, at least one call) and returns median(base)/median(f).
+// per batch) and returns median(base)/median(f).
 func alternate(n int, base, f func()) float64 {
-	reps := max(1, (1<<20)/n)
 	rounds := 15
 	if n >= 16<<20 {
 		rounds = 11
 	}
-	batch := func(g func()) time.Duration {
-		t0 := time.Now()
-		for range reps {
-			g()
-		}
-		return time.Since(t0)
-	}
-	tb, tf := make([]time.Duration, rounds), make([]time.Duration, rounds)
-	for i := range rounds {
-		tb[i], tf[i] = batch(base), batch(f)
-	}
-	slices.Sort(tb)
-	slices.Sort(tf)
-	return float64(tb[rounds/2]) / float64(tf[rounds/2])
+	ds := medianTimes(n, 1<<20, rounds, base, f)
+	return float64(ds[0]) / float64(ds[1])
 }
 
 func randomBytes(n int) []byte {
