@@ -20,5 +20,8 @@
 //   - planner_test.go: feature-map bytes over the lower bound of the memory
 //     planner on four graph shapes (fm_ratio).
 //   - hccl_test.go: AllReduce bus bandwidth in process and across processes
-//     against a single-thread copy, and one-sided BatchGet rates.
+//     against a single-thread copy (x_copy), a copy in device memory
+//     (x_devcopy) and the machine's limit for the same traffic
+//     (xmax_copy), and one-sided BatchGet rates.
+//   - timing_test.go: medianTimes, the alternating timer the ratios use.
 package bench
