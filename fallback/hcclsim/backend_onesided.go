@@ -1,6 +1,7 @@
 package hcclsim
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -206,7 +207,13 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	}
 	peer := int(remoteRank)
 	self := peer == c.rank
-	xs := make([]xfer, 0, len(descs))
+	xs := getXfers(len(descs))
+	queued := false
+	defer func() {
+		if !queued {
+			putXfers(xs)
+		}
+	}()
 	for i, d := range descs {
 		n, err := elemBytes(op, d.Count, d.DataType, false)
 		if err != nil {
@@ -255,6 +262,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	}
 	g := newGate[struct{}]()
 	err = enqueueGated(c, st, g, func(struct{}) error {
+		defer putXfers(xs)
 		// Views again: the memory may have been freed since the call.
 		if err := c.localViews(xs); err != nil {
 			return err
@@ -271,8 +279,28 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	if err != nil {
 		return herr(op, err)
 	}
+	queued = true // the task returns xs to the pool (a skipped task drops it)
 	g.open(struct{}{}, nil)
 	return nil
+}
+
+// xferPool recycles the transfer lists of one-sided batches: a batch of
+// small reads carries thousands of descriptors, and allocating their list
+// per call would dominate the cost of the reads.
+var xferPool sync.Pool
+
+func getXfers(n int) []xfer {
+	if p, ok := xferPool.Get().(*[]xfer); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]xfer, 0, n)
+}
+
+func putXfers(xs []xfer) {
+	xs = xs[:cap(xs)]
+	clear(xs) // drop the views into device memory
+	xs = xs[:0]
+	xferPool.Put(&xs)
 }
 
 // selfCopy runs a batch addressed to the caller's own rank: every remote
@@ -280,23 +308,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 // before a byte moves; one deregistered since the call is an error
 // completion (HCCL_E_REMOTE), as for a peer's memory.
 func (c *comm) selfCopy(get bool, xs []xfer) error {
-	rs := c.os.resolver(c, anyPeer)
-	mems := make([][]byte, len(xs))
-	for i, x := range xs {
-		m, err := rs.resolve(x.remote, x.n)
-		if err != nil {
-			return err
-		}
-		mems[i] = m
-	}
-	for i, x := range xs {
-		if get {
-			copy(x.local, mems[i])
-		} else {
-			copy(mems[i], x.local)
-		}
-	}
-	return nil
+	return moveResolved(c.os.resolver(c, anyPeer), get, xs)
 }
 
 // localViews takes the views of a batch's local buffers. When they all

@@ -213,21 +213,25 @@ func (w *localWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout ti
 	if owner == nil {
 		return errf(codeRemote, "rank %d has destroyed its communicator", peer)
 	}
-	// Resolve every transfer before moving a byte.
-	rs := owner.os.resolver(owner, c.rank)
-	mems := make([][]byte, len(xs))
-	for i, x := range xs {
-		m, err := rs.resolve(x.remote, x.n)
-		if err != nil {
+	return moveResolved(owner.os.resolver(owner, c.rank), get, xs)
+}
+
+// moveResolved resolves every transfer's remote range before moving a
+// byte (one bad descriptor moves nothing), then moves them all. Resolving
+// twice is cheaper than keeping thousands of views: the resolver caches
+// the few registrations' views.
+func moveResolved(rs *resolver, get bool, xs []xfer) error {
+	for _, x := range xs {
+		if _, err := rs.resolve(x.remote, x.n); err != nil {
 			return err
 		}
-		mems[i] = m
 	}
-	for i, x := range xs {
+	for _, x := range xs {
+		m, _ := rs.resolve(x.remote, x.n)
 		if get {
-			copy(x.local, mems[i])
+			copy(x.local, m)
 		} else {
-			copy(mems[i], x.local)
+			copy(m, x.local)
 		}
 	}
 	return nil
