@@ -27,7 +27,8 @@ type arena struct {
 	mem  []byte
 	base uintptr
 	size uintptr
-	dev  int32 // device id, or -1 for the pinned host arena
+	dev  int32      // device id, or -1 for the pinned host arena
+	file *arenaFile // the memfd behind a shareable arena (arena_file.go); nil for anonymous memory
 
 	mu        sync.RWMutex
 	free      treap[*block] // key: freeKey
@@ -75,9 +76,14 @@ func newArena(size uintptr, dev int32) (*arena, error) {
 	// collectives and copies, and 4 KiB pages would cost a TLB miss every
 	// 4 KiB of every stream. Advice only: no error if refused.
 	_ = unix.Madvise(mem, unix.MADV_HUGEPAGE)
-	a := &arena{mem: mem, base: uintptr(unsafe.Pointer(&mem[0])), size: size, dev: dev}
+	return arenaOver(mem, dev, nil), nil
+}
+
+// arenaOver builds an arena over an established mapping.
+func arenaOver(mem []byte, dev int32, f *arenaFile) *arena {
+	a := &arena{mem: mem, base: uintptr(unsafe.Pointer(&mem[0])), size: uintptr(len(mem)), dev: dev, file: f}
 	a.reset()
-	return a, nil
+	return a
 }
 
 // reset makes the whole arena one free block.
@@ -95,6 +101,7 @@ func (a *arena) unmap() {
 		_ = unix.Munmap(a.mem)
 		a.mem = nil
 	}
+	a.file.close()
 }
 
 // freeKey orders free blocks by size, then address, so the ceiling of a
@@ -196,6 +203,12 @@ func (a *arena) dropPages(off, size uintptr) {
 	start := (off + page - 1) &^ (page - 1)
 	end := (off + size) &^ (page - 1)
 	if end > start && a.mem != nil {
+		if a.file != nil {
+			// MADV_DONTNEED only drops this mapping's page-table entries
+			// of a shared file; the pages go when the file's range does.
+			a.file.punch(start, end-start)
+			return
+		}
 		_ = unix.Madvise(a.mem[start:end], unix.MADV_DONTNEED)
 	}
 }

@@ -98,7 +98,11 @@ func New(opts ...Option) (*NPU, error) {
 		return nil, acl.Errorf(op, acl.CodeRTMemoryAllocation, "%v", err)
 	}
 	for i := range cfg.devices {
-		a, err := newArena(roundUp(cfg.devMem), int32(i))
+		newDev := newArena
+		if cfg.shareable {
+			newDev = newArenaFile
+		}
+		a, err := newDev(roundUp(cfg.devMem), int32(i))
 		if err != nil {
 			return fail(err)
 		}

@@ -32,6 +32,7 @@ type config struct {
 	clock      func() time.Time
 	allocFault []fault
 	taskFault  []fault
+	shareable  bool // device arenas are memfd files (arena_file.go)
 }
 
 type fault struct {
