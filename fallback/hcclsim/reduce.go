@@ -65,10 +65,102 @@ func (r *reducer) reduceBlocks(dt dtype, op redOp, dsts [][]byte, srcs [][]byte)
 	case dtFP64:
 		reduceNum[float64](r, op, dsts, srcs)
 	case dtFP16:
-		r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, dsts, srcs)
+		if !r.narrowVector(dt, op, dsts, srcs) {
+			r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, dsts, srcs)
+		}
 	case dtBF16:
-		r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, dsts, srcs)
+		if !r.narrowVector(dt, op, dsts, srcs) {
+			r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, dsts, srcs)
+		}
 	}
+}
+
+// narrowVector runs a bfloat16 or float16 reduction through a vector
+// kernel: whole 64-byte chunks in the kernel, the rest in reduceNarrow.
+// Large outputs bypass the cache (from the destinations' first 32-byte
+// boundary, which must be the same for all); small ones stay in it. It
+// reports false, doing nothing, when no kernel applies or a destination
+// overlaps a source without being it.
+func (r *reducer) narrowVector(dt dtype, op redOp, dsts, srcs [][]byte) bool {
+	total := len(srcs[0])
+	if total < 64 || !disjointOrSame(dsts, srcs) {
+		return false
+	}
+	head := 0
+	nt := total >= ntBytes
+	if nt {
+		mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
+		for _, d := range dsts {
+			if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
+				nt = false
+			}
+		}
+		if nt {
+			head = int((32 - mis) % 32)
+			nt = head%2 == 0
+		}
+		if !nt {
+			head = 0
+		}
+	}
+	k := narrowKernel(dt, op, nt)
+	if k == nil {
+		return false
+	}
+	body := (total - head) / 64 * 64
+	if body == 0 {
+		return false
+	}
+	r.runKernel(k, dsts, srcs, head, body)
+	rest := func(lo, hi int) {
+		if lo == hi {
+			return
+		}
+		var ds, ss [8][]byte
+		d, s := ds[:0], ss[:0]
+		for _, b := range dsts {
+			d = append(d, b[lo:hi])
+		}
+		for _, b := range srcs {
+			s = append(s, b[lo:hi])
+		}
+		if dt == dtFP16 {
+			r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, d, s)
+		} else {
+			r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, d, s)
+		}
+	}
+	rest(0, head)
+	rest(head+body, total)
+	return true
+}
+
+// runKernel applies k to bytes [off, off+n) of every buffer.
+func (r *reducer) runKernel(k kernS, dsts, srcs [][]byte, off, n int) {
+	r.dp, r.sp = r.dp[:0], r.sp[:0]
+	for _, d := range dsts {
+		r.dp = append(r.dp, unsafe.Pointer(&d[off]))
+	}
+	for _, s := range srcs {
+		r.sp = append(r.sp, unsafe.Pointer(&s[off]))
+	}
+	k(&r.dp[0], &r.sp[0], len(r.dp), len(r.sp), n)
+	clear(r.dp) // keep no memory reachable past the call
+	clear(r.sp)
+}
+
+// disjointOrSame reports whether every destination either is a source
+// (same memory, same length) or overlaps none: what the vector kernels,
+// which read a chunk of every source before writing it anywhere, need.
+func disjointOrSame(dsts, srcs [][]byte) bool {
+	for _, d := range dsts {
+		for _, s := range srcs {
+			if overlap(d, s) && !same(d, s) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // asSlice reinterprets device bytes as elements of T. Device memory lives
@@ -153,15 +245,13 @@ func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) 
 	var z T
 	esz := int(unsafe.Sizeof(z))
 	total := len(srcs[0])
+	if !disjointOrSame(dsts, srcs) {
+		return false
+	}
 	mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
 	for _, d := range dsts {
 		if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
 			return false
-		}
-		for _, s := range srcs {
-			if overlap(d, s) && !same(d, s) {
-				return false
-			}
 		}
 	}
 	head := int((32 - mis) % 32)
@@ -169,16 +259,7 @@ func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) 
 		return false
 	}
 	body := (total - head) / 128 * 128
-	r.dp, r.sp = r.dp[:0], r.sp[:0]
-	for _, d := range dsts {
-		r.dp = append(r.dp, unsafe.Pointer(&d[head]))
-	}
-	for _, s := range srcs {
-		r.sp = append(r.sp, unsafe.Pointer(&s[head]))
-	}
-	k(&r.dp[0], &r.sp[0], len(r.dp), len(r.sp), body)
-	clear(r.dp) // keep no memory reachable past the call
-	clear(r.sp)
+	r.runKernel(k, dsts, srcs, head, body)
 	reduceRange[T](r, op, dsts, srcs, 0, head)
 	reduceRange[T](r, op, dsts, srcs, head+body, total)
 	return true

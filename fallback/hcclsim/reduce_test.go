@@ -253,7 +253,7 @@ func TestReduceAliasAndFanout(t *testing.T) {
 func TestReduceInPlaceEveryRank(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 4))
 	var r reducer
-	for _, dt := range []dtype{dtFP32, dtFP64, dtInt8, dtInt16, dtInt32, dtUint64, dtFP16} {
+	for _, dt := range []dtype{dtFP32, dtFP64, dtInt8, dtInt16, dtInt32, dtUint64, dtFP16, dtBF16} {
 		for _, n := range []int{1, 2, 3, 4, 5} {
 			for _, op := range []redOp{opSum, opProd, opMax} {
 				esz := int(dt.size())
@@ -301,6 +301,28 @@ func refSeq[T number](op redOp, srcs [][]byte) []byte {
 	return out
 }
 
+// refNarrow is an independent reference for SUM and PROD on bfloat16 or
+// float16: widen each element, combine in float32 in rank order, round
+// once.
+func refNarrow(dec func(uint16) float32, enc func(float32) uint16) func(redOp, [][]byte) []byte {
+	return func(op redOp, srcs [][]byte) []byte {
+		out := make([]byte, len(srcs[0]))
+		for i := 0; i+2 <= len(out); i += 2 {
+			acc := dec(binary.LittleEndian.Uint16(srcs[0][i:]))
+			for _, s := range srcs[1:] {
+				v := dec(binary.LittleEndian.Uint16(s[i:]))
+				if op == opSum {
+					acc += v
+				} else {
+					acc *= v
+				}
+			}
+			binary.LittleEndian.PutUint16(out[i:], enc(acc))
+		}
+		return out
+	}
+}
+
 // TestReduceStreaming covers large reductions (the streaming kernels):
 // every type and op with a kernel, 1–8 sources and destinations, heads
 // before the first 32-byte boundary and tails after the last whole chunk,
@@ -317,6 +339,8 @@ func TestReduceStreaming(t *testing.T) {
 		{dtFP32, 4, refSeq[float32]}, {dtFP64, 8, refSeq[float64]}, {dtInt8, 1, refSeq[int8]},
 		{dtUint8, 1, refSeq[uint8]}, {dtInt16, 2, refSeq[int16]}, {dtUint32, 4, refSeq[uint32]},
 		{dtInt32, 4, refSeq[int32]}, {dtInt64, 8, refSeq[int64]}, {dtUint64, 8, refSeq[uint64]},
+		{dtBF16, 2, refNarrow(floatx.BF16ToF32, floatx.F32ToBF16)},
+		{dtFP16, 2, refNarrow(floatx.F16ToF32, floatx.F32ToF16)},
 	}
 	var r reducer
 	for _, tc := range types {
@@ -337,6 +361,21 @@ func TestReduceStreaming(t *testing.T) {
 					}
 					gen := func() []byte {
 						b := randBytes(rng, size)
+						switch tc.dt {
+						case dtBF16, dtFP16:
+							// finite values whose products stay finite
+							for i := 0; i < count; i++ {
+								v := float32(0.5 + rng.Float64())
+								if rng.IntN(2) == 0 {
+									v = -v
+								}
+								h := floatx.F32ToBF16(v)
+								if tc.dt == dtFP16 {
+									h = floatx.F32ToF16(v)
+								}
+								binary.LittleEndian.PutUint16(b[i*2:], h)
+							}
+						}
 						if tc.dt == dtFP32 || tc.dt == dtFP64 {
 							// finite values, products that neither vanish nor overflow much
 							for i := 0; i < count; i++ {

@@ -94,6 +94,58 @@ func addI32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
 //go:noescape
 func addI64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
 
+// Narrow-float kernels (VNARROW): the same contract as kernS, n a
+// multiple of 64; the s forms store with non-temporal stores (32-byte
+// aligned destinations), the c forms through the cache (any alignment).
+
+//go:noescape
+func addBF16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulBF16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addF16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulF16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addBF16c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulBF16c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func addF16c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+//go:noescape
+func mulF16c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+
+// narrowKernels is indexed by [float16][PROD][cached].
+var narrowKernels = [2][2][2]kernS{
+	{{addBF16s, addBF16c}, {mulBF16s, mulBF16c}},
+	{{addF16s, addF16c}, {mulF16s, mulF16c}},
+}
+
+// narrowKernel returns the kernel of op on bfloat16 or float16 that
+// stores non-temporally (nt) or through the cache, or nil. float16 needs
+// F16C for its conversions.
+func narrowKernel(dt dtype, op redOp, nt bool) kernS {
+	if !hasAVX2 || (op != opSum && op != opProd) || (dt != dtBF16 && dt != dtFP16) ||
+		(dt == dtFP16 && !cpu.X86.HasF16C) {
+		return nil
+	}
+	return narrowKernels[b2i(dt == dtFP16)][b2i(op == opProd)][b2i(!nt)]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // streamKernel returns the streaming kernel of op on T, or nil.
 func streamKernel[T number](op redOp) kernS {
 	if !hasAVX2 {

@@ -13,6 +13,9 @@ type kernS func(dsts, srcs *unsafe.Pointer, nd, ns, n int)
 // streamKernel has no streaming kernels here.
 func streamKernel[T number](op redOp) kernS { return nil }
 
+// narrowKernel has no narrow-float kernels here.
+func narrowKernel(dt dtype, op redOp, nt bool) kernS { return nil }
+
 // storeNT has no non-temporal path here.
 func storeNT(dst, src []byte) bool { return false }
 
