@@ -1,7 +1,6 @@
 package hcclsim
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"time"
@@ -103,76 +102,6 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 		return c, nil
 	}
 	return s.joinShm(l, root, n, rank, dev, name, timeout, m.StageBytes, fail)
-}
-
-// joinShm sets up a rank of a multi-process communicator: create and map
-// its segment, map the peers', wait until all are mapped (the rendezvous
-// then unlinks every name).
-func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name string, timeout time.Duration, stage int,
-	fail func(error) (*comm, error)) (*comm, error) {
-	lay := layoutFor(n, stage)
-	segName := fmt.Sprintf("%s%x-r%d-p%d", segPrefix, root.id[:6], rank, os.Getpid())
-	own, err := createSegment(s.opts.ShmDir, segName, lay)
-	if err != nil {
-		return fail(errf(codeSyscall, "%v", err))
-	}
-	segs := make([]*segment, n)
-	cleanup := func() {
-		unlinkSegment(s.opts.ShmDir, segName)
-		for _, sg := range segs {
-			if sg != own {
-				sg.unmap()
-			}
-		}
-		own.unmap()
-	}
-	if err := l.sendSync(&msg{Kind: mSeg, Seg: segName}); err != nil {
-		cleanup()
-		return fail(err)
-	}
-	m, err := l.recv()
-	if err == nil {
-		err = refusal(m)
-	}
-	if err == nil && (m.Kind != mPeers || len(m.Segs) != n) {
-		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
-	}
-	if err != nil {
-		cleanup()
-		return fail(err)
-	}
-	for k, nm := range m.Segs {
-		if k == rank {
-			segs[k] = own
-			continue
-		}
-		if segs[k], err = openSegment(s.opts.ShmDir, nm, lay); err != nil {
-			cleanup()
-			return fail(errf(codeSyscall, "%v", err))
-		}
-	}
-	if err := l.sendSync(&msg{Kind: mMapped}); err != nil {
-		cleanup()
-		return fail(err)
-	}
-	m, err = l.recv()
-	if err == nil {
-		err = refusal(m)
-	}
-	if err == nil && m.Kind != mGo {
-		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
-	}
-	if err != nil {
-		cleanup()
-		return fail(err)
-	}
-	// The rendezvous unlinked every name; ours again in case it could not.
-	unlinkSegment(s.opts.ShmDir, segName)
-	_ = l.conn.SetDeadline(time.Time{})
-	w := newShmWorld(s, n, rank, own, segs, l)
-	c := s.newComm(w, root.id, n, rank, dev, name, timeout)
-	w.start(c)
-	return c, nil
 }
 
 // refusal turns the hub's refusal of an init (mReject) or its abort of the

@@ -24,9 +24,15 @@ const segPrefix = "hcclsim-"
 const (
 	offBell      = 0   // doorbell ring counter (futex word)
 	offSleepers  = 4   // doorbell sleepers
+	offMemPid    = 8   // where the rank's device memory can be mapped from (peermap.go): pid, 0 if nowhere
+	offMemFd     = 12  // its file descriptor in that process
+	offMemBase   = 16  // the memory's base address in the rank's process
+	offMemSize   = 24  // its size
+	offDirect    = 32  // set at formation: directMapped or directFailed
 	offEpoch     = 64  // data-phase barrier epoch
 	offFailEpoch = 68  // epoch at which this rank reported a failure
 	offFailCode  = 72  // that failure's code
+	offBufs      = 80  // direct collectives: send address, send bytes, recv address, recv bytes (u64 each)
 	offReq       = 128 // one-sided request: get, entries, check-only
 	offResp      = 192 // one-sided response (written by the server): seq, code, message
 	respMsgBytes = 248

@@ -8,11 +8,13 @@ import (
 
 // shmWorld is one rank of a communicator whose ranks live in several
 // processes. Control goes through the hub (collective arguments,
-// descriptor exchanges, loss of a rank); every byte of buffer data moves
-// through the ranks' shared-memory segments, and ranks wait for each other
-// on futex doorbells in those segments.
+// descriptor exchanges, loss of a rank); ranks wait for each other on
+// futex doorbells in their shared-memory segments. Buffer data moves
+// directly between the ranks' device memories when every rank mapped
+// every rank's (peers, peermap.go; data phases in shm_direct.go), and
+// through the segments' staging areas otherwise.
 //
-// A rank's staging area is split in two halves ("in" and "out"). A
+// Staged, a rank's staging area is split in two halves ("in" and "out"). A
 // collective moves its data in pieces that fit: each rank copies its piece
 // into its own staging, all ranks meet at a barrier, each computes its
 // share reading the peers' staging, and so on. Data phases of one rank are
@@ -25,6 +27,9 @@ type shmWorld struct {
 	own  *segment
 	segs []*segment
 	l    *link
+	// peers maps every rank's device memory, by rank; nil when the
+	// communicator stages its data. Fixed at formation, unmapped at close.
+	peers []peerMem
 
 	mu       sync.Mutex
 	abortErr error
@@ -58,6 +63,7 @@ const (
 	pwErr      = 7  // sender's segment, index dest: the sender's own failure code
 	pwCountLo  = 4  // dword index (bytes 32..39): element count of the message
 	pwReqFor   = 10 // requester's segment, index target: one-sided request seq
+	pwAddrDw   = 6  // dword index (bytes 48..55), sender's segment, index dest: the message's buffer address (direct path)
 )
 
 func newShmWorld(sim *Sim, n, me int, own *segment, segs []*segment, l *link) *shmWorld {
@@ -227,6 +233,9 @@ func (w *shmWorld) barrier(deadline time.Time, fail error) error {
 func (w *shmWorld) half() int { return w.own.l.stageLen / 2 / 64 * 64 }
 
 func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, timeout time.Duration) error {
+	if w.peers != nil {
+		return w.directCollective(c, ds, bufs)
+	}
 	// Each barrier may wait the full timeout: a slow peer is slow once.
 	var deadline time.Time
 	if err := w.barrier(deadline, bufs.err); err != nil {
@@ -246,7 +255,7 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 		for e0 := 0; e0 < total; e0 += per {
 			e1 := min(e0+per, total)
 			pb := (e1 - e0) * esz
-			copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz])
+			countStaged(copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz]))
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
 			}
@@ -273,7 +282,7 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 			e1 := min(e0+per, total)
 			pb := (e1 - e0) * esz
 			if me == root {
-				copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz])
+				countStaged(copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz]))
 			}
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
@@ -291,7 +300,7 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 		for e0 := 0; e0 < total; e0 += per {
 			e1 := min(e0+per, total)
 			pb := (e1 - e0) * esz
-			copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz])
+			countStaged(copy(w.own.stage(0, pb), bufs.send[e0*esz:e1*esz]))
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
 			}
@@ -309,7 +318,7 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 			e1 := min(e0+per, total)
 			pb := (e1 - e0) * esz
 			for j := 0; j < n; j++ {
-				copy(w.own.stage(j*pb, pb), bufs.send[(j*total+e0)*esz:(j*total+e1)*esz])
+				countStaged(copy(w.own.stage(j*pb, pb), bufs.send[(j*total+e0)*esz:(j*total+e1)*esz]))
 			}
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
@@ -354,7 +363,7 @@ func (w *shmWorld) alltoallv(ds []*opDesc, bufs opBufs, esz int) error {
 		for p := 0; p < pieces; p++ {
 			// A zero count may come with any displacement: touch nothing.
 			if o0, o1 := min(p*stage, out), min((p+1)*stage, out); o1 > o0 {
-				copy(w.own.stage(0, o1-o0), bufs.send[int(d.SDispls[dst])*esz+o0:][:o1-o0])
+				countStaged(copy(w.own.stage(0, o1-o0), bufs.send[int(d.SDispls[dst])*esz+o0:][:o1-o0]))
 			}
 			if err := w.barrier(deadline, nil); err != nil {
 				return err
@@ -381,6 +390,7 @@ func (w *shmWorld) close(c *comm) {
 	w.l.send(&msg{Kind: mBye})
 	w.l.flushClose()
 	w.abort(errf(codePara, "communicator destroyed"))
+	unmapPeers(w.peers)
 	for _, s := range w.segs {
 		s.unmap()
 	}

@@ -14,12 +14,19 @@ import (
 // posts the result in the requester's segment. A batch larger than one
 // round is first checked whole in check-only rounds, so that one bad
 // descriptor moves no byte at all.
+//
+// When the ranks map each other's device memory (w.peers), an entry names
+// the requester's local buffer (an address in the requester's process)
+// instead of a staging offset, and the server, after the same checks,
+// copies straight between its memory and the requester's buffer: no
+// staging, and a round is bounded by the number of entries only.
 
 // Request words (offReq + 4·i) and response words (offResp + 4·i).
 const (
 	rqGet     = 0
 	rqEntries = 1
 	rqCheck   = 2
+	rqDirect  = 3 // entries carry the requester's buffer addresses
 	rsSeq     = 0
 	rsCode    = 1
 	rsMsgLen  = 2
@@ -30,7 +37,7 @@ type osPiece struct {
 	x     int    // index into xs
 	off   uint64 // offset within the transfer
 	n     uint64
-	stage int
+	stage int // staged: offset in the requester's staging area
 }
 
 func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time.Duration) error {
@@ -41,6 +48,14 @@ func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time
 	var cur []osPiece
 	used := uint64(0)
 	for i, x := range xs {
+		if w.peers != nil {
+			if len(cur) == maxReqEntries {
+				rounds = append(rounds, cur)
+				cur = nil
+			}
+			cur = append(cur, osPiece{x: i, n: x.n})
+			continue
+		}
 		for off := uint64(0); off < x.n || (x.n == 0 && off == 0); {
 			if len(cur) == maxReqEntries || used == stage {
 				rounds = append(rounds, cur)
@@ -77,12 +92,19 @@ func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time
 func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiece, deadline time.Time) error {
 	own := w.own
 	ent := own.mem[own.l.entries:]
+	direct := w.peers != nil
+	moved := 0
 	for i, p := range rd {
 		binary.LittleEndian.PutUint64(ent[i*reqEntryBytes:], uint64(xs[p.x].remote)+p.off)
 		binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+8:], p.n)
+		moved += int(p.n)
+		if direct {
+			binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+16:], uint64(addrOf(xs[p.x].local))+p.off)
+			continue
+		}
 		binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+16:], uint64(p.stage))
 		if !get && !checkOnly {
-			copy(own.stage(p.stage, int(p.n)), xs[p.x].local[p.off:p.off+p.n])
+			countStaged(copy(own.stage(p.stage, int(p.n)), xs[p.x].local[p.off:p.off+p.n]))
 		}
 	}
 	b2u := func(b bool) uint32 {
@@ -94,6 +116,7 @@ func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiec
 	atomic.StoreUint32(own.word(offReq+4*rqGet), b2u(get))
 	atomic.StoreUint32(own.word(offReq+4*rqEntries), uint32(len(rd)))
 	atomic.StoreUint32(own.word(offReq+4*rqCheck), b2u(checkOnly))
+	atomic.StoreUint32(own.word(offReq+4*rqDirect), b2u(direct))
 	w.reqSeq++
 	seq := w.reqSeq
 	atomic.StoreUint32(own.p2pWord(peer, pwReqFor), seq)
@@ -107,7 +130,11 @@ func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiec
 		n := min(int(atomic.LoadUint32(own.word(offResp+4*rsMsgLen))), respMsgBytes-rsMsg)
 		return errf(c, "%s", own.mem[offResp+rsMsg:offResp+rsMsg+n])
 	}
-	if get && !checkOnly {
+	switch {
+	case checkOnly:
+	case direct:
+		countDirect(moved)
+	case get:
 		for _, p := range rd {
 			copy(xs[p.x].local[p.off:p.off+p.n], own.stage(p.stage, int(p.n)))
 		}
@@ -142,32 +169,51 @@ func (w *shmWorld) handleRequest(p int, s *segment, seq uint32) {
 	get := atomic.LoadUint32(s.word(offReq+4*rqGet)) == 1
 	n := int(atomic.LoadUint32(s.word(offReq + 4*rqEntries)))
 	checkOnly := atomic.LoadUint32(s.word(offReq+4*rqCheck)) == 1
+	direct := atomic.LoadUint32(s.word(offReq+4*rqDirect)) == 1 && w.peers != nil
+	n = min(n, maxReqEntries)
 	ent := s.mem[s.l.entries:]
-	mems := make([][]byte, n)
 	rs := w.c.os.resolver(w.c, p)
+	// The requester's side of entry i: its buffer (direct) or its staging
+	// area.
+	theirs := func(i int, ln uint64) ([]byte, error) {
+		at := binary.LittleEndian.Uint64(ent[i*reqEntryBytes+16:])
+		if direct {
+			b, ok := w.peers[p].view(uintptr(at), ln)
+			if !ok {
+				return nil, errf(codeInternal, "request entry %d: [%#x, +%d) is not in rank %d's device memory", i, at, ln, p)
+			}
+			return b, nil
+		}
+		if at > uint64(s.l.stageLen) || ln > uint64(s.l.stageLen)-at {
+			return nil, errf(codeInternal, "request entry %d outside the staging area", i)
+		}
+		return s.stage(int(at), int(ln)), nil
+	}
+	// Check every entry before moving a byte; then move them all,
+	// resolving again (cheaper than keeping a view per entry).
 	var fail error
-	for i := 0; i < n && i < maxReqEntries; i++ {
+	for i := 0; i < n && fail == nil; i++ {
 		addr := binary.LittleEndian.Uint64(ent[i*reqEntryBytes:])
 		ln := binary.LittleEndian.Uint64(ent[i*reqEntryBytes+8:])
-		st := binary.LittleEndian.Uint64(ent[i*reqEntryBytes+16:])
-		if st > uint64(s.l.stageLen) || ln > uint64(s.l.stageLen)-st {
-			fail = errf(codeInternal, "request entry %d outside the staging area", i)
-			break
-		}
-		m, err := rs.resolve(uintptr(addr), ln)
-		if err != nil {
+		if _, err := theirs(i, ln); err != nil {
 			fail = err
-			break
+		} else if _, err := rs.resolve(uintptr(addr), ln); err != nil {
+			fail = err
 		}
-		mems[i] = m
 	}
 	if fail == nil && !checkOnly {
 		for i := 0; i < n; i++ {
-			st := int(binary.LittleEndian.Uint64(ent[i*reqEntryBytes+16:]))
+			addr := binary.LittleEndian.Uint64(ent[i*reqEntryBytes:])
+			ln := binary.LittleEndian.Uint64(ent[i*reqEntryBytes+8:])
+			mine, _ := rs.resolve(uintptr(addr), ln)
+			other, _ := theirs(i, ln)
 			if get {
-				copy(s.stage(st, len(mems[i])), mems[i])
+				if !direct {
+					countStaged(len(mine))
+				}
+				copy(other, mine)
 			} else {
-				copy(mems[i], s.stage(st, len(mems[i])))
+				copy(mine, other)
 			}
 		}
 	}

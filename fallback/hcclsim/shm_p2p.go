@@ -12,6 +12,11 @@ import (
 // the sender's own failure) travels in the sender's segment; the receiver
 // answers a disagreement with a verdict in its segment, so both fail with
 // the same code. All items of a batch advance together in one loop.
+//
+// When the ranks map each other's device memory (w.peers), a message is one
+// piece that never touches the staging area: the sender publishes its
+// buffer's address with the header, the receiver copies straight from the
+// sender's buffer and acknowledges, and the sender returns only then.
 
 // after reports a ≥ b for wrapping 32-bit counters.
 func after(a, b uint32) bool { return int32(a-b) >= 0 }
@@ -25,6 +30,7 @@ type p2pRun struct {
 	base     uint32
 	seq      uint32
 	bytes    int
+	src      []byte // direct: the sender's buffer, until copied
 	err      error
 }
 
@@ -104,9 +110,10 @@ func (w *shmWorld) sendStep(r *p2pRun) bool {
 		progress = true
 		r.bytes = int(r.it.count * r.it.dt.size())
 		r.pieces = uint32(max(1, (r.bytes+slot-1)/slot))
-		if r.it.err != nil {
+		if r.it.err != nil || w.peers != nil {
 			r.pieces = 1
 		}
+		atomic.StoreUint64(own.p2pDword(d, pwAddrDw), uint64(addrOf(r.it.view)))
 		w.msgSeq[d]++
 		r.seq = w.msgSeq[d]
 		r.base = w.sendBase[d]
@@ -144,10 +151,10 @@ func (w *shmWorld) sendStep(r *p2pRun) bool {
 	}
 	acked := atomic.LoadUint32(peer.p2pWord(w.me, pwAcked))
 	for r.done < r.pieces && after(acked, r.base+r.done) {
-		if r.it.err == nil {
+		if r.it.err == nil && w.peers == nil {
 			off := int(r.done) * slot
 			n := min(slot, r.bytes-off)
-			copy(own.stage(d*slot, n), r.it.view[off:off+n])
+			countStaged(copy(own.stage(d*slot, n), r.it.view[off:off+n]))
 		}
 		r.done++
 		atomic.StoreUint32(own.p2pWord(d, pwSent), r.base+r.done)
@@ -202,6 +209,25 @@ func (w *shmWorld) recvStep(r *p2pRun) bool {
 				s, count, dt, w.me, r.it.count, r.it.dt))
 		}
 		r.bytes = int(r.it.count * r.it.dt.size())
+		if w.peers != nil {
+			addr := uintptr(atomic.LoadUint64(peer.p2pDword(w.me, pwAddrDw)))
+			src, ok := w.peers[s].view(addr, uint64(r.bytes))
+			if !ok {
+				return reject(codeInternal, errf(codeInternal, "rank %d's send buffer [%#x, +%d) is not in its device memory", s, addr, r.bytes))
+			}
+			r.src = src
+		}
+	}
+	if r.src != nil {
+		// Direct: one piece, straight from the sender's buffer.
+		if r.done == 0 && after(sent, r.base+1) {
+			countDirect(copy(r.it.view, r.src))
+			r.done = 1
+			r.src = nil
+			atomic.StoreUint32(own.p2pWord(s, pwAcked), r.base+1)
+			peer.bell().ring()
+			progress = true
+		}
 	}
 	for r.done < r.pieces && after(sent, r.base+r.done+1) {
 		off := int(r.done) * slot

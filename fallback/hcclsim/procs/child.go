@@ -24,6 +24,7 @@ const (
 	envExec    = "HCCLSIM_PROCS_EXEC_MS" // execution timeout
 	envConnect = "HCCLSIM_PROCS_CONN_MS" // connect timeout
 	envBuffer  = "HCCLSIM_PROCS_BUFFER"  // staging bytes per rank
+	envStaged  = "HCCLSIM_PROCS_STAGED"  // "1": device memory not shareable, data staged
 )
 
 // IsChild reports whether this process was started by Start to serve as
@@ -54,7 +55,12 @@ func envInt(name string, def int) int {
 // binds the current device to the thread.
 func serve(in io.Reader, out io.Writer) error {
 	runtime.LockOSThread()
-	npu, err := fallback.New(fallback.WithDevices(envInt(envDevices, 1)))
+	opts := []fallback.Option{fallback.WithDevices(envInt(envDevices, 1))}
+	if os.Getenv(envStaged) != "1" {
+		// Peers map this process's device memory: data moves directly.
+		opts = append(opts, fallback.WithShareableDeviceMemory())
+	}
+	npu, err := fallback.New(opts...)
 	if err != nil {
 		return err
 	}
@@ -151,6 +157,9 @@ func (h *host) do(r *req) (res resp) {
 		err = n.SynchronizeStream(st)
 	case "Live":
 		res.U = uint64(b.Live())
+	case "Traffic":
+		t := hcclsim.ReadTraffic()
+		res.U, res.Size = t.StagedBytes, t.DirectBytes
 	case "Goroutines":
 		res.U = uint64(runtime.NumGoroutine())
 	case "HoldStream":

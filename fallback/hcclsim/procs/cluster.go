@@ -30,6 +30,10 @@ type Options struct {
 	ExecTimeout, ConnectTimeout time.Duration
 	// BufferBytes is each rank's staging memory (hcclsim.Options).
 	BufferBytes int
+	// Staged builds the children's NPUs without shareable device memory
+	// (fallback.WithShareableDeviceMemory), so their communicators move
+	// data through staging instead of directly between device memories.
+	Staged bool
 	// Args are the arguments the child is started with; a test binary
 	// passes "-test.run=^TestName$" naming a test that calls ServeChild
 	// when IsChild.
@@ -92,6 +96,9 @@ func Start(opts Options) (*Cluster, error) {
 		envExec+"="+strconv.FormatInt(opts.ExecTimeout.Milliseconds(), 10),
 		envConnect+"="+strconv.FormatInt(opts.ConnectTimeout.Milliseconds(), 10),
 		envBuffer+"="+strconv.Itoa(opts.BufferBytes))
+	if opts.Staged {
+		env = append(env, envStaged+"=1")
+	}
 	for i := 0; i < opts.Processes; i++ {
 		cmd := exec.Command(exe, opts.Args...)
 		cmd.Env = env
@@ -246,6 +253,13 @@ func (p *Proc) Sync(s acl.StreamHandle) error {
 func (p *Proc) Live() (int, error) {
 	r, err := p.call(&req{Op: "Live"})
 	return int(r.U), err
+}
+
+// Traffic is the child's hcclsim.ReadTraffic: the bytes its
+// communicators moved through staging and directly.
+func (p *Proc) Traffic() (hcclsim.Traffic, error) {
+	r, err := p.call(&req{Op: "Traffic"})
+	return hcclsim.Traffic{StagedBytes: r.U, DirectBytes: r.Size}, err
 }
 
 // Goroutines is runtime.NumGoroutine in the child.

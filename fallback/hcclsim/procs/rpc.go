@@ -57,6 +57,7 @@ type resp struct {
 	Mem      commMem
 	Result   int32
 	Ns       int64
+	Size     uint64
 }
 
 type commMem struct {

@@ -1,0 +1,150 @@
+package hcclsim
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Peer mapping: the ranks of a multi-process communicator map each other's
+// device memory, so that data phases read and write peers' buffers
+// directly instead of through staging copies. A rank whose NPU keeps its
+// device memory in a memory file (fallback.WithShareableDeviceMemory)
+// publishes (pid, fd, base, size) in its segment; each peer opens
+// /proc/<pid>/fd/<fd> and maps the file MAP_SHARED, and translates the
+// rank's device addresses by offset. The mapping outlives the owner: a
+// killed rank's memory stays readable (its file is never shrunk), so a
+// peer waiting for it times out cleanly instead of faulting.
+
+// devMem is where a rank's device memory can be mapped from.
+type devMem struct {
+	pid, fd    int
+	base, size uintptr
+}
+
+// memFiler is implemented by envs whose device memory other processes can
+// map (npuEnv over an NPU built WithShareableDeviceMemory).
+type memFiler interface {
+	deviceMemory(dev int32) (devMem, error)
+}
+
+func (e npuEnv) deviceMemory(dev int32) (devMem, error) {
+	f, err := e.n.DeviceMemoryFile(dev)
+	if err != nil {
+		return devMem{}, err
+	}
+	return devMem{pid: f.Pid, fd: f.Fd, base: f.Base, size: f.Size}, nil
+}
+
+// peerMem is one rank's device memory as seen from this process.
+type peerMem struct {
+	mem  []byte // this process's mapping of the file; nil when the rank lives in this process
+	base uintptr
+	size uintptr
+}
+
+// view translates [addr, addr+n) of the rank's address space; ok is false
+// when the range is not inside its device memory.
+func (p *peerMem) view(addr uintptr, n uint64) (b []byte, ok bool) {
+	if n == 0 {
+		return nil, true
+	}
+	off := addr - p.base
+	if addr < p.base || off >= p.size || n > uint64(p.size-off) {
+		return nil, false
+	}
+	if p.mem == nil {
+		// The rank is in this process: its addresses are ours, in an
+		// arena outside the Go heap.
+		return unsafe.Slice((*byte)(ptrOf(addr)), n), true
+	}
+	return p.mem[off : off+uintptr(n)], true
+}
+
+func (p *peerMem) unmap() {
+	if p.mem != nil {
+		_ = unix.Munmap(p.mem)
+		p.mem = nil
+	}
+}
+
+// mapPeerMem maps the device memory d describes.
+func mapPeerMem(d devMem) (peerMem, error) {
+	if d.size == 0 || d.pid <= 0 {
+		return peerMem{}, fmt.Errorf("the rank's device memory cannot be mapped by other processes")
+	}
+	if d.pid == os.Getpid() {
+		return peerMem{base: d.base, size: d.size}, nil
+	}
+	path := "/proc/" + strconv.Itoa(d.pid) + "/fd/" + strconv.Itoa(d.fd)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return peerMem{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return peerMem{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Size != int64(d.size) {
+		return peerMem{}, fmt.Errorf("%s has %d bytes, the rank announced %d", path, st.Size, d.size)
+	}
+	mem, err := unix.Mmap(fd, 0, int(d.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	if err != nil {
+		return peerMem{}, fmt.Errorf("map %s: %w", path, err)
+	}
+	return peerMem{mem: mem, base: d.base, size: d.size}, nil
+}
+
+// publishMem writes where this rank's device memory can be mapped from into
+// its segment (nothing when it cannot be mapped: peers then see pid 0).
+func publishMem(s *segment, e env, dev int32) {
+	f, ok := e.(memFiler)
+	if !ok {
+		return
+	}
+	d, err := f.deviceMemory(dev)
+	if err != nil {
+		return
+	}
+	atomic.StoreUint64(s.dword(offMemBase), uint64(d.base))
+	atomic.StoreUint64(s.dword(offMemSize), uint64(d.size))
+	atomic.StoreUint32(s.word(offMemFd), uint32(d.fd))
+	atomic.StoreUint32(s.word(offMemPid), uint32(d.pid))
+}
+
+// announcedMem reads what a rank published with publishMem.
+func announcedMem(s *segment) devMem {
+	return devMem{
+		pid:  int(atomic.LoadUint32(s.word(offMemPid))),
+		fd:   int(atomic.LoadUint32(s.word(offMemFd))),
+		base: uintptr(atomic.LoadUint64(s.dword(offMemBase))),
+		size: uintptr(atomic.LoadUint64(s.dword(offMemSize))),
+	}
+}
+
+// mapPeers maps the device memory of every rank of segs (this rank's
+// included, which needs no mapping); on any failure it maps nothing and
+// returns why.
+func mapPeers(segs []*segment) ([]peerMem, error) {
+	peers := make([]peerMem, len(segs))
+	for k, s := range segs {
+		p, err := mapPeerMem(announcedMem(s))
+		if err != nil {
+			unmapPeers(peers)
+			return nil, fmt.Errorf("rank %d: %w", k, err)
+		}
+		peers[k] = p
+	}
+	return peers, nil
+}
+
+func unmapPeers(peers []peerMem) {
+	for i := range peers {
+		peers[i].unmap()
+	}
+}

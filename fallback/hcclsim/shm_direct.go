@@ -1,0 +1,67 @@
+package hcclsim
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Direct collectives between processes: every rank maps every rank's
+// device memory (peermap.go), so a collective runs exactly as in one
+// process (localCompute) over views of every rank's buffers. Each rank
+// publishes its buffers' addresses in its segment before the start
+// barrier and reads the peers' after it; the end barrier keeps every rank
+// in the phase until no peer reads its send buffer or writes its receive
+// buffer any more. A rank publishes the next collective's addresses only
+// after that end barrier, which every peer passes after it has read them.
+
+// addrOf is the address of a view's first byte (0 for an empty view).
+func addrOf(b []byte) uintptr {
+	if len(b) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&b[0]))
+}
+
+func (w *shmWorld) directCollective(c *comm, ds []*opDesc, bufs opBufs) error {
+	own := w.own
+	atomic.StoreUint64(own.dword(offBufs), uint64(addrOf(bufs.send)))
+	atomic.StoreUint64(own.dword(offBufs+8), uint64(len(bufs.send)))
+	atomic.StoreUint64(own.dword(offBufs+16), uint64(addrOf(bufs.recv)))
+	atomic.StoreUint64(own.dword(offBufs+24), uint64(len(bufs.recv)))
+	// Each barrier may wait the full timeout: a slow peer is slow once.
+	var deadline time.Time
+	if err := w.barrier(deadline, bufs.err); err != nil {
+		return err
+	}
+	d := ds[w.me]
+	if d.Kind == kindBarrier {
+		return nil
+	}
+	all := make([]opBufs, w.n)
+	var fail error
+	for k, s := range w.segs {
+		if k == w.me {
+			all[k] = bufs
+			continue
+		}
+		sa, sn := uintptr(atomic.LoadUint64(s.dword(offBufs))), atomic.LoadUint64(s.dword(offBufs+8))
+		ra, rn := uintptr(atomic.LoadUint64(s.dword(offBufs+16))), atomic.LoadUint64(s.dword(offBufs+24))
+		sv, ok1 := w.peers[k].view(sa, sn)
+		rv, ok2 := w.peers[k].view(ra, rn)
+		if !ok1 || !ok2 {
+			// Cannot happen with a sound peer (it checked its views);
+			// fail every rank at the end barrier rather than guess.
+			fail = errf(codeInternal, "rank %d's buffers [%#x, +%d) and [%#x, +%d) are not in its device memory", k, sa, sn, ra, rn)
+			break
+		}
+		all[k] = opBufs{send: sv, recv: rv}
+	}
+	if fail == nil {
+		localCompute(c, d, ds, all)
+		if d.Kind != kindBroadcast || d.Root != uint32(w.me) {
+			countDirect(len(bufs.recv))
+		}
+	}
+	return w.barrier(deadline, fail)
+}

@@ -1,0 +1,109 @@
+package hcclsim
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Values of a segment's offDirect word.
+const (
+	directMapped = 1 // the rank mapped every rank's device memory
+	directFailed = 2 // it could not: the communicator stages its data
+)
+
+// joinShm sets up a rank of a multi-process communicator: create and map
+// its segment (announcing where its device memory can be mapped from), map
+// the peers' segments and, if it can, their device memory; wait until all
+// are mapped (the rendezvous then unlinks every name). The data path is
+// direct when every rank mapped every rank's device memory, staged
+// otherwise; each rank reads every rank's verdict from the segments after
+// the rendezvous said go, so all decide alike.
+func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name string, timeout time.Duration, stage int,
+	fail func(error) (*comm, error)) (*comm, error) {
+	lay := layoutFor(n, stage)
+	segName := fmt.Sprintf("%s%x-r%d-p%d", segPrefix, root.id[:6], rank, os.Getpid())
+	own, err := createSegment(s.opts.ShmDir, segName, lay)
+	if err != nil {
+		return fail(errf(codeSyscall, "%v", err))
+	}
+	publishMem(own, s.env, dev)
+	segs := make([]*segment, n)
+	var peers []peerMem
+	cleanup := func() {
+		unlinkSegment(s.opts.ShmDir, segName)
+		unmapPeers(peers)
+		for _, sg := range segs {
+			if sg != own {
+				sg.unmap()
+			}
+		}
+		own.unmap()
+	}
+	if err := l.sendSync(&msg{Kind: mSeg, Seg: segName}); err != nil {
+		cleanup()
+		return fail(err)
+	}
+	m, err := l.recv()
+	if err == nil {
+		err = refusal(m)
+	}
+	if err == nil && (m.Kind != mPeers || len(m.Segs) != n) {
+		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
+	}
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	for k, nm := range m.Segs {
+		if k == rank {
+			segs[k] = own
+			continue
+		}
+		if segs[k], err = openSegment(s.opts.ShmDir, nm, lay); err != nil {
+			cleanup()
+			return fail(errf(codeSyscall, "%v", err))
+		}
+	}
+	// A rank that cannot map its peers (memory not shareable, /proc not
+	// permitted) is no error: the communicator stages its data.
+	verdict := uint32(directFailed)
+	if peers, err = mapPeers(segs); err == nil {
+		verdict = directMapped
+	}
+	atomic.StoreUint32(own.word(offDirect), verdict)
+	if err := l.sendSync(&msg{Kind: mMapped}); err != nil {
+		cleanup()
+		return fail(err)
+	}
+	m, err = l.recv()
+	if err == nil {
+		err = refusal(m)
+	}
+	if err == nil && m.Kind != mGo {
+		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
+	}
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	// The rendezvous unlinked every name; ours again in case it could not.
+	unlinkSegment(s.opts.ShmDir, segName)
+	_ = l.conn.SetDeadline(time.Time{})
+	// Every rank wrote its verdict before it reported mapped, and the go
+	// comes after every report.
+	direct := true
+	for _, sg := range segs {
+		direct = direct && atomic.LoadUint32(sg.word(offDirect)) == directMapped
+	}
+	if !direct {
+		unmapPeers(peers)
+		peers = nil
+	}
+	w := newShmWorld(s, n, rank, own, segs, l)
+	w.peers = peers
+	c := s.newComm(w, root.id, n, rank, dev, name, timeout)
+	w.start(c)
+	return c, nil
+}
