@@ -41,14 +41,22 @@ func settle(f func() bool) bool {
 }
 
 // TestKilledRankMidCollective kills one rank process while all ranks loop
-// on a large AllReduce: the others fail with HCCL_E_TIMEOUT well within
+// on a large AllReduce, on the direct and the staged path: the others fail with HCCL_E_TIMEOUT well within
 // the timeout (the rendezvous sees the connection drop), their
 // communicator stays failed, destroying it releases everything (no
 // segment, no goroutine left), and the survivors exit cleanly.
 func TestKilledRankMidCollective(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "staged"}[staged], func(t *testing.T) {
+			killedRankMidCollective(t, staged)
+		})
+	}
+}
+
+func killedRankMidCollective(t *testing.T, staged bool) {
 	const n, victim = 3, 2
 	timeout := 3 * time.Second
-	cl := startCluster(t, n, procs.Options{ExecTimeout: timeout, BufferBytes: 1 << 20})
+	cl := startCluster(t, n, procs.Options{ExecTimeout: timeout, BufferBytes: 1 << 20, Staged: staged})
 	env := &procEnv{cl: cl}
 	g := newGroup(t, env, n)
 	b := cl.Backend()

@@ -148,15 +148,19 @@ func (w *rankW) read(p unsafe.Pointer, n int) ([]byte, error) {
 	return out, w.r.Read(out, p)
 }
 
-// envs returns the two envs the transport tests run on: ranks as devices
-// of one NPU, and ranks as processes with a small staging buffer (64 KiB),
-// so that large transfers move in many pieces.
+// envs returns the envs the transport tests run on: ranks as devices of
+// one NPU; ranks as processes that map each other's device memory (the
+// direct path); and ranks as processes that cannot, with a small staging
+// buffer (64 KiB), so that large transfers move in many pieces.
 func envs(t *testing.T, n int) map[string]hccltest.Env {
 	t.Helper()
 	npu := newNPU(t, n)
 	sim := newSim(t, npu)
-	cl := startCluster(t, n, procsOptions(64<<10))
-	return map[string]hccltest.Env{"inproc": &npuEnv{npu: npu, sim: sim}, "procs": &procEnv{cl: cl}}
+	direct := startCluster(t, n, procsOptions(64<<10))
+	staged := procsOptions(64 << 10)
+	staged.Staged = true
+	return map[string]hccltest.Env{"inproc": &npuEnv{npu: npu, sim: sim}, "procs": &procEnv{cl: direct},
+		"staged": &procEnv{cl: startCluster(t, n, staged)}}
 }
 
 func diffAt(want, got []byte) string {
