@@ -49,6 +49,9 @@
 //   - CountCopy and CountLaunch: counters for copies and kernel launches
 //     made outside Memcpy, so tests can assert zero-copy execution.
 //   - CurrentDevice: the device of the calling thread's current context.
+//   - DeviceMemoryFile: where another process can map a device's memory
+//     from (NPUs built WithShareableDeviceMemory), for ranks of a
+//     multi-process HCCL communicator that read each other's memory.
 //   - SynchronizeStreamContext: a stream synchronize bounded by a
 //     context.Context.
 //

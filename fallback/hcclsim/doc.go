@@ -49,16 +49,34 @@
 // the rendezvous then carries only control messages: each collective's
 // arguments, Send/Recv and exchange pairings, and the news that a rank was
 // lost (its connection closed without a goodbye, as when the process is
-// killed), which fails the others at once. Every byte of buffer data moves
-// through shared memory: each rank maps a segment in /dev/shm for every
-// rank (golang.org/x/sys/unix Mmap), and all segment names are unlinked as
-// soon as every rank has mapped them, so nothing is left behind even if a
-// process is killed. A rank copies its data into its segment's staging
-// area in pieces (Options.BufferBytes, HCCL_BUFFSIZE), ranks meet at
-// futex-based barriers in the segments, and each computes its share from
-// the peers' staging areas. One-sided reads are served by a goroutine of
-// the owning rank, woken through a futex doorbell, that copies between its
-// registered memory and the requester's staging area.
+// killed), which fails the others at once. Each rank maps a small segment
+// in /dev/shm for every rank (golang.org/x/sys/unix Mmap) holding the
+// futex-based barriers and doorbells the ranks wait on, and all segment
+// names are unlinked as soon as every rank has mapped them, so nothing is
+// left behind even if a process is killed.
+//
+// Data moves directly between device memories when it can: a rank whose
+// NPU keeps device memory in a memory file (fallback.WithShareableDeviceMemory,
+// which package procs uses) announces (pid, fd, base, size) in its segment,
+// and every rank maps every peer's file through /proc/<pid>/fd/<fd>
+// (MAP_SHARED), translating peer addresses by offset. A collective then
+// runs exactly as in one process, each rank computing its share from and
+// into every rank's buffers (whose addresses the ranks publish at the
+// start barrier), between a start and an end barrier; a receive copies
+// straight from the sender's buffer; a one-sided request names the
+// requester's buffer, and the owner's server checks the registration and
+// copies between its memory and that buffer. A peer's mapping stays valid
+// after the peer dies (the file never shrinks), so a lost rank is a
+// timeout, not a fault; mappings go at CommDestroy.
+//
+// When any rank cannot be mapped (its memory is not shareable, or /proc
+// is not permitted), the whole communicator stages its data, as every
+// rank learns at formation: a rank copies its data into its segment's
+// staging area in pieces (Options.BufferBytes, HCCL_BUFFSIZE), ranks meet
+// at barriers, and each computes its share from the peers' staging areas;
+// one-sided requests are served by the owner copying between its
+// registered memory and the requester's staging area. ReadTraffic counts
+// the bytes each path moved.
 //
 // Package procs starts rank processes for tests, benchmarks and tools.
 //

@@ -16,6 +16,8 @@
 //
 // The request pipe carries only arguments, results and, for Proc.Write and
 // Proc.Read, the test data the parent puts into or reads out of a child's
-// device memory; the HCCL data path between ranks is the fallback's own
-// (shared memory).
+// device memory; the HCCL data path between ranks is the fallback's own.
+// Children build their NPUs with shareable device memory, so ranks map
+// each other's device memory and move data directly; Options.Staged makes
+// them stage it through shared-memory segments instead.
 package procs
