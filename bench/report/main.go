@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -155,7 +156,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer) error {
 			if err := root.WriteFile(name, buf.Bytes(), 0o644); err != nil {
 				return err
 			}
-			progress("wrote %s", joinOut(*out, name))
+			progress("wrote %s", filepath.Join(*out, name))
 			pg.plots[f] = append(pg.plots[f], plotFile{unit: u, file: name})
 			plotted[u] = true
 		}
@@ -173,7 +174,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer) error {
 	if err := root.WriteFile("README.md", md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	progress("wrote %s (%d families, %d plots, %d profiles)", joinOut(*out, "README.md"), len(rep.families), countPlots(pg), len(pg.tops))
+	progress("wrote %s (%d families, %d plots, %d profiles)", filepath.Join(*out, "README.md"), len(rep.families), countPlots(pg), len(pg.tops))
 	return nil
 }
 
@@ -228,8 +229,6 @@ func uniqueName(used map[string]bool, base, ext string) string {
 	used[name] = true
 	return name
 }
-
-func joinOut(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
 func countPlots(pg *page) int {
 	n := 0

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -109,6 +111,11 @@ func (rep *report) read(r io.Reader, name string, progress, warn func(format str
 		}
 	}
 	if err := br.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			// benchfmt reads lines of at most 64 KiB, which benchmark
+			// lines never approach.
+			return fmt.Errorf("%s: a line longer than 64 KiB after %d results: not `go test -bench` output? (%w)", name, rep.results-before, err)
+		}
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	if rep.results == before {
