@@ -16,7 +16,7 @@
 //   - one table per benchmark family (top-level benchmark), a row per
 //     sub-benchmark, a column per unit (time first, ratios such as x_copy
 //     last and in bold), each cell the median of the runs ± the largest
-//     distance of the fastest or slowest run from it;
+//     distance of the smallest or largest run from it;
 //   - for every family whose sub-benchmarks name a size (size=16MiB,
 //     bytes=65536, or a part such as 64B or 1MiB), one SVG plot per unit:
 //     size on a log2 axis, one line per combination of the other parts of

@@ -35,7 +35,7 @@ func writeMarkdown(w io.Writer, pg *page) error {
 	}
 	fmt.Fprintf(bw, ")\n\n")
 	fmt.Fprintf(bw, "Each cell is the median of the runs; with several runs, ±%% is the "+
-		"largest distance of the fastest or slowest run from the median. "+
+		"largest distance of the smallest or largest value from the median. "+
 		"Ratio columns (in bold) compare against a baseline measured in the same run.\n")
 
 	for _, f := range rep.families {
