@@ -23,8 +23,11 @@
 // (accumulated in float32 over all ranks in rank order, rounded once), fp32
 // and fp64; MAX and MIN propagate NaN. int128 and the 8-bit float types
 // move as bytes but are not reduced (HCCL_E_NOT_SUPPORT, as on the device).
-// SUM of every type and PROD of floats use AVX2 kernels on amd64, and large
-// outputs bypass the cache; results are bit-identical to the scalar path.
+// SUM of every type and PROD of floats (fp16 and bf16 included: widened,
+// combined and rounded in the vector registers, F16C for fp16) use AVX2
+// kernels on amd64; a large reduction reads every source once and writes
+// every destination once, in one pass with non-temporal stores. Results
+// are bit-identical to the scalar path.
 //
 // One-sided memory (RegisterMem, ExchangeMemDesc, EnableMemAccess,
 // BatchGet, BatchPut) checks every descriptor of a batch at the call: the
