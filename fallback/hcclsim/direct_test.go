@@ -248,14 +248,15 @@ func TestStagedPathConformance(t *testing.T) {
 // result on every rank.
 func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int, cl *procs.Cluster, count int) {
 	n := cl.Procs()
-	root, err := sim.GetRootInfo()
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 5))
 	ins := make([][]byte, n)
 	for r := range ins {
 		ins[r] = genData(rng, hccl.FP32, count)
 	}
 	want := refReduce(hccl.FP32, hccl.Sum, ins)
+	// The connect timeout runs from here.
+	root, err := sim.GetRootInfo()
+	require.NoError(t, err)
 	outs := make([][]byte, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -364,8 +365,9 @@ func TestMixedPlacementPaths(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, npu.Init(""))
 			t.Cleanup(func() { _ = npu.Close() })
-			sim := newSim(t, npu)
-			cl := startCluster(t, 4, procs.Options{})
+			sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: 10 * testTimeout, ConnectTimeout: 10 * testTimeout})
+			t.Cleanup(func() { _ = sim.Close() })
+			cl := startCluster(t, 4, procs.Options{ExecTimeout: 10 * testTimeout})
 			here := hcclsim.ReadTraffic()
 			before := traffic(t, cl)
 			mixedAllReduce(t, npu, sim, 2, cl, count)
