@@ -19,7 +19,8 @@ import (
 
 // HCCL benchmarks of the fallback's HCCL model, in process (every rank a
 // device of one NPU, driven by its own goroutine) and across processes
-// (every rank its own process; data through shared memory):
+// (every rank its own process, mapping the others' device memory, so data
+// moves directly between the ranks' buffers):
 //
 //   - BenchmarkHCCLAllReduce: fp32 SUM AllReduce on 2 and 4 ranks, 1 KiB to
 //     64 MiB, every rank queueing a batch of AllReduces on its stream and
