@@ -37,7 +37,8 @@ type reducer struct {
 	tmp [blockBytes / 4]float32 // narrow floats: one decoded source
 	out [blockBytes]byte        // narrow floats: the encoded result
 
-	dp, sp []unsafe.Pointer // streaming kernels: destination and source addresses
+	dp, sp     []unsafe.Pointer // vector kernels: destination and source addresses
+	subD, subS [][]byte         // sub: the ranges before and after a kernel's chunks
 }
 
 // reduceBlocks is the entry point; see the file comment. All slices must
@@ -112,27 +113,31 @@ func (r *reducer) narrowVector(dt dtype, op redOp, dsts, srcs [][]byte) bool {
 		return false
 	}
 	r.runKernel(k, dsts, srcs, head, body)
-	rest := func(lo, hi int) {
-		if lo == hi {
-			return
+	for _, rg := range [2][2]int{{0, head}, {head + body, total}} {
+		if rg[0] == rg[1] {
+			continue
 		}
-		var ds, ss [8][]byte
-		d, s := ds[:0], ss[:0]
-		for _, b := range dsts {
-			d = append(d, b[lo:hi])
-		}
-		for _, b := range srcs {
-			s = append(s, b[lo:hi])
-		}
+		d, s := r.sub(dsts, srcs, rg[0], rg[1])
 		if dt == dtFP16 {
 			r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, d, s)
 		} else {
 			r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, d, s)
 		}
 	}
-	rest(0, head)
-	rest(head+body, total)
 	return true
+}
+
+// sub returns bytes [lo, hi) of every destination and source, in slices
+// the reducer reuses (valid until its next call).
+func (r *reducer) sub(dsts, srcs [][]byte, lo, hi int) (d, s [][]byte) {
+	r.subD, r.subS = r.subD[:0], r.subS[:0]
+	for _, b := range dsts {
+		r.subD = append(r.subD, b[lo:hi])
+	}
+	for _, b := range srcs {
+		r.subS = append(r.subS, b[lo:hi])
+	}
+	return r.subD, r.subS
 }
 
 // runKernel applies k to bytes [off, off+n) of every buffer.
@@ -267,18 +272,10 @@ func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) 
 
 // reduceRange reduces bytes [lo, hi) of every slice through reduceNum.
 func reduceRange[T number](r *reducer, op redOp, dsts, srcs [][]byte, lo, hi int) {
-	if lo == hi {
-		return
+	if lo < hi {
+		d, s := r.sub(dsts, srcs, lo, hi)
+		reduceNum[T](r, op, d, s)
 	}
-	var ds, ss [8][]byte
-	d, s := ds[:0], ss[:0]
-	for _, b := range dsts {
-		d = append(d, b[lo:hi])
-	}
-	for _, b := range srcs {
-		s = append(s, b[lo:hi])
-	}
-	reduceNum[T](r, op, d, s)
 }
 
 func pickOut[T number](b []T, last bool) []T {
