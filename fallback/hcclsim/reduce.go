@@ -185,7 +185,7 @@ func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
 	esz := int(unsafe.Sizeof(z))
 	total := len(srcs[0])
 	if total >= ntBytes {
-		if k := streamKernel[T](op); k != nil && streamReduce[T](r, k, op, dsts, srcs) {
+		if k := vecKernel[T](op, true); k != nil && streamReduce[T](r, k, op, dsts, srcs) {
 			return
 		}
 	}
@@ -222,9 +222,9 @@ func reduceNum[T number](r *reducer, op redOp, dsts, srcs [][]byte) {
 			copy(b, s0)
 		} else {
 			last := len(srcs) - 1
-			combine2(op, a, pickOut(b, last == 1), s0, asSlice[T](srcs[1][off:end]))
+			combine2(r, op, a, pickOut(b, last == 1), s0, asSlice[T](srcs[1][off:end]))
 			for k := 2; k <= last; k++ {
-				combine2(op, a, pickOut(b, k == last), a, asSlice[T](srcs[k][off:end]))
+				combine2(r, op, a, pickOut(b, k == last), a, asSlice[T](srcs[k][off:end]))
 			}
 		}
 		ab := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), end-off)
@@ -340,10 +340,10 @@ func same(a, b []byte) bool {
 // combine2 sets a[i] (and b[i] if b is not nil) = op(x[i], y[i]); a may
 // be x. Each op is its own tight loop so the common case (SUM) has no
 // per-element branch on the op.
-func combine2[T number](op redOp, a, b, x, y []T) {
+func combine2[T number](r *reducer, op redOp, a, b, x, y []T) {
 	x = x[:len(a)]
 	y = y[:len(a)]
-	if k := simd(op, a, b, x, y); k > 0 {
+	if k := simd(r, op, a, b, x, y); k > 0 {
 		a, x, y = a[k:], x[k:], y[k:]
 		if b != nil {
 			b = b[k:]
@@ -402,7 +402,7 @@ func (r *reducer) reduceNarrow(esz int, dec func([]float32, []byte) int, enc fun
 		dec(a, srcs[0][off:end])
 		for _, s := range srcs[1:] {
 			dec(t, s[off:end])
-			combine2(op, a, nil, a, t)
+			combine2(r, op, a, nil, a, t)
 		}
 		o := r.out[:end-off]
 		enc(o, a)

@@ -1,135 +1,5 @@
 #include "textflag.h"
 
-// Element-wise dst = x OP y over whole 32-byte lanes with AVX2; the
-// caller handles the tail (fewer than 32 bytes) in Go. n is in bytes and
-// a multiple of 32. Four YMM registers per iteration keep the loads in
-// flight; the loop is memory-bound on large inputs.
-#define VBINOP(NAME, INSN) \
-TEXT NAME(SB), NOSPLIT, $0-32 \
-	MOVQ dst+0(FP), DI \
-	MOVQ x+8(FP), SI \
-	MOVQ y+16(FP), DX \
-	MOVQ n+24(FP), CX \
-loop128: \
-	CMPQ CX, $128 \
-	JL   loop32 \
-	VMOVDQU (SI), Y0 \
-	VMOVDQU 32(SI), Y1 \
-	VMOVDQU 64(SI), Y2 \
-	VMOVDQU 96(SI), Y3 \
-	INSN (DX), Y0, Y0 \
-	INSN 32(DX), Y1, Y1 \
-	INSN 64(DX), Y2, Y2 \
-	INSN 96(DX), Y3, Y3 \
-	VMOVDQU Y0, (DI) \
-	VMOVDQU Y1, 32(DI) \
-	VMOVDQU Y2, 64(DI) \
-	VMOVDQU Y3, 96(DI) \
-	ADDQ $128, SI \
-	ADDQ $128, DX \
-	ADDQ $128, DI \
-	SUBQ $128, CX \
-	JMP  loop128 \
-loop32: \
-	CMPQ CX, $32 \
-	JL   done \
-	VMOVDQU (SI), Y0 \
-	INSN (DX), Y0, Y0 \
-	VMOVDQU Y0, (DI) \
-	ADDQ $32, SI \
-	ADDQ $32, DX \
-	ADDQ $32, DI \
-	SUBQ $32, CX \
-	JMP  loop32 \
-done: \
-	VZEROUPPER \
-	RET
-
-// func addF32x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addF32x, VADDPS)
-// func addF64x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addF64x, VADDPD)
-// func mulF32x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·mulF32x, VMULPS)
-// func mulF64x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·mulF64x, VMULPD)
-// func addI8x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addI8x, VPADDB)
-// func addI16x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addI16x, VPADDW)
-// func addI32x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addI32x, VPADDD)
-// func addI64x(dst, x, y unsafe.Pointer, n int)
-VBINOP(·addI64x, VPADDQ)
-
-// Element-wise dst = dst2 = x OP y: the same loop storing every result
-// twice, so a reduction writes two ranks' outputs in one pass.
-#define VBINOP2(NAME, INSN) \
-TEXT NAME(SB), NOSPLIT, $0-40 \
-	MOVQ dst+0(FP), DI \
-	MOVQ dst2+8(FP), BX \
-	MOVQ x+16(FP), SI \
-	MOVQ y+24(FP), DX \
-	MOVQ n+32(FP), CX \
-loop128: \
-	CMPQ CX, $128 \
-	JL   loop32 \
-	VMOVDQU (SI), Y0 \
-	VMOVDQU 32(SI), Y1 \
-	VMOVDQU 64(SI), Y2 \
-	VMOVDQU 96(SI), Y3 \
-	INSN (DX), Y0, Y0 \
-	INSN 32(DX), Y1, Y1 \
-	INSN 64(DX), Y2, Y2 \
-	INSN 96(DX), Y3, Y3 \
-	VMOVDQU Y0, (DI) \
-	VMOVDQU Y1, 32(DI) \
-	VMOVDQU Y2, 64(DI) \
-	VMOVDQU Y3, 96(DI) \
-	VMOVDQU Y0, (BX) \
-	VMOVDQU Y1, 32(BX) \
-	VMOVDQU Y2, 64(BX) \
-	VMOVDQU Y3, 96(BX) \
-	ADDQ $128, SI \
-	ADDQ $128, DX \
-	ADDQ $128, DI \
-	ADDQ $128, BX \
-	SUBQ $128, CX \
-	JMP  loop128 \
-loop32: \
-	CMPQ CX, $32 \
-	JL   done \
-	VMOVDQU (SI), Y0 \
-	INSN (DX), Y0, Y0 \
-	VMOVDQU Y0, (DI) \
-	VMOVDQU Y0, (BX) \
-	ADDQ $32, SI \
-	ADDQ $32, DX \
-	ADDQ $32, DI \
-	ADDQ $32, BX \
-	SUBQ $32, CX \
-	JMP  loop32 \
-done: \
-	VZEROUPPER \
-	RET
-
-// func addF32x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addF32x2, VADDPS)
-// func addF64x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addF64x2, VADDPD)
-// func mulF32x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·mulF32x2, VMULPS)
-// func mulF64x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·mulF64x2, VMULPD)
-// func addI8x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addI8x2, VPADDB)
-// func addI16x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addI16x2, VPADDW)
-// func addI32x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addI32x2, VPADDD)
-// func addI64x2(dst, dst2, x, y unsafe.Pointer, n int)
-VBINOP2(·addI64x2, VPADDQ)
-
 // func copyNT(dst, src unsafe.Pointer, n int)
 // Copies n bytes (a multiple of 32; dst 32-byte aligned) with
 // non-temporal stores: a large reduction's outputs go to memory without
@@ -168,17 +38,18 @@ ntdone:
 	VZEROUPPER
 	RET
 
-// Streaming reduction: for every 128-byte chunk, dst_j = src_0 OP src_1
-// OP … OP src_{ns-1} (in that order) for each of the nd destinations,
-// written with non-temporal stores. dsts and srcs are arrays of pointers;
-// n is in bytes, a multiple of 128; every destination is 32-byte aligned.
-// Each source is read once and each destination written once, with no
-// scratch buffer between them: a large AllReduce moves exactly its
-// inputs and outputs through memory. A chunk's sources are all read
-// before any of its destinations is written, so a destination may be one
-// of the sources (in place). SFENCE orders the stores before whatever
-// tells other ranks the data is there.
-#define VSTREAM(NAME, INSN) \
+// Same-type reductions: for every 128-byte chunk, dst_j = src_0 OP src_1
+// OP … OP src_{ns-1} (in that order) for each of the nd destinations.
+// dsts and srcs are arrays of pointers; n is in bytes, a multiple of 128.
+// STORE is VMOVNTDQ (the streaming form: every destination 32-byte
+// aligned, written without being read into the cache, so a large
+// AllReduce moves exactly its inputs and outputs through memory) or
+// VMOVDQU (any alignment, results left in the cache). A chunk's sources
+// are all read before any of its destinations is written, so a
+// destination may be one of the sources (in place). SFENCE orders
+// non-temporal stores before whatever tells other ranks the data is
+// there.
+#define VSTREAM(NAME, INSN, STORE) \
 TEXT NAME(SB), NOSPLIT, $0-40 \
 	MOVQ dsts+0(FP), DI \
 	MOVQ srcs+8(FP), SI \
@@ -211,10 +82,10 @@ dsts: \
 	CMPQ BX, R10 \
 	JGE  next \
 	MOVQ (DI)(BX*8), R8 \
-	VMOVNTDQ Y0, (R8)(AX*1) \
-	VMOVNTDQ Y1, 32(R8)(AX*1) \
-	VMOVNTDQ Y2, 64(R8)(AX*1) \
-	VMOVNTDQ Y3, 96(R8)(AX*1) \
+	STORE Y0, (R8)(AX*1) \
+	STORE Y1, 32(R8)(AX*1) \
+	STORE Y2, 64(R8)(AX*1) \
+	STORE Y3, 96(R8)(AX*1) \
 	INCQ BX \
 	JMP  dsts \
 next: \
@@ -226,21 +97,37 @@ done: \
 	RET
 
 // func addF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addF32s, VADDPS)
+VSTREAM(·addF32s, VADDPS, VMOVNTDQ)
+// func addF32c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addF32c, VADDPS, VMOVDQU)
 // func addF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addF64s, VADDPD)
+VSTREAM(·addF64s, VADDPD, VMOVNTDQ)
+// func addF64c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addF64c, VADDPD, VMOVDQU)
 // func mulF32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·mulF32s, VMULPS)
+VSTREAM(·mulF32s, VMULPS, VMOVNTDQ)
+// func mulF32c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·mulF32c, VMULPS, VMOVDQU)
 // func mulF64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·mulF64s, VMULPD)
+VSTREAM(·mulF64s, VMULPD, VMOVNTDQ)
+// func mulF64c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·mulF64c, VMULPD, VMOVDQU)
 // func addI8s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addI8s, VPADDB)
+VSTREAM(·addI8s, VPADDB, VMOVNTDQ)
+// func addI8c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI8c, VPADDB, VMOVDQU)
 // func addI16s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addI16s, VPADDW)
+VSTREAM(·addI16s, VPADDW, VMOVNTDQ)
+// func addI16c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI16c, VPADDW, VMOVDQU)
 // func addI32s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addI32s, VPADDD)
+VSTREAM(·addI32s, VPADDD, VMOVNTDQ)
+// func addI32c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI32c, VPADDD, VMOVDQU)
 // func addI64s(dsts, srcs *unsafe.Pointer, nd, ns, n int)
-VSTREAM(·addI64s, VPADDQ)
+VSTREAM(·addI64s, VPADDQ, VMOVNTDQ)
+// func addI64c(dsts, srcs *unsafe.Pointer, nd, ns, n int)
+VSTREAM(·addI64c, VPADDQ, VMOVDQU)
 
 // Narrow-float reductions (bfloat16 and float16): like VSTREAM, but each
 // source is widened to float32, the sources are combined in float32 in
