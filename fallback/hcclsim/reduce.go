@@ -65,15 +65,20 @@ func (r *reducer) reduceBlocks(dt dtype, op redOp, dsts [][]byte, srcs [][]byte)
 		reduceNum[float32](r, op, dsts, srcs)
 	case dtFP64:
 		reduceNum[float64](r, op, dsts, srcs)
-	case dtFP16:
+	case dtFP16, dtBF16:
 		if !r.narrowVector(dt, op, dsts, srcs) {
-			r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, dsts, srcs)
-		}
-	case dtBF16:
-		if !r.narrowVector(dt, op, dsts, srcs) {
-			r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, dsts, srcs)
+			dec, enc := narrowCodec(dt)
+			r.reduceNarrow(2, dec, enc, op, dsts, srcs)
 		}
 	}
+}
+
+// narrowCodec returns the float32 conversions of float16 or bfloat16.
+func narrowCodec(dt dtype) (dec func([]float32, []byte) int, enc func([]byte, []float32) int) {
+	if dt == dtFP16 {
+		return floatx.DecodeF16, floatx.EncodeF16
+	}
+	return floatx.DecodeBF16, floatx.EncodeBF16
 }
 
 // narrowVector runs a bfloat16 or float16 reduction through a vector
@@ -87,22 +92,9 @@ func (r *reducer) narrowVector(dt dtype, op redOp, dsts, srcs [][]byte) bool {
 	if total < 64 || !disjointOrSame(dsts, srcs) {
 		return false
 	}
-	head := 0
-	nt := total >= ntBytes
-	if nt {
-		mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
-		for _, d := range dsts {
-			if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
-				nt = false
-			}
-		}
-		if nt {
-			head = int((32 - mis) % 32)
-			nt = head%2 == 0
-		}
-		if !nt {
-			head = 0
-		}
+	head, nt := 0, false
+	if total >= ntBytes {
+		head, nt = alignedHead(dsts, 2)
 	}
 	k := narrowKernel(dt, op, nt)
 	if k == nil {
@@ -118,11 +110,8 @@ func (r *reducer) narrowVector(dt dtype, op redOp, dsts, srcs [][]byte) bool {
 			continue
 		}
 		d, s := r.sub(dsts, srcs, rg[0], rg[1])
-		if dt == dtFP16 {
-			r.reduceNarrow(2, floatx.DecodeF16, floatx.EncodeF16, op, d, s)
-		} else {
-			r.reduceNarrow(2, floatx.DecodeBF16, floatx.EncodeBF16, op, d, s)
-		}
+		dec, enc := narrowCodec(dt)
+		r.reduceNarrow(2, dec, enc, op, d, s)
 	}
 	return true
 }
@@ -253,14 +242,8 @@ func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) 
 	if !disjointOrSame(dsts, srcs) {
 		return false
 	}
-	mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
-	for _, d := range dsts {
-		if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
-			return false
-		}
-	}
-	head := int((32 - mis) % 32)
-	if head%esz != 0 || total-head < 128 {
+	head, ok := alignedHead(dsts, esz)
+	if !ok || total-head < 128 {
 		return false
 	}
 	body := (total - head) / 128 * 128
@@ -268,6 +251,24 @@ func streamReduce[T number](r *reducer, k kernS, op redOp, dsts, srcs [][]byte) 
 	reduceRange[T](r, op, dsts, srcs, 0, head)
 	reduceRange[T](r, op, dsts, srcs, head+body, total)
 	return true
+}
+
+// alignedHead returns how many bytes precede the destinations' first
+// 32-byte boundary, where non-temporal stores can start; ok is false when
+// the destinations lie at different offsets from a boundary or the head
+// is not whole elements of esz bytes.
+func alignedHead(dsts [][]byte, esz int) (head int, ok bool) {
+	mis := uintptr(unsafe.Pointer(unsafe.SliceData(dsts[0]))) % 32
+	for _, d := range dsts {
+		if uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 != mis {
+			return 0, false
+		}
+	}
+	head = int((32 - mis) % 32)
+	if head%esz != 0 {
+		return 0, false
+	}
+	return head, true
 }
 
 // reduceRange reduces bytes [lo, hi) of every slice through reduceNum.
