@@ -234,7 +234,7 @@ func (w *shmWorld) half() int { return w.own.l.stageLen / 2 / 64 * 64 }
 
 func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, timeout time.Duration) error {
 	if w.peers != nil {
-		return w.directCollective(c, ds, bufs)
+		w.publishBufs(bufs)
 	}
 	// Each barrier may wait the full timeout: a slow peer is slow once.
 	var deadline time.Time
@@ -244,6 +244,9 @@ func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, ti
 	d := ds[w.me]
 	if d.Kind == kindBarrier {
 		return nil
+	}
+	if w.peers != nil {
+		return w.directCollective(c, d, ds, bufs, deadline)
 	}
 	esz := int(d.DT.size())
 	n, me := w.n, w.me

@@ -23,21 +23,20 @@ func addrOf(b []byte) uintptr {
 	return uintptr(unsafe.Pointer(&b[0]))
 }
 
-func (w *shmWorld) directCollective(c *comm, ds []*opDesc, bufs opBufs) error {
+// publishBufs writes this rank's buffer addresses into its segment for
+// the peers to read after the start barrier.
+func (w *shmWorld) publishBufs(bufs opBufs) {
 	own := w.own
 	atomic.StoreUint64(own.dword(offBufs), uint64(addrOf(bufs.send)))
 	atomic.StoreUint64(own.dword(offBufs+8), uint64(len(bufs.send)))
 	atomic.StoreUint64(own.dword(offBufs+16), uint64(addrOf(bufs.recv)))
 	atomic.StoreUint64(own.dword(offBufs+24), uint64(len(bufs.recv)))
-	// Each barrier may wait the full timeout: a slow peer is slow once.
-	var deadline time.Time
-	if err := w.barrier(deadline, bufs.err); err != nil {
-		return err
-	}
-	d := ds[w.me]
-	if d.Kind == kindBarrier {
-		return nil
-	}
+}
+
+// directCollective is a collective's data phase after the start barrier:
+// it computes over every rank's mapped buffers and ends at the end
+// barrier.
+func (w *shmWorld) directCollective(c *comm, d *opDesc, ds []*opDesc, bufs opBufs, deadline time.Time) error {
 	all := make([]opBufs, w.n)
 	var fail error
 	for k, s := range w.segs {
