@@ -57,7 +57,10 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 	tableBytes := tableRows * cfg.rowSize
 	const large = 1 << 20
 	mem := uintptr(2*cfg.size) + uintptr(tableBytes) + uintptr(cfg.rows*cfg.rowSize) + 16*large + 16<<20
-	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(mem), fallback.WithHostMemory(1<<20))
+	// Shareable device memory: the other rank processes map it, so data
+	// moves directly between the ranks' buffers, as over HCCS.
+	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(mem), fallback.WithHostMemory(1<<20),
+		fallback.WithShareableDeviceMemory())
 	if err != nil {
 		return err
 	}
