@@ -27,16 +27,17 @@ func run(c *Call, kern kernel, threads int) {
 	defer bufPool.Put(bpBuf)
 	for jc := 0; jc < n; jc += NC {
 		for pc := 0; pc < k; pc += KC {
-			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: min(KC, k-pc), jc: jc, nb: min(NC, n-jc), beta: c.Beta}
+			kb, nb, beta := min(KC, k-pc), min(NC, n-jc), c.Beta
 			if pc > 0 {
-				s.beta = 1
+				beta = 1
 			}
-			if threads == 1 {
-				s.packB(0, s.panelsN())
-				s.block(0, m, 0, s.panelsN())
-			} else {
-				s.parallel(threads)
+			if threads > 1 {
+				stepParallel(*c, kern, *bpBuf, pc, kb, jc, nb, beta, threads)
+				continue
 			}
+			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+			s.packB(0, s.panelsN())
+			s.block(0, m, 0, s.panelsN())
 		}
 	}
 }
@@ -54,18 +55,23 @@ type step struct {
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
 
-// parallel packs B and computes the step on threads goroutines. The split
-// is along the longer side, at tile boundaries, so every element is
+// stepParallel packs B and computes a step on threads goroutines. The
+// split is along the longer side, at tile boundaries, so every element is
 // computed exactly as on one thread.
-func (s step) parallel(threads int) {
-	mr := s.kern.mr
-	m, pn := s.c.M, s.panelsN()
+//
+// It takes copies: the goroutines see only values
+// made here, so the caller's Call (often on its stack) does not escape to
+// the heap on the serial path.
+func stepParallel(c Call, kern kernel, bp []float32, pc, kb, jc, nb int, beta float32, threads int) {
+	t := &step{c: &c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+	mr := kern.mr
+	m, pn := c.M, t.panelsN()
 	pm := (m + mr - 1) / mr
-	parallel(threads, pn, s.packB)
+	parallel(threads, pn, t.packB)
 	if pm >= pn {
-		parallel(threads, pm, func(lo, hi int) { s.block(lo*mr, min(hi*mr, m), 0, pn) })
+		parallel(threads, pm, func(lo, hi int) { t.block(lo*mr, min(hi*mr, m), 0, pn) })
 	} else {
-		parallel(threads, pn, func(lo, hi int) { s.block(0, m, lo, hi) })
+		parallel(threads, pn, func(lo, hi int) { t.block(0, m, lo, hi) })
 	}
 }
 
@@ -104,10 +110,10 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
 				if rows == mr && cols == nr {
-					kern.fn(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, s.beta)
+					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, s.beta)
 					continue
 				}
-				kern.fn(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
+				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
 				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, s.beta)
 			}
 		}

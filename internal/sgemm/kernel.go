@@ -8,13 +8,35 @@ import "unsafe"
 // b[p·nr+j] = op(B)[p,j].
 type kernel struct {
 	name   string
+	id     kernelID
 	mr, nr int
-	fn     func(k int, a, b, c *float32, ldc int, alpha, beta float32)
+}
+
+type kernelID uint8
+
+const (
+	idGo kernelID = iota
+	idAVX512
+	idAVX2
+)
+
+// call runs the kernel. A switch of direct calls rather than a func value:
+// the compiler then knows the pointers do not escape, so a caller's Call
+// can stay on its stack.
+func (k kernel) call(kc int, a, b, c *float32, ldc int, alpha, beta float32) {
+	switch k.id {
+	case idAVX512:
+		kern512(kc, a, b, c, ldc, alpha, beta)
+	case idAVX2:
+		kern256(kc, a, b, c, ldc, alpha, beta)
+	default:
+		kernGo(kc, a, b, c, ldc, alpha, beta)
+	}
 }
 
 // kernels lists the kernels this CPU runs, fastest first; best is used.
 var (
-	kernels = append(archKernels(), kernel{"go", goMR, goNR, kernGo})
+	kernels = append(archKernels(), kernel{"go", idGo, goMR, goNR})
 	best    = kernels[0]
 )
 

@@ -16,10 +16,10 @@ func fmaPeak256(n int)
 func archKernels() []kernel {
 	var ks []kernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, kernel{"avx512", 12, 32, kern512})
+		ks = append(ks, kernel{"avx512", idAVX512, 12, 32})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, kernel{"avx2", 6, 16, kern256})
+		ks = append(ks, kernel{"avx2", idAVX2, 6, 16})
 	}
 	return ks
 }

@@ -74,9 +74,11 @@ func GemmBatch(calls []Call) error {
 		}
 		return nil
 	}
-	parallel(threads, len(calls), func(lo, hi int) {
+	// A heap copy for the goroutines keeps the caller's slice off the heap.
+	cs := append([]Call(nil), calls...)
+	parallel(threads, len(cs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			run(&calls[i], best, 1)
+			run(&cs[i], best, 1)
 		}
 	})
 	return nil
