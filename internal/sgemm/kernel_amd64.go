@@ -30,9 +30,9 @@ func archKernels() []kernel {
 func PeakLoop() (loop func(n int), flopsPerIter int) {
 	switch {
 	case cpu.X86.HasAVX512F:
-		return fmaPeak512, 12 * 16 * 2
+		return fmaPeak512, 24 * 16 * 2
 	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return fmaPeak256, 12 * 8 * 2
+		return fmaPeak256, 14 * 8 * 2
 	}
 	return nil, 0
 }
