@@ -2,7 +2,7 @@ package ge
 
 import (
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/internal/sgemm"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // matmulKernel computes C = op(A)·op(B) per batch with internal/sgemm.
@@ -46,25 +46,25 @@ func matmulKernel(t *Task, args [][]byte) error {
 		bAll = readFloats(&s, acl.Float, args[1], prod(bd.Dims))
 		cAll = outFloats(&s, acl.Float, args[2], nb*cMat)
 	}
-	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sgemm.Matrix {
+	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sg.Matrix {
 		if !half {
-			return sgemm.Matrix{F32: all[off*size : (off+1)*size], Stride: cols, Trans: trans}
+			return sg.Matrix{F32: all[off*size : (off+1)*size], Stride: cols, Trans: trans}
 		}
-		kind := sgemm.F16
+		kind := sg.F16
 		if ad.DataType == acl.BF16 {
-			kind = sgemm.BF16
+			kind = sg.BF16
 		}
-		return sgemm.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
+		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
 	}
-	var one [1]sgemm.Call
+	var one [1]sg.Call
 	calls := one[:0]
 	if nb > 1 {
-		calls = make([]sgemm.Call, 0, nb)
+		calls = make([]sg.Call, 0, nb)
 	}
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for bi := range nb {
-		calls = append(calls, sgemm.Call{M: m, N: n, K: k, Alpha: 1,
+		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: 1,
 			A: operand(aAll, args[0], offA, aMat, aCols, ta),
 			B: operand(bAll, args[1], offB, bMat, bCols, tb),
 			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n})
@@ -80,7 +80,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 			idx[d] = 0
 		}
 	}
-	if err := sgemm.GemmBatch(calls); err != nil {
+	if err := sg.GemmBatch(calls); err != nil {
 		return kernelError(t, "%v", err)
 	}
 	storeFloats(od.DataType, args[2], cAll)
