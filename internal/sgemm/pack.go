@@ -63,15 +63,9 @@ const maxNR = 32
 
 var zeros [KC]float32
 
-// packB packs rows [p0,p0+kb) and columns [j0,j0+nb) of op(B) into panels
-// of nr columns: dst[jp·nr·kb + p·nr + j]. Columns past nb are zero. buf
-// is scratch of at least nr·kb elements for widening half data.
-func packB(dst []float32, b *Matrix, p0, kb, j0, nb, nr int, buf []float32) {
-	for jp := 0; jp*nr < nb; jp++ {
-		packBPanel(dst[jp*nr*kb:(jp+1)*nr*kb], b, p0, kb, j0+jp*nr, min(nr, nb-jp*nr), nr, buf)
-	}
-}
-
+// packBPanel packs rows [p0,p0+kb) and columns [j0,j0+cols) of op(B) into
+// one panel of nr columns: d[p·nr + j]. Columns past cols are zero. buf is
+// scratch of at least nr·kb elements for widening half data.
 func packBPanel(d []float32, b *Matrix, p0, kb, j0, cols, nr int, buf []float32) {
 	if !b.Trans { // stored [K,N]: a stored row holds the panel's columns at one p
 		for p := range kb {
