@@ -95,8 +95,8 @@ func Conv2D(p Conv, x, w, bias, y []float32) error {
 			return err
 		}
 	}
-	colBuf := getBuf(crs * ohw)
-	defer bufPool.Put(colBuf)
+	colBuf := colPool.get(crs * ohw)
+	defer colPool.put(colBuf)
 	col := *colBuf
 	for n := range p.N {
 		for g := range p.Groups {
@@ -180,8 +180,8 @@ func ConvTranspose2D(p Conv, x, w, bias, y []float32) error {
 			return err
 		}
 	}
-	colBuf := getBuf(krs * hw)
-	defer bufPool.Put(colBuf)
+	colBuf := colPool.get(krs * hw)
+	defer colPool.put(colBuf)
 	col := *colBuf
 	for n := range p.N {
 		for g := range p.Groups {

@@ -23,8 +23,8 @@ func run(c *Call, kern kernel, threads int) {
 	}
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
-	bpBuf := getBuf(KC * nc)
-	defer bufPool.Put(bpBuf)
+	bpBuf := packedBPool.get(KC * nc)
+	defer packedBPool.put(bpBuf)
 	for jc := 0; jc < n; jc += NC {
 		for pc := 0; pc < k; pc += KC {
 			kb, nb, beta := min(KC, k-pc), min(NC, n-jc), c.Beta
@@ -78,11 +78,11 @@ func stepParallel(c Call, kern kernel, bp []float32, pc, kb, jc, nb int, beta fl
 // packB packs B panels [lo,hi) of the step.
 func (s *step) packB(lo, hi int) {
 	nr, kb := s.kern.nr, s.kb
-	buf := getBuf(nr * kb)
+	buf := widenPool.get(nr * kb)
 	for jp := lo; jp < hi; jp++ {
 		packBPanel(s.bp[jp*nr*kb:(jp+1)*nr*kb], &s.c.B, s.pc, kb, s.jc+jp*nr, min(nr, s.nb-jp*nr), nr, *buf)
 	}
-	bufPool.Put(buf)
+	widenPool.put(buf)
 }
 
 // block computes rows [i0,i1) × B panels [jp0,jp1) of the step: packs A mc
@@ -92,8 +92,8 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 	c, kern, kb := s.c, s.kern, s.kb
 	mr, nr := kern.mr, kern.nr
 	mc := kern.mcRows()
-	abuf := getBuf(mc*kb + mr*nr + mr*kb)
-	defer bufPool.Put(abuf)
+	abuf := packedAPool.get(mc*kb + mr*nr + mr*kb)
+	defer packedAPool.put(abuf)
 	ap := (*abuf)[:mc*kb]
 	tile := (*abuf)[mc*kb : mc*kb+mr*nr]
 	wbuf := (*abuf)[mc*kb+mr*nr:]

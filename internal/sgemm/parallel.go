@@ -22,13 +22,27 @@ func parallel(threads, n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-var bufPool = sync.Pool{New: func() any { return new([]float32) }}
+// Buffers are pooled by purpose, so that a small request never takes (and
+// a large one never outgrows and drops) another purpose's buffer.
+var (
+	packedBPool = new(bufPool) // packed B blocks
+	packedAPool = new(bufPool) // packed A blocks with the edge tile
+	widenPool   = new(bufPool) // half-precision rows widened for packing
+	colPool     = new(bufPool) // im2col / col2im matrices
+)
 
-func getBuf(n int) *[]float32 {
-	p := bufPool.Get().(*[]float32)
+type bufPool struct{ p sync.Pool }
+
+func (bp *bufPool) get(n int) *[]float32 {
+	p, _ := bp.p.Get().(*[]float32)
+	if p == nil {
+		p = new([]float32)
+	}
 	if cap(*p) < n {
 		*p = make([]float32, n)
 	}
 	*p = (*p)[:n]
 	return p
 }
+
+func (bp *bufPool) put(p *[]float32) { bp.p.Put(p) }
