@@ -56,6 +56,9 @@ var fns = []fn{
 // smallest and largest subnormals and normals.
 func inputs(yield func([]float32) bool) {
 	stride := uint64(1021)
+	if raceBuild {
+		stride = 65521
+	}
 	if *exhaustive {
 		stride = 1
 	}
