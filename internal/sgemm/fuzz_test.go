@@ -7,9 +7,9 @@ import (
 )
 
 // FuzzGemm runs random shapes, strides, transposes, kinds and scalars
-// through every kernel against the float64 reference, and checks that two
-// threads give the bits one thread gives. A bad stride or a short slice
-// must give ErrShape, never a panic.
+// through every kernel against the float64 reference (shapes this small
+// run on one thread; TestGemmDeterministic covers the split). A short
+// operand must give ErrShape, never a panic.
 func FuzzGemm(f *testing.F) {
 	f.Add(uint8(1), uint8(16), uint16(16), uint8(0), uint8(0), uint8(0), uint64(1))
 	f.Add(uint8(13), uint8(33), uint16(270), uint8(3), uint8(0x15), uint8(2), uint64(2))
@@ -32,20 +32,6 @@ func FuzzGemm(f *testing.F) {
 			p.reset()
 			run(&p.Call, kern, 1)
 			p.check(t, kern.name)
-			one := bits(p.C)
-			p.reset()
-			run(&p.Call, kern, 2)
-			if got := bits(p.C); string(u32bytes(got)) != string(u32bytes(one)) {
-				t.Fatalf("%s: 2 threads differ from 1", kern.name)
-			}
 		}
 	})
-}
-
-func u32bytes(v []uint32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
-	}
-	return b
 }
