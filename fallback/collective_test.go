@@ -69,7 +69,7 @@ type testRank struct {
 }
 
 func (r testRank) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op ge.ReduceOp) error {
-	if dt != acl.Float || op != ge.ReduceSum {
+	if dt != acl.Float32 || op != ge.ReduceSum {
 		return fmt.Errorf("test world reduces float32 sums only, got %s %s", dt, op)
 	}
 	if uint64(len(send)) != 4*count || uint64(len(recv)) != 4*count {
@@ -112,8 +112,8 @@ func newTPModel(t *testing.T, rng *rand.Rand, group string, opts ...ge.OpOption)
 	p := &tpModel{M: 4, K: 8, N: 16}
 	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("tp")
-	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
-	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
+	x := g.Data("x", 0, acl.Float32, []int64{int64(p.M), int64(p.K)})
+	w := g.ConstFloat32("w", acl.Float32, []int64{int64(p.K), int64(p.N)}, p.W)
 	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), ge.ReduceSum, group, append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(g.Relu(h, ge.Name("relu")))
 	m, err := ge.Compile(g)
@@ -397,7 +397,7 @@ func TestModelCollectiveBadFlags(t *testing.T) {
 	require.Empty(t, n.loadedModels())
 
 	g := ge.NewGraph("bad")
-	x := g.Data("x", 0, acl.Float, []int64{4})
+	x := g.Data("x", 0, acl.Float32, []int64{4})
 	g.Output(g.HcclAllReduce(x, ge.ReduceSum, "tp", ge.Name("ar"), ge.HcclZeroCopyFlags([]int64{1}, []int64{1, 0})))
 	_, err = ge.Compile(g)
 	requireCode(t, acl.CodeGEParamInvalid, err)

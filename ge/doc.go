@@ -7,8 +7,8 @@
 // A typical use:
 //
 //	g := ge.NewGraph("mlp")
-//	x := g.Data("x", 0, acl.Float, []int64{8, 64})
-//	w := g.ConstFloat32("w1", acl.Float, []int64{64, 128}, weights)
+//	x := g.Data("x", 0, acl.Float32, []int64{8, 64})
+//	w := g.ConstFloat32("w1", acl.Float32, []int64{64, 128}, weights)
 //	h := g.Relu(g.MatMul(x, w, ge.Name("fc1")))
 //	g.Output(h)
 //	m, err := ge.Compile(g)

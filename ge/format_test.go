@@ -34,10 +34,10 @@ func fixHeader(b []byte) []byte {
 func sampleModels(t testing.TB, r *rand.Rand) []*ge.Model {
 	var ms []*ge.Model
 	for _, g := range []*ge.Graph{
-		getest.MLP(r, acl.Float, 2, 8, 16, 4),
+		getest.MLP(r, acl.Float32, 2, 8, 16, 4),
 		getest.Residual(r, acl.Float16, 2, 8, 16, 2),
-		getest.BranchConcat(r, acl.BF16, 2, 8, 3),
-		getest.TransformerBlock(r, acl.Float, 1, 4, 8, 2),
+		getest.BranchConcat(r, acl.BFloat16, 2, 8, 3),
+		getest.TransformerBlock(r, acl.Float32, 1, 4, 8, 2),
 		getest.RandomGraph(r, 12),
 		getest.RandomGraph(r, 20),
 	} {
@@ -246,7 +246,7 @@ func TestMarshalRefusesInvalidModels(t *testing.T) {
 	}
 	for name, mutate := range mutations {
 		t.Run(name, func(t *testing.T) {
-			m, err := ge.Compile(getest.MLP(r, acl.Float, 2, 8, 16, 4))
+			m, err := ge.Compile(getest.MLP(r, acl.Float32, 2, 8, 16, 4))
 			require.NoError(t, err)
 			mutate(m)
 			_, err = m.MarshalBinary()

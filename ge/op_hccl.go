@@ -135,7 +135,7 @@ func init() {
 // hcclReducible lists the types HCCL reduces (those with an HcclDataType).
 func hcclReducible(t acl.DataType) bool {
 	switch t {
-	case acl.Float, acl.Float16, acl.BF16, acl.Double, acl.Int8, acl.Int16, acl.Int32, acl.Int64,
+	case acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Int8, acl.Int16, acl.Int32, acl.Int64,
 		acl.Uint8, acl.Uint16, acl.Uint32, acl.Uint64:
 		return true
 	}

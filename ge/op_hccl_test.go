@@ -18,7 +18,7 @@ import (
 // model input and writes a model output, the Mul shares the input.
 func ioAllReduce(opts ...ge.OpOption) *ge.Graph {
 	g := ge.NewGraph("io_allreduce")
-	x := g.Data("x", 0, acl.Float, []int64{4, 16})
+	x := g.Data("x", 0, acl.Float32, []int64{4, 16})
 	y0 := g.HcclAllReduce(x, ge.ReduceSum, "tp", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(y0, g.Mul(x, x, ge.Name("sq")))
 	return g
@@ -28,8 +28,8 @@ func ioAllReduce(opts ...ge.OpOption) *ge.Graph {
 // no model IO.
 func chainAllReduce(opts ...ge.OpOption) *ge.Graph {
 	g := ge.NewGraph("chain_allreduce")
-	x := g.Data("x", 0, acl.Float, []int64{4, 8})
-	w := g.ConstFloat32("w", acl.Float, []int64{8, 16}, make([]float32, 8*16))
+	x := g.Data("x", 0, acl.Float32, []int64{4, 8})
+	w := g.ConstFloat32("w", acl.Float32, []int64{8, 16}, make([]float32, 8*16))
 	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), ge.ReduceMax, "", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(g.Relu(h, ge.Name("relu")))
 	return g
@@ -171,19 +171,19 @@ func TestHcclAllReduceErrors(t *testing.T) {
 			acl.CodeGEParamInvalid, `reduction "avg"`},
 		{"undefined reduce op", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.HcclAllReduce(x, ge.ReduceOp(9), "g", ge.Name("ar")))
 			return g
 		}, acl.CodeGEParamInvalid, "ReduceOp(9)"},
 		{"AddOp without reduction", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.AddOp(ge.OpHcclAllReduce, []*ge.Tensor{x}, ge.Attrs{ge.AttrGroup: ge.StringAttr("g")}, ge.Name("ar")).Output(0))
 			return g
 		}, acl.CodeGEParamInvalid, `missing "reduction"`},
 		{"two inputs", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.AddOp(ge.OpHcclAllReduce, []*ge.Tensor{x, x}, ge.Attrs{ge.AttrReduction: ge.StringAttr("sum")}, ge.Name("ar")).Output(0))
 			return g
 		}, acl.CodeGEParamInvalid, "takes 1 inputs"},
@@ -293,7 +293,7 @@ func (f *fakeComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, o
 
 func TestRunCollective(t *testing.T) {
 	g := ge.NewGraph("rc")
-	x := g.Data("x", 0, acl.BF16, []int64{3, 5})
+	x := g.Data("x", 0, acl.BFloat16, []int64{3, 5})
 	g.Output(g.Relu(g.HcclAllReduce(x, ge.ReduceProd, "g", ge.Name("ar"))))
 	m := compile(t, g)
 	ar := taskNamed(t, m, "ar")
@@ -303,7 +303,7 @@ func TestRunCollective(t *testing.T) {
 	}
 	f := &fakeComm{}
 	require.NoError(t, ge.RunCollective(ar, [][]byte{send, recv}, f))
-	assert.Equal(t, fakeComm{count: 15, dt: acl.BF16, op: ge.ReduceProd}, *f)
+	assert.Equal(t, fakeComm{count: 15, dt: acl.BFloat16, op: ge.ReduceProd}, *f)
 	assert.Equal(t, send[:30], recv[:30])
 	assert.Equal(t, make([]byte, 34), recv[30:], "only the tensor's bytes are written")
 

@@ -107,7 +107,7 @@ func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, r
 var aclTypes = map[acl.DataType]dtype{
 	acl.Int8: dtInt8, acl.Int16: dtInt16, acl.Int32: dtInt32, acl.Int64: dtInt64,
 	acl.Uint8: dtUint8, acl.Uint16: dtUint16, acl.Uint32: dtUint32, acl.Uint64: dtUint64,
-	acl.Float16: dtFP16, acl.Float: dtFP32, acl.Double: dtFP64, acl.BF16: dtBF16,
+	acl.Float16: dtFP16, acl.Float32: dtFP32, acl.Float64: dtFP64, acl.BFloat16: dtBF16,
 }
 
 // runInPlace is runCollective for a caller that already is the stream: it

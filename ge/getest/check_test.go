@@ -13,7 +13,7 @@ import (
 
 func mlp(t *testing.T) *ge.Model {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 1))
-	m, err := ge.Compile(getest.MLP(r, acl.Float, 4, 16, 64, 64, 64, 8))
+	m, err := ge.Compile(getest.MLP(r, acl.Float32, 4, 16, 64, 64, 64, 8))
 	require.NoError(t, err)
 	require.NoError(t, getest.CheckModel(m))
 	return m
@@ -76,7 +76,7 @@ func TestCheckModelCatchesBrokenPlans(t *testing.T) {
 	})
 	t.Run("inputs out of order", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
-		m, err := ge.Compile(getest.BranchConcat(r, acl.Float, 4, 16, 2))
+		m, err := ge.Compile(getest.BranchConcat(r, acl.Float32, 4, 16, 2))
 		require.NoError(t, err)
 		require.NoError(t, getest.CheckModel(m))
 		x, bias := m.Inputs[0], m.Inputs[1]

@@ -16,7 +16,7 @@ import (
 func hcclModel(t *testing.T, flags ...ge.OpOption) *ge.Model {
 	t.Helper()
 	g := ge.NewGraph("hccl")
-	x := g.Data("x", 0, acl.Float, []int64{8, 32})
+	x := g.Data("x", 0, acl.Float32, []int64{8, 32})
 	y0 := g.HcclAllReduce(x, ge.ReduceSum, "g", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
 	g.Output(y0, g.Mul(x, x, ge.Name("sq")))
 	m, err := ge.Compile(g)
