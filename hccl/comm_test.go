@@ -74,9 +74,9 @@ func TestCommLifecycle(t *testing.T) {
 	assert.EqualValues(t, -1, c2.Device())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.ErrorIs(t, c2.AllReduce(ctx, nil, nil, 1, FP32, Sum), context.Canceled)
-	assert.ErrorIs(t, c2.Send(context.Background(), nil, 1, FP32, -1), ErrPara)
-	assert.ErrorIs(t, c2.AlltoAllV(context.Background(), nil, []uint64{1}, nil, FP32, nil, nil, nil, FP32), ErrPara)
+	assert.ErrorIs(t, c2.AllReduce(ctx, nil, nil, 1, Float32, Sum), context.Canceled)
+	assert.ErrorIs(t, c2.Send(context.Background(), nil, 1, Float32, -1), ErrPara)
+	assert.ErrorIs(t, c2.AlltoAllV(context.Background(), nil, []uint64{1}, nil, Float32, nil, nil, nil, Float32), ErrPara)
 
 	comms, err := InitAll(f, []int32{5, 6}, WithStreams([]acl.StreamHandle{1, 2}))
 	require.NoError(t, err)
@@ -103,14 +103,14 @@ func TestWindowRangeChecks(t *testing.T) {
 	w := &Window{c: c, local: make([]*LocalMem, 2), remote: []*RemoteMem{nil, {c: c, mem: CommMem{Addr: 0x1000, Size: 64}}}}
 	ctx := context.Background()
 	local := unsafe.Pointer(&f.size)
-	require.NoError(t, w.Get(ctx, 1, []Read{{Local: local, Offset: 60, Count: 1, DataType: Int32}, {Local: local, Offset: 0, Count: 8, DataType: FP64}}))
+	require.NoError(t, w.Get(ctx, 1, []Read{{Local: local, Offset: 60, Count: 1, DataType: Int32}, {Local: local, Offset: 0, Count: 8, DataType: Float64}}))
 	require.Len(t, f.batches, 1)
 	assert.Equal(t, uintptr(0x1000+60), f.batches[0][0].RemoteAddr)
 	assert.Equal(t, uint64(8), f.batches[0][1].Count)
 	for _, r := range []Read{
 		{Local: local, Offset: 61, Count: 1, DataType: Int32},
 		{Local: local, Offset: 65, Count: 0, DataType: Int8},
-		{Local: local, Offset: 0, Count: 1 << 62, DataType: FP64},
+		{Local: local, Offset: 0, Count: 1 << 62, DataType: Float64},
 		{Local: local, Offset: 0, Count: 1, DataType: DataType(13)},
 	} {
 		err := w.Get(ctx, 1, []Read{r})

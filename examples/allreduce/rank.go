@@ -113,11 +113,11 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 		binary.LittleEndian.PutUint32(host[4*i:], math.Float32bits(float32((rank+1)*(i%1024))))
 	}
 	write(send, host)
-	must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.FP32, hccl.Sum)) // warm-up
+	must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.Float32, hccl.Sum)) // warm-up
 	sync()
 	t0 := time.Now()
 	for it := 0; it < cfg.iters; it++ {
-		must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.FP32, hccl.Sum))
+		must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.Float32, hccl.Sum))
 	}
 	sync()
 	per := time.Since(t0) / time.Duration(max(cfg.iters, 1))

@@ -43,15 +43,15 @@ func (s *suite) testComm(t *testing.T) {
 	count := 100
 	in := make([][]byte, n)
 	for r := range in {
-		in[r] = genReduce(rng, hccl.FP32, hccl.Sum, n, count)
+		in[r] = genReduce(rng, hccl.Float32, hccl.Sum, n, count)
 	}
-	want, tol := reduceRef(hccl.FP32, hccl.Sum, in, count)
+	want, tol := reduceRef(hccl.Float32, hccl.Sum, in, count)
 	outs, errs := g.inPlace(in, same(n, len(in[0])), func(w *worker, buf unsafe.Pointer) error {
-		return comms[w.rank].AllReduce(ctx, buf, buf, uint64(count), hccl.FP32, hccl.Sum)
+		return comms[w.rank].AllReduce(ctx, buf, buf, uint64(count), hccl.Float32, hccl.Sum)
 	})
 	g.noErr("Comm.AllReduce", errs)
 	for r := range outs {
-		if bad := compareReduce(hccl.FP32, want, outs[r], tol, count); bad != nil {
+		if bad := compareReduce(hccl.Float32, want, outs[r], tol, count); bad != nil {
 			t.Errorf("Comm.AllReduce rank %d: %v", r, bad)
 		}
 	}
