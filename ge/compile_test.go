@@ -29,9 +29,9 @@ func taskOps(m *ge.Model) []ge.OpType {
 
 func TestIOLayout(t *testing.T) {
 	g := ge.NewGraph("layout")
-	big := g.Data("big", 0, acl.Float32, []int64{64, 64})     // 16 KiB
-	small := g.Data("small", 1, acl.Float32, []int64{64})     // 256 B
-	mid := g.Data("mid", 2, acl.Float32, []int64{16, 64})     // 4 KiB
+	big := g.Data("big", 0, acl.Float32, []int64{64, 64})   // 16 KiB
+	small := g.Data("small", 1, acl.Float32, []int64{64})   // 256 B
+	mid := g.Data("mid", 2, acl.Float32, []int64{16, 64})   // 4 KiB
 	h := g.Add(g.MatMul(mid, big), small, ge.Name("h"))     // [16,64]
 	h2 := g.Relu(h, ge.Name("h2"))                          // FM
 	o1 := g.Softmax(h2, -1, ge.Name("o1"))                  // output 0

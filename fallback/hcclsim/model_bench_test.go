@@ -135,7 +135,7 @@ func BenchmarkModelAllReduce(b *testing.B) {
 			}
 			blob := func(flags ...ge.OpOption) []byte {
 				g := ge.NewGraph("allreduce")
-				g.Output(g.HcclAllReduce(g.Data("x", 0, acl.Float32, []int64{elems}), ge.ReduceSum, "tp", flags...))
+				g.Output(g.HcclAllReduce(g.Data("x", 0, acl.Float32, []int64{elems}), hccl.Sum, "tp", flags...))
 				m, err := ge.Compile(g)
 				if err != nil {
 					b.Fatal(err)

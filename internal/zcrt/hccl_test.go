@@ -8,6 +8,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/hccl"
 )
 
 // hcclModel compiles y0 = AllReduce(x), y1 = x ⊙ x: the AllReduce (task 0)
@@ -17,7 +18,7 @@ func hcclModel(t *testing.T, flags ...ge.OpOption) *ge.Model {
 	t.Helper()
 	g := ge.NewGraph("hccl")
 	x := g.Data("x", 0, acl.Float32, []int64{8, 32})
-	y0 := g.HcclAllReduce(x, ge.ReduceSum, "g", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
+	y0 := g.HcclAllReduce(x, hccl.Sum, "g", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
 	g.Output(y0, g.Mul(x, x, ge.Name("sq")))
 	m, err := ge.Compile(g)
 	require.NoError(t, err)
