@@ -65,7 +65,7 @@ func ExampleComm_OpenWindow() {
 	defer w.Close()
 	peer := (c.Rank() + 1) % c.Size()
 	// Rows 3 and 17 of the peer's shard into rows[0] and rows[1].
-	err = w.Get(ctx, peer, []hccl.Read{
+	err = w.Get(ctx, peer, []hccl.Transfer{
 		{Local: rows, Offset: 3 * rowBytes, Count: rowBytes / 2, DataType: hccl.BFloat16},
 		{Local: unsafe.Add(rows, rowBytes), Offset: 17 * rowBytes, Count: rowBytes / 2, DataType: hccl.BFloat16},
 	})

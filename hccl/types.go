@@ -123,9 +123,9 @@ const CommNameMaxLength = 128
 // what may be done with it concurrently is the backend's rule (see Backend).
 type CommHandle uintptr
 
-// WindowHandle is the handle HcclCommRegister returns for a registered
+// RegistrationHandle is the handle HcclCommRegister returns for a registered
 // buffer; zero is the null handle. A plain value.
-type WindowHandle uintptr
+type RegistrationHandle uintptr
 
 // SendRecvType is an HcclSendRecvType.
 type SendRecvType int32

@@ -153,10 +153,10 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 	rng := rand.New(rand.NewPCG(uint64(rank), 7))
 	dst := alloc(cfg.rows * cfg.rowSize)
 	idx := make([]int, cfg.rows)
-	reads := make([]hccl.Read, cfg.rows)
+	reads := make([]hccl.Transfer, cfg.rows)
 	for i := range reads {
 		idx[i] = rng.IntN(tableRows)
-		reads[i] = hccl.Read{Local: unsafe.Add(dst, i*cfg.rowSize), Offset: uint64(idx[i] * cfg.rowSize),
+		reads[i] = hccl.Transfer{Local: unsafe.Add(dst, i*cfg.rowSize), Offset: uint64(idx[i] * cfg.rowSize),
 			Count: uint64(cfg.rowSize), DataType: hccl.Uint8}
 	}
 	must(win.Get(ctx, peer, reads)) // warm-up
@@ -177,9 +177,9 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 		}
 	}
 	big := alloc(16 * large)
-	var bigReads []hccl.Read
+	var bigReads []hccl.Transfer
 	for i := 0; i < 16 && (i+1)*large <= tableBytes; i++ {
-		bigReads = append(bigReads, hccl.Read{Local: unsafe.Add(big, i*large), Offset: uint64(i * large), Count: large, DataType: hccl.Uint8})
+		bigReads = append(bigReads, hccl.Transfer{Local: unsafe.Add(big, i*large), Offset: uint64(i * large), Count: large, DataType: hccl.Uint8})
 	}
 	var largeGBs float64
 	if len(bigReads) > 0 {

@@ -107,7 +107,7 @@ func (s *suite) testComm(t *testing.T) {
 						return err
 					}
 					half := size[q] / 2
-					err = wins[w.rank].Get(ctx, q, []hccl.Read{
+					err = wins[w.rank].Get(ctx, q, []hccl.Transfer{
 						{Local: unsafe.Add(buf, half), Offset: uint64(half), Count: uint64(size[q] - half), DataType: hccl.Uint8},
 						{Local: buf, Offset: 0, Count: uint64(half / 4), DataType: hccl.Int32},
 					})
@@ -124,7 +124,7 @@ func (s *suite) testComm(t *testing.T) {
 						return err
 					}
 					// Out of range is refused before reaching the backend.
-					err = wins[w.rank].Get(ctx, q, []hccl.Read{{Local: buf, Offset: uint64(size[q]) - 2, Count: 1, DataType: hccl.Int32}})
+					err = wins[w.rank].Get(ctx, q, []hccl.Transfer{{Local: buf, Offset: uint64(size[q]) - 2, Count: 1, DataType: hccl.Int32}})
 					if !errors.Is(err, hccl.ErrPara) {
 						return fmt.Errorf("Window.Get past the end: %v", err)
 					}
@@ -149,7 +149,7 @@ func (s *suite) testComm(t *testing.T) {
 				defer w.free(src)
 				for q := 0; q < n; q++ {
 					if q != w.rank {
-						if err := wins[w.rank].Put(ctx, q, []hccl.Write{{Local: src, Offset: uint64(8 * w.rank), Count: 1, DataType: hccl.Uint64}}); err != nil {
+						if err := wins[w.rank].Put(ctx, q, []hccl.Transfer{{Local: src, Offset: uint64(8 * w.rank), Count: 1, DataType: hccl.Uint64}}); err != nil {
 							return err
 						}
 					}
