@@ -38,7 +38,7 @@ const DefaultGroup = "hccl_world_group"
 
 // SupportZeroCopy is the zero-copy flag value that marks an HCCL op's
 // address as able to take an external address (GE's kSupportZeroCopy).
-const SupportZeroCopy = 1
+const SupportZeroCopy int64 = 1
 
 // ParseReduceOp reads the reduction attribute spelling (hccl.ReduceOp's
 // String: "sum", "prod", "max" or "min").
