@@ -107,7 +107,7 @@ type tpModel struct {
 	M, K, N int
 	W       []float32
 	blob    []byte
-	model   *ge.Model
+	model   *ge.CompiledModel
 }
 
 func newTPModel(t *testing.T, rng *rand.Rand, group string, opts ...ge.OpOption) *tpModel {

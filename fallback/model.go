@@ -43,7 +43,7 @@ type model struct {
 	n   *NPU
 	id  acl.ModelID
 	dev *device
-	m   *ge.Model
+	m   *ge.CompiledModel
 	rt  *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
@@ -139,7 +139,7 @@ func (c *call) modelBytes(p unsafe.Pointer, size uintptr) ([]byte, error) {
 
 // parseModel parses model bytes; a corrupt model gives ge.ParseModel's
 // code, reported under this call's name.
-func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
+func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, error) {
 	blob, err := c.modelBytes(p, size)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
 	return c.parse(blob)
 }
 
-func (c *call) parse(blob []byte) (*ge.Model, error) {
+func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
 	m, err := ge.ParseModel(blob)
 	if err != nil {
 		return nil, c.fail(acl.CodeOf(err), "cannot parse the model: %v", err)

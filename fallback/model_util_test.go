@@ -21,7 +21,7 @@ type mlp struct {
 	M, K, N int
 	W       []float32
 	blob    []byte
-	model   *ge.Model
+	model   *ge.CompiledModel
 }
 
 func newMLP(t *testing.T, rng *rand.Rand, opts ...ge.CompileOption) *mlp {

@@ -11,7 +11,7 @@ import (
 	"github.com/ascend-go/cann/ge/getest"
 )
 
-func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.Model {
+func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.CompiledModel {
 	t.Helper()
 	m, err := ge.Compile(g, opts...)
 	require.NoError(t, err)
@@ -19,7 +19,7 @@ func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.Model {
 	return m
 }
 
-func taskOps(m *ge.Model) []ge.OpType {
+func taskOps(m *ge.CompiledModel) []ge.OpType {
 	var ops []ge.OpType
 	for _, t := range m.Tasks {
 		ops = append(ops, t.Op)

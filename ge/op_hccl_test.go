@@ -36,7 +36,7 @@ func chainAllReduce(opts ...ge.OpOption) *ge.Graph {
 	return g
 }
 
-func taskNamed(t *testing.T, m *ge.Model, name string) *ge.Task {
+func taskNamed(t *testing.T, m *ge.CompiledModel, name string) *ge.Task {
 	t.Helper()
 	for i := range m.Tasks {
 		if m.Tasks[i].Name == name {

@@ -19,7 +19,7 @@ import (
 type TwoIO struct {
 	M, K, H, N int
 	W1, W2     []float32
-	Model      *ge.Model
+	Model      *ge.CompiledModel
 	Blob       []byte // Model in the model format
 }
 
