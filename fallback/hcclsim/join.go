@@ -1,8 +1,10 @@
 package hcclsim
 
 import (
+	"errors"
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -61,7 +63,9 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 			if err == nil {
 				break
 			}
-			if time.Now().After(deadline) {
+			// Refused: nothing listens there any more (the world formed or
+			// failed); waiting would not change that.
+			if time.Now().After(deadline) || errors.Is(err, syscall.ECONNREFUSED) {
 				return nil, errf(codeTCPConnect, "connect to the rendezvous at %s: %v", root.addr, err)
 			}
 			time.Sleep(20 * time.Millisecond)
