@@ -163,7 +163,7 @@ func (d *msgDec) count() int {
 
 func (d *msgDec) bytes() []byte {
 	n := d.count()
-	if n == 0 || !d.take(n) {
+	if n == 0 || !d.take(n+16) { // the allocator rounds small objects up
 		return nil
 	}
 	p := append([]byte(nil), d.b[:n]...)
