@@ -298,7 +298,7 @@ func TestStrangerAtRendezvous(t *testing.T) {
 				require.NoError(t, err, "%s was deleted", f)
 				assert.Equal(t, "keep me", string(got))
 			}
-			assert.True(t, settle(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
+			assert.True(t, settleLong(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
 				"goroutines %d (before %d), fds %d (before %d)", runtime.NumGoroutine(), goroutines, openFDs(), fds)
 			assert.Empty(t, shmLeftovers(t))
 		})

@@ -70,7 +70,7 @@ func strayLoop(t *testing.T, env hccltest.Env, n, iters int) {
 	for range iters {
 		round()
 	}
-	assert.True(t, settle(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
+	assert.True(t, settleLong(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
 		"goroutines %d (after one round %d), fds %d (after one round %d)", runtime.NumGoroutine(), goroutines, openFDs(), fds)
 }
 
