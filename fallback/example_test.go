@@ -41,7 +41,7 @@ func Example() {
 	fmt.Println(string(out), npu.Classify(dev).Place)
 
 	// Misuse gets the device's error code, never a crash.
-	err = npu.Memcpy(dev, n, unsafe.Pointer(&in[0]), n, acl.MemcpyDeviceToHost)
+	err = npu.Memcpy(dev, n-1, unsafe.Pointer(&in[0]), n, acl.MemcpyHostToDevice) // count > destMax
 	fmt.Println(acl.CodeOf(err))
 
 	c := npu.Counters()
@@ -54,7 +54,7 @@ func Example() {
 	}
 	// Output:
 	// hello, device device
-	// ACL_ERROR_RT_INVALID_MEMORY_TYPE
+	// ACL_ERROR_RT_PARAM_INVALID
 	// H2D 1 D2H 1 live 13
 	// leaked: device memory 13 bytes
 }

@@ -296,7 +296,8 @@ func (n *NPU) SynchronizeStreamWithTimeout(h acl.StreamHandle, timeoutMs int32) 
 	}
 	defer n.exit()
 	if timeoutMs < -1 {
-		return c.fail(acl.CodeInvalidParam, "timeout %d ms is below -1", timeoutMs)
+		// hicann/runtime src/acl/aclrt_impl/stream.cpp:141-148
+		return c.fail(acl.CodeRTParamInvalid, "timeout %d ms is outside [-1, INT_MAX]", timeoutMs)
 	}
 	return c.syncStream(context.Background(), h, timeoutMs)
 }

@@ -107,7 +107,7 @@ func TestSynchronizeTimeouts(t *testing.T) {
 	requireCode(t, acl.CodeRTStreamSyncTimeout, err)
 	assert.GreaterOrEqual(t, time.Since(t0), 30*time.Millisecond)
 	assert.ErrorIs(t, err, acl.ErrTimeout)
-	requireCode(t, acl.CodeInvalidParam, n.SynchronizeStreamWithTimeout(s, -2))
+	requireCode(t, acl.CodeRTParamInvalid, n.SynchronizeStreamWithTimeout(s, -2))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
