@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/ascend-go/cann/acl"
@@ -30,6 +31,36 @@ type rtContext struct {
 	events    map[acl.EventHandle]*event
 	where     where
 	dead      atomic.Bool
+
+	// stopMode: a stream of the context is in ACL_STOP_ON_FAILURE, so the
+	// context's first task failure (failCode, failMsg) stops all of it.
+	stopMode atomic.Bool
+	failMu   sync.Mutex
+	failCode acl.Code
+	failMsg  string
+}
+
+// failed records a task failure on one of the context's streams; in stop
+// mode the first one stops the context.
+func (ctx *rtContext) failed(code acl.Code, msg string) {
+	if !ctx.stopMode.Load() {
+		return
+	}
+	ctx.failMu.Lock()
+	if ctx.failCode == 0 {
+		ctx.failCode, ctx.failMsg = code, msg
+	}
+	ctx.failMu.Unlock()
+}
+
+// stopped reports whether the context stopped on a failure, and which.
+func (ctx *rtContext) stopped() (bool, acl.Code, string) {
+	if !ctx.stopMode.Load() {
+		return false, 0, ""
+	}
+	ctx.failMu.Lock()
+	defer ctx.failMu.Unlock()
+	return ctx.failCode != 0, ctx.failCode, ctx.failMsg
 }
 
 // newContextLocked creates a context and its default stream; n.mu held.

@@ -151,7 +151,8 @@ func (n *NPU) RecordEvent(h acl.EventHandle, sh acl.StreamHandle) error {
 	e.mu.Unlock()
 	clock := n.cfg.clock
 	return c.enqueue(s, false, true, func(s *stream) error {
-		e.reach(gen, clock(), s.failedCode(), s.errMsg)
+		_, code, msg := s.ctx.stopped()
+		e.reach(gen, clock(), code, msg)
 		return nil
 	})
 }

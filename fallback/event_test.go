@@ -146,6 +146,8 @@ func TestEventCarriesStreamError(t *testing.T) {
 	n := newTestNPU(t)
 	s, err := n.CreateStream()
 	require.NoError(t, err)
+	// A record carries the failure of a stopped stream (ACL_STOP_ON_FAILURE).
+	require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure))
 	e, err := n.CreateEvent()
 	require.NoError(t, err)
 	n.FailTask(1, acl.CodeRTAICPUException)

@@ -59,8 +59,9 @@ func Example() {
 	// leaked: device memory 13 bytes
 }
 
-// Stream tasks run in order on the stream's goroutine; a failing task
-// makes the stream's error sticky, reported at synchronize.
+// Stream tasks run in order on the stream's goroutine. A failing task is
+// reported at synchronize; by default the stream goes on with the next
+// task (ACL_CONTINUE_ON_FAILURE), after ACL_STOP_ON_FAILURE it skips them.
 func ExampleNPU_Enqueue() {
 	npu, _ := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20))
 	defer npu.Close()
@@ -74,14 +75,22 @@ func ExampleNPU_Enqueue() {
 		_ = npu.Enqueue(s, func() error { fmt.Println("task", i); return nil })
 	}
 	_ = npu.Enqueue(s, func() error { return errors.New("kernel fault") })
-	_ = npu.Enqueue(s, func() error { fmt.Println("skipped"); return nil })
+	_ = npu.Enqueue(s, func() error { fmt.Println("runs after the failure"); return nil })
 	err := npu.SynchronizeStream(s)
+	fmt.Println(acl.CodeOf(err))
+
+	_ = npu.SetStreamFailureMode(s, acl.StopOnFailure)
+	_ = npu.Enqueue(s, func() error { return errors.New("kernel fault") })
+	_ = npu.Enqueue(s, func() error { fmt.Println("skipped"); return nil })
+	err = npu.SynchronizeStream(s)
 	fmt.Println(acl.CodeOf(err))
 	_ = npu.DestroyStream(s)
 	// Output:
 	// task 0
 	// task 1
 	// task 2
+	// runs after the failure
+	// ACL_ERROR_RT_TS_ERROR
 	// ACL_ERROR_RT_TS_ERROR
 }
 
