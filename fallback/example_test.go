@@ -1,7 +1,6 @@
 package fallback_test
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -38,7 +37,7 @@ func Example() {
 	out := make([]byte, n)
 	_ = npu.Memcpy(dev, n, unsafe.Pointer(&in[0]), n, acl.MemcpyHostToDevice)
 	_ = npu.Memcpy(unsafe.Pointer(&out[0]), n, dev, n, acl.MemcpyDeviceToHost)
-	fmt.Println(string(out), npu.Classify(dev).Place)
+	fmt.Println(string(out))
 
 	// Misuse gets the device's error code, never a crash.
 	err = npu.Memcpy(dev, n-1, unsafe.Pointer(&in[0]), n, acl.MemcpyHostToDevice) // count > destMax
@@ -53,16 +52,17 @@ func Example() {
 		fmt.Println("leaked:", l.Kind, l.Size, "bytes")
 	}
 	// Output:
-	// hello, device device
+	// hello, device
 	// ACL_ERROR_RT_PARAM_INVALID
 	// H2D 1 D2H 1 live 13
 	// leaked: device memory 13 bytes
 }
 
-// Stream tasks run in order on the stream's goroutine. A failing task is
-// reported at synchronize; by default the stream goes on with the next
-// task (ACL_CONTINUE_ON_FAILURE), after ACL_STOP_ON_FAILURE it skips them.
-func ExampleNPU_Enqueue() {
+// Stream tasks run in order on the stream's goroutine. A failing task
+// (here an injected fault) is reported at synchronize. By default
+// (ACL_CONTINUE_ON_FAILURE) the tasks after it run; after
+// ACL_STOP_ON_FAILURE they are skipped and the error is sticky.
+func ExampleNPU_FailTask() {
 	npu, _ := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20))
 	defer npu.Close()
 	runtime.LockOSThread()
@@ -70,28 +70,26 @@ func ExampleNPU_Enqueue() {
 	_ = npu.Init("")
 	_ = npu.SetDevice(0)
 	s, _ := npu.CreateStream()
+	dev, _ := npu.Malloc(4, acl.MemMallocHugeFirst)
 
-	for i := range 3 {
-		_ = npu.Enqueue(s, func() error { fmt.Println("task", i); return nil })
+	out := make([]byte, 4)
+	for _, mode := range []acl.StreamFailureMode{acl.ContinueOnFailure, acl.StopOnFailure} {
+		_ = npu.SetStreamFailureMode(s, mode)
+		npu.FailTask(2, 0) // the second task from now fails
+		_ = npu.MemsetAsync(dev, 4, 7, 4, s)
+		_ = npu.MemsetAsync(dev, 4, 8, 4, s) // fails
+		_ = npu.MemsetAsync(dev, 4, 9, 4, s) // runs, or is skipped in stop mode
+		fmt.Println(acl.CodeOf(npu.SynchronizeStream(s)), acl.CodeOf(npu.SynchronizeStream(s)))
+		_ = npu.Memcpy(unsafe.Pointer(&out[0]), 4, dev, 4, acl.MemcpyDeviceToHost)
+		fmt.Println(out)
 	}
-	_ = npu.Enqueue(s, func() error { return errors.New("kernel fault") })
-	_ = npu.Enqueue(s, func() error { fmt.Println("runs after the failure"); return nil })
-	err := npu.SynchronizeStream(s)
-	fmt.Println(acl.CodeOf(err))
-
-	_ = npu.SetStreamFailureMode(s, acl.StopOnFailure)
-	_ = npu.Enqueue(s, func() error { return errors.New("kernel fault") })
-	_ = npu.Enqueue(s, func() error { fmt.Println("skipped"); return nil })
-	err = npu.SynchronizeStream(s)
-	fmt.Println(acl.CodeOf(err))
 	_ = npu.DestroyStream(s)
+	_ = npu.Free(dev)
 	// Output:
-	// task 0
-	// task 1
-	// task 2
-	// runs after the failure
-	// ACL_ERROR_RT_TS_ERROR
-	// ACL_ERROR_RT_TS_ERROR
+	// ACL_ERROR_RT_TS_ERROR ACL_SUCCESS
+	// [9 9 9 9]
+	// ACL_ERROR_RT_TS_ERROR ACL_ERROR_RT_TS_ERROR
+	// [7 7 7 7]
 }
 
 // Create a host-memory NPU with two devices of 1 GiB each; it implements

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ func (n *NPU) Memcpy(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer, co
 		if n.cfg.pedantic {
 			return c.pedantic(c.kindMismatch(kind, dst, dl, src, sl), "the device ignores the kind of a synchronous copy and would have copied by where the pointers live")
 		}
-		dir = directionOf(sl.Place == PlaceDevice, dl.Place == PlaceDevice)
+		dir = directionOf(sl.Place == npuhook.PlaceDevice, dl.Place == npuhook.PlaceDevice)
 	}
 	copy(unsafe.Slice((*byte)(dst), count), unsafe.Slice((*byte)(src), count))
 	n.ctr.copied(dir, uint64(count))
@@ -103,7 +104,7 @@ func (n *NPU) MemcpyAsync(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointe
 		}
 		dir = directionOf(got == acl.MemcpyDeviceToHost || got == acl.MemcpyDeviceToDevice, got == acl.MemcpyHostToDevice || got == acl.MemcpyDeviceToDevice)
 	}
-	if sl.Place == PlaceHost || dl.Place == PlaceHost {
+	if sl.Place == npuhook.PlaceHost || dl.Place == npuhook.PlaceHost {
 		if n.cfg.pedantic {
 			return c.pedantic(c.fail(acl.CodeRTParamInvalid, "%s, %s", describeLoc("src", uintptr(src), sl), describeLoc("dst", uintptr(dst), dl)),
 				"the device would have synchronized the stream and copied synchronously, as pageable memory cannot be read asynchronously; use aclrtMallocHost or registered memory")
@@ -188,8 +189,8 @@ func (c *call) pedantic(err error, device string) error {
 	return err
 }
 
-func onDevice(l loc) bool { return l.Place == PlaceDevice || l.Place == PlaceRegistered }
-func onHost(l loc) bool   { return l.Place != PlaceDevice }
+func onDevice(l loc) bool { return l.Place == npuhook.PlaceDevice || l.Place == npuhook.PlaceRegistered }
+func onHost(l loc) bool   { return l.Place != npuhook.PlaceDevice }
 
 // memLoc is the runtime's location type of a pointer (rtMemLocationType):
 // device memory, host memory the runtime knows (aclrtMallocHost or
@@ -205,9 +206,9 @@ const (
 
 func memLocOf(l loc) memLoc {
 	switch l.Place {
-	case PlaceDevice:
+	case npuhook.PlaceDevice:
 		return locDevice
-	case PlaceHost:
+	case npuhook.PlaceHost:
 		return locUnregistered
 	}
 	return locHost
@@ -279,7 +280,7 @@ func kindDirection(kind acl.MemcpyKind, dl, sl loc) (Direction, bool) {
 		return DeviceToDevice, onDevice(sl) && onDevice(dl)
 	}
 	// ACL_MEMCPY_DEFAULT: the placements decide
-	return directionOf(sl.Place == PlaceDevice, dl.Place == PlaceDevice), true
+	return directionOf(sl.Place == npuhook.PlaceDevice, dl.Place == npuhook.PlaceDevice), true
 }
 
 // kindMismatch is the error of a kind that disagrees with the memory
@@ -365,7 +366,7 @@ func (c *call) setArgs(p unsafe.Pointer, maxCount, count uintptr) (loc, error) {
 	if err != nil {
 		return l, err
 	}
-	if l.Place == PlaceHost {
+	if l.Place == npuhook.PlaceHost {
 		return l, c.fail(acl.CodeRTInvalidMemoryType, "%s needs device memory or aclrtMallocHost memory, but %s", c.op, describeLoc("devPtr", uintptr(p), l))
 	}
 	return l, nil

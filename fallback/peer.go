@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"golang.org/x/sys/unix"
 )
 
@@ -110,7 +111,7 @@ func (n *NPU) peered(a, b int32) bool {
 // fallback reports ACL_ERROR_RT_PARAM_INVALID, what the runtime maps the
 // driver's invalid-value to (errcode_manage.cc:38).
 func (c *call) checkPeers(dst unsafe.Pointer, dl loc, src unsafe.Pointer, sl loc) error {
-	if dl.Place != PlaceDevice || sl.Place != PlaceDevice || c.n.peered(dl.Device, sl.Device) {
+	if dl.Place != npuhook.PlaceDevice || sl.Place != npuhook.PlaceDevice || c.n.peered(dl.Device, sl.Device) {
 		return nil
 	}
 	return c.fail(acl.CodeRTParamInvalid, "src 0x%x is on device %d and dst 0x%x on device %d, but peer access between them is not enabled: call aclrtDeviceEnablePeerAccess first",

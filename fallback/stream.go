@@ -386,3 +386,14 @@ func (n *NPU) SetStreamFailureMode(h acl.StreamHandle, mode acl.StreamFailureMod
 	s.ctx.stopMode.Store(true)
 	return nil
 }
+
+// SynchronizeStreamContext is SynchronizeStream bounded by ctx: it returns
+// ctx.Err() if ctx ends first.
+func (n *NPU) SynchronizeStreamContext(ctx context.Context, s acl.StreamHandle) error {
+	c, err := n.begin("aclrtSynchronizeStream", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	return c.syncStream(ctx, s, -1)
+}
