@@ -189,8 +189,10 @@ func (c *call) pedantic(err error, device string) error {
 	return err
 }
 
-func onDevice(l loc) bool { return l.Place == npuhook.PlaceDevice || l.Place == npuhook.PlaceRegistered }
-func onHost(l loc) bool   { return l.Place != npuhook.PlaceDevice }
+func onDevice(l loc) bool {
+	return l.Place == npuhook.PlaceDevice || l.Place == npuhook.PlaceRegistered
+}
+func onHost(l loc) bool { return l.Place != npuhook.PlaceDevice }
 
 // memLoc is the runtime's location type of a pointer (rtMemLocationType):
 // device memory, host memory the runtime knows (aclrtMallocHost or
