@@ -22,8 +22,8 @@ func tinyModel(b *testing.B) []byte {
 	for i := range w {
 		w[i] = float32(i%7) - 3
 	}
-	x := g.Data("x", 0, acl.Float, []int64{1, 16})
-	g.Output(g.Relu(g.MatMul(x, g.ConstFloat32("w", acl.Float, []int64{16, 16}, w)), ge.Name("y")))
+	x := g.Data("x", 0, acl.Float32, []int64{1, 16})
+	g.Output(g.Relu(g.MatMul(x, g.ConstFloat32("w", acl.Float32, []int64{16, 16}, w)), ge.Name("y")))
 	m, err := ge.Compile(g)
 	if err != nil {
 		b.Fatal(err)

@@ -34,7 +34,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	es := ad.DataType.Size()
 	aMat, bMat, cMat := m*k, k*n, m*n
 
-	half := ad.DataType != acl.Float
+	half := ad.DataType != acl.Float32
 	var aAll, bAll, cAll []float32
 	if half {
 		// The workspace holds M·K+K·N+M·N floats; the products need only C.
@@ -42,16 +42,16 @@ func matmulKernel(t *Task, args [][]byte) error {
 			cAll = s.f32(nb * cMat)
 		}
 	} else {
-		aAll = readFloats(&s, acl.Float, args[0], prod(ad.Dims))
-		bAll = readFloats(&s, acl.Float, args[1], prod(bd.Dims))
-		cAll = outFloats(&s, acl.Float, args[2], nb*cMat)
+		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
+		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
+		cAll = outFloats(&s, acl.Float32, args[2], nb*cMat)
 	}
 	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sg.Matrix {
 		if !half {
 			return sg.Matrix{F32: all[off*size : (off+1)*size], Stride: cols, Trans: trans}
 		}
 		kind := sg.F16
-		if ad.DataType == acl.BF16 {
+		if ad.DataType == acl.BFloat16 {
 			kind = sg.BF16
 		}
 		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}

@@ -22,9 +22,9 @@ func BenchmarkModel(b *testing.B) {
 		g    *ge.Graph
 	}{
 		// The quickstart-sized MLP of issue 16: x[64,1024], 270 MFLOP.
-		{"MLP/64x1024x1024x1024x16", getest.MLP(r, acl.Float, 64, 1024, 1024, 1024, 16)},
+		{"MLP/64x1024x1024x1024x16", getest.MLP(r, acl.Float32, 64, 1024, 1024, 1024, 16)},
 		// A transformer block on x[1,128,256], 218 MFLOP.
-		{"Transformer/1x128x256", getest.TransformerBlock(r, acl.Float, 1, 128, 256, 4)},
+		{"Transformer/1x128x256", getest.TransformerBlock(r, acl.Float32, 1, 128, 256, 4)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			m, err := ge.Compile(c.g)
@@ -59,7 +59,7 @@ func BenchmarkModel(b *testing.B) {
 
 // resolve lays m out in one aligned arena with its weights and returns a
 // function that runs every task once.
-func resolve(m *ge.Model) func() error {
+func resolve(m *ge.CompiledModel) func() error {
 	arena := func(n int64) []byte {
 		raw := make([]byte, n+ge.MemAlignSize)
 		off := (ge.MemAlignSize - int(uintptr(unsafe.Pointer(&raw[0]))%ge.MemAlignSize)) % ge.MemAlignSize

@@ -142,8 +142,8 @@ func main() {
 
 // Tile heights; kernel_amd64.go declares the same numbers.
 const (
-	mr512   = 12 // 24 zmm accumulators + 2 B vectors + 2 broadcasts
-	mr256   = 6  // 12 ymm accumulators + 2 B vectors + 2 broadcasts
+	mr512 = 12 // 24 zmm accumulators + 2 B vectors + 2 broadcasts
+	mr256 = 6  // 12 ymm accumulators + 2 B vectors + 2 broadcasts
 	// Independent FMA chains of the peak loops: as many as the registers
 	// allow, well above FMA latency × FMA ports on any current core.
 	peak512 = 24
