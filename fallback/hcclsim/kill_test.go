@@ -82,7 +82,7 @@ func randomKill(t *testing.T, seed uint64, duringInit bool) {
 			}
 			<-start
 			_, lh, _ := b.Local(comms[k])
-			_, runErrs[k] = cl.Proc(k).LoopAllReduce(lh, streams[k], bufs[k], bufs[k], count, hccl.FP32, hccl.Sum, 1_000_000)
+			_, runErrs[k] = cl.Proc(k).LoopAllReduce(lh, streams[k], bufs[k], bufs[k], count, hccl.Float32, hccl.Sum, 1_000_000)
 		}()
 	}
 	if duringInit {
