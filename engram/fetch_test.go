@@ -129,4 +129,6 @@ func TestFetchMatchesGather(t *testing.T) {
 	}
 }
 
-func alignCap(n int64) int64 { return (n + engram.CapacityAlign - 1) / engram.CapacityAlign * engram.CapacityAlign }
+func alignCap(n int64) int64 {
+	return (n + engram.CapacityAlign - 1) / engram.CapacityAlign * engram.CapacityAlign
+}
