@@ -3,7 +3,6 @@ package engram_test
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/engramjob"
 )
 
 const testTimeout = 60 * time.Second
@@ -129,40 +129,9 @@ func gather(tab [][]byte, e, rb int64, idx []int32) []byte {
 	return out
 }
 
-// zipf draws n indices over [0, m) with exponent s (≥ 1.05 here), spread
-// over the ranks by a fixed permutation-free stride.
-func zipf(rng *rand.Rand, n int, m int64, s float64) []int32 {
-	out := make([]int32, n)
-	if m == 0 {
-		return out
-	}
-	// Inverse-CDF sampling of a Zipf(s) over ranks 1..m by rejection on
-	// the continuous bound, then a multiplicative hash spreads the hot
-	// ranks over the table.
-	for i := range out {
-		var k int64
-		for {
-			u := rng.Float64()
-			x := math.Pow(1-u*(1-math.Pow(float64(m)+1, 1-s)), 1/(1-s))
-			k = int64(x) - 1
-			if k >= 0 && k < m {
-				break
-			}
-		}
-		out[i] = int32((k*2654435761 + 12345) % m)
-	}
-	return out
-}
+func zipf(rng *rand.Rand, n int, m int64, s float64) []int32 { return engramjob.Zipf(rng, n, m, s) }
 
-func uniform(rng *rand.Rand, n int, m int64) []int32 {
-	out := make([]int32, n)
-	for i := range out {
-		if m > 0 {
-			out[i] = int32(rng.Int64N(m))
-		}
-	}
-	return out
-}
+func uniform(rng *rand.Rand, n int, m int64) []int32 { return engramjob.Uniform(rng, n, m) }
 
 func readBack(t testing.TB, b *acl.DeviceBuffer, n int64) []byte {
 	t.Helper()
