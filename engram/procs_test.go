@@ -27,7 +27,7 @@ func TestFetchProcesses(t *testing.T) {
 	for _, j := range []engramjob.Job{
 		{Ranks: 2, Entries: 1000, Hidden: 64, DType: engram.BF16, T: 5000, Iters: 1},
 		{Ranks: 3, Entries: 333, Hidden: 7, DType: engram.FP32, T: 3000, Zipf: 1.05, Iters: 1, ZeroCopy: true},
-		{Ranks: 4, Entries: 500, Hidden: 1280, DType: engram.BF16, T: 2000, Zipf: 1.05, Iters: 1},
+		{Ranks: 4, Entries: 500, Hidden: 1280, DType: engram.BF16, T: 800, Zipf: 1.05, Iters: 1},
 	} {
 		t.Run(fmt.Sprintf("W%d/%v/h%d/zc=%v", j.Ranks, j.DType, j.Hidden, j.ZeroCopy), func(t *testing.T) {
 			j.Seed, j.Timeout = 7, testTimeout
