@@ -93,12 +93,13 @@ func TestIndexPolicy(t *testing.T) {
 // FP8 rows come back byte-exact and each row's scale factors are gathered
 // from the replicated device table beside them.
 func TestFP8ScaleFactors(t *testing.T) {
-	for _, sft := range []engram.SFType{engram.SFFP32, engram.SFE8M0} {
+	for i, sft := range []engram.SFType{engram.SFFP32, engram.SFE8M0} {
+		dt := []engram.DType{engram.FP8E4M3, engram.FP8E5M2}[i]
 		for _, w := range []int{1, 3} {
 			c := newCluster(t, w)
 			const e, hidden = 40, 100
 			packs := (hidden + 31) / 32
-			cfg := engram.Config{EntriesPerRank: e, Hidden: hidden, DType: engram.FP8E4M3, Capacity: engram.CapacityAlign,
+			cfg := engram.Config{EntriesPerRank: e, Hidden: hidden, DType: dt, Capacity: engram.CapacityAlign,
 				SFPacks: packs, SFType: sft, Policy: engram.IndexZeroFill}
 			bs := c.buffers(cfg)
 			tab := slices(11, w, cfg)

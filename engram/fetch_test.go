@@ -115,6 +115,7 @@ func TestFetchMatchesGather(t *testing.T) {
 		{w: 7, hidden: 16, dt: engram.FP16, e: 1, t: 100},
 		{w: 8, hidden: 40, dt: engram.BF16, e: 300, t: 3000},
 		{w: 2, hidden: 5, dt: engram.BF16, e: 0, t: 0},
+		{w: 2, hidden: 1, dt: engram.BF16, e: 40000, t: 100000, zipf: true},
 	}
 	for _, k := range cases {
 		name := fmt.Sprintf("W%d/%v/h%d/E%d/T%d/zipf=%v/zc=%v", k.w, k.dt, k.hidden, k.e, k.t, k.zipf, k.zeroCopy)
