@@ -145,11 +145,19 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// TableByte is byte j of global row g of the job's table: every rank can
-// check any fetched row without the others' data.
-func TableByte(seed uint64, g int64, j int) byte {
-	x := uint64(g)*0x9e3779b97f4a7c15 ^ uint64(j)*0xbf58476d1ce4e5b9 ^ seed
-	x ^= x >> 31
-	x *= 0x94d049bb133111eb
-	return byte(x >> 29)
+// FillRow writes global row g of the job's table into dst: bytes that
+// are a function of (seed, g, position), so every rank can check any
+// fetched row without the others' data.
+func FillRow(seed uint64, g int64, dst []byte) {
+	x := uint64(g)*0x9e3779b97f4a7c15 ^ seed
+	for j := 0; j < len(dst); j += 8 {
+		x += 0x9e3779b97f4a7c15 // splitmix64
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		for k := 0; k < 8 && j+k < len(dst); k++ {
+			dst[j+k] = byte(z >> (8 * k))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package engramjob
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -120,10 +121,7 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 		rows = make([]byte, slice)
 	}
 	for k := int64(0); k < job.Entries; k++ {
-		g := int64(rank)*job.Entries + k
-		for j := int64(0); j < rb; j++ {
-			rows[k*rb+j] = TableByte(job.Seed, g, int(j))
-		}
+		FillRow(job.Seed, int64(rank)*job.Entries+k, rows[k*rb:(k+1)*rb])
 	}
 	if err := buf.Write(ctx, engram.Storage{Rows: rows, ZeroCopy: job.ZeroCopy}); err != nil {
 		return err
@@ -196,11 +194,16 @@ func check(rows *acl.DeviceBuffer, idx []int32, rb int64, seed uint64) error {
 	if err := rows.CopyToHostAt(got, 0); err != nil {
 		return err
 	}
+	want := make([]byte, rb)
 	for i, g := range idx {
-		for j := int64(0); j < rb; j++ {
-			if want := TableByte(seed, int64(g), int(j)); got[int64(i)*rb+j] != want {
-				return fmt.Errorf("token %d (row %d) byte %d = %#x, want %#x", i, g, j, got[int64(i)*rb+j], want)
+		FillRow(seed, int64(g), want)
+		row := got[int64(i)*rb : int64(i+1)*rb]
+		if !bytes.Equal(row, want) {
+			j := 0
+			for row[j] == want[j] {
+				j++
 			}
+			return fmt.Errorf("token %d (row %d) byte %d = %#x, want %#x", i, g, j, row[j], want[j])
 		}
 	}
 	return nil
