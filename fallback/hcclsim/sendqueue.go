@@ -54,12 +54,19 @@ func (s *sendQueues) post(peer uint32, posts []uint32) error {
 	if s.q == nil {
 		s.q = map[sqKey]*sqChan{}
 	}
+	var (
+		k  sqKey
+		q  *sqChan
+		ok bool
+	)
 	for i, w := range posts {
-		k := sqKey{peer, w >> PostChannelShift}
-		q := s.q[k]
-		if q == nil {
-			q = &sqChan{}
-			s.q[k] = q
+		// Posts come in runs per channel: look the queue up on a change.
+		if nk := (sqKey{peer, w >> PostChannelShift}); !ok || nk != k {
+			k, ok = nk, true
+			if q = s.q[k]; q == nil {
+				q = &sqChan{}
+				s.q[k] = q
+			}
 		}
 		q.n++
 		q.signal = w&PostSignal != 0
