@@ -41,15 +41,15 @@ func (d DType) FP8() bool { return d == FP8E4M3 || d == FP8E5M2 }
 func (d DType) HCCL() hccl.DataType {
 	switch d {
 	case BF16:
-		return hccl.BF16
+		return hccl.BFloat16
 	case FP16:
-		return hccl.FP16
+		return hccl.Float16
 	case FP32:
-		return hccl.FP32
+		return hccl.Float32
 	case FP8E4M3:
-		return hccl.FP8E4M3
+		return hccl.Float8E4M3
 	case FP8E5M2:
-		return hccl.FP8E5M2
+		return hccl.Float8E5M2
 	}
 	return hccl.DataTypeReserved
 }
