@@ -44,6 +44,9 @@ type Config struct {
 	SFType SFType
 	// Policy is what a fetch does with out-of-range indices.
 	Policy IndexPolicy
+	// MaxTokensPerRank bounds the indices of a training fetch
+	// (num_max_tokens_per_rank; 0: no training path).
+	MaxTokensPerRank int
 	// Engine models the device's fetch kernel; the zero value means
 	// DefaultEngine().
 	Engine Engine
@@ -102,6 +105,9 @@ func (c *Config) check(w int) error {
 		return cfgErr("storage dtype must be bfloat16/float16/float32 when sf is not provided, got %v", c.DType)
 	case c.SFRowBytes() > maxSFRowBytes:
 		return cfgErr("scale factors of %d bytes per row exceed %d", c.SFRowBytes(), maxSFRowBytes)
+	}
+	if c.MaxTokensPerRank < 0 || c.MaxTokensPerRank > math.MaxInt32/max(w, 1) {
+		return cfgErr("max tokens per rank %d outside [0, %d]", c.MaxTokensPerRank, math.MaxInt32/max(w, 1))
 	}
 	if c.Policy != IndexError && c.Policy != IndexZeroFill {
 		return cfgErr("index policy %v", c.Policy)
