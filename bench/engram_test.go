@@ -29,7 +29,7 @@ import (
 //     of the same rows into a packed buffer), timed in alternating batches
 //     in the same run (medianTimes).
 //   - BenchmarkEngramFetchProcesses: the same with every rank its own
-//     process (W = 2, 4); one benchmark iteration is one job of
+//     process (W = 2, 4; 2^12 rows per rank); one benchmark iteration is one job of
 //     engramIters fetches per rank. Reports per-rank GB/s, Mrows/s and
 //     heap allocations per fetch.
 
@@ -39,6 +39,9 @@ const (
 	engramT       = 4096 // indices per rank per fetch
 	engramEntries = 1 << 14
 	engramIters   = 10
+	// Rank processes build their slices themselves: a smaller table keeps
+	// a job (one benchmark iteration) short.
+	engramProcEntries = 1 << 12
 )
 
 func engramIndices(rng *rand.Rand, dist string, global int64) []int32 {
@@ -249,7 +252,7 @@ func BenchmarkEngramFetchProcesses(b *testing.B) {
 		for _, rb := range engramRows {
 			for _, dist := range []string{"uniform", "zipf"} {
 				b.Run(fmt.Sprintf("W=%d/row=%d/%s", w, rb, dist), func(b *testing.B) {
-					j := engramjob.Job{Ranks: w, Entries: engramEntries, Hidden: rb / 2, DType: engram.BF16, T: engramT,
+					j := engramjob.Job{Ranks: w, Entries: engramProcEntries, Hidden: rb / 2, DType: engram.BF16, T: engramT,
 						Iters: engramIters, Seed: 1, Timeout: time.Minute}
 					if dist == "zipf" {
 						j.Zipf = 1.05
