@@ -92,6 +92,7 @@ func Run(t *testing.T, b acl.Backend, opt Options) {
 	t.Run("Memory", s.memory)
 	t.Run("Copy", s.copy)
 	t.Run("HostRegister", s.hostRegister)
+	t.Run("SourceRules", s.sourceRules)
 	t.Run("Teardown", s.teardown)
 	t.Run("Idiomatic", s.idiomatic)
 	t.Run("Finalize", s.finalize)
