@@ -44,7 +44,7 @@ type model struct {
 	id       acl.ModelID
 	internal bool // a compiled single op (op.go): no leak report
 	dev      *device
-	m        *ge.Model
+	m        *ge.CompiledModel
 	rt       *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
@@ -141,7 +141,7 @@ func (c *call) modelBytes(p unsafe.Pointer, size uintptr) ([]byte, error) {
 
 // parseModel parses model bytes; a corrupt model gives ge.ParseModel's
 // code, reported under this call's name.
-func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
+func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, error) {
 	blob, err := c.modelBytes(p, size)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
 // when it is too short (hicann/ge runtime/om2/om2_model_executor.cc:
 // 1698-1706) and ACL_ERROR_GE_PARAM_INVALID otherwise (ParseModelContent
 // or the partition table failing: base/common/helper/model_helper.cc:1083).
-func (c *call) parse(blob []byte) (*ge.Model, error) {
+func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
 	m, err := ge.ParseModel(blob)
 	if err != nil {
 		code := acl.CodeGEParamInvalid

@@ -472,7 +472,7 @@ func TestModelKernelFailure(t *testing.T) {
 	const rows, cols = 10, 6
 	table := getest.RandF32(rng, rows*cols)
 	g := ge.NewGraph("gather")
-	params := g.ConstFloat32("table", acl.Float, []int64{rows, cols}, table)
+	params := g.ConstFloat32("table", acl.Float32, []int64{rows, cols}, table)
 	idx := g.Data("idx", 0, acl.Int32, []int64{3})
 	g.Output(g.Gather(params, idx, 0))
 	m, err := ge.Compile(g)

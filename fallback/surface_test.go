@@ -13,7 +13,7 @@ import (
 )
 
 // TestNPUSurface: *NPU's exported methods are acl.Backend and
-// acl.ModelBackend plus the few a user calls (counters to read, leaks,
+// acl.ModelBackend and acl.OpBackend plus the few a user calls (counters to read, leaks,
 // fault injection, a context-bounded synchronize). The machinery the
 // fallback's subsystems share (queueing arbitrary stream work, raw device
 // views, copy counting) is only reachable through internal/npuhook, so a

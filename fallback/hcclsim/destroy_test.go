@@ -62,7 +62,7 @@ func TestDestroyAfterStreamFailure(t *testing.T) {
 						return err
 					}
 				}
-				if err := sim.AllReduce(send, recv, count, hccl.FP32, hccl.Sum, w.comm, r.Stream()); err != nil {
+				if err := sim.AllReduce(send, recv, count, hccl.Float32, hccl.Sum, w.comm, r.Stream()); err != nil {
 					return err
 				}
 				// Release while CommDestroy waits: it must notice the
