@@ -171,21 +171,6 @@ func expect(t *testing.T, want acl.Code, what string, f func() error) bool {
 	return true
 }
 
-// expectOneOf is expect for a misuse that two rows of docs/misuse.md both
-// describe: any of the codes is accepted.
-func expectOneOf(t *testing.T, want []acl.Code, what string, f func() error) bool {
-	t.Helper()
-	err := try(t, what, f)
-	got := acl.CodeOf(err)
-	for _, w := range want {
-		if got == w {
-			return true
-		}
-	}
-	t.Errorf("%s: got %v, want one of %v; error: %v", what, got, want, err)
-	return false
-}
-
 // ok runs f (panics are failures) and requires success.
 func ok(t *testing.T, what string, f func() error) {
 	t.Helper()
