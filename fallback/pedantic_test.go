@@ -103,3 +103,37 @@ func TestInitConfigContent(t *testing.T) {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
+
+// TestResourceLimits: one stream or event beyond the device's limit is
+// ACL_ERROR_RT_NO_STREAM_RESOURCE / ACL_ERROR_RT_NO_EVENT_RESOURCE
+// (hicann/runtime src/runtime/core/src/common/errcode_manage.cc:93-94);
+// destroying one makes room, and another device has its own count.
+func TestResourceLimits(t *testing.T) {
+	n := newTestNPU(t, WithResourceLimits(3, 2), WithDevices(2))
+	var ss []acl.StreamHandle
+	for range 3 {
+		s, err := n.CreateStream()
+		require.NoError(t, err)
+		ss = append(ss, s)
+	}
+	_, err := n.CreateStream()
+	requireCode(t, acl.CodeRTNoStreamResource, err)
+	e1, err := n.CreateEvent()
+	require.NoError(t, err)
+	_, err = n.CreateEventWithFlag(acl.EventSync)
+	require.NoError(t, err)
+	_, err = n.CreateEvent()
+	requireCode(t, acl.CodeRTNoEventResource, err)
+	require.NoError(t, n.DestroyEvent(e1))
+	_, err = n.CreateEvent()
+	require.NoError(t, err)
+	require.NoError(t, n.DestroyStream(ss[0]))
+	_, err = n.CreateStream()
+	require.NoError(t, err)
+	require.NoError(t, n.SetDevice(1))
+	_, err = n.CreateStream()
+	require.NoError(t, err, "device 1 counts its own streams")
+	require.NoError(t, n.ResetDevice(1))
+	require.NoError(t, n.SetDevice(0))
+	n.ClearLeaks()
+}
