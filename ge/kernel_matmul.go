@@ -1,13 +1,8 @@
 package ge
 
-import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+import "github.com/ascend-go/cann/acl"
 
-	"github.com/ascend-go/cann/acl"
-)
-
-// matmulKernel computes C = op(A)·op(B) per batch with gonum's SGEMM.
+// matmulKernel computes C = op(A)·op(B) per batch with sgemm.
 // float32 operands are used in place; float16/bfloat16 operands are staged
 // in float32 in the task's workspace (or scratch when the workspace is not
 // aligned), accumulated in float32 and rounded once into the output type.
@@ -21,21 +16,14 @@ func matmulKernel(t *Task, args [][]byte) error {
 		return kernelError(t, "%v", err)
 	}
 	m, k, n := int(m64), int(k64), int(n64)
-	// Stored operand shapes: A is [M,K] or [K,M], B is [K,N] or [N,K].
-	aRows, aCols := m, k
+	// Leading dims of the stored operands: A is [M,K] or [K,M], B is [K,N]
+	// or [N,K].
+	lda, ldb := k, n
 	if ta {
-		aRows, aCols = k, m
-	}
-	bRows, bCols := k, n
-	if tb {
-		bRows, bCols = n, k
-	}
-	transA, transB := blas.NoTrans, blas.NoTrans
-	if ta {
-		transA = blas.Trans
+		lda = m
 	}
 	if tb {
-		transB = blas.Trans
+		ldb = k
 	}
 	nb := prod(batch)
 	aBatch, bBatch := ad.Dims[:len(ad.Dims)-2], bd.Dims[:len(bd.Dims)-2]
@@ -69,10 +57,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 		} else {
 			av, bv, cv = aAll[offA*aMat:(offA+1)*aMat], bAll[offB*bMat:(offB+1)*bMat], cAll[bi*cMat:(bi+1)*cMat]
 		}
-		blas32.Gemm(transA, transB, 1,
-			blas32.General{Rows: aRows, Cols: aCols, Stride: aCols, Data: av},
-			blas32.General{Rows: bRows, Cols: bCols, Stride: bCols, Data: bv},
-			0, blas32.General{Rows: m, Cols: n, Stride: n, Data: cv})
+		sgemm(ta, tb, m, n, k, 1, av, lda, bv, ldb, 0, cv, n)
 		if half {
 			storeFloats(od.DataType, args[2][bi*cMat*es:(bi+1)*cMat*es], cv)
 		}
