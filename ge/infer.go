@@ -66,9 +66,13 @@ func broadcastDims(a, b []int64) ([]int64, error) {
 	return out, nil
 }
 
+// inferBinary covers the numpy-broadcasting arithmetic ops: float types,
+// and int32/int64 (computed exactly in int64).
 func inferBinary(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
-	if err := needFloat("input 0", in[0].DataType); err != nil {
-		return nil, err
+	if dt := in[0].DataType; !isInt(dt) {
+		if err := needFloat("input 0", dt); err != nil {
+			return nil, err
+		}
 	}
 	if err := sameType(in); err != nil {
 		return nil, err
