@@ -202,10 +202,10 @@ func inferGather(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 }
 
 func inferReshape(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
-	shape := a.Ints(AttrShape)
-	if shape == nil {
+	if v, ok := a[AttrShape]; !ok || v.Kind != AttrInts {
 		return nil, fmt.Errorf("missing %q attribute", AttrShape)
 	}
+	shape := a.Ints(AttrShape) // empty: a scalar
 	if len(shape) > MaxRank {
 		return nil, fmt.Errorf("shape %s: rank exceeds %d", dimsString(shape), MaxRank)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,9 +15,11 @@ import (
 	pb "github.com/ascend-go/cann/ge/onnx/internal/onnxpb"
 )
 
-// The opsets of the default domain this importer reads.
+// The opsets of the default domain this importer reads: 7 to 21, and 6
+// (the PyTorch-exported models of ONNX's own test data) with its legacy
+// broadcast attributes.
 const (
-	MinOpset = 7
+	MinOpset = 6
 	MaxOpset = 21
 )
 
@@ -27,6 +30,15 @@ type Option func(*config)
 type config struct {
 	dir    string
 	shapes map[string][]int64
+	values map[string]ge.HostTensor
+}
+
+// WithInputValue freezes the named graph input to a constant: it is no
+// longer a model input, and what depends only on it folds. This is how a
+// model whose shape-like inputs (Reshape's shape, Slice's starts) are graph
+// inputs becomes static, as ATC needs them fixed too.
+func WithInputValue(name string, v ge.HostTensor) Option {
+	return func(c *config) { c.values[name] = v }
 }
 
 // WithExternalDataDir reads tensors stored outside the model (ONNX
@@ -102,7 +114,7 @@ type importer struct {
 // their names and order (initializers that are also listed as inputs are
 // constants); graph outputs are the model outputs under their ONNX names.
 func Import(data []byte, opts ...Option) (*ge.Graph, error) {
-	cfg := config{shapes: map[string][]int64{}}
+	cfg := config{shapes: map[string][]int64{}, values: map[string]ge.HostTensor{}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -166,6 +178,18 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 		if tt == nil {
 			return modelError(ErrUnsupportedDataType, "graph input %q is not a tensor", nm)
 		}
+		if h, ok := im.cfg.values[nm]; ok {
+			if dt, _ := aclType(tt.GetElemType()); dt != h.Desc.DataType || int64(len(h.Data)) < h.Desc.Size() {
+				return modelError(ErrInvalidModel, "WithInputValue gives %q as %s, the model says %s", nm, h, typeName(tt.GetElemType()))
+			}
+			if err := checkDims(h.Desc.Dims, h.Desc.DataType); err != nil {
+				return modelError(kindOf(err), "WithInputValue %q: %v", nm, err)
+			}
+			c := h
+			c.Data = aligned(append([]byte(nil), h.Data[:h.Desc.Size()]...))
+			im.vals[nm] = &value{desc: c.Desc, c: &c}
+			continue
+		}
 		dt, ok := aclType(tt.GetElemType())
 		if !ok {
 			return modelError(ErrUnsupportedDataType, "graph input %q has element type %s", nm, typeName(tt.GetElemType()))
@@ -181,6 +205,11 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 		index++
 		im.used[nm] = true
 		im.vals[nm] = &value{desc: t.Desc(), t: t}
+	}
+	for nm := range im.cfg.values {
+		if v := im.vals[nm]; v == nil || v.c == nil {
+			return modelError(ErrInvalidModel, "WithInputValue names %q, which is not a graph input", nm)
+		}
 	}
 	for nm := range im.cfg.shapes {
 		if v := im.vals[nm]; v == nil || v.t == nil {
@@ -369,7 +398,7 @@ func (c *nodeCtx) wrap(err error) *Error {
 	switch {
 	case errors.Is(err, ErrUnsupportedDataType), acl.CodeOf(err) == acl.CodeUnsupportedDataType:
 		kind = ErrUnsupportedDataType
-	case errors.Is(err, ErrEmptyTensor):
+	case errors.Is(err, ErrEmptyTensor), strings.Contains(err.Error(), "empty tensors are not supported"):
 		kind = ErrEmptyTensor
 	case errors.Is(err, ErrDynamicShape):
 		kind = ErrDynamicShape

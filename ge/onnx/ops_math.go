@@ -27,14 +27,32 @@ func init() {
 			if err := c.need(2, 2); err != nil {
 				return nil, err
 			}
-			return one(c.emit(op, nil, c.ins[0], c.ins[1]))
+			b, err := c.legacyBroadcast(c.ins[0], c.ins[1])
+			if err != nil {
+				return nil, err
+			}
+			if x := c.ins[0].desc.Dims; op == ge.OpPRelu && c.im.opset < 7 && len(b.desc.Dims) == 1 && len(x) > 2 && b.desc.Dims[0] == x[1] {
+				// PRelu before opset 7 applies a [C] slope per channel (dim 1).
+				dims := make([]int64, len(x)-1)
+				for i := range dims {
+					dims[i] = 1
+				}
+				dims[0] = x[1]
+				if b, err = c.reshape(b, dims); err != nil {
+					return nil, err
+				}
+			}
+			return one(c.emit(op, nil, c.ins[0], b))
 		}
 	}
 	converters["Pow"] = func(c *nodeCtx) ([]*value, error) {
 		if err := c.need(2, 2); err != nil {
 			return nil, err
 		}
-		e := c.ins[1]
+		e, err := c.legacyBroadcast(c.ins[0], c.ins[1])
+		if err != nil {
+			return nil, err
+		}
 		if e.desc.DataType != c.ins[0].desc.DataType {
 			var err error
 			if e, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(c.ins[0].desc.DataType))}, e); err != nil {
@@ -102,6 +120,32 @@ func init() {
 		"ReduceMax": ge.OpReduceMax, "ReduceMin": ge.OpReduceMin, "ReduceProd": ge.OpReduceProd} {
 		converters[name] = convReduce(op)
 	}
+}
+
+// legacyBroadcast applies the broadcast/axis attributes of opset 6 and
+// earlier: without broadcast the shapes must match; with it, b's dims line
+// up with a's starting at axis (default: the trailing dims, as numpy).
+func (c *nodeCtx) legacyBroadcast(a, b *value) (*value, error) {
+	if c.im.opset >= 7 {
+		return b, nil
+	}
+	if c.intAttr("broadcast", 0) == 0 {
+		return b, nil // ge checks the shapes; equal shapes broadcast trivially
+	}
+	ad, bd := a.desc.Dims, b.desc.Dims
+	axis := c.intAttr("axis", int64(len(ad)-len(bd)))
+	if axis < 0 {
+		axis += int64(len(ad))
+	}
+	if axis < 0 || int(axis)+len(bd) > len(ad) {
+		return nil, c.errf(ErrInvalidModel, "axis %d does not place %v inside %v", axis, bd, ad)
+	}
+	dims := make([]int64, len(ad)-int(axis))
+	for i := range dims {
+		dims[i] = 1
+	}
+	copy(dims, bd)
+	return c.reshape(b, dims)
 }
 
 // convClip: bounds are attributes before opset 11 and optional constant
