@@ -16,6 +16,9 @@ const (
 	OpAbs        OpType = 68
 	OpLeakyRelu  OpType = 69
 	OpClip       OpType = 70
+	OpElu        OpType = 77
+	OpSelu       OpType = 78
+	OpSoftplus   OpType = 79
 )
 
 // Attributes of the activations.
@@ -23,6 +26,7 @@ const (
 	AttrAlpha = "alpha" // LeakyRelu: float slope of the negative part
 	AttrMin   = "min"   // Clip: float lower bound (absent: none)
 	AttrMax   = "max"   // Clip: float upper bound (absent: none)
+	AttrGamma = "gamma" // Selu: float scale
 )
 
 func init() {
@@ -30,11 +34,15 @@ func init() {
 		t OpType
 		n string
 	}{{OpSigmoid, "Sigmoid"}, {OpTanh, "Tanh"}, {OpErf, "Erf"}, {OpExp, "Exp"}, {OpLog, "Log"},
-		{OpSqrt, "Sqrt"}, {OpReciprocal, "Reciprocal"}, {OpNeg, "Neg"}, {OpAbs, "Abs"}} {
+		{OpSqrt, "Sqrt"}, {OpReciprocal, "Reciprocal"}, {OpNeg, "Neg"}, {OpAbs, "Abs"}, {OpSoftplus, "Softplus"}} {
 		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, infer: inferUnaryFloat, kernel: activationKernel})
 	}
 	registerOp(OpLeakyRelu, &opSpec{name: "LeakyRelu", minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+	registerOp(OpElu, &opSpec{name: "Elu", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+	registerOp(OpSelu, &opSpec{name: "Selu", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat, AttrGamma: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
 	registerOp(OpClip, &opSpec{name: "Clip", minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrMin: AttrFloat, AttrMax: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
 }
@@ -107,6 +115,29 @@ func activationKernel(t *Task, args [][]byte) error {
 			}
 			out[i] = v
 		}
+	case OpElu:
+		alpha := t.Attrs.Float(AttrAlpha, 1)
+		f64(func(v float64) float64 {
+			if v < 0 {
+				return alpha * math.Expm1(v)
+			}
+			return v
+		})
+	case OpSelu:
+		alpha, gamma := t.Attrs.Float(AttrAlpha, 1.67326319217681884765625), t.Attrs.Float(AttrGamma, 1.05070102214813232421875)
+		f64(func(v float64) float64 {
+			if v <= 0 {
+				return gamma * alpha * math.Expm1(v)
+			}
+			return gamma * v
+		})
+	case OpSoftplus:
+		f64(func(v float64) float64 {
+			if v > 30 {
+				return v
+			}
+			return math.Log1p(math.Exp(v))
+		})
 	case OpClip:
 		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
 		if v, ok := t.Attrs[AttrMin]; ok {

@@ -298,4 +298,3 @@ func padKernel(t *Task, args [][]byte) error {
 	}
 	return nil
 }
-

@@ -91,7 +91,7 @@ func init() {
 	}
 	for name, op := range map[string]ge.OpType{"Relu": ge.OpRelu, "Sigmoid": ge.OpSigmoid, "Tanh": ge.OpTanh,
 		"Erf": ge.OpErf, "Exp": ge.OpExp, "Log": ge.OpLog, "Sqrt": ge.OpSqrt, "Reciprocal": ge.OpReciprocal,
-		"Neg": ge.OpNeg, "Abs": ge.OpAbs} {
+		"Neg": ge.OpNeg, "Abs": ge.OpAbs, "Softplus": ge.OpSoftplus} {
 		converters[name] = func(c *nodeCtx) ([]*value, error) {
 			if err := c.need(1, 1); err != nil {
 				return nil, err
@@ -106,6 +106,19 @@ func init() {
 		return one(c.emit(ge.OpLeakyRelu, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(c.floatAttr("alpha", 0.01))}, c.ins[0]))
 	}
 	converters["Clip"] = convClip
+	converters["Elu"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(1, 1); err != nil {
+			return nil, err
+		}
+		return one(c.emit(ge.OpElu, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(c.floatAttr("alpha", 1))}, c.ins[0]))
+	}
+	converters["Selu"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(1, 1); err != nil {
+			return nil, err
+		}
+		return one(c.emit(ge.OpSelu, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(c.floatAttr("alpha", 1.67326319217681884765625)),
+			ge.AttrGamma: ge.FloatAttr(c.floatAttr("gamma", 1.05070102214813232421875))}, c.ins[0]))
+	}
 	converters["Where"] = func(c *nodeCtx) ([]*value, error) {
 		if err := c.need(3, 3); err != nil {
 			return nil, err
@@ -350,4 +363,3 @@ func convReduce(op ge.OpType) converter {
 		return []*value{y}, nil
 	}
 }
-
