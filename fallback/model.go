@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/onnx"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -146,7 +148,28 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
 	return c.parse(blob)
 }
 
+// omMagic opens every offline model ATC writes: ModelFileHeader.magic is
+// MODEL_FILE_MAGIC_NUM = 0x444F4D49 (CANN GE, inc/framework/common/types.h),
+// stored little-endian.
+var omMagic = []byte("IMOD")
+
+// parse accepts the two model formats the fallback runs: ge's own
+// (ge.ModelMagic) and ONNX, which it imports and compiles as ATC would. An
+// offline model built by ATC holds device kernels the fallback cannot run;
+// it gets an error saying so.
 func (c *call) parse(blob []byte) (*ge.Model, error) {
+	switch {
+	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
+	case bytes.HasPrefix(blob, omMagic):
+		return nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
+			"the fallback cannot run its device kernels; load the ONNX model it was built from (or a ge model) instead")
+	case onnx.LooksLikeONNX(blob):
+		m, err := onnx.Compile(blob)
+		if err != nil {
+			return nil, c.fail(acl.CodeOf(err), "cannot import the ONNX model: %v", err)
+		}
+		return m, nil
+	}
 	m, err := ge.ParseModel(blob)
 	if err != nil {
 		return nil, c.fail(acl.CodeOf(err), "cannot parse the model: %v", err)

@@ -74,3 +74,14 @@ func alignedBuf(n int64) []byte {
 
 // String returns "f32[2,3]: 24 bytes".
 func (h HostTensor) String() string { return fmt.Sprintf("%s: %d bytes", h.Desc, len(h.Data)) }
+
+// InferOp returns the output descriptors op would give on inputs of the
+// given descriptors, without running it (for callers that decide whether
+// to fold an op before paying for it).
+func InferOp(op OpType, attrs Attrs, in []TensorDesc) ([]TensorDesc, error) {
+	out, err := inferOp(op, in, attrs)
+	if err != nil {
+		return nil, inferErr("infer", op, err)
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/ascend-go/cann/acl"
@@ -103,6 +104,9 @@ func scalar(dt acl.DataType, dims []int64, v float64) (*value, error) {
 	}
 	if len(dims) == 0 {
 		return &value{desc: h[0].Desc, c: &h[0]}, nil
+	}
+	if n := (ge.TensorDesc{DataType: dt, Dims: dims}).Size(); n > maxFoldBytes || n <= 0 {
+		return nil, fmt.Errorf("%w: a constant of %s%v is too large to materialise", ErrInvalidModel, dt, dims)
 	}
 	out, err := ge.EvalOp(ge.OpExpand, ge.Attrs{ge.AttrShape: ge.IntsAttr(dims)}, h)
 	if err != nil {

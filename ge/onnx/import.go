@@ -94,6 +94,9 @@ func defaultOpset(m *pb.ModelProto) (int64, bool) {
 	return 0, false
 }
 
+// maxFoldBytes bounds what constant folding materialises at import time.
+const maxFoldBytes = 16 << 20
+
 // value is an ONNX tensor during import: a graph tensor, a constant, or
 // both (a constant materialised as a Const node).
 type value struct {
@@ -324,7 +327,12 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 			c.name = outs[0]
 		}
 	}
-	if d := n.GetDomain(); d != "" && d != "ai.onnx" {
+	key := c.op
+	switch d := n.GetDomain(); d {
+	case "", "ai.onnx":
+	case "ai.onnx.ml":
+		key = d + "/" + c.op
+	default:
 		return c.errf(ErrUnsupportedOp, "domain %q is not supported", d)
 	}
 	for _, a := range n.GetAttribute() {
@@ -333,9 +341,9 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 		}
 		c.attrs[a.GetName()] = a
 	}
-	conv := converters[c.op]
+	conv := converters[key]
 	if conv == nil {
-		return c.errf(ErrUnsupportedOp, "op type %s is not supported", c.op)
+		return c.errf(ErrUnsupportedOp, "op type %s is not supported", key)
 	}
 	for _, in := range n.GetInput() {
 		if in == "" {
@@ -436,9 +444,24 @@ func (c *nodeCtx) tensor(v *value) (*ge.Tensor, error) { return c.im.tensor(v, c
 // returns its outputs.
 func (c *nodeCtx) emitN(op ge.OpType, attrs ge.Attrs, ins ...*value) ([]*value, error) {
 	folded := true
-	for _, v := range ins {
+	descs := make([]ge.TensorDesc, len(ins))
+	for i, v := range ins {
 		if v.c == nil {
 			folded = false
+		}
+		descs[i] = v.desc
+	}
+	if folded {
+		// Folding runs the kernel now; an output too large to hold at
+		// import time stays an op of the model instead.
+		out, err := ge.InferOp(op, attrs, descs)
+		if err != nil {
+			return nil, c.wrap(err)
+		}
+		for _, d := range out {
+			if d.Size() > maxFoldBytes {
+				folded = false
+			}
 		}
 	}
 	if folded {

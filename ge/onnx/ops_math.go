@@ -1,8 +1,10 @@
 package onnx
 
 import (
+	"encoding/binary"
 	"math"
 
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 )
 
@@ -361,5 +363,39 @@ func convReduce(op ge.OpType) converter {
 			return nil, err
 		}
 		return []*value{y}, nil
+	}
+}
+
+func init() {
+	// ai.onnx.ml Scaler: y = (x - offset) · scale, per feature (last dim)
+	// or one value for all, computed in float32.
+	converters["ai.onnx.ml/Scaler"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(1, 1); err != nil {
+			return nil, err
+		}
+		x := c.ins[0]
+		if x.desc.DataType != acl.Float {
+			var err error
+			if x, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float))}, x); err != nil {
+				return nil, err
+			}
+		}
+		vec := func(name string, def float32) *value {
+			a := c.attr(name)
+			vals := []float32{def}
+			if a != nil && len(a.GetFloats()) > 0 {
+				vals = a.GetFloats()
+			}
+			b := make([]byte, 4*len(vals))
+			for i, f := range vals {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+			}
+			return konst(acl.Float, []int64{int64(len(vals))}, b)
+		}
+		y, err := c.emit(ge.OpSub, nil, x, vec("offset", 0))
+		if err != nil {
+			return nil, err
+		}
+		return one(c.emit(ge.OpMul, nil, y, vec("scale", 1)))
 	}
 }

@@ -517,7 +517,7 @@ func convRange(c *nodeCtx) ([]*value, error) {
 	if !(n >= 1) {
 		return nil, c.errf(ErrEmptyTensor, "range [%v, %v) by %v is empty", v[0], v[1], v[2])
 	}
-	if n > 1<<24 {
+	if n > maxFoldBytes/8 {
 		return nil, c.errf(ErrInvalidModel, "range of %v elements is too large to fold", n)
 	}
 	vals := make([]byte, 8*int(n))
