@@ -253,7 +253,18 @@ func convGemm(c *nodeCtx) ([]*value, error) {
 			return nil, c.errf(ErrInvalidModel, "input %d is %s, Gemm takes matrices", i, c.ins[i].desc)
 		}
 	}
-	y, err := c.emit(ge.OpMatMul, a, c.ins[0], c.ins[1])
+	bm := c.ins[1]
+	if a.Bool(ge.AttrTransposeB) && bm.c != nil && bm.desc.Size() <= maxFoldBytes {
+		// A constant Bᵀ is transposed once here, so every run takes the
+		// faster non-transposed GEMM path.
+		t, err := c.emit(ge.OpTranspose, nil, bm)
+		if err != nil {
+			return nil, err
+		}
+		bm = t
+		delete(a, ge.AttrTransposeB)
+	}
+	y, err := c.emit(ge.OpMatMul, a, c.ins[0], bm)
 	if err != nil {
 		return nil, err
 	}
