@@ -76,5 +76,5 @@ func TestModelLoadOfflineModel(t *testing.T) {
 	_, err = n.LoadFromMem(unsafe.Pointer(&blob[0]), uintptr(len(blob)))
 	requireCode(t, acl.CodeGEParamInvalid, err)
 	require.ErrorContains(t, err, "batch_size", "a symbolic batch dim is named")
-	require.Empty(t, n.LoadedModels())
+	require.Empty(t, n.loadedModels())
 }
