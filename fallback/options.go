@@ -33,6 +33,7 @@ type config struct {
 	allocFault []fault
 	taskFault  []fault
 	shareable  bool // device arenas are memfd files (arena_file.go)
+	profile    bool // record task device times (profile.go)
 }
 
 type fault struct {

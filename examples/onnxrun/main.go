@@ -13,6 +13,8 @@
 // int64, int32 or bool arrays. Each output is written to -out DIR as
 // NAME.npy. Per-op times come from one run of the same kernels on the
 // host reference interpreter (ge/getest), grouped by op type.
+// -deviceprofile FILE writes the device time of every task of the timed
+// runs as a pprof profile: go tool pprof -top FILE lists ops by time.
 package main
 
 import (
@@ -35,6 +37,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "", "directory to write each output as NAME.npy")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the random inputs")
 	flag.IntVar(&cfg.runs, "runs", 50, "timed runs for the latency percentiles")
+	flag.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile of the timed runs to this file (go tool pprof -top FILE)")
 	flag.Parse()
 	if cfg.model == "" {
 		flag.Usage()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/ge/onnx"
@@ -30,8 +31,19 @@ func TestRunCNN(t *testing.T) {
 	require.NoError(t, writeNpy(&buf, 0, dims, in)) // 0: acl.Float
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.npy"), buf.Bytes(), 0o644))
 	var out bytes.Buffer
-	cfg := config{model: "../../ge/onnx/testdata/cnn.onnx", inputs: multi{"image=" + filepath.Join(dir, "x.npy")}, out: dir, seed: 1, runs: 3}
+	cfg := config{model: "../../ge/onnx/testdata/cnn.onnx", inputs: multi{"image=" + filepath.Join(dir, "x.npy")}, out: dir, seed: 1, runs: 3,
+		deviceProfile: filepath.Join(dir, "dev.pb.gz")}
 	require.NoError(t, run(cfg, &out))
+	pf, err := os.Open(cfg.deviceProfile)
+	require.NoError(t, err)
+	prof, err := profile.Parse(pf)
+	require.NoError(t, pf.Close())
+	require.NoError(t, err)
+	var tasks int64
+	for _, s := range prof.Sample {
+		tasks += s.Value[0]
+	}
+	require.Equal(t, int64(3*10), tasks, "3 timed runs of the 10 tasks")
 	require.Contains(t, out.String(), `output "probs"`)
 	require.Contains(t, out.String(), "Conv")
 	require.Contains(t, out.String(), "p99")

@@ -28,6 +28,7 @@ type config struct {
 	out            string
 	seed           uint64
 	runs           int
+	deviceProfile  string
 }
 
 func run(cfg config, w io.Writer) error {
@@ -95,7 +96,11 @@ func run(cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	npu, err := fallback.New(fallback.WithDeviceMemory(uintptr(max(1<<30, 2*(m.MemorySize+m.WeightSize)))))
+	fopts := []fallback.Option{fallback.WithDeviceMemory(uintptr(max(1<<30, 2*(m.MemorySize+m.WeightSize))))}
+	if cfg.deviceProfile != "" {
+		fopts = append(fopts, fallback.WithDeviceProfile())
+	}
+	npu, err := fallback.New(fopts...)
 	if err != nil {
 		return err
 	}
@@ -175,6 +180,7 @@ func run(cfg config, w io.Writer) error {
 	}
 
 	// Latency of whole runs on the fallback.
+	npu.ResetDeviceProfile()
 	lat := make([]time.Duration, cfg.runs)
 	for i := range lat {
 		t0 := time.Now()
@@ -189,6 +195,20 @@ func run(cfg config, w io.Writer) error {
 			return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(time.Microsecond)
 		}
 		fmt.Fprintf(w, "latency over %d runs: p50 %s  p90 %s  p99 %s  max %s\n", len(lat), p(0.5), p(0.9), p(0.99), lat[len(lat)-1].Round(time.Microsecond))
+	}
+	if cfg.deviceProfile != "" {
+		f, err := os.Create(cfg.deviceProfile)
+		if err != nil {
+			return err
+		}
+		err = npu.WriteDeviceProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "device profile written to %s (go tool pprof -top %s)\n", cfg.deviceProfile, cfg.deviceProfile)
 	}
 	return nil
 }
