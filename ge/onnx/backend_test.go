@@ -334,7 +334,9 @@ func conformanceTable(rs []result) string {
 	b.WriteString("official ONNX backend test data (Debian `libonnx-testdata`, ONNX 1.12). A test\n")
 	b.WriteString("whose model imports must pass within ONNX's tolerances (rtol 1e-3, atol 1e-7);\n")
 	b.WriteString("a test is skipped only when the importer refuses the model, for the reason shown\n")
-	b.WriteString("(the importer's own error message).\n\n")
+	b.WriteString("(the importer's own error message). Integer graph inputs that a model uses as\n")
+	b.WriteString("shapes, axes or indices (Reshape's shape, Slice's starts, ...) are frozen to the first\n")
+	b.WriteString("data set's values with onnx.WithInputValue, as a deployment fixes them at import.\n\n")
 	// Per-op summary.
 	type agg struct{ pass, skip, known int }
 	per := map[string]*agg{}

@@ -177,6 +177,19 @@ func convClip(c *nodeCtx) ([]*value, error) {
 		if err := c.need(1, 3); err != nil {
 			return nil, err
 		}
+		if (c.in(1) != nil && c.in(1).c == nil) || (c.in(2) != nil && c.in(2).c == nil) {
+			// Bounds computed at run time: Clip is Min(Max(x, lo), hi).
+			y := c.ins[0]
+			for i, op := range []ge.OpType{ge.OpMax, ge.OpMin} {
+				if v := c.in(1 + i); v != nil {
+					var err error
+					if y, err = c.emit(op, nil, y, v); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return []*value{y}, nil
+		}
 		for i, k := range []string{ge.AttrMin, ge.AttrMax} {
 			if v := c.in(1 + i); v != nil {
 				f, err := c.constFloat(v, k)

@@ -274,9 +274,58 @@ func convLayerNorm(c *nodeCtx) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	y, err := c.emit(ge.OpLayerNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, xf, params[0], params[1])
+	eps := c.floatAttr("epsilon", 1e-5)
+	y, err := c.emit(ge.OpLayerNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps)}, xf, params[0], params[1])
 	if err != nil {
 		return nil, err
 	}
-	return one(c.reshape(y, x.desc.Dims))
+	if y, err = c.reshape(y, x.desc.Dims); err != nil {
+		return nil, err
+	}
+	outs := []*value{y}
+	if len(c.n.GetOutput()) > 1 {
+		// The optional Mean and InvStdDev outputs, over dims [axis, rank)
+		// kept as 1: mean(x) and 1/√(mean((x-mean)²)+eps).
+		mean, inv, err := c.moments(x, axis, eps)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, mean, inv)
+	}
+	return outs, nil
+}
+
+// moments returns the mean and the inverse standard deviation of x over
+// dims [axis, rank), keeping them as size-1 dims.
+func (c *nodeCtx) moments(x *value, axis int, eps float64) (mean, inv *value, err error) {
+	var axes []int64
+	for i := axis; i < len(x.desc.Dims); i++ {
+		axes = append(axes, int64(i))
+	}
+	red := ge.Attrs{ge.AttrAxes: ge.IntsAttr(axes), ge.AttrKeepDims: ge.BoolAttr(true)}
+	if mean, err = c.emit(ge.OpReduceMean, red, x); err != nil {
+		return nil, nil, err
+	}
+	d, err := c.emit(ge.OpSub, nil, x, mean)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, err = c.emit(ge.OpMul, nil, d, d); err != nil {
+		return nil, nil, err
+	}
+	if d, err = c.emit(ge.OpReduceMean, red, d); err != nil {
+		return nil, nil, err
+	}
+	e, err := scalar(x.desc.DataType, nil, eps)
+	if err != nil {
+		return nil, nil, c.wrap(err)
+	}
+	if d, err = c.emit(ge.OpAdd, nil, d, e); err != nil {
+		return nil, nil, err
+	}
+	if d, err = c.emit(ge.OpSqrt, nil, d); err != nil {
+		return nil, nil, err
+	}
+	inv, err = c.emit(ge.OpReciprocal, nil, d)
+	return mean, inv, err
 }
