@@ -43,7 +43,7 @@ func inferRNN(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	}
 	x := in[0].Dims
 	if len(x) != 3 {
-		return nil, fmt.Errorf("X %s must be [seq, batch, input]", dimsString(x))
+		return nil, fmt.Errorf("input 0 (X) %s must be [seq, batch, input]", dimsString(x))
 	}
 	seq, batch, inSize := x[0], x[1], x[2]
 	h := a.Int(AttrHiddenSize, 0)

@@ -36,7 +36,7 @@ func run(cfg config, w io.Writer) error {
 	for _, s := range cfg.shapes {
 		name, dims, ok := strings.Cut(s, "=")
 		if !ok {
-			return fmt.Errorf("-shape %q: want NAME=D,D,...", s)
+			return fmt.Errorf("-shape %q: want NAME=D,D (comma-separated dims)", s)
 		}
 		var ds []int64
 		for _, f := range strings.Split(dims, ",") {

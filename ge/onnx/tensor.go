@@ -67,16 +67,6 @@ func aclType(t int32) (acl.DataType, bool) {
 	return acl.DTUndefined, false
 }
 
-// onnxType is the inverse of aclType.
-func onnxType(t acl.DataType) int32 {
-	for o := int32(1); o <= dtBFloat16; o++ {
-		if a, ok := aclType(o); ok && a == t {
-			return o
-		}
-	}
-	return 0
-}
-
 func typeName(t int32) string {
 	if n, ok := pb.TensorProto_DataType_name[t]; ok {
 		return n
