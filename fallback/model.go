@@ -46,7 +46,7 @@ type model struct {
 	id       acl.ModelID
 	internal bool // a compiled single op (op.go): no leak report
 	dev      *device
-	m        *ge.Model
+	m        *ge.CompiledModel
 	rt       *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
@@ -142,7 +142,7 @@ func (c *call) modelBytes(p unsafe.Pointer, size uintptr) ([]byte, error) {
 
 // parseModel parses model bytes; a corrupt model gives ge.ParseModel's
 // code, reported under this call's name.
-func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
+func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, error) {
 	blob, err := c.modelBytes(p, size)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ var omMagic = []byte("IMOD")
 // (ge.ModelMagic) and ONNX, which it imports and compiles as ATC would. An
 // offline model built by ATC holds device kernels the fallback cannot run;
 // it gets an error saying so.
-func (c *call) parse(blob []byte) (*ge.Model, error) {
+func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
 	switch {
 	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
 	case bytes.HasPrefix(blob, omMagic):

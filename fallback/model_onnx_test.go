@@ -37,7 +37,7 @@ func TestModelLoadONNX(t *testing.T) {
 	require.Equal(t, uintptr(1), n.GetNumOutputs(d))
 	require.Equal(t, "image", n.GetInputNameByIndex(d, 0))
 	require.Equal(t, "probs", n.GetOutputNameByIndex(d, 0))
-	require.Equal(t, acl.Float, n.GetInputDataType(d, 0))
+	require.Equal(t, acl.Float32, n.GetInputDataType(d, 0))
 	require.Equal(t, uintptr(2*3*32*32*4), n.GetInputSizeByIndex(d, 0))
 	require.Equal(t, uintptr(2*10*4), n.GetOutputSizeByIndex(d, 0))
 	var dims acl.IODims

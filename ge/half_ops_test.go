@@ -18,7 +18,7 @@ func castTo(t *testing.T, h ge.HostTensor, dt acl.DataType) ge.HostTensor {
 }
 
 func f64s(t *testing.T, h ge.HostTensor) []float64 {
-	d := castTo(t, h, acl.Double)
+	d := castTo(t, h, acl.Float64)
 	v := make([]float64, len(d.Data)/8)
 	for i := range v {
 		v[i] = math.Float64frombits(leU64(d.Data[8*i:]))
@@ -113,12 +113,12 @@ func TestHalfOpsMatchFloat32(t *testing.T) {
 				}
 				// Values representable in bfloat16 (and so in float16 for
 				// this range), so every type sees the same inputs.
-				h := castTo(t, castTo(t, ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Double, Dims: in.dims}, Data: b}, acl.BF16), acl.Float)
+				h := castTo(t, castTo(t, ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: in.dims}, Data: b}, acl.BFloat16), acl.Float32)
 				f32 = append(f32, h)
 			}
 			want, err := ge.EvalOp(tc.op, tc.attrs, f32)
 			require.NoError(t, err)
-			for _, dt := range []acl.DataType{acl.Float16, acl.BF16} {
+			for _, dt := range []acl.DataType{acl.Float16, acl.BFloat16} {
 				var ins []ge.HostTensor
 				for _, h := range f32 {
 					ins = append(ins, castTo(t, h, dt))
@@ -126,7 +126,7 @@ func TestHalfOpsMatchFloat32(t *testing.T) {
 				got, err := ge.EvalOp(tc.op, tc.attrs, ins)
 				require.NoError(t, err, "%s", dt)
 				ulp := math.Ldexp(1, -10)
-				if dt == acl.BF16 {
+				if dt == acl.BFloat16 {
 					ulp = math.Ldexp(1, -7)
 				}
 				for o := range want {

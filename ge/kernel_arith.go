@@ -213,7 +213,7 @@ func compareKernel(t *Task, args [][]byte) error {
 	na, nb := prod(ad.Dims), prod(bd.Dims)
 	out := args[2]
 	ins := [][]int64{ad.Dims, bd.Dims}
-	if isFloat(ad.DataType) || ad.DataType == acl.Double {
+	if isFloat(ad.DataType) || ad.DataType == acl.Float64 {
 		a, b := f64sOf(ad.DataType, args[0], na), f64sOf(bd.DataType, args[1], nb)
 		bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
 		return nil

@@ -28,7 +28,7 @@ func TestRunCNN(t *testing.T) {
 	in, dims := read("../../ge/onnx/testdata/cnn_input_0.pb")
 	want, _ := read("../../ge/onnx/testdata/cnn_output_0.pb")
 	var buf bytes.Buffer
-	require.NoError(t, writeNpy(&buf, 0, dims, in)) // 0: acl.Float
+	require.NoError(t, writeNpy(&buf, 0, dims, in)) // 0: acl.Float32
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.npy"), buf.Bytes(), 0o644))
 	var out bytes.Buffer
 	cfg := config{model: "../../ge/onnx/testdata/cnn.onnx", inputs: multi{"image=" + filepath.Join(dir, "x.npy")}, out: dir, seed: 1, runs: 3,

@@ -16,7 +16,7 @@ import (
 // NumPy .npy files (format version 1.0/2.0): a magic, a header dict with
 // descr, fortran_order and shape, then the raw little-endian data.
 
-var npyTypes = map[string]acl.DataType{"<f4": acl.Float, "<f2": acl.Float16, "<i8": acl.Int64, "<i4": acl.Int32, "|b1": acl.Bool, "|u1": acl.Uint8, "|i1": acl.Int8}
+var npyTypes = map[string]acl.DataType{"<f4": acl.Float32, "<f2": acl.Float16, "<i8": acl.Int64, "<i4": acl.Int32, "|b1": acl.Bool, "|u1": acl.Uint8, "|i1": acl.Int8}
 
 func npyDescr(dt acl.DataType) (string, bool) {
 	for k, v := range npyTypes {

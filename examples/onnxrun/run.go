@@ -261,7 +261,7 @@ func randomInput(rng *rand.Rand, d ge.IODesc, bound int64) []byte {
 		binary.LittleEndian.PutUint64(src[8*i:], math.Float64bits(v))
 	}
 	out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(d.DataType))},
-		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Double, Dims: []int64{int64(n)}}, Data: src}})
+		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{int64(n)}}, Data: src}})
 	if err != nil {
 		return make([]byte, d.Size)
 	}
@@ -275,7 +275,7 @@ func checksum(dt acl.DataType, b []byte) string {
 	h.Write(b)
 	sum := math.NaN()
 	n := len(b) / max(dt.Size(), 1)
-	if out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Double))},
+	if out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))},
 		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{int64(n)}}, Data: b}}); err == nil {
 		sum = 0
 		for i := range n {

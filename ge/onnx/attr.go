@@ -88,7 +88,7 @@ func (c *nodeCtx) constFloat(v *value, what string) (float64, error) {
 	if v.c.Desc.NumElements() != 1 {
 		return 0, c.errf(ErrInvalidModel, "%s must hold one value, has %s", what, v.c.Desc)
 	}
-	h, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Double))}, []ge.HostTensor{*v.c})
+	h, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))}, []ge.HostTensor{*v.c})
 	if err != nil {
 		return 0, c.errf(ErrUnsupportedDataType, "%s: %v", what, err)
 	}
@@ -97,7 +97,7 @@ func (c *nodeCtx) constFloat(v *value, what string) (float64, error) {
 
 // scalar makes a constant of type dt and the given dims holding v.
 func scalar(dt acl.DataType, dims []int64, v float64) (*value, error) {
-	one := konst(acl.Double, nil, binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
+	one := konst(acl.Float64, nil, binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
 	h, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, []ge.HostTensor{*one.c})
 	if err != nil {
 		return nil, err

@@ -186,7 +186,7 @@ func readTensor(t *testing.T, path string) (*pb.TensorProto, ge.HostTensor) {
 
 // runDataSet feeds the inputs of one data set and compares the outputs
 // with ONNX's tolerances; it returns "" or what differs.
-func runDataSet(t *testing.T, m *ge.Model, set string, frozen map[string]bool) string {
+func runDataSet(t *testing.T, m *ge.CompiledModel, set string, frozen map[string]bool) string {
 	inFiles, _ := filepath.Glob(filepath.Join(set, "input_*.pb"))
 	outFiles, _ := filepath.Glob(filepath.Join(set, "output_*.pb"))
 	sort.Slice(inFiles, func(i, j int) bool { return fileIndex(inFiles[i]) < fileIndex(inFiles[j]) })
@@ -219,8 +219,8 @@ func runDataSet(t *testing.T, m *ge.Model, set string, frozen map[string]bool) s
 		if i >= len(inputs) {
 			continue
 		}
-		if d := m.Inputs[i]; d.DataType == acl.BF16 && h.Desc.DataType == acl.Uint16 {
-			h.Desc.DataType = acl.BF16 // ONNX 1.12's test data stores bfloat16 as uint16
+		if d := m.Inputs[i]; d.DataType == acl.BFloat16 && h.Desc.DataType == acl.Uint16 {
+			h.Desc.DataType = acl.BFloat16 // ONNX 1.12's test data stores bfloat16 as uint16
 		}
 		if d := m.Inputs[i]; d.DataType != h.Desc.DataType || int64(len(h.Data)) != d.Size {
 			return fmt.Sprintf("input %q is %s, model wants %s%v", d.Name, h.Desc, d.DataType, d.Dims)
@@ -237,8 +237,8 @@ func runDataSet(t *testing.T, m *ge.Model, set string, frozen map[string]bool) s
 	for j, f := range outFiles {
 		_, want := readTensor(t, f)
 		d := m.Outputs[j]
-		if d.DataType == acl.BF16 && want.Desc.DataType == acl.Uint16 {
-			want.Desc.DataType = acl.BF16
+		if d.DataType == acl.BFloat16 && want.Desc.DataType == acl.Uint16 {
+			want.Desc.DataType = acl.BFloat16
 		}
 		if d.DataType != want.Desc.DataType || !sameDims(d.Dims, want.Desc.Dims) {
 			return fmt.Sprintf("output %d (%q) is %s%v, want %s", j, d.Name, d.DataType, d.Dims, want.Desc)
@@ -277,13 +277,13 @@ func compareTensor(dt acl.DataType, got, want []byte) string {
 	gd := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{int64(len(got) / dt.Size())}}, Data: got}
 	wd := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: gd.Desc.Dims}, Data: want}
 	switch dt {
-	case acl.Float, acl.Double, acl.Float16, acl.BF16:
+	case acl.Float32, acl.Float64, acl.Float16, acl.BFloat16:
 		g, w := toF64(gd), toF64(wd)
 		rtol, atol := 1e-3, 1e-7
 		switch dt {
 		case acl.Float16:
 			rtol = 1.0 / 1024
-		case acl.BF16:
+		case acl.BFloat16:
 			rtol = 1.0 / 128
 		}
 		for i := range g {
@@ -308,7 +308,7 @@ func compareTensor(dt acl.DataType, got, want []byte) string {
 }
 
 func toF64(h ge.HostTensor) []float64 {
-	out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Double))}, []ge.HostTensor{h})
+	out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))}, []ge.HostTensor{h})
 	if err != nil {
 		panic(err)
 	}

@@ -52,7 +52,7 @@ func WithInputShape(name string, dims []int64) Option {
 }
 
 // Compile imports the ONNX model and compiles it with ge.Compile.
-func Compile(data []byte, opts ...Option) (*ge.Model, error) {
+func Compile(data []byte, opts ...Option) (*ge.CompiledModel, error) {
 	g, err := Import(data, opts...)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func Compile(data []byte, opts ...Option) (*ge.Model, error) {
 
 // CompileFile reads and compiles an ONNX file; external data is read from
 // the file's directory unless WithExternalDataDir says otherwise.
-func CompileFile(path string, opts ...Option) (*ge.Model, error) {
+func CompileFile(path string, opts ...Option) (*ge.CompiledModel, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -398,9 +398,9 @@ func init() {
 			return nil, err
 		}
 		x := c.ins[0]
-		if x.desc.DataType != acl.Float {
+		if x.desc.DataType != acl.Float32 {
 			var err error
-			if x, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float))}, x); err != nil {
+			if x, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float32))}, x); err != nil {
 				return nil, err
 			}
 		}
@@ -414,7 +414,7 @@ func init() {
 			for i, f := range vals {
 				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 			}
-			return konst(acl.Float, []int64{int64(len(vals))}, b)
+			return konst(acl.Float32, []int64{int64(len(vals))}, b)
 		}
 		y, err := c.emit(ge.OpSub, nil, x, vec("offset", 0))
 		if err != nil {

@@ -430,7 +430,7 @@ func convConstant(c *nodeCtx) ([]*value, error) {
 	case c.has("value"):
 		return one(c.tensorOf(c.attr("value").GetT()))
 	case c.has("value_float"):
-		v, err := scalar(acl.Float, nil, c.floatAttr("value_float", 0))
+		v, err := scalar(acl.Float32, nil, c.floatAttr("value_float", 0))
 		return one(v, c.maybeWrap(err))
 	case c.has("value_floats"):
 		fs := c.attr("value_floats").GetFloats()
@@ -441,7 +441,7 @@ func convConstant(c *nodeCtx) ([]*value, error) {
 		if len(fs) == 0 {
 			return nil, c.errf(ErrEmptyTensor, "value_floats is empty")
 		}
-		return []*value{konst(acl.Float, []int64{int64(len(fs))}, b)}, nil
+		return []*value{konst(acl.Float32, []int64{int64(len(fs))}, b)}, nil
 	case c.has("value_int"):
 		return []*value{konst(acl.Int64, nil, binary.LittleEndian.AppendUint64(nil, uint64(c.intAttr("value_int", 0))))}, nil
 	case c.has("value_ints"):
@@ -472,7 +472,7 @@ func convConstantOfShape(c *nodeCtx) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	fill := konst(acl.Float, nil, make([]byte, 4))
+	fill := konst(acl.Float32, nil, make([]byte, 4))
 	if a := c.attr("value"); a != nil {
 		if fill, err = c.tensorOf(a.GetT()); err != nil {
 			return nil, err
@@ -532,7 +532,7 @@ func convRange(c *nodeCtx) ([]*value, error) {
 		}
 		return one(c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, konst(acl.Int64, []int64{int64(n)}, vals)))
 	}
-	return one(c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, konst(acl.Double, []int64{int64(n)}, vals)))
+	return one(c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, konst(acl.Float64, []int64{int64(n)}, vals)))
 }
 
 func isIntType(dt acl.DataType) bool {

@@ -38,7 +38,7 @@ const (
 func aclType(t int32) (acl.DataType, bool) {
 	switch t {
 	case dtFloat:
-		return acl.Float, true
+		return acl.Float32, true
 	case dtUint8:
 		return acl.Uint8, true
 	case dtInt8:
@@ -56,13 +56,13 @@ func aclType(t int32) (acl.DataType, bool) {
 	case dtFloat16:
 		return acl.Float16, true
 	case dtDouble:
-		return acl.Double, true
+		return acl.Float64, true
 	case dtUint32:
 		return acl.Uint32, true
 	case dtUint64:
 		return acl.Uint64, true
 	case dtBFloat16:
-		return acl.BF16, true
+		return acl.BFloat16, true
 	}
 	return acl.DTUndefined, false
 }
@@ -129,7 +129,7 @@ func decodeTensor(t *pb.TensorProto, dir string) (ge.HostTensor, error) {
 	}
 	b := aligned(make([]byte, size))
 	switch dt {
-	case acl.Float:
+	case acl.Float32:
 		v := t.GetFloatData()
 		if len(v) != n {
 			return ge.HostTensor{}, bad("float_data", len(v))
@@ -137,7 +137,7 @@ func decodeTensor(t *pb.TensorProto, dir string) (ge.HostTensor, error) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
-	case acl.Double:
+	case acl.Float64:
 		v := t.GetDoubleData()
 		if len(v) != n {
 			return ge.HostTensor{}, bad("double_data", len(v))
