@@ -276,3 +276,19 @@ type (
 	StreamHandle  uintptr
 	EventHandle   uintptr
 )
+
+// StreamFailureMode is the mode of aclrtSetStreamFailureMode (a uint64_t;
+// the runtime reads bit 0 only).
+type StreamFailureMode uint64
+
+// aclrtSetStreamFailureMode modes (acl_rt.h).
+const (
+	// ContinueOnFailure (ACL_CONTINUE_ON_FAILURE), the default: after a
+	// failed task the stream runs the next ones; the next synchronize
+	// reports the failure.
+	ContinueOnFailure StreamFailureMode = 0
+	// StopOnFailure (ACL_STOP_ON_FAILURE): the first failed task on any
+	// stream of the context stops the context: later tasks are skipped,
+	// new ones refused, every synchronize reports the failure.
+	StopOnFailure StreamFailureMode = 1
+)

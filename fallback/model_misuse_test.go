@@ -301,8 +301,11 @@ func TestModelFaultedTask(t *testing.T) {
 	n.FailTask(1, 0)
 	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1))
 	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
-	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1), "queued on the failed stream: skipped")
-	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
+	// ACL_CONTINUE_ON_FAILURE: the stream goes on, the failure was reported once.
+	x0, r0 := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1), "queued on the stream after the failure: runs")
+	require.NoError(t, n.SynchronizeStream(s1))
+	p.check(t, x0, r0, io.bufs[2], io.bufs[3])
 	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
 	runAsync(t, n, id, io.in, io.out, s2)
 	p.check(t, x, r, io.bufs[2], io.bufs[3])

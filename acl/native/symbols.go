@@ -44,6 +44,11 @@ const (
 	symGetRecentErrMsg
 	symGetSocName
 	symGetVersion
+	symResetDeviceForce
+	symSetStreamFailureMode
+	symDeviceCanAccessPeer
+	symDeviceEnablePeerAccess
+	symDeviceDisablePeerAccess
 	numRuntimeSyms
 )
 
@@ -91,6 +96,12 @@ var runtimeSyms = [numRuntimeSyms]dl.Entry{
 	symGetRecentErrMsg:              {Name: "aclGetRecentErrMsg", Optional: true},
 	symGetSocName:                   {Name: "aclrtGetSocName", Optional: true},
 	symGetVersion:                   {Name: "aclrtGetVersion", Optional: true},
+	// Not in the ABI reference's list of required functions: optional.
+	symResetDeviceForce:        {Name: "aclrtResetDeviceForce", Optional: true},
+	symSetStreamFailureMode:    {Name: "aclrtSetStreamFailureMode", Optional: true},
+	symDeviceCanAccessPeer:     {Name: "aclrtDeviceCanAccessPeer", Optional: true},
+	symDeviceEnablePeerAccess:  {Name: "aclrtDeviceEnablePeerAccess", Optional: true},
+	symDeviceDisablePeerAccess: {Name: "aclrtDeviceDisablePeerAccess", Optional: true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.

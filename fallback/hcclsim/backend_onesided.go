@@ -317,8 +317,11 @@ func (c *comm) selfCopy(get bool, xs []xfer) error {
 // is checked on its own.
 func (c *comm) localViews(xs []xfer) error {
 	lo, hi := ^uintptr(0), uintptr(0)
-	for _, x := range xs {
+	for i, x := range xs {
 		a := uintptr(x.lptr)
+		if x.n > uint64(^uintptr(0)-a) {
+			return errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", i, a, x.n)
+		}
 		lo, hi = min(lo, a), max(hi, a+uintptr(x.n))
 	}
 	if v, err := c.view(ptrOf(lo), uint64(hi-lo)); err == nil {
