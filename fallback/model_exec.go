@@ -66,22 +66,10 @@ func (r *execRec) inUse() bool {
 // wait blocks until the request's stream task completed; false if the NPU
 // closed first.
 func (r *execRec) wait(n *NPU) bool {
-	s := r.s
-	for !r.done.Load() {
-		s.mu.Lock()
-		if s.completed >= r.seq {
-			s.mu.Unlock()
-			return true
-		}
-		ch := s.progress
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-n.done:
-			return false
-		}
+	if r.done.Load() {
+		return true
 	}
-	return true
+	return r.s.waitFor(r.seq, nil, nil, false) == waitDone
 }
 
 // ExecuteAsync is aclmdlExecuteAsync: the buffers are checked now (GE's

@@ -257,11 +257,11 @@ func TestBindingStrict(t *testing.T) {
 	small, err := e.dev.Malloc(desc.Outputs[0].Size-4, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 
-	_, err = zerocopy.Bind(e.m, zerocopy.WithStrict(), zerocopy.WithInputs(nil, host))
+	_, err = zerocopy.Bind(e.m, zerocopy.WithDeviceOnly(), zerocopy.WithInputs(nil, host))
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
 	assert.Contains(t, err.Error(), `input 1 ("b")`)
 	assert.Contains(t, err.Error(), "host buffer")
-	_, err = zerocopy.Bind(e.m, zerocopy.WithStrict(), zerocopy.WithOutputs(small, nil))
+	_, err = zerocopy.Bind(e.m, zerocopy.WithDeviceOnly(), zerocopy.WithOutputs(small, nil))
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
 	assert.Contains(t, err.Error(), `output 0 (`)
 	assert.Contains(t, err.Error(), "is smaller than the actual size")
@@ -274,7 +274,7 @@ func TestBindingStrict(t *testing.T) {
 	require.NoError(t, st.Synchronize())
 	require.NoError(t, lax.Close())
 
-	b, err := zerocopy.Bind(e.m, zerocopy.WithStrict())
+	b, err := zerocopy.Bind(e.m, zerocopy.WithDeviceOnly())
 	require.NoError(t, err)
 	err = b.SwapInput(1, host)
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
@@ -453,7 +453,7 @@ func TestBindingRunAsyncAllocs(t *testing.T) {
 	e := newEnv(t)
 	st, err := e.dev.NewStream()
 	require.NoError(t, err)
-	b, err := zerocopy.Bind(e.m, zerocopy.WithStrict())
+	b, err := zerocopy.Bind(e.m, zerocopy.WithDeviceOnly())
 	require.NoError(t, err)
 	defer b.Close()
 	runtime.LockOSThread() // one thread: its context stays bound

@@ -88,6 +88,14 @@ func grow(s []IOBind, n int) []IOBind {
 }
 
 func (r *Runtime) bind(op string, rec *IORecord, u UserBuffer, b *IOBind) error {
+	if u.Size == 0 && rec.Ref.Dir == ge.IOInput && !rec.ZeroCopy() {
+		// A copy-only input of zero bytes: GE copies min(user, model) bytes
+		// and skips zero lengths (runtime/v1/graph/load/model_manager/
+		// davinci_model.cc CopyInputForNoZeroCopy), so nothing is checked or
+		// copied and the tasks read the model's own block.
+		*b = IOBind{UserBuffer: u, Reason: rec.CopyOnly, Target: r.ModelAddr(rec), Extent: uintptr(rec.Size)}
+		return nil
+	}
 	if err := checkSize(op, rec, u.Size); err != nil {
 		return err
 	}

@@ -390,6 +390,17 @@ func TestCopyOnlyIO(t *testing.T) {
 	require.NoError(t, r.Prepare("op", in, out, &e))
 	require.Equal(t, 2, e.Copies())
 	require.Equal(t, CopyInFeatureMap, e.In[0].Reason)
+	// A zero-length buffer for the copy-only input is skipped, as GE skips
+	// zero lengths on the copy path; on a zero-copy input it is refused.
+	zero := slices.Clone(in)
+	zero[0].Size = 0
+	var ez Exec
+	require.NoError(t, r.Prepare("op", zero, out, &ez))
+	require.Equal(t, 1, ez.Copies(), "only the copy-only output is copied")
+	zero[0].Size, zero[1].Size = in[0].Size, 0
+	if r.Inputs()[1].Size > SizeSlack {
+		requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", zero, out, &ez))
+	}
 	before := slices.Clone(r.Args())
 	patched := r.Apply(&e)
 	require.Equal(t, len(r.Inputs()[1].Slots)+len(r.Outputs()[0].Slots), patched)
