@@ -102,6 +102,10 @@ func startHub(id [16]byte, dir string, connectTimeout time.Duration) (*hub, erro
 	hubs.Lock()
 	hubs.m[id] = h
 	hubs.Unlock()
+	// The timer is set under h.mu: a tiny timeout fires at once, and its
+	// callback (which takes h.mu) must find h.timer set when it closes
+	// the hub.
+	h.mu.Lock()
 	h.timer = time.AfterFunc(connectTimeout, func() {
 		h.mu.Lock()
 		forming := h.phase == phaseForming
@@ -110,6 +114,7 @@ func startHub(id [16]byte, dir string, connectTimeout time.Duration) (*hub, erro
 			h.fail(errf(codeTimeout, "not all ranks joined within %v", connectTimeout))
 		}
 	})
+	h.mu.Unlock()
 	go h.accept()
 	return h, nil
 }
