@@ -18,9 +18,9 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/hccl"
-	"github.com/ascend-go/cann/internal/floatx"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
