@@ -8,7 +8,8 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
 var _ acl.ModelBackend = (*NPU)(nil)
@@ -39,11 +40,12 @@ func (t *modelTable) initLocked() {
 // model is one loaded model: its parsed form, its memory and the zero-copy
 // runtime that owns the task arguments.
 type model struct {
-	n   *NPU
-	id  acl.ModelID
-	dev *device
-	m   *ge.Model
-	rt  *zerocopy.Runtime
+	n        *NPU
+	id       acl.ModelID
+	internal bool // a compiled single op (op.go): no leak report
+	dev      *device
+	m        *ge.Model
+	rt       *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
 	workLoc, weightLoc   loc    // their allocations, checked alive at every run
@@ -190,7 +192,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 		}
 	}
 	md.workAddr, md.weightAddr = sliceAddr(md.work), sliceAddr(md.weight)
-	md.rt, err = zerocopy.New(m, zerocopy.Config{
+	md.rt, err = zcrt.New(m, zcrt.Config{
 		Op:       c.op,
 		WorkBase: md.workAddr, WorkSize: uintptr(len(md.work)),
 		WeightBase: md.weightAddr, WeightSize: uintptr(len(md.weight)),
@@ -248,7 +250,7 @@ func (c *call) userRegion(md *model, role string, p unsafe.Pointer, size uintptr
 	addr := uintptr(p)
 	got := c.n.locate(addr)
 	switch {
-	case got.Place != PlaceDevice:
+	case got.Place != npuhook.PlaceDevice:
 		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x must be device memory of device %d, but it is %s", role, addr, md.dev.id, c.n.describe(addr))
 	case got.Device != md.dev.id:
 		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x is on device %d, but the current context is on device %d", role, addr, got.Device, md.dev.id)
@@ -375,6 +377,7 @@ func (n *NPU) releaseModels(dev int32, at string) {
 		}
 	}
 	t.mu.Unlock()
+	n.dropOps(dev)
 	for _, md := range gone {
 		md.mu.Lock()
 		md.unloaded = true
@@ -383,6 +386,9 @@ func (n *NPU) releaseModels(dev int32, at string) {
 		// may still be running.
 		md.drain(n)
 		md.release(n)
+		if md.internal {
+			continue // a compiled single op, not the program's model
+		}
 		n.recordLeak(Leak{Kind: LeakModel, Device: md.dev.id, Addr: uintptr(md.id), Size: uintptr(len(md.work) + len(md.weight)), Where: "model " + md.m.Name, At: at})
 	}
 }
