@@ -30,7 +30,7 @@ func (s *suite) context(t *testing.T) {
 		assert.Equal(t, ctx2, cur, "CreateContext makes the new context current")
 		ok(t, "SetCurrentContext(first)", func() error { return s.b.SetCurrentContext(s.ctx) })
 		ok(t, "DestroyContext", func() error { return s.b.DestroyContext(ctx2) })
-		s.undefined(t, "destroyed context", func() {
+		s.undefined(t, "destroyed context", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(ctx2) })
 			expect(t, acl.CodeRTInvalidHandle, "DestroyContext twice", func() error { return s.b.DestroyContext(ctx2) })
 		})
@@ -42,7 +42,7 @@ func (s *suite) context(t *testing.T) {
 		s.bind(t)
 		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
 		expect(t, acl.CodeInvalidParam, "DestroyContext(NULL)", func() error { return s.b.DestroyContext(0) })
-		s.undefined(t, "unknown context", func() {
+		s.undefined(t, "unknown context", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(unknown)", func() error { return s.b.SetCurrentContext(bogusHandle) })
 			expect(t, acl.CodeRTInvalidHandle, "DestroyContext(unknown)", func() error { return s.b.DestroyContext(bogusHandle) })
 		})

@@ -64,7 +64,7 @@ func (s *suite) teardown(t *testing.T) {
 	ok(t, "DestroyContext", func() error { return s.b.DestroyContext(s.ctx) })
 	ok(t, "ResetDevice", func() error { return s.b.ResetDevice(s.dev) })
 	expect(t, acl.CodeRTInvalidDeviceID, "ResetDevice of a device already reset", func() error { return s.b.ResetDevice(s.dev) })
-	s.undefined(t, "destroyed context", func() {
+	s.undefined(t, "destroyed context", func(t *testing.T) {
 		expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(s.ctx) })
 	})
 	s.ctx = 0
