@@ -1,7 +1,9 @@
 package gert
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -169,35 +171,48 @@ func (o *Op) Run(s *acl.Stream, inputs, outputs []*Tensor) error {
 		return acl.Errorf(op, acl.CodeInvalidParam, "%s was prepared for %d inputs and %d outputs, got %d and %d",
 			o.opType, len(o.inBuf), len(o.outBuf), len(inputs), len(outputs))
 	}
-	return o.dev.Do(func() error {
-		for k := range len(inputs) + len(outputs) {
-			h, what, i := o.slot(k)
-			t := inputs[min(k, len(inputs)-1)]
-			if k >= len(inputs) {
-				t = outputs[k-len(inputs)]
-			}
-			if t == nil {
-				return acl.Errorf(op, acl.CodeInvalidParam, "%s %d of %s is nil", what, i, o.opType)
-			}
-			p, err := t.Addr()
-			if err != nil {
-				return fmt.Errorf("%s: %s %d of %s: %w", op, what, i, o.opType, err)
-			}
-			if p == nil && t.Size() == 0 {
-				// always_zero_copy (build_tensor.cc SplitTensorForOutputData):
-				// the caller allocates every tensor.
-				return acl.Errorf(op, acl.CodeInvalidParam, "E13031: %s %d of %s: the tensor and its address must be allocated and passed by the caller", what, i, o.opType)
-			}
-			if b := o.bound[k]; b.p != p || b.size != t.Size() {
-				if err := o.mb.UpdateDataBuffer(h, p, uintptr(t.Size())); err != nil {
-					return err
-				}
-				o.bound[k] = bufState{p, t.Size()}
-			}
+	// The steady state needs no bind: the thread's current context is the
+	// device's unless something else bound another; the backend then
+	// refuses the launch with a context error before doing anything, and
+	// it is repeated after binding (as acl.Model's launch does).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for k := range len(inputs) + len(outputs) {
+		h, what, i := o.slot(k)
+		t := inputs[min(k, len(inputs)-1)]
+		if k >= len(inputs) {
+			t = outputs[k-len(inputs)]
 		}
+		if t == nil {
+			return acl.Errorf(op, acl.CodeInvalidParam, "%s %d of %s is nil", what, i, o.opType)
+		}
+		p, err := t.Addr()
+		if err != nil {
+			return fmt.Errorf("%s: %s %d of %s: %w", op, what, i, o.opType, err)
+		}
+		if p == nil && t.Size() == 0 {
+			// always_zero_copy (build_tensor.cc SplitTensorForOutputData):
+			// the caller allocates every tensor.
+			return acl.Errorf(op, acl.CodeInvalidParam, "E13031: %s %d of %s: the tensor and its address must be allocated and passed by the caller", what, i, o.opType)
+		}
+		if b := o.bound[k]; b.p != p || b.size != t.Size() {
+			if err := o.mb.UpdateDataBuffer(h, p, uintptr(t.Size())); err != nil {
+				return err
+			}
+			o.bound[k] = bufState{p, t.Size()}
+		}
+	}
+	launch := func() error {
 		return o.ob.CompileAndExecuteV2(o.opType, o.inDesc, o.inBuf, o.outDesc, o.outBuf, o.attr,
 			acl.OpEngineSys, acl.OpCompileSys, "", s.Handle())
-	})
+	}
+	err := launch()
+	if errors.Is(err, acl.ErrContext) {
+		if err = o.dev.Runtime().Backend().SetCurrentContext(o.dev.Context()); err == nil {
+			err = launch()
+		}
+	}
+	return err
 }
 
 func (o *Op) slot(k int) (acl.DataBufferHandle, string, int) {
