@@ -274,8 +274,8 @@ func (d *Device) MallocHost(size uintptr) (*HostBuffer, error) {
 
 // RegisterHost registers b for device access (aclrtHostRegister) and
 // returns the registration, whose DevicePtr is the device-side address of
-// b[0]. b must start on a 4 KiB page (else ACL_ERROR_INVALID_PARAM, checked
-// here because the runtime leaves it to the driver) and stay unchanged in
+// b[0]. b must start on a 4 KiB page (else ACL_ERROR_RT_PARAM_INVALID,
+// checked here because the runtime leaves it to the driver) and stay unchanged in
 // place until Close. The device reads and writes b behind Go's back, so
 // memory outside the Go heap (MallocHost, mmap) is the natural choice; a
 // slice of the Go heap is pinned (runtime.Pinner) until Close, as the Go
@@ -300,12 +300,14 @@ func (d *Device) RegisterHostPointer(p unsafe.Pointer, size uint64, typ HostRegi
 // not check it (hicann/runtime src/acl/aclrt_impl/memory.cpp,
 // aclrtHostRegisterImpl checks only null pointers and size > 0 before
 // rtsHostRegister), so it is checked here, before the device sees the
-// address, with the code the fallback gives (docs/misuse.md).
+// address, with the code the driver's refusal maps to (107000,
+// ACL_ERROR_RT_PARAM_INVALID: hicann/runtime errcode_manage.cc:38), as the
+// fallback gives it.
 const HostRegisterAlign = 4096
 
 func (d *Device) registerHost(op string, p unsafe.Pointer, size uint64, typ HostRegisterType, keep []byte) (*HostRegistration, error) {
 	if uintptr(p)%HostRegisterAlign != 0 {
-		return nil, Errorf(op, CodeInvalidParam, "host address %#x is not %d-byte (page) aligned", uintptr(p), HostRegisterAlign)
+		return nil, Errorf(op, CodeRTParamInvalid, "host address %#x is not %d-byte (page) aligned", uintptr(p), HostRegisterAlign)
 	}
 	c, err := d.adopt(op, func() (child, error) {
 		dp, err := d.rt.b.HostRegister(p, size, typ)

@@ -28,10 +28,10 @@ func TestRegisterHostAlignment(t *testing.T) {
 	for _, off := range []int{1, 8, 512, acl.HostRegisterAlign - 1} {
 		_, err := d.RegisterHost(b[off:], acl.HostRegisterMapped)
 		require.Error(t, err)
-		assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err))
+		assert.Equal(t, acl.CodeRTParamInvalid, acl.CodeOf(err))
 		assert.Equal(t, "Device.RegisterHost", err.(*acl.Error).Op)
 		_, err = d.RegisterHostPointer(unsafe.Pointer(&b[off]), 64, acl.HostRegisterMapped)
-		assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err))
+		assert.Equal(t, acl.CodeRTParamInvalid, acl.CodeOf(err))
 		assert.Equal(t, "Device.RegisterHostPointer", err.(*acl.Error).Op)
 	}
 }

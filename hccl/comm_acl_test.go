@@ -123,7 +123,7 @@ func TestCommOnStreamAllReduce(t *testing.T) {
 				if err := send.CopyFromHost(f32bytes(in[r])); err != nil {
 					return err
 				}
-				if err := comms[r].AllReduceMem(context.Background(), send, recv, count, hccl.FP32, hccl.Sum); err != nil {
+				if err := comms[r].AllReduceMem(context.Background(), send, recv, count, hccl.Float32, hccl.Sum); err != nil {
 					return err
 				}
 				if err := comms[r].Wait(context.Background()); err != nil {
@@ -156,7 +156,7 @@ func TestCommContextEndsWaitForPeer(t *testing.T) {
 	require.NoError(t, err)
 	for name, call := range map[string]func(ctx context.Context) error{
 		"AllReduce": func(ctx context.Context) error {
-			return comms[0].AllReduceMem(ctx, buf, buf, 1024, hccl.FP32, hccl.Sum)
+			return comms[0].AllReduceMem(ctx, buf, buf, 1024, hccl.Float32, hccl.Sum)
 		},
 		"Barrier": func(ctx context.Context) error { return comms[0].Barrier(ctx) },
 	} {
@@ -235,7 +235,7 @@ func TestDeviceBufferCloseAfterQueuedAllReduce(t *testing.T) {
 				if err := send.CopyFromHost(f32bytes(v)); err != nil {
 					return err
 				}
-				if err := comms[r].AllReduceMem(context.Background(), send, recv, count, hccl.FP32, hccl.Sum); err != nil {
+				if err := comms[r].AllReduceMem(context.Background(), send, recv, count, hccl.Float32, hccl.Sum); err != nil {
 					return err
 				}
 				if err := send.Close(); err != nil {
@@ -271,28 +271,28 @@ func TestCommMemMisuse(t *testing.T) {
 	ctx := context.Background()
 	small, err := w.devs[0].Malloc(64, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
-	err = c.AllReduceMem(ctx, small, small, 17, hccl.FP32, hccl.Sum)
+	err = c.AllReduceMem(ctx, small, small, 17, hccl.Float32, hccl.Sum)
 	assert.Equal(t, hccl.EPara, hccl.ResultOf(err), "%v", err)
-	err = c.AllGatherMem(ctx, small, small, 16, hccl.FP32)
+	err = c.AllGatherMem(ctx, small, small, 16, hccl.Float32)
 	assert.NoError(t, err, "one rank: recv holds 1 × 16")
-	err = c.AllReduceMem(ctx, nil, small, 1, hccl.FP32, hccl.Sum)
+	err = c.AllReduceMem(ctx, nil, small, 1, hccl.Float32, hccl.Sum)
 	assert.Equal(t, hccl.EPtr, hccl.ResultOf(err), "%v", err)
-	err = c.AllReduceMem(ctx, small, small, math.MaxUint64/2, hccl.FP32, hccl.Sum)
+	err = c.AllReduceMem(ctx, small, small, math.MaxUint64/2, hccl.Float32, hccl.Sum)
 	assert.Equal(t, hccl.EPara, hccl.ResultOf(err), "overflowing count: %v", err)
 	require.NoError(t, c.Wait(ctx))
 
 	require.NoError(t, small.Close())
-	err = c.AllReduceMem(ctx, small, small, 1, hccl.FP32, hccl.Sum)
+	err = c.AllReduceMem(ctx, small, small, 1, hccl.Float32, hccl.Sum)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle, "closed buffer: %v", err)
 
 	other, err := w.devs[0].Malloc(64, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	c.SetStream(w.strs[0].Handle())
-	err = c.AllReduceMem(ctx, other, other, 1, hccl.FP32, hccl.Sum)
+	err = c.AllReduceMem(ctx, other, other, 1, hccl.Float32, hccl.Sum)
 	assert.Equal(t, hccl.EPara, hccl.ResultOf(err), "%v", err)
 	assert.Equal(t, hccl.EPara, hccl.ResultOf(c.Wait(ctx)))
 	c.UseStream(w.strs[0])
-	require.NoError(t, c.AllReduceMem(ctx, other, other, 16, hccl.FP32, hccl.Sum))
+	require.NoError(t, c.AllReduceMem(ctx, other, other, 16, hccl.Float32, hccl.Sum))
 	require.NoError(t, c.Wait(ctx))
 	var e *hccl.Error
 	require.True(t, errors.As(hccl.Errorf("x", hccl.EPara, "y"), &e))

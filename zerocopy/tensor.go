@@ -109,7 +109,7 @@ func (b *Binding) io(op, dir string, i int) (acl.Memory, acl.IODesc, error) {
 // helpers convert.
 func elemSize(op string, io acl.IODesc) (uintptr, error) {
 	switch io.DataType {
-	case acl.Float, acl.Float16, acl.BF16, acl.Float8E4M3FN, acl.Float8E5M2, acl.Double,
+	case acl.Float32, acl.Float16, acl.BFloat16, acl.Float8E4M3FN, acl.Float8E5M2, acl.Float64,
 		acl.Int8, acl.Int16, acl.Int32, acl.Int64, acl.Uint8, acl.Uint16, acl.Uint32, acl.Uint64, acl.Bool:
 		return uintptr(io.DataType.Size()), nil
 	}
@@ -122,13 +122,13 @@ func encode[T Element](dt acl.DataType, dst []byte, v []T) {
 	le := binary.LittleEndian
 	for i, x := range v {
 		switch dt {
-		case acl.Float:
+		case acl.Float32:
 			le.PutUint32(dst[4*i:], math.Float32bits(float32(x)))
-		case acl.Double:
+		case acl.Float64:
 			le.PutUint64(dst[8*i:], math.Float64bits(float64(x)))
 		case acl.Float16:
 			le.PutUint16(dst[2*i:], floatx.F64ToF16(float64(x)))
-		case acl.BF16:
+		case acl.BFloat16:
 			le.PutUint16(dst[2*i:], floatx.F64ToBF16(float64(x)))
 		case acl.Float8E4M3FN:
 			dst[i] = floatx.F64ToE4M3FN(float64(x))
@@ -158,13 +158,13 @@ func decode[T Element](dt acl.DataType, v []T, src []byte) {
 	le := binary.LittleEndian
 	for i := range v {
 		switch dt {
-		case acl.Float:
+		case acl.Float32:
 			v[i] = T(math.Float32frombits(le.Uint32(src[4*i:])))
-		case acl.Double:
+		case acl.Float64:
 			v[i] = T(math.Float64frombits(le.Uint64(src[8*i:])))
 		case acl.Float16:
 			v[i] = T(floatx.F16ToF32(le.Uint16(src[2*i:])))
-		case acl.BF16:
+		case acl.BFloat16:
 			v[i] = T(floatx.BF16ToF32(le.Uint16(src[2*i:])))
 		case acl.Float8E4M3FN:
 			v[i] = T(floatx.E4M3FNToF32(src[i]))

@@ -53,9 +53,9 @@ func reluBinding(t *testing.T, dt acl.DataType, n int, host bool) (*zerocopy.Bin
 func TestTensorHelpers(t *testing.T) {
 	rng := newRand(t)
 	round := map[acl.DataType]func(float64) float32{
-		acl.Float:   func(x float64) float32 { return float32(x) },
-		acl.Float16: func(x float64) float32 { return floatx.F16ToF32(floatx.F64ToF16(x)) },
-		acl.BF16:    func(x float64) float32 { return floatx.BF16ToF32(floatx.F64ToBF16(x)) },
+		acl.Float32:  func(x float64) float32 { return float32(x) },
+		acl.Float16:  func(x float64) float32 { return floatx.F16ToF32(floatx.F64ToF16(x)) },
+		acl.BFloat16: func(x float64) float32 { return floatx.BF16ToF32(floatx.F64ToBF16(x)) },
 	}
 	for dt, rnd := range round {
 		for _, host := range []bool{false, true} {
@@ -101,7 +101,7 @@ func TestTensorHelpers(t *testing.T) {
 // TestTensorHelpersMisuse: too many elements, an index out of range, a
 // closed binding.
 func TestTensorHelpersMisuse(t *testing.T) {
-	b, _ := reluBinding(t, acl.Float, 8, false)
+	b, _ := reluBinding(t, acl.Float32, 8, false)
 	err := b.WriteInput(0, make([]float32, 9))
 	assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err), "%v", err)
 	assert.Contains(t, err.Error(), `input 0 ("x")`)

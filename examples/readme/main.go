@@ -41,8 +41,8 @@ func run() ([]float32, error) {
 	defer dev.Close()
 
 	g := ge.NewGraph("mlp")
-	x := g.Data("x", 0, acl.Float, []int64{2, 3})
-	w := g.ConstFloat32("w", acl.Float, []int64{3, 2}, []float32{1, -1, 2, 0, 0, 3})
+	x := g.Data("x", 0, acl.Float32, []int64{2, 3})
+	w := g.ConstFloat32("w", acl.Float32, []int64{3, 2}, []float32{1, -1, 2, 0, 0, 3})
 	g.Output(g.Relu(g.MatMul(x, w)))
 	m, err := ge.Compile(g)
 	if err != nil {

@@ -22,7 +22,7 @@ func (s *suite) testErrors(t *testing.T) {
 		defer w.free(buf)
 		c := w.comm
 		// Null communicator.
-		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.Sum, 0, st), "AllReduce on a null comm")
+		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.Sum, 0, st), "AllReduce on a null comm")
 		code(t, hccl.EPtr, b.Barrier(0, st), "Barrier on a null comm")
 		_, err = b.GetRankSize(0)
 		code(t, hccl.EPtr, err, "GetRankSize of a null comm")
@@ -32,32 +32,32 @@ func (s *suite) testErrors(t *testing.T) {
 		code(t, hccl.EPtr, err, "GetCommName of a null comm")
 		code(t, hccl.EPtr, b.CommDestroy(0), "CommDestroy of a null comm")
 		// Null buffers with a non-zero count.
-		code(t, hccl.EPtr, b.AllReduce(nil, buf, 4, hccl.FP32, hccl.Sum, c, st), "AllReduce with a null send buffer")
-		code(t, hccl.EPtr, b.AllReduce(buf, nil, 4, hccl.FP32, hccl.Sum, c, st), "AllReduce with a null recv buffer")
-		code(t, hccl.EPtr, b.Broadcast(nil, 4, hccl.FP32, 0, c, st), "Broadcast with a null buffer")
-		code(t, hccl.EPtr, b.AllGather(buf, nil, 4, hccl.FP32, c, st), "AllGather with a null recv buffer")
-		code(t, hccl.EPtr, b.ReduceScatter(nil, buf, 4, hccl.FP32, hccl.Sum, c, st), "ReduceScatter with a null send buffer")
-		code(t, hccl.EPtr, b.Send(nil, 4, hccl.FP32, 1, c, st), "Send with a null buffer")
-		code(t, hccl.EPtr, b.Recv(nil, 4, hccl.FP32, 1, c, st), "Recv with a null buffer")
+		code(t, hccl.EPtr, b.AllReduce(nil, buf, 4, hccl.Float32, hccl.Sum, c, st), "AllReduce with a null send buffer")
+		code(t, hccl.EPtr, b.AllReduce(buf, nil, 4, hccl.Float32, hccl.Sum, c, st), "AllReduce with a null recv buffer")
+		code(t, hccl.EPtr, b.Broadcast(nil, 4, hccl.Float32, 0, c, st), "Broadcast with a null buffer")
+		code(t, hccl.EPtr, b.AllGather(buf, nil, 4, hccl.Float32, c, st), "AllGather with a null recv buffer")
+		code(t, hccl.EPtr, b.ReduceScatter(nil, buf, 4, hccl.Float32, hccl.Sum, c, st), "ReduceScatter with a null send buffer")
+		code(t, hccl.EPtr, b.Send(nil, 4, hccl.Float32, 1, c, st), "Send with a null buffer")
+		code(t, hccl.EPtr, b.Recv(nil, 4, hccl.Float32, 1, c, st), "Recv with a null buffer")
 		// Undefined enums.
 		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.DataType(13), hccl.Sum, c, st), "AllReduce with data type 13")
 		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.DataTypeReserved, hccl.Sum, c, st), "AllReduce with data type 255")
-		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.ReduceOp(4), c, st), "AllReduce with op 4")
-		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.ReduceReserved, c, st), "AllReduce with op 255")
+		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.ReduceOp(4), c, st), "AllReduce with op 4")
+		code(t, hccl.EPara, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.ReduceReserved, c, st), "AllReduce with op 255")
 		code(t, hccl.EPara, b.Broadcast(buf, 4, hccl.DataType(-1), 0, c, st), "Broadcast with data type -1")
 		code(t, hccl.EPara, b.Send(buf, 4, hccl.DataType(18), 1, c, st), "Send with data type 18")
 		// Types that cannot be reduced.
-		for _, dt := range []hccl.DataType{hccl.Int128, hccl.HiF8, hccl.FP8E4M3, hccl.FP8E5M2, hccl.FP8E8M0} {
+		for _, dt := range []hccl.DataType{hccl.Int128, hccl.HiFloat8, hccl.Float8E4M3, hccl.Float8E5M2, hccl.Float8E8M0} {
 			code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, dt, hccl.Sum, c, st), "AllReduce of %v", dt)
 			code(t, hccl.ENotSupport, b.ReduceScatter(buf, buf, 2, dt, hccl.Max, c, st), "ReduceScatter of %v", dt)
 		}
 		// Ranks out of range or the caller's own.
-		code(t, hccl.EPara, b.Broadcast(buf, 4, hccl.FP32, uint32(n), c, st), "Broadcast with root = size")
-		code(t, hccl.EPara, b.Send(buf, 4, hccl.FP32, uint32(n), c, st), "Send to rank = size")
-		code(t, hccl.EPara, b.Recv(buf, 4, hccl.FP32, 1<<31, c, st), "Recv from rank 2^31")
-		code(t, hccl.EPara, b.Send(buf, 4, hccl.FP32, 0, c, st), "Send to self")
-		code(t, hccl.EPara, b.Recv(buf, 4, hccl.FP32, 0, c, st), "Recv from self")
-		item := hccl.SendRecvItem{Type: hccl.SendType, Buf: buf, Count: 4, DataType: hccl.FP32, RemoteRank: 0}
+		code(t, hccl.EPara, b.Broadcast(buf, 4, hccl.Float32, uint32(n), c, st), "Broadcast with root = size")
+		code(t, hccl.EPara, b.Send(buf, 4, hccl.Float32, uint32(n), c, st), "Send to rank = size")
+		code(t, hccl.EPara, b.Recv(buf, 4, hccl.Float32, 1<<31, c, st), "Recv from rank 2^31")
+		code(t, hccl.EPara, b.Send(buf, 4, hccl.Float32, 0, c, st), "Send to self")
+		code(t, hccl.EPara, b.Recv(buf, 4, hccl.Float32, 0, c, st), "Recv from self")
+		item := hccl.SendRecvItem{Type: hccl.SendType, Buf: buf, Count: 4, DataType: hccl.Float32, RemoteRank: 0}
 		code(t, hccl.EPara, b.BatchSendRecv([]hccl.SendRecvItem{item}, c, st), "BatchSendRecv item to self")
 		item.RemoteRank = 5
 		code(t, hccl.EPara, b.BatchSendRecv([]hccl.SendRecvItem{item}, c, st), "BatchSendRecv item to rank 5")
@@ -222,7 +222,7 @@ func (s *suite) testDestroy(t *testing.T) {
 				return err
 			}
 			defer w.free(buf)
-			return g.b.AllReduce(buf, buf, 8, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			return g.b.AllReduce(buf, buf, 8, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		}))
 		// Leave one-sided state and a window behind on purpose.
 		mem := make([]unsafe.Pointer, n)

@@ -25,10 +25,10 @@ func (s *suite) testMismatch(t *testing.T) {
 			if w.rank == last {
 				c = count - 1
 			}
-			return g.b.AllReduce(a, b, c, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			return g.b.AllReduce(a, b, c, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		}},
 		{"AllReduce data type", func(w *worker, a, b unsafe.Pointer) error {
-			dt := hccl.FP32
+			dt := hccl.Float32
 			if w.rank == last {
 				dt = hccl.Int32
 			}
@@ -39,7 +39,7 @@ func (s *suite) testMismatch(t *testing.T) {
 			if w.rank == last {
 				op = hccl.Max
 			}
-			return g.b.AllReduce(a, b, count, hccl.FP32, op, w.comm, w.r.Stream())
+			return g.b.AllReduce(a, b, count, hccl.Float32, op, w.comm, w.r.Stream())
 		}},
 		{"Broadcast root", func(w *worker, a, b unsafe.Pointer) error {
 			root := uint32(0)
@@ -125,7 +125,7 @@ func (s *suite) testMismatch(t *testing.T) {
 		for j := range cnt {
 			cnt[j], dsp[j] = 1, uint64(j)
 		}
-		return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.FP32, w.comm, w.r.Stream())
+		return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.Float32, w.comm, w.r.Stream())
 	})
 	for r, err := range errs {
 		code(t, hccl.EPara, err, "AlltoAllV with send type int32 and receive type fp32, rank %d", r)
@@ -136,7 +136,7 @@ func (s *suite) testMismatch(t *testing.T) {
 		name     string
 		rc       uint64
 		sdt, rdt hccl.DataType
-	}{{"count", 7, hccl.Int32, hccl.Int32}, {"type", 8, hccl.Int32, hccl.FP32}} {
+	}{{"count", 7, hccl.Int32, hccl.Int32}, {"type", 8, hccl.Int32, hccl.Float32}} {
 		errs := g.some([]int{0, 1}, func(w *worker) error {
 			a, err := w.alloc(256)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/gert"
 	"github.com/ascend-go/cann/internal/zcrt"
 )
 
@@ -99,10 +100,11 @@ type NPU interface {
 
 // StreamState observes one stream from any goroutine.
 type StreamState interface {
-	// Failed reports whether the stream has a sticky error and its code.
-	// The error is never cleared, so once true it stays true: no task
-	// queued on the stream from then on, or still waiting in its queue,
-	// will run.
+	// Failed reports whether the stream stopped on a failure (its context
+	// is in ACL_STOP_ON_FAILURE) and the code. It is never cleared, so once
+	// true it stays true: no task queued on the stream from then on, or
+	// still waiting in its queue, will run. A failure in the default mode
+	// (ACL_CONTINUE_ON_FAILURE) does not stop the stream.
 	Failed() (bool, acl.Code)
 }
 
@@ -170,6 +172,21 @@ func (p Place) String() string {
 		return placeNames[p]
 	}
 	return "Place(" + strconv.Itoa(int(p)) + ")"
+}
+
+// TensorPlacement maps a pointer's place to GE's placement vocabulary
+// (gert.TensorPlacement), the module's one mapping: device memory and host
+// memory registered for device access are addressable by the device
+// (OnDeviceHbm), plain and pinned host memory are not (OnHost), and an
+// invalid pointer has no placement (PlacementEnd).
+func (p Place) TensorPlacement() gert.TensorPlacement {
+	switch p {
+	case PlaceDevice, PlaceRegistered:
+		return gert.OnDeviceHbm
+	case PlaceHost, PlacePinned:
+		return gert.OnHost
+	}
+	return gert.PlacementEnd
 }
 
 // Placement is the classification of a pointer.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/gert"
 )
 
 // SizeSlack is the number of bytes a caller's buffer may be smaller than
@@ -18,27 +19,18 @@ const SizeSlack = 64
 // "i,o|i,o".
 const OptionOutputReuseInputMemIndexes = "ge.exec.outputReuseInputMemIndexes"
 
-// BufferPlace says where a caller's buffer lives, as the backend
-// classified it.
-type BufferPlace uint8
+// BufferPlace says where a caller's buffer lives, in GE's placement
+// vocabulary (gert.TensorPlacement, the module's one vocabulary):
+// OnDeviceHbm is memory the model's device can address (its device memory,
+// or host memory registered for device access); OnHost is host memory the
+// device cannot address (plain or pinned), whose data is copied.
+type BufferPlace = gert.TensorPlacement
 
 // Buffer placements.
 const (
-	// PlaceDevice is memory the model's device can address: its device
-	// memory, or host memory registered for device access.
-	PlaceDevice BufferPlace = iota
-	// PlaceHost is host memory the device cannot address (plain or pinned
-	// host memory): the data is copied.
-	PlaceHost
+	PlaceDevice = gert.OnDeviceHbm
+	PlaceHost   = gert.OnHost
 )
-
-// String returns the name of the buffer placement.
-func (p BufferPlace) String() string {
-	if p == PlaceDevice {
-		return "device"
-	}
-	return "host"
-}
 
 // UserBuffer is one caller buffer bound to a model input or output.
 type UserBuffer struct {
@@ -93,7 +85,7 @@ func checkReusePairs(op string, pairs []ReusePair, in, out []UserBuffer) error {
 // ACL_ERROR_GE_PARAM_INVALID when the caller gives a different number of
 // inputs or outputs than the model has. Prepare runs it first; a backend
 // may run it before it looks at the buffers.
-func CheckIOCount(op string, m *ge.Model, nin, nout int) error {
+func CheckIOCount(op string, m *ge.CompiledModel, nin, nout int) error {
 	if nin != len(m.Inputs) || nout != len(m.Outputs) {
 		return acl.Errorf(op, acl.CodeGEParamInvalid,
 			"E13025: The number of inputs or outputs provided by the user is inconsistent with that required by the model: %d inputs and %d outputs given, model %q has %d inputs and %d outputs",
