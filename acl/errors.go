@@ -39,7 +39,7 @@ var classes = map[error][]Code{
 	ErrInvalidDevice:  {CodeInvalidDevice, CodeRTInvalidDeviceID, CodeRTNoDevice},
 	ErrInvalidHandle:  {CodeInvalidResourceHandle, CodeRTInvalidHandle},
 	ErrContext:        {CodeRTContextNull, CodeRTStreamContext},
-	ErrTimeout:        {CodeRTWaitTimeout, CodeRTTaskTimeout, CodeRTStreamSyncTimeout, CodeRTEventSyncTimeout, CodeGEModelExecuteTimeout, CodeRTAICoreTimeout},
+	ErrTimeout:        {CodeRTWaitTimeout, CodeRTTaskTimeout, CodeRTStreamSyncTimeout, CodeRTEventSyncTimeout, CodeRTFftsPlusTimeout, CodeGEModelExecuteTimeout, CodeRTAICoreTimeout},
 	ErrInvalidModelID: {CodeInvalidModelID, CodeGEExecModelIDInvalid},
 	ErrInvalidModel:   {CodeInvalidFile, CodeInvalidFileSize, CodeParseFile, CodeDeserializeModel, CodeParseModel, CodeReadModelFailure, CodeModelSizeInvalid, CodeGELoadModel},
 	ErrMemoryFree:     {CodeRTMemoryFree},

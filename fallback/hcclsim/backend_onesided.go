@@ -215,8 +215,13 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		}
 	}()
 	for i, d := range descs {
-		n, err := elemBytes(op, d.Count, d.DataType, false)
+		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
+			if hccl.ResultOf(err) == hccl.ENotSupport {
+				// A descriptor's type is checked by the one-sided service,
+				// not HcomCheckDataType: HCCL_E_PARA (hccl-vs-source.md).
+				return hccl.Errorf(op, hccl.EPara, "descriptor %d: undefined data type %d", i, int32(d.DataType))
+			}
 			return err
 		}
 		if n == 0 {
