@@ -75,7 +75,7 @@ func (e *stubEnv) Devices(n int) []int32 {
 func (e *stubEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) {
 	return &plainRank{t: e.t, b: e.b, s: acl.StreamHandle(stubCall(e.t, e.b, "HcclStubStreamCreate"))}, nil
 }
-func (e *stubEnv) Live() int                                           { return int(stubCall(e.t, e.b, "HcclStubLive")) }
+func (e *stubEnv) Live() int { return int(stubCall(e.t, e.b, "HcclStubLive")) }
 
 // plainRank hands out mmap'ed memory and has a stub stream.
 type plainRank struct {
@@ -95,7 +95,7 @@ func (r *plainRank) Sync() error {
 	}
 	return nil
 }
-func (r *plainRank) MemType() hccl.MemType    { return hccl.MemDevice }
+func (r *plainRank) MemType() hccl.MemType { return hccl.MemDevice }
 
 func (r *plainRank) Alloc(size uintptr) (unsafe.Pointer, error) {
 	m, err := unix.Mmap(-1, 0, int(max(size, 1)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
