@@ -8,6 +8,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,8 @@ func hold(t *testing.T, npu *fallback.NPU, d *acl.Device, st *acl.Stream) func()
 	var once sync.Once
 	release := func() { once.Do(func() { close(gate) }) }
 	require.NoError(t, d.Do(func() error {
-		return npu.Enqueue(st.Handle(), func() error { <-gate; return nil })
+		_, err := npuhook.Of(npu).Enqueue(st.Handle(), "hold", func() error { <-gate; return nil })
+		return err
 	}))
 	t.Cleanup(release)
 	return release
@@ -54,8 +56,8 @@ func TestBuffersOnTheirDevice(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
-				pl := npu.Classify(b.Ptr())
-				assert.Equal(t, fallback.PlaceDevice, pl.Place)
+				pl := npuhook.Of(npu).Classify(b.Ptr())
+				assert.Equal(t, npuhook.PlaceDevice, pl.Place)
 				assert.Equal(t, d.ID(), pl.Device)
 				assert.NoError(t, b.Close())
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -168,7 +169,7 @@ func TestModelLoadDescExecute(t *testing.T) {
 			}
 		})
 	}
-	require.Empty(t, npu.LoadedModels())
+	require.Empty(t, npuhook.Of(npu).LoadedModels())
 }
 
 func TestModelBadInput(t *testing.T) {
@@ -354,7 +355,7 @@ func TestModelCloseWaitsForQueuedRun(t *testing.T) {
 		assert.NoError(t, <-closed)
 	})
 	require.NoError(t, st.Synchronize())
-	assert.Empty(t, npu.LoadedModels())
+	assert.Empty(t, npuhook.Of(npu).LoadedModels())
 }
 
 // TestModelDeviceCloseUnloads: closing the Device unloads its models and
@@ -375,7 +376,7 @@ func TestModelDeviceCloseUnloads(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
 	require.NoError(t, d.Close())
-	assert.Empty(t, npu.LoadedModels())
+	assert.Empty(t, npuhook.Of(npu).LoadedModels())
 	assert.NoError(t, m.Close())
 	assert.NoError(t, v.inDS.Close())
 	assert.ErrorIs(t, m.ExecuteAsync(st, v.inDS, v.outDS), acl.ErrInvalidHandle)

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // A shareable device arena is backed by an anonymous memory file
@@ -58,42 +59,31 @@ func (f *arenaFile) close() {
 
 // WithShareableDeviceMemory backs each device's memory with an anonymous
 // memory file mapped MAP_SHARED instead of private anonymous memory, so
-// that another process can map it (DeviceMemoryFile). The HCCL model then
+// that another process can map it (npuhook.NPU.MemoryFile). The HCCL model then
 // moves the data of a multi-process communicator directly between the
 // ranks' device memories; without it, through staging copies. Capacity,
 // laziness (pages cost memory once touched) and the return of freed pages
 // are the same; the kernel may not back shared memory with huge pages.
 func WithShareableDeviceMemory() Option { return func(c *config) { c.shareable = true } }
 
-// DeviceMemoryFile is what another process needs to map a device's memory:
-// the file descriptor Fd of process Pid (open /proc/<Pid>/fd/<Fd>), mapped
-// at Base in that process over Size bytes. A device address a of that
-// process is offset a-Base in the file.
-type DeviceMemoryFile struct {
-	Pid  int
-	Fd   int
-	Base uintptr
-	Size uintptr
-}
-
-// DeviceMemoryFile describes the memory file behind device dev's memory. It
+// memoryFile describes the memory file behind device dev's memory. It
 // fails with ACL_ERROR_RT_FEATURE_NOT_SUPPORT when the NPU was built
 // without WithShareableDeviceMemory, ACL_ERROR_INVALID_DEVICE for a device
 // out of range. The descriptor stays open until Close. Safe for concurrent
 // use.
-func (n *NPU) DeviceMemoryFile(dev int32) (DeviceMemoryFile, error) {
+func (n *NPU) memoryFile(dev int32) (npuhook.MemoryFile, error) {
 	const op = "fallback.DeviceMemoryFile"
 	c := call{n: n, op: op, tid: -1, quiet: true}
 	if !n.enter() {
-		return DeviceMemoryFile{}, c.closedErr()
+		return npuhook.MemoryFile{}, c.closedErr()
 	}
 	defer n.exit()
 	if dev < 0 || int(dev) >= len(n.devs) {
-		return DeviceMemoryFile{}, c.fail(acl.CodeInvalidDevice, "device %d of %d", dev, len(n.devs))
+		return npuhook.MemoryFile{}, c.fail(acl.CodeInvalidDevice, "device %d of %d", dev, len(n.devs))
 	}
 	a := n.devs[dev].arena
 	if a.file == nil {
-		return DeviceMemoryFile{}, c.fail(acl.CodeRTFeatureNotSupport, "device memory is not shareable (the NPU was built without WithShareableDeviceMemory)")
+		return npuhook.MemoryFile{}, c.fail(acl.CodeRTFeatureNotSupport, "device memory is not shareable (the NPU was built without WithShareableDeviceMemory)")
 	}
-	return DeviceMemoryFile{Pid: os.Getpid(), Fd: a.file.fd, Base: a.base, Size: a.size}, nil
+	return npuhook.MemoryFile{Pid: os.Getpid(), Fd: a.file.fd, Base: a.base, Size: a.size}, nil
 }

@@ -10,11 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // mapDeviceFile maps a device's memory file the way a peer process does:
 // through /proc/<pid>/fd/<fd>, MAP_SHARED.
-func mapDeviceFile(t *testing.T, f DeviceMemoryFile) []byte {
+func mapDeviceFile(t *testing.T, f npuhook.MemoryFile) []byte {
 	t.Helper()
 	fd, err := unix.Open("/proc/"+strconv.Itoa(f.Pid)+"/fd/"+strconv.Itoa(f.Fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func fileBlocks(t *testing.T, fd int) int64 {
 // device; freed pages leave the file.
 func TestShareableDeviceMemory(t *testing.T) {
 	n := newTestNPU(t, WithShareableDeviceMemory())
-	f, err := n.DeviceMemoryFile(0)
+	f, err := n.memoryFile(0)
 	require.NoError(t, err)
 	require.Equal(t, uintptr(testMem), f.Size)
 	peer := mapDeviceFile(t, f)
@@ -73,19 +74,19 @@ func TestShareableDeviceMemory(t *testing.T) {
 // range, a closed NPU.
 func TestDeviceMemoryFileMisuse(t *testing.T) {
 	plain := newTestNPU(t)
-	_, err := plain.DeviceMemoryFile(0)
+	_, err := plain.memoryFile(0)
 	requireCode(t, acl.CodeRTFeatureNotSupport, err)
 
 	n, err := New(WithDevices(2), WithDeviceMemory(testMem), WithHostMemory(testMem), WithShareableDeviceMemory())
 	require.NoError(t, err)
-	_, err = n.DeviceMemoryFile(2)
+	_, err = n.memoryFile(2)
 	requireCode(t, acl.CodeInvalidDevice, err)
-	_, err = n.DeviceMemoryFile(-1)
+	_, err = n.memoryFile(-1)
 	requireCode(t, acl.CodeInvalidDevice, err)
-	_, err = n.DeviceMemoryFile(1)
+	_, err = n.memoryFile(1)
 	require.NoError(t, err)
 	require.NoError(t, n.Close())
 	require.NoError(t, n.Close())
-	_, err = n.DeviceMemoryFile(1)
+	_, err = n.memoryFile(1)
 	requireCode(t, acl.CodeUninitialize, err)
 }

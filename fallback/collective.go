@@ -7,13 +7,6 @@ import (
 	"github.com/ascend-go/cann/ge"
 )
 
-// Collective is one rank's communicator as the collective (HCCL) tasks of
-// a model see it: it runs the task's collective on memory the executor
-// resolved and blocks until every rank took part or the communicator's
-// timeout. The HCCL model (package fallback/hcclsim) provides one per
-// communicator; tests may provide their own.
-type Collective = ge.Collective
-
 // collKey names one registration: a group on a device.
 type collKey struct {
 	dev   int32
@@ -24,19 +17,11 @@ type collKey struct {
 // collective tasks on that device use. Safe for concurrent use.
 type collectiveTable struct {
 	mu sync.RWMutex
-	m  map[collKey]Collective
+	m  map[collKey]ge.Collective
 }
 
-// RegisterCollective makes c the communicator of group on device: a
-// collective task of that group in a model loaded on the device runs
-// through c when the model executes (the lookup happens at every launch,
-// so a model may be loaded before its communicator exists). An empty group
-// is ge.DefaultGroup, as in models. Errors: ACL_ERROR_RT_INVALID_DEVICEID
-// for a device outside the NPU, ACL_ERROR_INVALID_PARAM for a nil c or a
-// group already registered on the device (unregister it first).
-//
-// No current context is needed; safe for concurrent use.
-func (n *NPU) RegisterCollective(device int32, group string, c Collective) error {
+// registerCollective is npuhook.NPU.RegisterCollective.
+func (n *NPU) registerCollective(device int32, group string, c ge.Collective) error {
 	const op = "fallback.RegisterCollective"
 	if device < 0 || int(device) >= len(n.devs) {
 		return acl.Errorf(op, acl.CodeRTInvalidDeviceID, "device id %d is outside [0, %d)", device, len(n.devs))
@@ -49,7 +34,7 @@ func (n *NPU) RegisterCollective(device int32, group string, c Collective) error
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = map[collKey]Collective{}
+		t.m = map[collKey]ge.Collective{}
 	}
 	if t.m[k] != nil {
 		return acl.Errorf(op, acl.CodeInvalidParam, "group %q already has a communicator on device %d", k.group, device)
@@ -58,12 +43,8 @@ func (n *NPU) RegisterCollective(device int32, group string, c Collective) error
 	return nil
 }
 
-// UnregisterCollective removes the communicator of group on device;
-// executions that launch a collective task of the group afterwards fail.
-// An execution already inside the collective finishes with it. Removing a
-// registration that does not exist gives ACL_ERROR_INVALID_PARAM. Safe for
-// concurrent use.
-func (n *NPU) UnregisterCollective(device int32, group string) error {
+// unregisterCollective is npuhook.NPU.UnregisterCollective.
+func (n *NPU) unregisterCollective(device int32, group string) error {
 	k := collKey{device, groupName(group)}
 	t := &n.colls
 	t.mu.Lock()
@@ -76,7 +57,7 @@ func (n *NPU) UnregisterCollective(device int32, group string) error {
 }
 
 // collective returns the communicator of group on device, nil if none.
-func (n *NPU) collective(device int32, group string) Collective {
+func (n *NPU) collective(device int32, group string) ge.Collective {
 	t := &n.colls
 	t.mu.RLock()
 	defer t.mu.RUnlock()

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
 // testWorld is an in-test communicator of n ranks for float32 sums: each
@@ -180,7 +180,7 @@ func TestModelCollectiveRanks(t *testing.T) {
 	ps := make([]*tpModel, ranks)
 	for r := range ranks {
 		ps[r] = newTPModel(t, rng, "tp")
-		require.NoError(t, n.RegisterCollective(int32(r), "tp", testRank{w, r}))
+		require.NoError(t, n.registerCollective(int32(r), "tp", testRank{w, r}))
 	}
 	xs := make([][][]float32, runs)
 	ys := make([][][]float32, ranks)
@@ -223,11 +223,11 @@ func TestModelCollectiveRanks(t *testing.T) {
 			}
 			ys[r] = append(ys[r], getF32s(yb, p.M*p.N))
 		}
-		launches, err := n.ModelLaunches(id)
+		launches, err := n.modelLaunches(id)
 		if err != nil {
 			return err
 		}
-		if l := launches[1]; l.Op != ge.OpHcclAllReduce || l.Types[0] != zerocopy.AddrFeatureMap || l.Types[1] != zerocopy.AddrFeatureMap {
+		if l := launches[1]; l.Op != ge.OpHcclAllReduce || l.Types[0] != zcrt.AddrFeatureMap || l.Types[1] != zcrt.AddrFeatureMap {
 			return fmt.Errorf("launch 1 is %s with slots %v", l.Op, l.Types)
 		}
 		for _, f := range []func() error{
@@ -289,7 +289,7 @@ func TestModelCollectiveErrors(t *testing.T) {
 	// Nothing registered; then registered on the other device only.
 	for _, dev := range []int32{-1, 1} {
 		if dev >= 0 {
-			require.NoError(t, n.RegisterCollective(dev, "tp", testRank{newTestWorld(1), 0}))
+			require.NoError(t, n.registerCollective(dev, "tp", testRank{newTestWorld(1), 0}))
 		}
 		err := n.Execute(id, in, out)
 		requireCode(t, acl.CodeRTModelExecute, err)
@@ -300,24 +300,24 @@ func TestModelCollectiveErrors(t *testing.T) {
 		requireCode(t, acl.CodeRTModelExecute, err)
 		assert.Contains(t, err.Error(), `group "tp"`)
 	}
-	require.NoError(t, n.UnregisterCollective(1, "tp"))
+	require.NoError(t, n.unregisterCollective(1, "tp"))
 	st, err := n.ModelStats(id)
 	require.NoError(t, err)
 	assert.Zero(t, st.Executions, "no execution ran to the end")
 
 	// A communicator error becomes a model execution failure naming it;
 	// an *acl.Error keeps its code.
-	require.NoError(t, n.RegisterCollective(0, "tp", failingComm{errors.New("peer 1 lost")}))
+	require.NoError(t, n.registerCollective(0, "tp", failingComm{errors.New("peer 1 lost")}))
 	err = n.Execute(id, in, out)
 	requireCode(t, acl.CodeRTModelExecute, err)
 	assert.Contains(t, err.Error(), "peer 1 lost")
-	require.NoError(t, n.UnregisterCollective(0, "tp"))
-	require.NoError(t, n.RegisterCollective(0, "tp", failingComm{acl.Errorf("hccl", acl.CodeRTTaskTimeout, "late")}))
+	require.NoError(t, n.unregisterCollective(0, "tp"))
+	require.NoError(t, n.registerCollective(0, "tp", failingComm{acl.Errorf("hccl", acl.CodeRTTaskTimeout, "late")}))
 	requireCode(t, acl.CodeRTTaskTimeout, n.Execute(id, in, out))
-	require.NoError(t, n.UnregisterCollective(0, "tp"))
+	require.NoError(t, n.unregisterCollective(0, "tp"))
 
 	// A single-rank world succeeds: the sum over one rank is the input.
-	require.NoError(t, n.RegisterCollective(0, "tp", testRank{newTestWorld(1), 0}))
+	require.NoError(t, n.registerCollective(0, "tp", testRank{newTestWorld(1), 0}))
 	x := getest.RandF32(rng, p.M*p.K)
 	putF32s(xb, x)
 	require.NoError(t, n.Execute(id, in, out))
@@ -335,32 +335,32 @@ func TestModelCollectiveDefaultGroup(t *testing.T) {
 	xb, yb := devBytes(t, n, 4*p.M*p.K), devBytes(t, n, 4*p.M*p.N)
 	in, _ := newDataset(t, n, xb)
 	out, _ := newDataset(t, n, yb)
-	require.NoError(t, n.RegisterCollective(0, "", testRank{newTestWorld(1), 0}))
-	requireCode(t, acl.CodeInvalidParam, n.RegisterCollective(0, ge.DefaultGroup, testRank{newTestWorld(1), 0}), "already registered")
+	require.NoError(t, n.registerCollective(0, "", testRank{newTestWorld(1), 0}))
+	requireCode(t, acl.CodeInvalidParam, n.registerCollective(0, ge.DefaultGroup, testRank{newTestWorld(1), 0}), "already registered")
 	x := getest.RandF32(rng, p.M*p.K)
 	putF32s(xb, x)
 	require.NoError(t, n.Execute(id, in, out))
 	requireClose(t, tpRef([]*tpModel{p}, [][]float32{x}), getF32s(yb, p.M*p.N), "y")
-	require.NoError(t, n.UnregisterCollective(0, ge.DefaultGroup))
+	require.NoError(t, n.unregisterCollective(0, ge.DefaultGroup))
 	require.NoError(t, n.Unload(id))
 }
 
 func TestRegisterCollectiveMisuse(t *testing.T) {
 	n := newTestNPU(t, WithDevices(2))
 	c := testRank{newTestWorld(1), 0}
-	requireCode(t, acl.CodeRTInvalidDeviceID, n.RegisterCollective(2, "g", c))
-	requireCode(t, acl.CodeRTInvalidDeviceID, n.RegisterCollective(-1, "g", c))
-	requireCode(t, acl.CodeInvalidParam, n.RegisterCollective(0, "g", nil))
-	require.NoError(t, n.RegisterCollective(0, "g", c))
-	require.NoError(t, n.RegisterCollective(1, "g", c), "one group on several devices")
-	require.NoError(t, n.RegisterCollective(0, "h", c), "several groups on one device")
-	err := n.RegisterCollective(0, "g", c)
+	requireCode(t, acl.CodeRTInvalidDeviceID, n.registerCollective(2, "g", c))
+	requireCode(t, acl.CodeRTInvalidDeviceID, n.registerCollective(-1, "g", c))
+	requireCode(t, acl.CodeInvalidParam, n.registerCollective(0, "g", nil))
+	require.NoError(t, n.registerCollective(0, "g", c))
+	require.NoError(t, n.registerCollective(1, "g", c), "one group on several devices")
+	require.NoError(t, n.registerCollective(0, "h", c), "several groups on one device")
+	err := n.registerCollective(0, "g", c)
 	requireCode(t, acl.CodeInvalidParam, err)
 	assert.True(t, strings.Contains(err.Error(), `group "g" already has a communicator on device 0`), err.Error())
-	require.NoError(t, n.UnregisterCollective(0, "g"))
-	requireCode(t, acl.CodeInvalidParam, n.UnregisterCollective(0, "g"), "twice")
-	requireCode(t, acl.CodeInvalidParam, n.UnregisterCollective(5, "g"))
-	require.NoError(t, n.RegisterCollective(0, "g", c), "again after unregistering")
+	require.NoError(t, n.unregisterCollective(0, "g"))
+	requireCode(t, acl.CodeInvalidParam, n.unregisterCollective(0, "g"), "twice")
+	requireCode(t, acl.CodeInvalidParam, n.unregisterCollective(5, "g"))
+	require.NoError(t, n.registerCollective(0, "g", c), "again after unregistering")
 }
 
 // TestModelCollectiveBadFlags: a model file whose HCCL op carries a flag
@@ -394,7 +394,7 @@ func TestModelCollectiveBadFlags(t *testing.T) {
 	assert.Contains(t, err.Error(), "input_zero_copy_flag has 0 entries, the op has 1 inputs")
 	_, _, err = n.QuerySizeFromMem(ptrOf(b), uintptr(len(b)))
 	requireCode(t, acl.CodeDeserializeModel, err)
-	require.Empty(t, n.LoadedModels())
+	require.Empty(t, n.loadedModels())
 
 	g := ge.NewGraph("bad")
 	x := g.Data("x", 0, acl.Float, []int64{4})

@@ -7,11 +7,12 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/acl/acltest"
 	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/require"
 )
 
 // TestConformance runs the shared ACL conformance suite on a fresh
-// fallback NPU. The hooks use the NPU's test surface: Enqueue to hold a
+// fallback NPU. The hooks use the NPU's test surface: a queued task (npuhook) to hold a
 // stream busy, FailTask to fail the next stream task, Leaks for what
 // reset and finalize had to release.
 func TestConformance(t *testing.T) {
@@ -23,7 +24,7 @@ func TestConformance(t *testing.T) {
 			gate := make(chan struct{})
 			var once sync.Once
 			release := func() { once.Do(func() { close(gate) }) }
-			if err := npu.Enqueue(s, func() error { <-gate; return nil }); err != nil {
+			if _, err := npuhook.Of(npu).Enqueue(s, "hold", func() error { <-gate; return nil }); err != nil {
 				return nil, err
 			}
 			return release, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -48,7 +49,7 @@ func TestContextPerOSThread(t *testing.T) {
 				assert.Equal(t, dev, got)
 				p, err := n.Malloc(512, acl.MemMallocHugeFirst)
 				if assert.NoError(t, err) {
-					assert.Equal(t, dev, n.Classify(p).Device)
+					assert.Equal(t, dev, n.classify(p).Device)
 					assert.NoError(t, n.Free(p))
 				}
 				runtime.Gosched()
@@ -120,9 +121,9 @@ func TestSetDeviceRefcountAndReset(t *testing.T) {
 
 	p := mustMalloc(t, n, 1024)
 	require.NoError(t, n.ResetDevice(0))
-	assert.Equal(t, PlaceDevice, n.Classify(p).Place, "still set once: nothing released")
+	assert.Equal(t, npuhook.PlaceDevice, n.classify(p).Place, "still set once: nothing released")
 	require.NoError(t, n.ResetDevice(0))
-	assert.Equal(t, PlaceInvalid, n.Classify(p).Place, "the last reset releases the memory")
+	assert.Equal(t, npuhook.PlaceInvalid, n.classify(p).Place, "the last reset releases the memory")
 	_, err = n.GetCurrentContext()
 	requireCode(t, acl.CodeRTContextNull, err)
 	requireCode(t, acl.CodeRTInvalidHandle, n.SetCurrentContext(def))
@@ -148,7 +149,7 @@ func TestStreamOfAnotherContext(t *testing.T) {
 		n.SynchronizeStream(s0),
 		n.SynchronizeStreamWithTimeout(s0, 0),
 		n.DestroyStream(s0),
-		n.Enqueue(s0, func() error { return nil }),
+		n.enqueueTask(s0, func() error { return nil }),
 		n.MemsetAsync(ptrOf(make([]byte, 1)), 1, 0, 1, s0),
 	} {
 		assertCode(t, acl.CodeRTStreamContext, err)

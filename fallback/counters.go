@@ -71,7 +71,7 @@ type Counters struct {
 	Memsets     uint64 // Memset and MemsetAsync calls executed
 	MemsetBytes uint64
 	Launches    uint64 // kernel launches counted by CountLaunch
-	Tasks       uint64 // stream work tasks executed (copies, memsets, Enqueue)
+	Tasks       uint64 // stream work tasks executed (copies, memsets, model and HCCL tasks)
 
 	Allocs, Frees         uint64 // device Malloc / Free
 	HostAllocs, HostFrees uint64 // MallocHost / FreeHost

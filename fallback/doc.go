@@ -11,7 +11,7 @@
 //     best-fit allocator that coalesces free blocks; every block is
 //     512-byte aligned. MallocHost draws from a pinned host arena of its
 //     own. Exceeding the capacity gives ACL_ERROR_RT_MEMORY_ALLOCATION.
-//   - Pointer classification (Classify) on every copy, in O(log n): device
+//   - Pointer classification on every copy, in O(log n): device
 //     memory of which device, pinned host memory, registered host memory
 //     (HostRegister; its device address equals its host address), plain
 //     host memory. Unknown, freed, interior (to Free) and out-of-range
@@ -37,23 +37,15 @@
 // ACL_ERROR_RT_DEVICE_MEM_ERROR; every memory attribute of GetMemInfo
 // reports the device's one pool.
 //
-// # Hooks for sibling subsystems
+// # Machinery shared with the HCCL model
 //
-// Model execution and the HCCL model build on these exported methods:
-//
-//   - Enqueue / EnqueueOp: a stream-ordered task with the context and stream
-//     checks of MemcpyAsync; its error becomes the stream's sticky error.
-//   - DeviceBytes: a checked []byte view of device-accessible memory (device
-//     allocations and registered host memory), usable from stream tasks.
-//   - Bytes and Classify: checked views and placement of any pointer.
-//   - CountCopy and CountLaunch: counters for copies and kernel launches
-//     made outside Memcpy, so tests can assert zero-copy execution.
-//   - CurrentDevice: the device of the calling thread's current context.
-//   - DeviceMemoryFile: where another process can map a device's memory
-//     from (NPUs built WithShareableDeviceMemory), for ranks of a
-//     multi-process HCCL communicator that read each other's memory.
-//   - SynchronizeStreamContext: a stream synchronize bounded by a
-//     context.Context.
+// What only the fallback's own subsystems need (queueing a task on a
+// stream, checked views of device memory, pointer classification, the
+// memory file behind shareable device memory, the communicators of a
+// model's collective tasks, a model's zero-copy records) is not part of
+// NPU's method set: it is reached through the module's internal/npuhook
+// package, so no user can queue arbitrary stream work or fake the counters
+// that prove zero copy.
 //
 // # Concurrency
 //
@@ -63,6 +55,5 @@
 // SetDevice (or SetCurrentContext) through the calls that depend on it.
 // The copy path takes no lock beyond short read locks for classification
 // and allocates nothing. Close waits for calls in progress and stream
-// work; slices from DeviceBytes and Bytes must not be used after the
-// memory is freed or the NPU closed.
+// work.
 package fallback

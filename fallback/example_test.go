@@ -1,7 +1,6 @@
 package fallback_test
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -38,7 +37,7 @@ func Example() {
 	out := make([]byte, n)
 	_ = npu.Memcpy(dev, n, unsafe.Pointer(&in[0]), n, acl.MemcpyHostToDevice)
 	_ = npu.Memcpy(unsafe.Pointer(&out[0]), n, dev, n, acl.MemcpyDeviceToHost)
-	fmt.Println(string(out), npu.Classify(dev).Place)
+	fmt.Println(string(out))
 
 	// Misuse gets the device's error code, never a crash.
 	err = npu.Memcpy(dev, n, unsafe.Pointer(&in[0]), n, acl.MemcpyDeviceToHost)
@@ -53,15 +52,16 @@ func Example() {
 		fmt.Println("leaked:", l.Kind, l.Size, "bytes")
 	}
 	// Output:
-	// hello, device device
+	// hello, device
 	// ACL_ERROR_RT_INVALID_MEMORY_TYPE
 	// H2D 1 D2H 1 live 13
 	// leaked: device memory 13 bytes
 }
 
 // Stream tasks run in order on the stream's goroutine; a failing task
-// makes the stream's error sticky, reported at synchronize.
-func ExampleNPU_Enqueue() {
+// (here an injected fault) makes the stream's error sticky, reported at
+// synchronize, and the tasks queued after it never run.
+func ExampleNPU_FailTask() {
 	npu, _ := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20))
 	defer npu.Close()
 	runtime.LockOSThread()
@@ -69,20 +69,23 @@ func ExampleNPU_Enqueue() {
 	_ = npu.Init("")
 	_ = npu.SetDevice(0)
 	s, _ := npu.CreateStream()
+	dev, _ := npu.Malloc(4, acl.MemMallocHugeFirst)
 
-	for i := range 3 {
-		_ = npu.Enqueue(s, func() error { fmt.Println("task", i); return nil })
-	}
-	_ = npu.Enqueue(s, func() error { return errors.New("kernel fault") })
-	_ = npu.Enqueue(s, func() error { fmt.Println("skipped"); return nil })
+	npu.FailTask(2, 0) // the second task from now fails
+	_ = npu.MemsetAsync(dev, 4, 7, 4, s)
+	_ = npu.MemsetAsync(dev, 4, 8, 4, s) // fails
+	_ = npu.MemsetAsync(dev, 4, 9, 4, s) // skipped
 	err := npu.SynchronizeStream(s)
 	fmt.Println(acl.CodeOf(err))
+
+	out := make([]byte, 4)
+	_ = npu.Memcpy(unsafe.Pointer(&out[0]), 4, dev, 4, acl.MemcpyDeviceToHost)
+	fmt.Println(out)
 	_ = npu.DestroyStream(s)
+	_ = npu.Free(dev)
 	// Output:
-	// task 0
-	// task 1
-	// task 2
 	// ACL_ERROR_RT_TS_ERROR
+	// [7 7 7 7]
 }
 
 // Create a host-memory NPU with two devices of 1 GiB each; it implements

@@ -50,10 +50,10 @@ func TestTaskFaults(t *testing.T) {
 	task := func(i int) func() error {
 		return func() error { mu.Lock(); ran = append(ran, i); mu.Unlock(); return nil }
 	}
-	require.NoError(t, n.Enqueue(s1, task(1)))
-	require.NoError(t, n.Enqueue(s2, task(2)))
-	require.NoError(t, n.Enqueue(s1, task(3))) // the 3rd task: fails
-	require.NoError(t, n.Enqueue(s1, task(4))) // skipped
+	require.NoError(t, n.enqueueTask(s1, task(1)))
+	require.NoError(t, n.enqueueTask(s2, task(2)))
+	require.NoError(t, n.enqueueTask(s1, task(3))) // the 3rd task: fails
+	require.NoError(t, n.enqueueTask(s1, task(4))) // skipped
 	require.NoError(t, n.SynchronizeStream(s2))
 	err = n.SynchronizeStream(s1)
 	requireCode(t, acl.CodeRTTSError, err)
@@ -66,8 +66,8 @@ func TestTaskFaults(t *testing.T) {
 	n.FailTask(2, acl.CodeRTAICoreTimeout)
 	require.NoError(t, n.RecordEvent(e, s2))
 	require.NoError(t, n.StreamWaitEvent(s2, e))
-	require.NoError(t, n.Enqueue(s2, task(5)))
-	require.NoError(t, n.Enqueue(s2, task(6))) // 2nd task from the arming
+	require.NoError(t, n.enqueueTask(s2, task(5)))
+	require.NoError(t, n.enqueueTask(s2, task(6))) // 2nd task from the arming
 	requireCode(t, acl.CodeRTAICoreTimeout, n.SynchronizeStream(s2))
 	assert.ElementsMatch(t, []int{1, 2, 5}, ran)
 	require.NoError(t, n.DestroyEvent(e))

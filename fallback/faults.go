@@ -64,9 +64,9 @@ func (n *NPU) FailAllocation(k int, code acl.Code) {
 }
 
 // FailTask arms a fault: the k-th stream work task queued from now
-// (MemcpyAsync, MemsetAsync or Enqueue, on any stream; 1 = the next) fails
-// with code (ACL_ERROR_RT_TS_ERROR when 0) when its stream reaches it,
-// making that stream's error sticky. k < 1 is ignored.
+// (MemcpyAsync, MemsetAsync, a model or HCCL task, on any stream; 1 = the
+// next) fails with code (ACL_ERROR_RT_TS_ERROR when 0) when its stream
+// reaches it, making that stream's error sticky. k < 1 is ignored.
 func (n *NPU) FailTask(k int, code acl.Code) {
 	if k >= 1 {
 		n.faults.arm(&n.faults.task, k, code)

@@ -134,7 +134,7 @@ func mustMallocHost(t *testing.T, n *NPU, size int) []byte {
 func hold(t *testing.T, n *NPU, s acl.StreamHandle) func() {
 	t.Helper()
 	ch := make(chan struct{})
-	require.NoError(t, n.Enqueue(s, func() error { <-ch; return nil }))
+	require.NoError(t, n.enqueueTask(s, func() error { <-ch; return nil }))
 	done := false
 	release := func() {
 		if !done {

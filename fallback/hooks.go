@@ -1,30 +1,73 @@
 package fallback
 
 import (
-	"context"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
-// Enqueue queues task on a stream of the calling thread's current context
-// (the null handle is the context's default stream), with the checks of
-// MemcpyAsync: a current context is required and the stream must be live
-// and belong to it. The task runs on the stream's goroutine in order with
-// the stream's other work. If it returns an error (or panics), the stream
-// fails: the error's acl code (ACL_ERROR_RT_TS_ERROR when it carries none)
-// becomes the stream's sticky error, reported by SynchronizeStream, and
-// later tasks are skipped. Enqueue counts as a stream task for FailTask.
-//
-// Model execution and the HCCL model build their asynchronous operations
-// on it.
-func (n *NPU) Enqueue(s acl.StreamHandle, task func() error) error {
-	return n.EnqueueOp(s, "Enqueue", task)
+// The machinery the fallback's subsystems share (the HCCL model, tests that
+// prove zero copy) is reached through package internal/npuhook, not through
+// NPU's method set: a user cannot queue arbitrary work on a stream or fake
+// the counters. hooks adapts an *NPU to npuhook.NPU; the methods it calls
+// are documented there.
+func init() {
+	npuhook.Register(func(b any) npuhook.NPU {
+		if n, ok := b.(*NPU); ok && n != nil {
+			return hooks{n}
+		}
+		return nil
+	})
 }
 
-// EnqueueOp is Enqueue with the name of the operation (for example
+type hooks struct{ n *NPU }
+
+func (h hooks) Enqueue(s acl.StreamHandle, op string, task func() error) (npuhook.StreamState, error) {
+	st, err := h.n.enqueueOpState(s, op, task)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (h hooks) DeviceBytes(ptr unsafe.Pointer, size uintptr) (int32, []byte, error) {
+	return h.n.deviceBytes(ptr, size)
+}
+
+func (h hooks) Classify(ptr unsafe.Pointer) npuhook.Placement { return h.n.classify(ptr) }
+func (h hooks) CurrentDevice() (int32, error)                 { return h.n.currentDevice() }
+func (h hooks) DeviceCount() int                              { return h.n.deviceCount() }
+
+func (h hooks) MemoryFile(dev int32) (npuhook.MemoryFile, error) { return h.n.memoryFile(dev) }
+
+func (h hooks) RegisterCollective(device int32, group string, c ge.Collective) error {
+	return h.n.registerCollective(device, group, c)
+}
+
+func (h hooks) UnregisterCollective(device int32, group string) error {
+	return h.n.unregisterCollective(device, group)
+}
+
+func (h hooks) LoadedModels() []acl.ModelID { return h.n.loadedModels() }
+
+func (h hooks) ModelLaunches(id acl.ModelID) ([]npuhook.ModelLaunch, error) {
+	return h.n.modelLaunches(id)
+}
+
+func (h hooks) ModelRuntime(id acl.ModelID) (*zcrt.Runtime, error) { return h.n.modelRuntime(id) }
+
+// enqueueTask is npuhook.NPU.Enqueue under the operation name "Enqueue",
+// without the stream state.
+func (n *NPU) enqueueTask(s acl.StreamHandle, task func() error) error {
+	return n.enqueueOp(s, "Enqueue", task)
+}
+
+// enqueueOp is enqueueTask with the name of the operation (for example
 // "aclmdlExecuteAsync") used in the messages of errors it causes.
-func (n *NPU) EnqueueOp(s acl.StreamHandle, op string, task func() error) error {
+func (n *NPU) enqueueOp(s acl.StreamHandle, op string, task func() error) error {
 	c, err := n.begin(op, true)
 	if err != nil {
 		return err
@@ -40,26 +83,9 @@ func (n *NPU) EnqueueOp(s acl.StreamHandle, op string, task func() error) error 
 	return c.enqueue(st, true, false, func(*stream) error { return task() })
 }
 
-// SynchronizeStreamContext is SynchronizeStream bounded by ctx: it returns
-// ctx.Err() if ctx ends first.
-func (n *NPU) SynchronizeStreamContext(ctx context.Context, s acl.StreamHandle) error {
-	c, err := n.begin("aclrtSynchronizeStream", true)
-	if err != nil {
-		return err
-	}
-	defer n.exit()
-	return c.syncStream(ctx, s, -1)
-}
-
-// DeviceBytes returns a view of [ptr, ptr+size) after checking the range
-// lies inside one live device allocation or one host registration (memory
-// the device can reach). dev is the device of device memory, -1 for
-// registered host memory. A range that is not device-accessible, not live
-// or runs past its allocation gives ACL_ERROR_RT_PARAM_INVALID or
-// ACL_ERROR_RT_INVALID_MEMORY_TYPE. The view is valid until the memory is
-// freed or the NPU closed; no current context is needed, so stream tasks
-// may call it. Errors do not touch GetRecentErrMsg.
-func (n *NPU) DeviceBytes(ptr unsafe.Pointer, size uintptr) (dev int32, b []byte, err error) {
+// deviceBytes is npuhook.NPU.DeviceBytes. Errors do not touch
+// GetRecentErrMsg.
+func (n *NPU) deviceBytes(ptr unsafe.Pointer, size uintptr) (dev int32, b []byte, err error) {
 	p, b, err := n.bytes("fallback.DeviceBytes", ptr, size)
 	if err != nil {
 		return -1, nil, err
@@ -70,22 +96,18 @@ func (n *NPU) DeviceBytes(ptr unsafe.Pointer, size uintptr) (dev int32, b []byte
 	return p.Device, b, nil
 }
 
-// Bytes returns a view of [ptr, ptr+size) with its placement, checked like
+// bytes returns a view of [ptr, ptr+size) with its placement, checked like
 // a copy operand: device, pinned and registered ranges must lie inside one
 // live allocation or registration; a plain host range must not touch the
 // arenas (its validity is the caller's business, as for copy()).
-func (n *NPU) Bytes(ptr unsafe.Pointer, size uintptr) (Placement, []byte, error) {
-	return n.bytes("fallback.Bytes", ptr, size)
-}
-
-func (n *NPU) bytes(op string, ptr unsafe.Pointer, size uintptr) (Placement, []byte, error) {
+func (n *NPU) bytes(op string, ptr unsafe.Pointer, size uintptr) (npuhook.Placement, []byte, error) {
 	c := call{n: n, op: op, tid: -1, quiet: true}
 	if !n.enter() {
-		return Placement{Place: PlaceInvalid, Device: -1}, nil, c.closedErr()
+		return npuhook.Placement{Place: npuhook.PlaceInvalid, Device: -1}, nil, c.closedErr()
 	}
 	defer n.exit()
 	if ptr == nil {
-		return Placement{Place: PlaceInvalid, Device: -1}, nil, c.fail(acl.CodeInvalidParam, "null pointer")
+		return npuhook.Placement{Place: npuhook.PlaceInvalid, Device: -1}, nil, c.fail(acl.CodeInvalidParam, "null pointer")
 	}
 	l, err := c.checkRange("ptr", ptr, max(size, 1))
 	if err != nil {
@@ -94,17 +116,15 @@ func (n *NPU) bytes(op string, ptr unsafe.Pointer, size uintptr) (Placement, []b
 	return l.Placement, unsafe.Slice((*byte)(ptr), size), nil
 }
 
-// CountCopy adds a copy of bytes in direction d to the counters, for
-// copies made by sibling subsystems (model IO, collectives) outside
-// Memcpy.
-func (n *NPU) CountCopy(d Direction, bytes uint64) { n.ctr.copied(d, bytes) }
+// countCopy adds a copy of bytes in direction d to the counters, for
+// copies made outside Memcpy (model IO).
+func (n *NPU) countCopy(d Direction, bytes uint64) { n.ctr.copied(d, bytes) }
 
-// CountLaunch adds one kernel launch to the counters.
-func (n *NPU) CountLaunch() { n.ctr.launches.Add(1) }
+// countLaunch adds one kernel launch to the counters.
+func (n *NPU) countLaunch() { n.ctr.launches.Add(1) }
 
-// CurrentDevice returns the device of the calling OS thread's current
-// context (as GetDevice), or ACL_ERROR_RT_CONTEXT_NULL.
-func (n *NPU) CurrentDevice() (int32, error) {
+// currentDevice is npuhook.NPU.CurrentDevice.
+func (n *NPU) currentDevice() (int32, error) {
 	c, err := n.begin("fallback.CurrentDevice", true)
 	if err != nil {
 		return -1, err
@@ -113,5 +133,5 @@ func (n *NPU) CurrentDevice() (int32, error) {
 	return c.ctx.dev.id, nil
 }
 
-// DeviceCount is the number of devices, known without Init.
-func (n *NPU) DeviceCount() int { return len(n.devs) }
+// deviceCount is the number of devices, known without Init.
+func (n *NPU) deviceCount() int { return len(n.devs) }

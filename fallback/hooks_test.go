@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,12 +21,12 @@ func TestDeviceBytesFromStreamTask(t *testing.T) {
 	require.NoError(t, n.Memcpy(in, size, ptrOf(want), size, acl.MemcpyHostToDevice))
 	n.ResetCounters()
 	// "Kernel": out[i] = in[size-1-i].
-	require.NoError(t, n.EnqueueOp(0, "reverse", func() error {
-		dev, src, err := n.DeviceBytes(in, size)
+	require.NoError(t, n.enqueueOp(0, "reverse", func() error {
+		dev, src, err := n.deviceBytes(in, size)
 		if err != nil {
 			return err
 		}
-		_, dst, err := n.DeviceBytes(out, size)
+		_, dst, err := n.deviceBytes(out, size)
 		if err != nil {
 			return err
 		}
@@ -33,7 +34,7 @@ func TestDeviceBytesFromStreamTask(t *testing.T) {
 		for i := range dst {
 			dst[i] = src[size-1-i]
 		}
-		n.CountLaunch()
+		n.countLaunch()
 		return nil
 	}))
 	require.NoError(t, n.SynchronizeStream(0))
@@ -47,8 +48,8 @@ func TestDeviceBytesFromStreamTask(t *testing.T) {
 	assert.Equal(t, uint64(1), c.D2H.Copies, "only the explicit download counts as a copy")
 
 	// A task that reaches out of bounds fails the stream with the code.
-	require.NoError(t, n.Enqueue(0, func() error {
-		_, _, err := n.DeviceBytes(in, size+1)
+	require.NoError(t, n.enqueueTask(0, func() error {
+		_, _, err := n.deviceBytes(in, size+1)
 		return err
 	}))
 	err := n.SynchronizeStream(0)
@@ -66,44 +67,44 @@ func TestDeviceBytesAndBytesChecks(t *testing.T) {
 	require.NoError(t, n.HostRegisterV2(ptrOf(reg), 4096, acl.HostRegMapped))
 	plain := make([]byte, 16)
 
-	dev, b, err := n.DeviceBytes(unsafe.Add(d, 24), 1000)
+	dev, b, err := n.deviceBytes(unsafe.Add(d, 24), 1000)
 	require.NoError(t, err)
 	assert.Equal(t, int32(0), dev)
 	assert.Len(t, b, 1000)
-	dev, b, err = n.DeviceBytes(ptrOf(reg), 4096)
+	dev, b, err = n.deviceBytes(ptrOf(reg), 4096)
 	require.NoError(t, err)
 	assert.Equal(t, int32(-1), dev, "registered host memory belongs to no device")
 	assert.Len(t, b, 4096)
 
-	_, _, err = n.DeviceBytes(ptrOf(h), 8)
+	_, _, err = n.deviceBytes(ptrOf(h), 8)
 	requireCode(t, acl.CodeRTInvalidMemoryType, err)
-	_, _, err = n.DeviceBytes(ptrOf(plain), 8)
+	_, _, err = n.deviceBytes(ptrOf(plain), 8)
 	requireCode(t, acl.CodeRTInvalidMemoryType, err)
-	_, _, err = n.DeviceBytes(d, 1025)
+	_, _, err = n.deviceBytes(d, 1025)
 	requireCode(t, acl.CodeRTParamInvalid, err)
-	_, _, err = n.DeviceBytes(nil, 1)
+	_, _, err = n.deviceBytes(nil, 1)
 	requireCode(t, acl.CodeInvalidParam, err)
 
-	p, b, err := n.Bytes(ptrOf(plain), 16)
+	p, b, err := n.bytes("fallback.Bytes", ptrOf(plain), 16)
 	require.NoError(t, err)
-	assert.Equal(t, PlaceHost, p.Place)
+	assert.Equal(t, npuhook.PlaceHost, p.Place)
 	assert.Len(t, b, 16)
-	p, _, err = n.Bytes(ptrOf(h), 1024)
+	p, _, err = n.bytes("fallback.Bytes", ptrOf(h), 1024)
 	require.NoError(t, err)
-	assert.Equal(t, PlacePinned, p.Place)
-	_, _, err = n.Bytes(ptrOf(h), 1025)
+	assert.Equal(t, npuhook.PlacePinned, p.Place)
+	_, _, err = n.bytes("fallback.Bytes", ptrOf(h), 1025)
 	requireCode(t, acl.CodeRTParamInvalid, err)
 
 	n.ResetCounters()
-	n.CountCopy(HostToDevice, 100)
-	n.CountCopy(DeviceToDevice, 7)
+	n.countCopy(HostToDevice, 100)
+	n.countCopy(DeviceToDevice, 7)
 	c := n.Counters()
 	assert.Equal(t, Traffic{1, 100}, c.H2D)
 	assert.Equal(t, Traffic{1, 7}, c.D2D)
 	assert.Equal(t, uint64(2), c.Copies())
 
 	require.NoError(t, n.Free(d))
-	_, _, err = n.DeviceBytes(d, 1)
+	_, _, err = n.deviceBytes(d, 1)
 	requireCode(t, acl.CodeRTParamInvalid, err, "freed")
 	require.NoError(t, n.FreeHost(ptrOf(h)))
 	require.NoError(t, n.HostUnregister(ptrOf(reg)))
@@ -111,13 +112,13 @@ func TestDeviceBytesAndBytesChecks(t *testing.T) {
 
 func TestCurrentDeviceAndCount(t *testing.T) {
 	n := newTestNPU(t, WithDevices(3))
-	assert.Equal(t, 3, n.DeviceCount())
+	assert.Equal(t, 3, n.deviceCount())
 	require.NoError(t, n.SetDevice(2))
-	d, err := n.CurrentDevice()
+	d, err := n.currentDevice()
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), d)
 	onThread(func() {
-		_, err := n.CurrentDevice()
+		_, err := n.currentDevice()
 		assertCode(t, acl.CodeRTContextNull, err)
 	})
 }

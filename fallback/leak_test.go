@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,7 +63,7 @@ func TestFinalizeReleasesAndReportsLeaks(t *testing.T) {
 	assert.Equal(t, []uint64{0, 0}, c.LiveBytes)
 	assert.Zero(t, c.LiveHostBytes)
 	assert.Zero(t, c.Streams+c.Events+c.Contexts+c.Registrations)
-	assert.Equal(t, PlaceInvalid, n.Classify(dev).Place)
+	assert.Equal(t, npuhook.PlaceInvalid, n.classify(dev).Place)
 
 	// Calls after aclFinalize are refused; a new aclInit starts clean.
 	_, err = n.Malloc(1, 0)
@@ -152,7 +153,7 @@ func TestFreeHostDropsRegistrations(t *testing.T) {
 	h, err := n.MallocHost(3 * 4096)
 	require.NoError(t, err)
 	require.NoError(t, n.HostRegisterV2(h, 4096, acl.HostRegMapped))
-	assert.Equal(t, PlaceRegistered, n.Classify(h).Place)
+	assert.Equal(t, npuhook.PlaceRegistered, n.classify(h).Place)
 	require.NoError(t, n.FreeHost(h))
 	assert.Equal(t, map[LeakKind]int{LeakRegistration: 1}, leakKinds(n.Leaks()))
 	assert.Zero(t, n.Counters().Registrations)

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // Memcpy is aclrtMemcpy: a synchronous copy. Both ranges are classified and
@@ -98,14 +99,16 @@ func (c *call) copyArgs(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer,
 // notPlain refuses plain host memory in asynchronous work: the device can
 // only reach pinned or registered host memory.
 func (c *call) notPlain(role string, p unsafe.Pointer, l loc) error {
-	if l.Place == PlaceHost {
+	if l.Place == npuhook.PlaceHost {
 		return c.fail(acl.CodeRTParamInvalid, "%s 0x%x is plain host memory; asynchronous work needs aclrtMallocHost or registered memory", role, uintptr(p))
 	}
 	return nil
 }
 
-func onDevice(l loc) bool { return l.Place == PlaceDevice || l.Place == PlaceRegistered }
-func onHost(l loc) bool   { return l.Place != PlaceDevice }
+func onDevice(l loc) bool {
+	return l.Place == npuhook.PlaceDevice || l.Place == npuhook.PlaceRegistered
+}
+func onHost(l loc) bool { return l.Place != npuhook.PlaceDevice }
 
 // direction checks kind against the placements and returns the direction
 // counted for the copy. Registered host memory is both host memory and
@@ -124,12 +127,12 @@ func (c *call) direction(kind acl.MemcpyKind, dst unsafe.Pointer, dl loc, src un
 		ok, dir = onDevice(sl) && onDevice(dl), DeviceToDevice
 	case acl.MemcpyInnerDeviceToDevice:
 		ok, dir = onDevice(sl) && onDevice(dl), DeviceToDevice
-		if ok && sl.Place == PlaceDevice && dl.Place == PlaceDevice && sl.Device != dl.Device {
+		if ok && sl.Place == npuhook.PlaceDevice && dl.Place == npuhook.PlaceDevice && sl.Device != dl.Device {
 			return 0, c.fail(acl.CodeRTInvalidMemoryType, "%s copies within one device, but src 0x%x is on device %d and dst 0x%x on device %d",
 				kind, uintptr(src), sl.Device, uintptr(dst), dl.Device)
 		}
 	default: // ACL_MEMCPY_DEFAULT: the placements decide
-		dir = directionOf(sl.Place == PlaceDevice, dl.Place == PlaceDevice)
+		dir = directionOf(sl.Place == npuhook.PlaceDevice, dl.Place == npuhook.PlaceDevice)
 	}
 	if !ok {
 		return 0, c.fail(acl.CodeRTInvalidMemoryType, "%s does not match the memory: %s, %s",

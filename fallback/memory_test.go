@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ func TestDevicesHaveSeparateMemory(t *testing.T) {
 	for d := range int32(3) {
 		require.NoError(t, n.SetDevice(d))
 		p := mustMalloc(t, n, 4096)
-		assert.Equal(t, Placement{PlaceDevice, d, uintptr(p), 4096}, n.Classify(p))
+		assert.Equal(t, npuhook.Placement{Place: npuhook.PlaceDevice, Device: d, Base: uintptr(p), Size: 4096}, n.classify(p))
 		free, _, err := n.GetMemInfo(acl.HBMMem)
 		require.NoError(t, err)
 		assert.Equal(t, uintptr(testMem-4096), free, "device %d", d)
@@ -102,26 +103,26 @@ func TestClassify(t *testing.T) {
 
 	for _, c := range []struct {
 		p    unsafe.Pointer
-		want Placement
+		want npuhook.Placement
 	}{
-		{d0, Placement{PlaceDevice, 0, uintptr(d0), 3000}},
-		{unsafe.Add(d0, 2999), Placement{PlaceDevice, 0, uintptr(d0), 3000}},
-		{unsafe.Add(d0, 3000), Placement{Place: PlaceInvalid, Device: 0}},
-		{d1, Placement{PlaceDevice, 1, uintptr(d1), 100}},
-		{ptrOf(pinned), Placement{PlacePinned, -1, uintptr(ptrOf(pinned)), 700}},
-		{unsafe.Add(ptrOf(reg), 5000), Placement{PlaceRegistered, -1, uintptr(ptrOf(reg)), uintptr(len(reg))}},
-		{ptrOf(plain), Placement{Place: PlaceHost, Device: -1}},
-		{nil, Placement{Place: PlaceHost, Device: -1}},
+		{d0, npuhook.Placement{Place: npuhook.PlaceDevice, Device: 0, Base: uintptr(d0), Size: 3000}},
+		{unsafe.Add(d0, 2999), npuhook.Placement{Place: npuhook.PlaceDevice, Device: 0, Base: uintptr(d0), Size: 3000}},
+		{unsafe.Add(d0, 3000), npuhook.Placement{Place: npuhook.PlaceInvalid, Device: 0}},
+		{d1, npuhook.Placement{Place: npuhook.PlaceDevice, Device: 1, Base: uintptr(d1), Size: 100}},
+		{ptrOf(pinned), npuhook.Placement{Place: npuhook.PlacePinned, Device: -1, Base: uintptr(ptrOf(pinned)), Size: 700}},
+		{unsafe.Add(ptrOf(reg), 5000), npuhook.Placement{Place: npuhook.PlaceRegistered, Device: -1, Base: uintptr(ptrOf(reg)), Size: uintptr(len(reg))}},
+		{ptrOf(plain), npuhook.Placement{Place: npuhook.PlaceHost, Device: -1}},
+		{nil, npuhook.Placement{Place: npuhook.PlaceHost, Device: -1}},
 	} {
-		assert.Equal(t, c.want, n.Classify(c.p), "%p", c.p)
+		assert.Equal(t, c.want, n.classify(c.p), "%p", c.p)
 	}
-	assert.True(t, n.Classify(d1).DeviceAccessible())
-	assert.True(t, n.Classify(ptrOf(reg)).DeviceAccessible())
-	assert.False(t, n.Classify(ptrOf(pinned)).DeviceAccessible())
+	assert.True(t, n.classify(d1).DeviceAccessible())
+	assert.True(t, n.classify(ptrOf(reg)).DeviceAccessible())
+	assert.False(t, n.classify(ptrOf(pinned)).DeviceAccessible())
 	require.NoError(t, n.Free(d0))
-	assert.Equal(t, Placement{Place: PlaceInvalid, Device: 0}, n.Classify(d0), "freed memory")
+	assert.Equal(t, npuhook.Placement{Place: npuhook.PlaceInvalid, Device: 0}, n.classify(d0), "freed memory")
 	require.NoError(t, n.HostUnregister(ptrOf(reg)))
-	assert.Equal(t, PlaceHost, n.Classify(ptrOf(reg)).Place)
+	assert.Equal(t, npuhook.PlaceHost, n.classify(ptrOf(reg)).Place)
 	require.NoError(t, n.Free(d1))
 	require.NoError(t, n.FreeHost(ptrOf(pinned)))
 }
@@ -157,7 +158,7 @@ func TestMallocHostIsPinnedArena(t *testing.T) {
 	for i := range 20 {
 		b := mustMallocHost(t, n, 1+r.IntN(100000))
 		assert.Zero(t, uintptr(ptrOf(b))%Alignment)
-		assert.Equal(t, PlacePinned, n.Classify(ptrOf(b)).Place)
+		assert.Equal(t, npuhook.PlacePinned, n.classify(ptrOf(b)).Place)
 		fillByte(b, byte(i))
 		blocks = append(blocks, b)
 	}
@@ -192,7 +193,7 @@ func TestLargeCapacityCostsNothingUntilTouched(t *testing.T) {
 		require.NoError(t, n.SetDevice(3))
 		p, err := n.Malloc(32<<30, acl.MemMallocHugeFirst)
 		require.NoError(t, err)
-		assert.Equal(t, PlaceDevice, n.Classify(unsafe.Add(p, 32<<30-1)).Place)
+		assert.Equal(t, npuhook.PlaceDevice, n.classify(unsafe.Add(p, 32<<30-1)).Place)
 		require.NoError(t, n.Memset(unsafe.Add(p, 16<<30), 4096, 7, 4096))
 		require.NoError(t, n.Free(p))
 		require.NoError(t, n.ResetDevice(3))

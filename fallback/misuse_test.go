@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -69,9 +70,9 @@ func everyCall(n *NPU) map[string]error {
 	add("HostGetDevicePointer", err)
 	_, _, _, err = n.GetVersion()
 	add("GetVersion", err)
-	add("Enqueue", n.Enqueue(h, func() error { return nil }))
+	add("Enqueue", n.enqueueTask(h, func() error { return nil }))
 	add("SynchronizeStreamContext", n.SynchronizeStreamContext(context.Background(), h))
-	_, err = n.CurrentDevice()
+	_, err = n.currentDevice()
 	add("CurrentDevice", err)
 	return errs
 }
@@ -96,15 +97,15 @@ func TestEveryCallBeforeInitAndAfterClose(t *testing.T) {
 	assert.Empty(t, n.GetSocName())
 	assert.Empty(t, n.GetRecentErrMsg())
 	var x byte
-	assert.Equal(t, PlaceInvalid, n.Classify(unsafe.Pointer(&x)).Place)
-	_, _, err = n.DeviceBytes(unsafe.Pointer(&x), 1)
+	assert.Equal(t, npuhook.PlaceInvalid, n.classify(unsafe.Pointer(&x)).Place)
+	_, _, err = n.deviceBytes(unsafe.Pointer(&x), 1)
 	requireCode(t, acl.CodeUninitialize, err)
-	_, _, err = n.Bytes(unsafe.Pointer(&x), 1)
+	_, _, err = n.bytes("fallback.Bytes", unsafe.Pointer(&x), 1)
 	requireCode(t, acl.CodeUninitialize, err)
 	_ = n.Counters()
 	n.ResetCounters()
-	n.CountCopy(HostToHost, 1)
-	n.CountLaunch()
+	n.countCopy(HostToHost, 1)
+	n.countLaunch()
 	n.FailAllocation(1, 0)
 	n.FailTask(1, 0)
 	assert.Empty(t, n.Leaks())
@@ -252,7 +253,7 @@ func TestRandomMisuseNeverPanics(t *testing.T) {
 		func() error { return n.HostRegisterV2(pick(), uint64(size()), acl.HostRegMapped) },
 		func() error { return n.HostUnregister(pick()) },
 		func() error { _, err := n.HostGetDevicePointer(pick(), 0); return err },
-		func() error { _, _, err := n.DeviceBytes(pick(), size()); return err },
+		func() error { _, _, err := n.deviceBytes(pick(), size()); return err },
 	}
 	codes := map[acl.Code]int{}
 	for range 5000 {

@@ -8,7 +8,8 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
 var _ acl.ModelBackend = (*NPU)(nil)
@@ -43,7 +44,7 @@ type model struct {
 	id  acl.ModelID
 	dev *device
 	m   *ge.Model
-	rt  *zerocopy.Runtime
+	rt  *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
 	workLoc, weightLoc   loc    // their allocations, checked alive at every run
@@ -190,7 +191,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 		}
 	}
 	md.workAddr, md.weightAddr = sliceAddr(md.work), sliceAddr(md.weight)
-	md.rt, err = zerocopy.New(m, zerocopy.Config{
+	md.rt, err = zcrt.New(m, zcrt.Config{
 		Op:       c.op,
 		WorkBase: md.workAddr, WorkSize: uintptr(len(md.work)),
 		WeightBase: md.weightAddr, WeightSize: uintptr(len(md.weight)),
@@ -248,7 +249,7 @@ func (c *call) userRegion(md *model, role string, p unsafe.Pointer, size uintptr
 	addr := uintptr(p)
 	got := c.n.locate(addr)
 	switch {
-	case got.Place != PlaceDevice:
+	case got.Place != npuhook.PlaceDevice:
 		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x must be device memory of device %d, but it is %s", role, addr, md.dev.id, c.n.describe(addr))
 	case got.Device != md.dev.id:
 		return c.fail(acl.CodeGEParamInvalid, "%s memory 0x%x is on device %d, but the current context is on device %d", role, addr, got.Device, md.dev.id)

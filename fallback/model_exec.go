@@ -6,7 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
 // execRec is one execution request: the caller's buffers as classified at
@@ -14,10 +15,10 @@ import (
 // and reused, so the steady state of ExecuteAsync allocates nothing.
 type execRec struct {
 	md  *model
-	e   zerocopy.Exec
-	ub  []zerocopy.UserBuffer // inputs then outputs
-	mem []ioMem               // the same order: pointer and allocation
-	run func(*stream) error   // built once: the stream task
+	e   zcrt.Exec
+	ub  []zcrt.UserBuffer   // inputs then outputs
+	mem []ioMem             // the same order: pointer and allocation
+	run func(*stream) error // built once: the stream task
 
 	// Guarded by model.mu: where the request was queued. The stream's
 	// completion count covers a task skipped after a stream failure.
@@ -35,7 +36,7 @@ type ioMem struct {
 }
 
 // bind returns the binding of buffer i (inputs first, then outputs).
-func (r *execRec) bind(i int) *zerocopy.IOBind {
+func (r *execRec) bind(i int) *zcrt.IOBind {
 	if i < len(r.e.In) {
 		return &r.e.In[i]
 	}
@@ -84,7 +85,7 @@ func (r *execRec) wait(n *NPU) bool {
 }
 
 // ExecuteAsync is aclmdlExecuteAsync: the buffers are checked now (GE's
-// rules, see zerocopy.Runtime.Prepare), the execution runs when stream s
+// rules, see zcrt.Runtime.Prepare), the execution runs when stream s
 // reaches it. Executions of one model queued on one stream run in order;
 // one queued on another stream while an earlier one has not finished, or
 // while Execute runs, is refused with ACL_ERROR_RT_MODEL_EXECUTE (the
@@ -237,14 +238,14 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async 
 			t.mu.RUnlock()
 			return nil, c.badHandle("output dataset", uintptr(out))
 		}
-		if err := zerocopy.CheckIOCount(c.op, md.m, len(ins.bufs), len(outs.bufs)); err != nil {
+		if err := zcrt.CheckIOCount(c.op, md.m, len(ins.bufs), len(outs.bufs)); err != nil {
 			t.mu.RUnlock()
 			e := err.(*acl.Error)
 			return nil, c.fail(e.Code, "%s", e.Msg)
 		}
 		total := len(ins.bufs) + len(outs.bufs)
 		if cap(rec.ub) < total {
-			rec.ub = make([]zerocopy.UserBuffer, total)
+			rec.ub = make([]zcrt.UserBuffer, total)
 			rec.mem = make([]ioMem, total)
 		}
 		rec.ub, rec.mem = rec.ub[:total], rec.mem[:total]
@@ -310,9 +311,9 @@ func (c *call) allocOutputs(md *model, bufs []acl.DataBufferHandle) error {
 // allocation (unknown, freed, running past its end), another device's
 // memory, and plain host memory for an asynchronous execution give
 // ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID.
-func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, async bool, ub *zerocopy.UserBuffer, m *ioMem) error {
+func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, async bool, ub *zcrt.UserBuffer, m *ioMem) error {
 	*m = ioMem{ptr: p}
-	*ub = zerocopy.UserBuffer{Addr: uintptr(p), Size: size}
+	*ub = zcrt.UserBuffer{Addr: uintptr(p), Size: size}
 	if p == nil {
 		return nil // Prepare reports the null address
 	}
@@ -322,20 +323,20 @@ func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr
 	}
 	m.l = l
 	switch l.Place {
-	case PlaceDevice:
+	case npuhook.PlaceDevice:
 		if l.Device != md.dev.id {
 			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is device %d memory, but model %d runs on device %d", role, uintptr(p), l.Device, md.id, md.dev.id)
 		}
-		ub.Place = zerocopy.PlaceDevice
-	case PlaceRegistered:
-		ub.Place = zerocopy.PlaceDevice
-	case PlaceHost:
+		ub.Place = zcrt.PlaceDevice
+	case npuhook.PlaceRegistered:
+		ub.Place = zcrt.PlaceDevice
+	case npuhook.PlaceHost:
 		if async {
 			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is plain host memory; an asynchronous execution needs device, aclrtMallocHost or registered memory", role, uintptr(p))
 		}
-		ub.Place = zerocopy.PlaceHost
+		ub.Place = zcrt.PlaceHost
 	default:
-		ub.Place = zerocopy.PlaceHost
+		ub.Place = zcrt.PlaceHost
 	}
 	return nil
 }
@@ -352,7 +353,7 @@ func (c *call) checkExtents(md *model, rec *execRec) error {
 		}
 		l := &rec.mem[i].l
 		limit := l.Base + l.Size
-		if l.Place == PlaceDevice {
+		if l.Place == npuhook.PlaceDevice {
 			limit = l.Base + roundUp(l.Size)
 		}
 		if b.Addr+b.Extent > limit {
@@ -420,10 +421,10 @@ func (md *model) execute(rec *execRec) error {
 
 // copyIO copies one copied IO and counts it: host buffers move H2D (as
 // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE) or D2H, device buffers D2D.
-func (md *model) copyIO(n *NPU, dst, src []byte, place zerocopy.BufferPlace, in bool) {
+func (md *model) copyIO(n *NPU, dst, src []byte, place zcrt.BufferPlace, in bool) {
 	copy(dst, src)
 	dir := DeviceToDevice
-	if place == zerocopy.PlaceHost {
+	if place == zcrt.PlaceHost {
 		dir = DeviceToHost
 		if in {
 			dir = HostToDevice

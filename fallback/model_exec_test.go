@@ -7,7 +7,8 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestModelZeroCopyDeviceBuffers(t *testing.T) {
 	requireClose(t, w0, getF32s(y0d, p.M*p.N), "y0")
 	requireClose(t, w1, getF32s(y1d, p.M*p.K), "y1")
 
-	launches, err := n.ModelLaunches(id)
+	launches, err := n.modelLaunches(id)
 	require.NoError(t, err)
 	require.Len(t, launches, len(p.model.Tasks))
 	user := map[[2]int]uintptr{{1, 0}: addrOf(xd), {1, 1}: addrOf(rd), {2, 0}: addrOf(y0d), {2, 1}: addrOf(y1d)}
@@ -54,7 +55,7 @@ func TestModelZeroCopyDeviceBuffers(t *testing.T) {
 	for _, l := range launches {
 		task := &p.model.Tasks[l.Task]
 		for a, slot := range task.Args {
-			if l.Types[a] != zerocopy.AddrModelIO {
+			if l.Types[a] != zcrt.AddrModelIO {
 				continue
 			}
 			base := user[[2]int{int(slot.IO.Dir), slot.IO.Index}]
@@ -143,11 +144,11 @@ func TestModelHostBuffers(t *testing.T) {
 	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * inBytes}, c.H2D)
 	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * outBytes}, c.D2H)
 	require.Zero(t, c.D2D.Copies+c.H2H.Copies)
-	rt, err := n.ModelRuntime(id)
+	rt, err := n.modelRuntime(id)
 	require.NoError(t, err)
-	launches, err := n.ModelLaunches(id)
+	launches, err := n.modelLaunches(id)
 	require.NoError(t, err)
-	for _, rec := range append(append([]zerocopy.IORecord(nil), rt.Inputs()...), rt.Outputs()...) {
+	for _, rec := range append(append([]zcrt.IORecord(nil), rt.Inputs()...), rt.Outputs()...) {
 		for _, sl := range rec.Slots {
 			require.Equal(t, uint64(rt.ModelAddr(&rec))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg], "%s slot of task %d", rec.Name, sl.Task)
 		}
@@ -203,11 +204,11 @@ func TestModelSwapBuffers(t *testing.T) {
 		st, err := n.ModelStats(id)
 		require.NoError(t, err)
 		require.Equal(t, uint64(want), st.LastPatched, "round %d", round)
-		launches, err := n.ModelLaunches(id)
+		launches, err := n.modelLaunches(id)
 		require.NoError(t, err)
-		rt, err := n.ModelRuntime(id)
+		rt, err := n.modelRuntime(id)
 		require.NoError(t, err)
-		for k, recs := range [][]zerocopy.IORecord{rt.Inputs(), rt.Outputs()} {
+		for k, recs := range [][]zcrt.IORecord{rt.Inputs(), rt.Outputs()} {
 			for i, rec := range recs {
 				for _, sl := range rec.Slots {
 					require.Equal(t, uint64(addrOf(bufs[2*k+i]))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg])
@@ -243,15 +244,15 @@ func TestModelCopyOnlyIO(t *testing.T) {
 	c := n.Counters()
 	require.Equal(t, Traffic{Copies: 4, Bytes: 2 * uint64(p.inSizes()[0]+p.outSizes()[1])}, c.D2D)
 	require.Zero(t, c.H2D.Copies+c.D2H.Copies)
-	rt, err := n.ModelRuntime(id)
+	rt, err := n.modelRuntime(id)
 	require.NoError(t, err)
-	require.Equal(t, zerocopy.CopyInFeatureMap, rt.Inputs()[0].CopyOnly)
-	launches, err := n.ModelLaunches(id)
+	require.Equal(t, zcrt.CopyInFeatureMap, rt.Inputs()[0].CopyOnly)
+	launches, err := n.modelLaunches(id)
 	require.NoError(t, err)
 	x := rt.Inputs()[0]
 	for _, sl := range x.Slots {
 		require.Equal(t, uint64(rt.ModelAddr(&x))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg])
-		require.Equal(t, zerocopy.AddrFeatureMap, launches[sl.Task].Types[sl.Arg])
+		require.Equal(t, zcrt.AddrFeatureMap, launches[sl.Task].Types[sl.Arg])
 	}
 	require.NoError(t, n.Unload(id))
 
@@ -271,9 +272,9 @@ func TestModelCopyOnlyIO(t *testing.T) {
 	blob, err := m.MarshalBinary()
 	require.NoError(t, err)
 	id2 := loadBlob(t, n, blob)
-	rt2, err := n.ModelRuntime(id2)
+	rt2, err := n.modelRuntime(id2)
 	require.NoError(t, err)
-	require.Equal(t, zerocopy.CopyNoZeroCopyConsumer, rt2.Outputs()[0].CopyOnly)
+	require.Equal(t, zcrt.CopyNoZeroCopyConsumer, rt2.Outputs()[0].CopyOnly)
 	n.ResetCounters()
 	x2, r2 := p2.feed(rng, bufs[0], bufs[1])
 	runAsync(t, n, id2, in, out, s)
@@ -320,7 +321,7 @@ func TestModelOutputAutoAlloc(t *testing.T) {
 	ptr := n.GetDataBufferAddr(outH[1])
 	require.NotNil(t, ptr)
 	require.Equal(t, uintptr(p.outSizes()[1]), n.GetDataBufferSizeV2(outH[1]))
-	require.Equal(t, PlaceDevice, n.Classify(ptr).Place)
+	require.Equal(t, npuhook.PlaceDevice, n.classify(ptr).Place)
 	p.check(t, x, r, y0b, unsafeBytes(ptr, uintptr(p.outSizes()[1])))
 	require.NoError(t, n.Free(ptr))
 	require.NoError(t, n.Unload(id))

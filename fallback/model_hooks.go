@@ -4,25 +4,12 @@ import (
 	"slices"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
-// ModelLaunch is one kernel launch of a model's last execution, as the
-// device saw it: the task and the addresses in its argument slots.
-type ModelLaunch struct {
-	Task  int
-	Name  string
-	Op    ge.OpType
-	Args  []uint64            // one address per 8-byte slot
-	Types []zerocopy.AddrType // each slot's address type
-}
-
-// ModelLaunches returns the launches of the last execution of a loaded
-// model, in task order (empty before the first execution). Tests use it to
-// prove zero copy: a slot bound to a caller's device buffer holds the
-// buffer's address. Errors: ACL_ERROR_GE_EXEC_MODEL_ID_INVALID.
-func (n *NPU) ModelLaunches(id acl.ModelID) ([]ModelLaunch, error) {
+// modelLaunches is npuhook.NPU.ModelLaunches.
+func (n *NPU) modelLaunches(id acl.ModelID) ([]npuhook.ModelLaunch, error) {
 	md, err := n.hookModel("fallback.ModelLaunches", id)
 	if err != nil {
 		return nil, err
@@ -33,11 +20,11 @@ func (n *NPU) ModelLaunches(id acl.ModelID) ([]ModelLaunch, error) {
 	md.launchMu.Lock()
 	args := slices.Clone(md.launch)
 	md.launchMu.Unlock()
-	out := make([]ModelLaunch, len(md.m.Tasks))
+	out := make([]npuhook.ModelLaunch, len(md.m.Tasks))
 	for i := range out {
 		t := &md.m.Tasks[i]
 		lo, hi := md.rt.SlotStart(i), md.rt.SlotStart(i+1)
-		l := ModelLaunch{Task: i, Name: t.Name, Op: t.Op, Args: args[lo:hi:hi]}
+		l := npuhook.ModelLaunch{Task: i, Name: t.Name, Op: t.Op, Args: args[lo:hi:hi]}
 		for a := range t.Args {
 			l.Types = append(l.Types, md.rt.SlotType(i, a))
 		}
@@ -46,11 +33,16 @@ func (n *NPU) ModelLaunches(id acl.ModelID) ([]ModelLaunch, error) {
 	return out, nil
 }
 
-// ModelStats is what a loaded model's executions did.
+// ModelStats is what a loaded model's executions did: how many ran, how
+// many IO copies they made and how many task-argument slots they had to
+// re-point at the caller's buffers (zero when the same buffers are bound
+// again, the proof that a repeated execution costs no refresh).
 type ModelStats struct {
-	Executions uint64 // executions run to the end
-	IOCopies   uint64 // IO copies made (also counted in Counters by direction)
-	zerocopy.Stats
+	Executions   uint64 // executions run to the end
+	IOCopies     uint64 // IO copies made (also counted in Counters by direction)
+	Applies      uint64 // executions whose argument refresh was applied
+	PatchedSlots uint64 // argument slots rewritten over all executions
+	LastPatched  uint64 // argument slots rewritten by the last execution
 }
 
 // ModelStats returns a loaded model's counters. Errors:
@@ -60,13 +52,18 @@ func (n *NPU) ModelStats(id acl.ModelID) (ModelStats, error) {
 	if err != nil {
 		return ModelStats{}, err
 	}
-	return ModelStats{Executions: md.executed.Load(), IOCopies: md.ioCopies.Load(), Stats: md.rt.Stats()}, nil
+	st := md.rt.Stats()
+	return ModelStats{
+		Executions:   md.executed.Load(),
+		IOCopies:     md.ioCopies.Load(),
+		Applies:      st.Applies,
+		PatchedSlots: st.PatchedSlots,
+		LastPatched:  st.LastPatched,
+	}, nil
 }
 
-// ModelRuntime returns the zero-copy runtime of a loaded model (its offset
-// records and argument memory), for tests and tools. Read it only while no
-// execution of the model runs.
-func (n *NPU) ModelRuntime(id acl.ModelID) (*zerocopy.Runtime, error) {
+// modelRuntime is npuhook.NPU.ModelRuntime.
+func (n *NPU) modelRuntime(id acl.ModelID) (*zcrt.Runtime, error) {
 	md, err := n.hookModel("fallback.ModelRuntime", id)
 	if err != nil {
 		return nil, err
@@ -74,8 +71,8 @@ func (n *NPU) ModelRuntime(id acl.ModelID) (*zerocopy.Runtime, error) {
 	return md.rt, nil
 }
 
-// LoadedModels returns the ids of the loaded models, ascending.
-func (n *NPU) LoadedModels() []acl.ModelID {
+// loadedModels returns the ids of the loaded models, ascending.
+func (n *NPU) loadedModels() []acl.ModelID {
 	t := &n.models
 	t.mu.RLock()
 	defer t.mu.RUnlock()

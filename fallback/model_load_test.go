@@ -173,7 +173,7 @@ func TestModelLoadAllocFailure(t *testing.T) {
 		requireCode(t, acl.CodeGEMemoryAllocation, err)
 		require.Equal(t, before, n.Counters().LiveAllocs[0])
 	}
-	require.Empty(t, n.LoadedModels())
+	require.Empty(t, n.loadedModels())
 }
 
 // TestModelLeaks: a model left loaded is released by ResetDevice and by
@@ -186,7 +186,7 @@ func TestModelLeaks(t *testing.T) {
 	require.NoError(t, n.SetDevice(1))
 	id1 := loadBlob(t, n, p.blob)
 	require.NoError(t, n.ResetDevice(1))
-	require.Equal(t, []acl.ModelID{id0}, n.LoadedModels())
+	require.Equal(t, []acl.ModelID{id0}, n.loadedModels())
 	leaks := n.Leaks()
 	require.Len(t, leaks, 1)
 	require.Equal(t, LeakModel, leaks[0].Kind)
@@ -202,7 +202,7 @@ func TestModelLeaks(t *testing.T) {
 	require.Len(t, leaks, 1, "only the model: its memory is not reported again")
 	require.Equal(t, LeakModel, leaks[0].Kind)
 	require.Equal(t, uintptr(id0), leaks[0].Addr)
-	require.Empty(t, n.LoadedModels())
+	require.Empty(t, n.loadedModels())
 	require.Equal(t, base[0], n.Counters().LiveAllocs[0])
 	require.NoError(t, n.Init(""))
 	require.NoError(t, n.SetDevice(0))

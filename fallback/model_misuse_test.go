@@ -350,7 +350,7 @@ func TestModelCorruptBytes(t *testing.T) {
 	requireCode(t, acl.CodeInvalidParam, err)
 	_, _, err = n.QuerySizeFromMem(nil, 0)
 	requireCode(t, acl.CodeInvalidParam, err)
-	require.Empty(t, n.LoadedModels())
+	require.Empty(t, n.loadedModels())
 }
 
 // TestModelBadHandles: unknown, destroyed and null handles give

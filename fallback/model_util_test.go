@@ -147,7 +147,7 @@ func (p *mlp) check(t *testing.T, x, r []float32, y0b, y1b []byte) {
 // slotCount is the number of argument slots referring to an IO.
 func slotCount(t *testing.T, n *NPU, id acl.ModelID, out bool, i int) int {
 	t.Helper()
-	rt, err := n.ModelRuntime(id)
+	rt, err := n.modelRuntime(id)
 	require.NoError(t, err)
 	if out {
 		return len(rt.Outputs()[i].Slots)

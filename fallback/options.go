@@ -86,9 +86,10 @@ func WithAllocFault(k int, code acl.Code) Option {
 	return func(c *config) { c.allocFault = append(c.allocFault, fault{k, code}) }
 }
 
-// WithTaskFault makes the k-th stream task (MemcpyAsync, MemsetAsync or
-// Enqueue, counted from 1 since New in the order they are queued) fail with
-// code (ACL_ERROR_RT_TS_ERROR when code is 0) when its stream reaches it.
+// WithTaskFault makes the k-th stream task (MemcpyAsync, MemsetAsync, a
+// model or HCCL task, counted from 1 since New in the order they are
+// queued) fail with code (ACL_ERROR_RT_TS_ERROR when code is 0) when its
+// stream reaches it.
 // It may be given several times.
 func WithTaskFault(k int, code acl.Code) Option {
 	return func(c *config) { c.taskFault = append(c.taskFault, fault{k, code}) }

@@ -6,60 +6,13 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
-
-// Place says where a pointer lives.
-type Place uint8
-
-// Places of memory.
-const (
-	// PlaceHost is plain host memory: anything this NPU did not allocate or
-	// register (Go heap, stacks, other mappings).
-	PlaceHost Place = iota
-	// PlacePinned is a live MallocHost block.
-	PlacePinned
-	// PlaceRegistered is host memory registered with HostRegister or
-	// HostRegisterV2; it is device-accessible at the same address.
-	PlaceRegistered
-	// PlaceDevice is a live Malloc block of one device.
-	PlaceDevice
-	// PlaceInvalid is inside this NPU's device or pinned arenas but not in
-	// a live block: never allocated, freed, or in a block's padding.
-	PlaceInvalid
-)
-
-var placeNames = [...]string{"host", "pinned host", "registered host", "device", "invalid"}
-
-// String names the place ("device", "pinned host", ...).
-func (p Place) String() string {
-	if int(p) < len(placeNames) {
-		return placeNames[p]
-	}
-	return "Place(" + strconv.Itoa(int(p)) + ")"
-}
-
-// Placement is the classification of a pointer.
-type Placement struct {
-	Place Place
-	// Device is the device of PlaceDevice memory (and of PlaceInvalid
-	// pointers inside a device's arena); -1 otherwise.
-	Device int32
-	// Base and Size are the allocation or registration containing the
-	// pointer (zero for PlaceHost and PlaceInvalid).
-	Base uintptr
-	Size uintptr
-}
-
-// DeviceAccessible reports whether the device may read or write the memory
-// (device memory or registered host memory).
-func (p Placement) DeviceAccessible() bool {
-	return p.Place == PlaceDevice || p.Place == PlaceRegistered
-}
 
 // loc is a classified pointer with the record that keeps it valid, so a
 // queued task can check at run time that its memory still exists.
 type loc struct {
-	Placement
+	npuhook.Placement
 	al    *alloc
 	reg   *registration
 	arena *arena
@@ -114,22 +67,22 @@ func (n *NPU) locate(addr uintptr) loc {
 	if a := n.arenaOf(addr); a != nil {
 		if a.dev >= 0 {
 			if al := a.lookup(addr); al != nil {
-				return loc{Placement: Placement{PlaceDevice, a.dev, al.addr, al.size}, al: al, arena: a}
+				return loc{Placement: npuhook.Placement{Place: npuhook.PlaceDevice, Device: a.dev, Base: al.addr, Size: al.size}, al: al, arena: a}
 			}
-			return loc{Placement: Placement{Place: PlaceInvalid, Device: a.dev}, arena: a}
+			return loc{Placement: npuhook.Placement{Place: npuhook.PlaceInvalid, Device: a.dev}, arena: a}
 		}
 		if r := n.findReg(addr); r != nil {
-			return loc{Placement: Placement{PlaceRegistered, -1, r.addr, r.size}, reg: r}
+			return loc{Placement: npuhook.Placement{Place: npuhook.PlaceRegistered, Device: -1, Base: r.addr, Size: r.size}, reg: r}
 		}
 		if al := a.lookup(addr); al != nil {
-			return loc{Placement: Placement{PlacePinned, -1, al.addr, al.size}, al: al, arena: a}
+			return loc{Placement: npuhook.Placement{Place: npuhook.PlacePinned, Device: -1, Base: al.addr, Size: al.size}, al: al, arena: a}
 		}
-		return loc{Placement: Placement{Place: PlaceInvalid, Device: -1}, arena: a}
+		return loc{Placement: npuhook.Placement{Place: npuhook.PlaceInvalid, Device: -1}, arena: a}
 	}
 	if r := n.findReg(addr); r != nil {
-		return loc{Placement: Placement{PlaceRegistered, -1, r.addr, r.size}, reg: r}
+		return loc{Placement: npuhook.Placement{Place: npuhook.PlaceRegistered, Device: -1, Base: r.addr, Size: r.size}, reg: r}
 	}
-	return loc{Placement: Placement{Place: PlaceHost, Device: -1}}
+	return loc{Placement: npuhook.Placement{Place: npuhook.PlaceHost, Device: -1}}
 }
 
 // checkRange classifies [ptr, ptr+size) and checks it lies inside one live
@@ -143,21 +96,21 @@ func (c *call) checkRange(role string, ptr unsafe.Pointer, size uintptr) (loc, e
 	}
 	l := c.n.locate(addr)
 	switch l.Place {
-	case PlaceInvalid:
+	case npuhook.PlaceInvalid:
 		return l, c.fail(acl.CodeRTParamInvalid, "%s pointer 0x%x is not inside a live allocation of %s: %s", role, addr, arenaName(l.Device), l.arena.explain(addr))
-	case PlaceDevice, PlacePinned:
+	case npuhook.PlaceDevice, npuhook.PlacePinned:
 		if end := l.Base + l.Size; addr+size > end {
 			return l, c.fail(acl.CodeRTParamInvalid, "%s range 0x%x+%d runs %d bytes past the end of %s allocation 0x%x (%d bytes, #%d)",
 				role, addr, size, addr+size-end, l.Place, l.Base, l.Size, l.al.seq)
 		}
-	case PlaceRegistered:
+	case npuhook.PlaceRegistered:
 		if addr+size > l.Base+l.Size {
-			l = loc{Placement: Placement{Place: PlaceHost, Device: -1}}
+			l = loc{Placement: npuhook.Placement{Place: npuhook.PlaceHost, Device: -1}}
 			if c.n.overlapsArena(addr, size) {
 				return l, c.fail(acl.CodeRTParamInvalid, "%s range 0x%x+%d runs past registered memory into device or pinned memory", role, addr, size)
 			}
 		}
-	case PlaceHost:
+	case npuhook.PlaceHost:
 		if c.n.overlapsArena(addr, size) {
 			return l, c.fail(acl.CodeRTParamInvalid, "%s range 0x%x+%d starts in host memory and runs into device or pinned memory", role, addr, size)
 		}
@@ -169,13 +122,13 @@ func (c *call) checkRange(role string, ptr unsafe.Pointer, size uintptr) (loc, e
 func (n *NPU) describe(addr uintptr) string {
 	l := n.locate(addr)
 	switch l.Place {
-	case PlaceDevice:
+	case npuhook.PlaceDevice:
 		return fmt.Sprintf("inside device %d allocation 0x%x of %d bytes", l.Device, l.Base, l.Size)
-	case PlacePinned:
+	case npuhook.PlacePinned:
 		return fmt.Sprintf("inside aclrtMallocHost block 0x%x of %d bytes", l.Base, l.Size)
-	case PlaceRegistered:
+	case npuhook.PlaceRegistered:
 		return fmt.Sprintf("inside registered host memory 0x%x of %d bytes", l.Base, l.Size)
-	case PlaceInvalid:
+	case npuhook.PlaceInvalid:
 		return fmt.Sprintf("in %s but not in a live allocation", arenaName(l.Device))
 	}
 	return "plain host memory"
@@ -190,22 +143,20 @@ func arenaName(dev int32) string {
 
 func describeLoc(role string, addr uintptr, l loc) string {
 	switch l.Place {
-	case PlaceDevice:
+	case npuhook.PlaceDevice:
 		return fmt.Sprintf("%s 0x%x is device %d memory", role, addr, l.Device)
-	case PlacePinned:
+	case npuhook.PlacePinned:
 		return fmt.Sprintf("%s 0x%x is pinned host memory", role, addr)
-	case PlaceRegistered:
+	case npuhook.PlaceRegistered:
 		return fmt.Sprintf("%s 0x%x is registered host memory", role, addr)
 	}
 	return fmt.Sprintf("%s 0x%x is plain host memory", role, addr)
 }
 
-// Classify says where ptr lives: on which device, in pinned or registered
-// host memory, in plain host memory, or nowhere valid. It does not need a
-// current context. After Close every pointer is PlaceInvalid.
-func (n *NPU) Classify(ptr unsafe.Pointer) Placement {
+// classify is npuhook.NPU.Classify.
+func (n *NPU) classify(ptr unsafe.Pointer) npuhook.Placement {
 	if !n.enter() {
-		return Placement{Place: PlaceInvalid, Device: -1}
+		return npuhook.Placement{Place: npuhook.PlaceInvalid, Device: -1}
 	}
 	defer n.exit()
 	return n.locate(uintptr(ptr)).Placement

@@ -325,3 +325,14 @@ func (c *call) syncStream(ctx context.Context, h acl.StreamHandle, timeoutMs int
 	}
 	return nil
 }
+
+// SynchronizeStreamContext is SynchronizeStream bounded by ctx: it returns
+// ctx.Err() if ctx ends first.
+func (n *NPU) SynchronizeStreamContext(ctx context.Context, s acl.StreamHandle) error {
+	c, err := n.begin("aclrtSynchronizeStream", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	return c.syncStream(ctx, s, -1)
+}

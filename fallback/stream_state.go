@@ -2,17 +2,18 @@ package fallback
 
 import "github.com/ascend-go/cann/acl"
 
-// StreamState observes one stream from any goroutine: whether it has a
-// sticky error, after which it skips every task still queued (they never
-// run). A layer that counts its queued tasks (the HCCL model's
-// CommDestroy) uses it not to wait for tasks that will never run. The zero
-// value observes nothing and reports no failure. Safe for concurrent use.
-type StreamState struct{ s *stream }
+// streamState implements npuhook.StreamState: it observes one stream from
+// any goroutine: whether it has a sticky error, after which it skips every
+// task still queued (they never run). A layer that counts its queued tasks
+// (the HCCL model's CommDestroy) uses it not to wait for tasks that will
+// never run. The zero value observes nothing and reports no failure. Safe
+// for concurrent use.
+type streamState struct{ s *stream }
 
 // Failed reports whether the stream has a sticky error and its code. The
 // error is never cleared, so once true it stays true: no task queued on
 // the stream from then on, or still waiting in its queue, will run.
-func (st StreamState) Failed() (bool, acl.Code) {
+func (st streamState) Failed() (bool, acl.Code) {
 	if st.s == nil {
 		return false, acl.Success
 	}
@@ -20,25 +21,25 @@ func (st StreamState) Failed() (bool, acl.Code) {
 	return code != 0, code
 }
 
-// EnqueueOpState is EnqueueOp that also returns the state of the stream
-// the task went to (the null handle resolves, as in EnqueueOp, to the
+// enqueueOpState is enqueueOp that also returns the state of the stream
+// the task went to (the null handle resolves, as in enqueueOp, to the
 // current context's default stream, so the state is taken here, on the
 // calling thread).
-func (n *NPU) EnqueueOpState(s acl.StreamHandle, op string, task func() error) (StreamState, error) {
+func (n *NPU) enqueueOpState(s acl.StreamHandle, op string, task func() error) (streamState, error) {
 	c, err := n.begin(op, true)
 	if err != nil {
-		return StreamState{}, err
+		return streamState{}, err
 	}
 	defer n.exit()
 	if task == nil {
-		return StreamState{}, c.fail(acl.CodeInvalidParam, "nil task")
+		return streamState{}, c.fail(acl.CodeInvalidParam, "nil task")
 	}
 	st, err := c.stream(s)
 	if err != nil {
-		return StreamState{}, err
+		return streamState{}, err
 	}
 	if err := c.enqueue(st, true, false, func(*stream) error { return task() }); err != nil {
-		return StreamState{}, err
+		return streamState{}, err
 	}
-	return StreamState{st}, nil
+	return streamState{st}, nil
 }

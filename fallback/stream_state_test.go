@@ -19,12 +19,12 @@ func TestStreamState(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.DestroyStream(s) })
 
-	failed, code := StreamState{}.Failed()
+	failed, code := streamState{}.Failed()
 	assert.False(t, failed, "the zero value observes nothing")
 	assert.Equal(t, acl.Success, code)
 
 	ran := 0
-	st, err := n.EnqueueOpState(s, "test", func() error { ran++; return nil })
+	st, err := n.enqueueOpState(s, "test", func() error { ran++; return nil })
 	require.NoError(t, err)
 	require.NoError(t, n.SynchronizeStream(s))
 	assert.Equal(t, 1, ran)
@@ -32,28 +32,28 @@ func TestStreamState(t *testing.T) {
 	assert.False(t, failed)
 
 	gate := make(chan struct{})
-	require.NoError(t, n.Enqueue(s, func() error { <-gate; return errors.New("boom") }))
-	st2, err := n.EnqueueOpState(s, "test", func() error { ran++; return nil })
+	require.NoError(t, n.enqueueTask(s, func() error { <-gate; return errors.New("boom") }))
+	st2, err := n.enqueueOpState(s, "test", func() error { ran++; return nil })
 	require.NoError(t, err)
 	failed, _ = st2.Failed()
 	assert.False(t, failed, "nothing failed yet")
 	close(gate)
 	require.Error(t, n.SynchronizeStream(s))
-	for _, x := range []StreamState{st, st2} {
+	for _, x := range []streamState{st, st2} {
 		failed, code = x.Failed()
 		assert.True(t, failed)
 		assert.Equal(t, acl.CodeRTTSError, code)
 	}
 	assert.Equal(t, 1, ran, "the task behind the failure was skipped")
 
-	def, err := n.EnqueueOpState(0, "test", func() error { return nil })
+	def, err := n.enqueueOpState(0, "test", func() error { return nil })
 	require.NoError(t, err, "the default stream")
 	require.NoError(t, n.SynchronizeStream(0))
 	failed, _ = def.Failed()
 	assert.False(t, failed, "another stream's failure is not the default stream's")
 
-	_, err = n.EnqueueOpState(s, "test", nil)
+	_, err = n.enqueueOpState(s, "test", nil)
 	assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err), "nil task: %v", err)
-	_, err = n.EnqueueOpState(acl.StreamHandle(0xdead), "test", func() error { return nil })
+	_, err = n.enqueueOpState(acl.StreamHandle(0xdead), "test", func() error { return nil })
 	assert.Equal(t, acl.CodeRTInvalidHandle, acl.CodeOf(err), "unknown stream: %v", err)
 }

@@ -28,7 +28,7 @@ func TestStreamOrder(t *testing.T) {
 	}
 	for k := range tasks {
 		for i, s := range hs {
-			require.NoError(t, n.Enqueue(s, func() error {
+			require.NoError(t, n.enqueueTask(s, func() error {
 				if running[i].Add(1) != 1 {
 					return errors.New("two tasks of one stream ran at once")
 				}
@@ -56,9 +56,9 @@ func TestStickyError(t *testing.T) {
 	require.NoError(t, err)
 	var ran []int
 	boom := acl.Errorf("custom", acl.CodeRTAICoreException, "kernel fault")
-	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 1); return nil }))
-	require.NoError(t, n.EnqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
-	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 3); return nil }))
+	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 1); return nil }))
+	require.NoError(t, n.enqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
+	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 3); return nil }))
 	for range 3 {
 		err := n.SynchronizeStream(s)
 		requireCode(t, acl.CodeRTAICoreException, err)
@@ -67,11 +67,11 @@ func TestStickyError(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2}, ran)
 	// Still accepting work, still failed, work still skipped.
-	require.NoError(t, n.Enqueue(s, func() error { ran = append(ran, 4); return nil }))
+	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 4); return nil }))
 	requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStreamWithTimeout(s, 1000))
 	assert.Equal(t, []int{1, 2}, ran)
 	// The default stream is unaffected.
-	require.NoError(t, n.Enqueue(0, func() error { ran = append(ran, 5); return nil }))
+	require.NoError(t, n.enqueueTask(0, func() error { ran = append(ran, 5); return nil }))
 	require.NoError(t, n.SynchronizeStream(0))
 	assert.Equal(t, []int{1, 2, 5}, ran)
 	require.NoError(t, n.DestroyStream(s))
@@ -83,15 +83,15 @@ func TestTaskErrorsWithoutCodeAndPanics(t *testing.T) {
 	require.NoError(t, err)
 	s2, err := n.CreateStream()
 	require.NoError(t, err)
-	require.NoError(t, n.Enqueue(s1, func() error { return errors.New("plain") }))
-	require.NoError(t, n.Enqueue(s2, func() error { panic("task bug") }))
+	require.NoError(t, n.enqueueTask(s1, func() error { return errors.New("plain") }))
+	require.NoError(t, n.enqueueTask(s2, func() error { panic("task bug") }))
 	err = n.SynchronizeStream(s1)
 	requireCode(t, acl.CodeRTTSError, err)
 	assert.Contains(t, err.Error(), "plain")
 	err = n.SynchronizeStream(s2)
 	requireCode(t, acl.CodeRTTSError, err)
 	assert.Contains(t, err.Error(), "panicked: task bug")
-	requireCode(t, acl.CodeInvalidParam, n.Enqueue(s1, nil))
+	requireCode(t, acl.CodeInvalidParam, n.enqueueTask(s1, nil))
 	require.NoError(t, n.DestroyStream(s1))
 	require.NoError(t, n.DestroyStream(s2))
 }
@@ -136,7 +136,7 @@ func TestDestroyStreamDrains(t *testing.T) {
 	requireWorkers(t, base+1)
 	var count atomic.Int32
 	for range 100 {
-		require.NoError(t, n.Enqueue(s, func() error {
+		require.NoError(t, n.enqueueTask(s, func() error {
 			time.Sleep(10 * time.Microsecond)
 			count.Add(1)
 			return nil
@@ -145,7 +145,7 @@ func TestDestroyStreamDrains(t *testing.T) {
 	require.NoError(t, n.DestroyStream(s))
 	assert.Equal(t, int32(100), count.Load())
 	waitWorkers(t, base)
-	requireCode(t, acl.CodeRTInvalidHandle, n.Enqueue(s, func() error { return nil }))
+	requireCode(t, acl.CodeRTInvalidHandle, n.enqueueTask(s, func() error { return nil }))
 	requireCode(t, acl.CodeRTInvalidHandle, n.DestroyStream(s))
 	requireCode(t, acl.CodeInvalidParam, n.DestroyStream(0))
 }
@@ -210,7 +210,7 @@ func TestCloseAbortsWaits(t *testing.T) {
 	wg.Go(func() {
 		onThread(func() {
 			assert.NoError(t, n.SetDevice(0))
-			assert.NoError(t, n.Enqueue(0, func() error { <-release; return nil }))
+			assert.NoError(t, n.enqueueTask(0, func() error { <-release; return nil }))
 			close(queued)
 			got <- n.SynchronizeStream(0) // blocked, or refused if Close came first
 		})

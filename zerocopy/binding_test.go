@@ -15,6 +15,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -144,7 +145,7 @@ func TestBindingZeroCopy(t *testing.T) {
 		e.verify(t, b, y, z)
 	}
 	// The launches carry the bound buffers' addresses.
-	launches, err := e.npu.ModelLaunches(e.m.ID())
+	launches, err := npuhook.Of(e.npu).ModelLaunches(e.m.ID())
 	require.NoError(t, err)
 	seen := map[uint64]bool{}
 	for _, l := range launches {
@@ -365,7 +366,8 @@ func TestBindingClose(t *testing.T) {
 
 	gate := make(chan struct{})
 	require.NoError(t, e.dev.Do(func() error {
-		return e.npu.Enqueue(st.Handle(), func() error { <-gate; return nil })
+		_, err := npuhook.Of(e.npu).Enqueue(st.Handle(), "hold", func() error { <-gate; return nil })
+		return err
 	}))
 	out1 := b.Output(1)
 	require.NoError(t, b.RunAsync(st))

@@ -1,43 +1,22 @@
-// Package zerocopy implements GE's zero-copy model input/output at run time
-// and the user-facing bindings built on it.
+// Package zerocopy binds a loaded model's inputs and outputs to buffers
+// once, so that every execution is a single aclmdlExecuteAsync that points
+// the model's task arguments at those buffers instead of copying data
+// (GE's zero-copy model IO).
 //
-// # Runtime mechanism
+// Bind sizes one device buffer per IO from the model description (or takes
+// the caller's, WithInputs / WithOutputs) and builds the datasets once;
+// Binding.RunAsync then costs one backend call and no allocation. Device
+// buffers are zero copy; host buffers are accepted but make their IO
+// copy-only (WithHostBuffers is the copy mode a zero-copy run is compared
+// against); WithStrict refuses anything that would not be zero copy.
 //
-// A backend that executes compiled models (ge.Model) builds one Runtime per
-// loaded model. The Runtime owns:
-//
-//   - the argument memory: every task's table of 8-byte address slots, with
-//     the region bases of this load added (weights for Fixed slots, the
-//     model memory region for feature-map and IO slots);
-//   - one offset record per model input and output (IORecord, GE's
-//     ZeroCopyOffset): every slot that refers to the IO with its offset
-//     relative to the IO's basic offset, whether the IO can be refreshed
-//     in place (zero copy) or must be copied, and the address its slots
-//     hold now;
-//   - the address classification of every slot (AddrFixed, AddrFeatureMap,
-//     AddrModelIO) and each task's refresh flags (RefreshByModelIO,
-//     RefreshByFM), as GE's MemoryAppTypeClassifier and
-//     TaskArgsRefreshTypeClassifier compute them.
-//
-// Executing is two steps. Prepare checks the caller's buffers against the
-// model with GE's rules and messages (IO count, the size rule
-// user + 64 < model, outputReuseInputMemIndexes pairs, host buffers under
-// WORKSPACE_MEM_OPTIMIZE) and decides per IO whether its slots point at the
-// caller's buffer (refresh by model IO, no copy) or at the model's own block
-// with a copy (a host buffer, an IO inside the feature map, an IO reached by
-// a slot that cannot take an external address). Prepare only reads the
-// Runtime, so it may run at call time while an earlier execution is still
-// queued. Apply then patches the argument memory in stream order: only the
-// slots of IOs whose address changed since the last execution are
-// rewritten, and the count is kept (Stats) so tests can prove it.
-//
-// The package imports acl and ge only, never a backend; it neither
-// allocates device memory nor copies data: the backend does both from what
-// Prepare decided.
+// The run-time mechanism a backend uses to honour a binding (offset
+// records, task-argument refresh, copy-only IO, GE's size and reuse rules)
+// is the backend's business and lives in an internal package; this package
+// holds only what a user calls.
 //
 // # Concurrency
 //
-// A Runtime is safe for concurrent Prepare calls and Stats reads; Apply and
-// the argument memory it mutates must be used by one execution at a time,
-// which the ACL rule "one model id executes once at a time" guarantees.
+// A Binding is safe for concurrent use: runs, swaps and Close are
+// serialized, and the Model serializes executions across all its Bindings.
 package zerocopy

@@ -13,6 +13,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // TestDestroyAfterStreamFailure: CommDestroy waits for the communicator's
@@ -52,7 +53,7 @@ func TestDestroyAfterStreamFailure(t *testing.T) {
 					return err
 				}
 				if streamFails {
-					if err := npu.Enqueue(r.Stream(), func() error { return errors.New("a kernel failed") }); err != nil {
+					if _, err := npuhook.Of(npu).Enqueue(r.Stream(), "kernel", func() error { return errors.New("a kernel failed") }); err != nil {
 						return err
 					}
 				}

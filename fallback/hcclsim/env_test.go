@@ -8,6 +8,7 @@ import (
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/hccl/hccltest"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // npuEnv is the conformance env of ranks as devices of one fallback NPU,
@@ -18,13 +19,13 @@ type npuEnv struct {
 }
 
 func (e *npuEnv) Backend() hccl.Backend { return e.sim }
-func (e *npuEnv) MaxRanks() int         { return e.npu.DeviceCount() }
+func (e *npuEnv) MaxRanks() int         { return npuhook.Of(e.npu).DeviceCount() }
 func (e *npuEnv) Live() int             { return e.sim.Live() }
 
 func (e *npuEnv) Devices(n int) []int32 {
 	out := make([]int32, n)
 	for i := range out {
-		out[i] = int32(i % e.npu.DeviceCount())
+		out[i] = int32(i % npuhook.Of(e.npu).DeviceCount())
 	}
 	return out
 }
@@ -52,7 +53,8 @@ type npuRank struct {
 func (r *npuRank) Hold() error {
 	r.gate = make(chan struct{})
 	g := r.gate
-	return r.npu.Enqueue(r.s, func() error { <-g; return nil })
+	_, err := npuhook.Of(r.npu).Enqueue(r.s, "hold", func() error { <-g; return nil })
+	return err
 }
 
 // Release lets the held stream run on.

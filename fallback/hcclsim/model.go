@@ -4,13 +4,13 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // RegisterModelComm makes communicator h the communicator of group for the
-// models loaded on the device of h's rank (fallback.NPU.RegisterCollective):
+// models loaded on the device of h's rank (npuhook.NPU.RegisterCollective):
 // their collective tasks of that group (ge.OpHcclAllReduce) then run on h
 // when the models execute. An empty group is ge.DefaultGroup. Errors:
 // HCCL_E_PTR for a null handle, HCCL_E_PARA for an unknown or destroyed one,
@@ -50,7 +50,7 @@ func (s *Sim) UnregisterModelComm(group string, h hccl.CommHandle) error {
 	return nil
 }
 
-func (s *Sim) modelTarget(op string, h hccl.CommHandle) (*fallback.NPU, *comm, error) {
+func (s *Sim) modelTarget(op string, h hccl.CommHandle) (npuhook.NPU, *comm, error) {
 	if h == 0 {
 		return nil, nil, hccl.Errorf(op, hccl.EPtr, "null communicator")
 	}
@@ -66,7 +66,7 @@ func (s *Sim) modelTarget(op string, h hccl.CommHandle) (*fallback.NPU, *comm, e
 }
 
 // modelComm is a communicator as the fallback's model executor calls it
-// (fallback.Collective). It holds the handle, not the rank, so a destroyed
+// (ge.Collective). It holds the handle, not the rank, so a destroyed
 // communicator fails cleanly. Safe for concurrent use.
 type modelComm struct {
 	s *Sim

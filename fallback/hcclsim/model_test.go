@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -21,7 +22,7 @@ import (
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/internal/floatx"
-	"github.com/ascend-go/cann/zerocopy"
+	"github.com/ascend-go/cann/internal/zcrt"
 )
 
 // modelWorld is one fallback NPU with one device per rank, the HCCL model
@@ -71,10 +72,10 @@ func (w *modelWorld) register(t *testing.T, group string) {
 type rankResult struct {
 	outs     [][][]byte // per run, per output: the bytes read back
 	bufs     []uintptr  // device buffers: inputs then outputs
-	launches []fallback.ModelLaunch
+	launches []npuhook.ModelLaunch
 	stats    fallback.ModelStats
-	ins      []zerocopy.IORecord
-	outRecs  []zerocopy.IORecord
+	ins      []zcrt.IORecord
+	outRecs  []zcrt.IORecord
 	modelIn  []uintptr // the model's own block of each input
 	modelOut []uintptr
 }
@@ -183,13 +184,13 @@ func (w *modelWorld) rank(r int, blob []byte, inputs [][][][]byte, res *rankResu
 		}
 		res.outs = append(res.outs, outs)
 	}
-	if res.launches, err = n.ModelLaunches(id); err != nil {
+	if res.launches, err = npuhook.Of(n).ModelLaunches(id); err != nil {
 		return err
 	}
 	if res.stats, err = n.ModelStats(id); err != nil {
 		return err
 	}
-	rt, err := n.ModelRuntime(id)
+	rt, err := npuhook.Of(n).ModelRuntime(id)
 	if err != nil {
 		return err
 	}
@@ -303,7 +304,7 @@ func TestModelAllReduceLayer(t *testing.T) {
 				for r := range ranks {
 					l := res[r].launches[1]
 					require.Equal(t, ge.OpHcclAllReduce, l.Op)
-					assert.Equal(t, []zerocopy.AddrType{zerocopy.AddrFeatureMap, zerocopy.AddrFeatureMap}, l.Types)
+					assert.Equal(t, []zcrt.AddrType{zcrt.AddrFeatureMap, zcrt.AddrFeatureMap}, l.Types)
 					assert.Equal(t, uint64(runs), res[r].stats.Executions)
 					assert.Zero(t, res[r].stats.IOCopies)
 				}
@@ -451,10 +452,10 @@ func TestModelAllReduceIOZeroCopy(t *testing.T) {
 				ar := res[r].launches[0]
 				require.Equal(t, ge.OpHcclAllReduce, ar.Op)
 				assert.Equal(t, []uint64{uint64(x), uint64(y0)}, ar.Args, "rank %d: the AllReduce reads and writes the caller's buffers", r)
-				assert.Equal(t, []zerocopy.AddrType{zerocopy.AddrModelIO, zerocopy.AddrModelIO}, ar.Types)
-				assert.Equal(t, zerocopy.NotCopyOnly, res[r].ins[0].CopyOnly)
-				assert.Equal(t, zerocopy.NotCopyOnly, res[r].outRecs[0].CopyOnly)
-				assert.Contains(t, res[r].ins[0].Slots, zerocopy.SlotRecord{Task: 0, Arg: 0, Index: 0, Rel: 0, Size: res[r].ins[0].Size},
+				assert.Equal(t, []zcrt.AddrType{zcrt.AddrModelIO, zcrt.AddrModelIO}, ar.Types)
+				assert.Equal(t, zcrt.NotCopyOnly, res[r].ins[0].CopyOnly)
+				assert.Equal(t, zcrt.NotCopyOnly, res[r].outRecs[0].CopyOnly)
+				assert.Contains(t, res[r].ins[0].Slots, zcrt.SlotRecord{Task: 0, Arg: 0, Index: 0, Rel: 0, Size: res[r].ins[0].Size},
 					"the AllReduce's input slot is in the input's offset record")
 				assert.Equal(t, 0, res[r].outRecs[0].Slots[0].Task)
 				st := res[r].stats
@@ -511,17 +512,17 @@ func TestModelAllReduceIOCopyOnly(t *testing.T) {
 					require.Equal(t, ge.OpHcclAllReduce, ar.Op)
 					wantX, wantY := uint64(res[r].bufs[0]), uint64(res[r].bufs[1])
 					if c.inCopy {
-						assert.Equal(t, zerocopy.CopyInFeatureMap, res[r].ins[0].CopyOnly)
+						assert.Equal(t, zcrt.CopyInFeatureMap, res[r].ins[0].CopyOnly)
 						wantX = uint64(res[r].modelIn[0])
-						assert.Equal(t, zerocopy.AddrFeatureMap, ar.Types[0])
+						assert.Equal(t, zcrt.AddrFeatureMap, ar.Types[0])
 					}
 					if c.outCpy {
-						assert.Equal(t, zerocopy.CopyInFeatureMap, res[r].outRecs[0].CopyOnly)
+						assert.Equal(t, zcrt.CopyInFeatureMap, res[r].outRecs[0].CopyOnly)
 						wantY = uint64(res[r].modelOut[0])
-						assert.Equal(t, zerocopy.AddrFeatureMap, ar.Types[1])
+						assert.Equal(t, zcrt.AddrFeatureMap, ar.Types[1])
 					}
 					assert.Equal(t, []uint64{wantX, wantY}, ar.Args, "rank %d", r)
-					assert.Equal(t, zerocopy.NotCopyOnly, res[r].outRecs[1].CopyOnly, "y1 is written by a capable task")
+					assert.Equal(t, zcrt.NotCopyOnly, res[r].outRecs[1].CopyOnly, "y1 is written by a capable task")
 					assert.Equal(t, uint64(res[r].bufs[2]), res[r].launches[len(res[r].launches)-1].Args[1], "the Memcpy writes the caller's y1")
 				}
 			})
@@ -594,7 +595,7 @@ func TestModelAllReduceDisagree(t *testing.T) {
 	require.Error(t, errs[0])
 	assert.Equal(t, acl.CodeRTModelExecute, acl.CodeOf(errs[0]), "%v", errs[0])
 	assert.Contains(t, errs[0].Error(), "unknown or destroyed communicator")
-	require.NoError(t, w.npu.UnregisterCollective(0, "tp"), "a destroyed handle is unregistered on the NPU")
+	require.NoError(t, npuhook.Of(w.npu).UnregisterCollective(0, "tp"), "a destroyed handle is unregistered on the NPU")
 }
 
 // TestRegisterModelCommMisuse: handle and registration errors.

@@ -6,17 +6,18 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // New returns the HCCL model over a fallback NPU: ranks are the NPU's
 // devices, buffers its device memory (or host memory registered with it),
 // operations its stream tasks. Close the Sim before the NPU.
 func New(npu *fallback.NPU, opts Options) *Sim {
-	return newSim(npuEnv{npu}, opts)
+	return newSim(npuEnv{npuhook.Of(npu)}, opts)
 }
 
-// npuEnv adapts *fallback.NPU to env.
-type npuEnv struct{ n *fallback.NPU }
+// npuEnv adapts a fallback NPU (through its hooks) to env.
+type npuEnv struct{ n npuhook.NPU }
 
 func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byte, error) {
 	d, b, err := e.n.DeviceBytes(p, uintptr(n))
@@ -36,7 +37,7 @@ func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byt
 }
 
 func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) (func() bool, error) {
-	st, err := e.n.EnqueueOpState(s, "HCCL", task)
+	st, err := e.n.Enqueue(s, "HCCL", task)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ type memFiler interface {
 }
 
 func (e npuEnv) deviceMemory(dev int32) (devMem, error) {
-	f, err := e.n.DeviceMemoryFile(dev)
+	f, err := e.n.MemoryFile(dev)
 	if err != nil {
 		return devMem{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // Environment of a child, set by Start.
@@ -166,7 +167,7 @@ func (h *host) do(r *req) (res resp) {
 		// A task that blocks the stream until ReleaseStream: calls made
 		// meanwhile pass their call-time checks and wait on the stream.
 		gate := make(chan struct{})
-		if err = n.Enqueue(st, func() error { <-gate; return nil }); err == nil {
+		if _, err = npuhook.Of(n).Enqueue(st, "hold", func() error { <-gate; return nil }); err == nil {
 			h.holds[r.S] = gate
 		}
 	case "ReleaseStream":

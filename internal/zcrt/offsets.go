@@ -1,4 +1,4 @@
-package zerocopy
+package zcrt
 
 import (
 	"fmt"
