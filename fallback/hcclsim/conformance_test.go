@@ -15,7 +15,7 @@ import (
 // testTimeout is the exec and connect timeout of the tests: long enough
 // for a 64 MiB collective on a loaded machine, short enough that the
 // subtests that wait one out stay quick.
-const testTimeout = 2 * time.Second
+const testTimeout = 3 * time.Second
 
 // newNPU returns an initialised fallback NPU with n devices, closed at the
 // end of the test.

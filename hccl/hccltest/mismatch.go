@@ -66,7 +66,7 @@ func mismatchCases(n int) []mismatchCase {
 			if w.rank == 0 {
 				op = hccl.Prod
 			}
-			return g.b.ReduceScatter(a, b, 2, hccl.Int16, op, w.comm, w.r.Stream())
+			return g.b.ReduceScatter(a, b, 2, hccl.Int32, op, w.comm, w.r.Stream())
 		}},
 		{"AllGather count", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			c := uint64(4)
