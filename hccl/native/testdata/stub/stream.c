@@ -64,11 +64,24 @@ EXPORT int HcclStubStreamSync(void *stream)
     return RT_FFTS_PLUS_TIMEOUT;
 }
 
+/* Test hook: the mode as HCCL_DFS_CONFIG would set it (a Go test cannot
+ * change the C environment of a purego process); -2 reads the environment. */
+static int g_mode_override = -2;
+
+EXPORT void HcclStubSetInconsistentCheck(int mode)
+{
+    pthread_mutex_lock(&stub_mu);
+    g_mode_override = mode;
+    pthread_mutex_unlock(&stub_mu);
+}
+
 /* check_mode reads inconsistent_check of HCCL_DFS_CONFIG as
  * env_config.cc:642-740 does: 1 on, 0 first (the default, also for an
  * unknown value), -1 off. */
 int check_mode(void)
 {
+    if (g_mode_override != -2)
+        return g_mode_override;
     const char *e = getenv("HCCL_DFS_CONFIG");
     if (e == NULL)
         return 0;
