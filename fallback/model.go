@@ -40,11 +40,12 @@ func (t *modelTable) initLocked() {
 // model is one loaded model: its parsed form, its memory and the zero-copy
 // runtime that owns the task arguments.
 type model struct {
-	n   *NPU
-	id  acl.ModelID
-	dev *device
-	m   *ge.Model
-	rt  *zcrt.Runtime
+	n        *NPU
+	id       acl.ModelID
+	internal bool // a compiled single op (op.go): no leak report
+	dev      *device
+	m        *ge.Model
+	rt       *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
 	workLoc, weightLoc   loc    // their allocations, checked alive at every run
@@ -376,6 +377,7 @@ func (n *NPU) releaseModels(dev int32, at string) {
 		}
 	}
 	t.mu.Unlock()
+	n.dropOps(dev)
 	for _, md := range gone {
 		md.mu.Lock()
 		md.unloaded = true
@@ -384,6 +386,9 @@ func (n *NPU) releaseModels(dev int32, at string) {
 		// may still be running.
 		md.drain(n)
 		md.release(n)
+		if md.internal {
+			continue // a compiled single op, not the program's model
+		}
 		n.recordLeak(Leak{Kind: LeakModel, Device: md.dev.id, Addr: uintptr(md.id), Size: uintptr(len(md.work) + len(md.weight)), Where: "model " + md.m.Name, At: at})
 	}
 }

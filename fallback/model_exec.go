@@ -327,17 +327,12 @@ func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr
 		if l.Device != md.dev.id {
 			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is device %d memory, but model %d runs on device %d", role, uintptr(p), l.Device, md.id, md.dev.id)
 		}
-		ub.Place = zcrt.PlaceDevice
-	case npuhook.PlaceRegistered:
-		ub.Place = zcrt.PlaceDevice
 	case npuhook.PlaceHost:
 		if async {
 			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is plain host memory; an asynchronous execution needs device, aclrtMallocHost or registered memory", role, uintptr(p))
 		}
-		ub.Place = zcrt.PlaceHost
-	default:
-		ub.Place = zcrt.PlaceHost
 	}
+	ub.Place = l.Place.TensorPlacement()
 	return nil
 }
 

@@ -49,6 +49,7 @@ type NPU struct {
 
 	models modelTable      // loaded models, descs, datasets, data buffers (model*.go)
 	colls  collectiveTable // communicators of models' collective tasks (collective.go)
+	ops    opTable         // single-op descriptions, attributes and compiled ops (op.go)
 }
 
 const (

@@ -13,14 +13,14 @@ import (
 )
 
 // TestNPUSurface: *NPU's exported methods are acl.Backend and
-// acl.ModelBackend plus the few a user calls (counters to read, leaks,
+// acl.ModelBackend and acl.OpBackend plus the few a user calls (counters to read, leaks,
 // fault injection, a context-bounded synchronize). The machinery the
 // fallback's subsystems share (queueing arbitrary stream work, raw device
 // views, copy counting) is only reachable through internal/npuhook, so a
 // caller cannot fake the counters that prove zero copy.
 func TestNPUSurface(t *testing.T) {
 	api := map[string]bool{}
-	for _, it := range []reflect.Type{reflect.TypeFor[acl.Backend](), reflect.TypeFor[acl.ModelBackend]()} {
+	for _, it := range []reflect.Type{reflect.TypeFor[acl.Backend](), reflect.TypeFor[acl.ModelBackend](), reflect.TypeFor[acl.OpBackend]()} {
 		for i := range it.NumMethod() {
 			api[it.Method(i).Name] = true
 		}

@@ -48,9 +48,12 @@ type Backend struct {
 	lib    *dl.Library
 	fns    [numRuntimeSyms]uintptr
 	mdl    [numModelSyms]uintptr
+	ops    [numOpSyms]uintptr
 	closed atomic.Bool
-	once   sync.Once
-	err    error
+
+	setAttrFloat func(attr uintptr, name *byte, v float32) int32 // aclopSetAttrFloat (op.go)
+	once         sync.Once
+	err          error
 }
 
 var (
@@ -83,10 +86,14 @@ func Open(opts ...Option) (*Backend, error) {
 	for i, name := range modelSyms {
 		syms = append(syms, dl.Symbol{Name: name, Slot: &b.mdl[i], Optional: true})
 	}
+	for i, name := range opSyms {
+		syms = append(syms, dl.Symbol{Name: name, Slot: &b.ops[i], Optional: true})
+	}
 	if err := lib.Resolve(syms); err != nil {
 		lib.Close()
 		return nil, err
 	}
+	b.bindOps()
 	return b, nil
 }
 

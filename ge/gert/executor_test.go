@@ -13,6 +13,7 @@ import (
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/gert"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 const addN = 1000 // elements of the Add model's tensors
@@ -98,7 +99,7 @@ func sum(x, y []float32) []float32 {
 
 // launchHolds reports whether the model's last launch has a slot holding p.
 func (f *fixture) launchHolds(t testing.TB, p unsafe.Pointer) bool {
-	ls, err := f.npu.ModelLaunches(f.ex.Model().ID())
+	ls, err := npuhook.Of(f.npu).ModelLaunches(f.ex.Model().ID())
 	require.NoError(t, err)
 	for _, l := range ls {
 		for _, a := range l.Args {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/gert"
 	"github.com/ascend-go/cann/internal/zcrt"
 )
 
@@ -170,6 +171,21 @@ func (p Place) String() string {
 		return placeNames[p]
 	}
 	return "Place(" + strconv.Itoa(int(p)) + ")"
+}
+
+// TensorPlacement maps a pointer's place to GE's placement vocabulary
+// (gert.TensorPlacement), the module's one mapping: device memory and host
+// memory registered for device access are addressable by the device
+// (OnDeviceHbm), plain and pinned host memory are not (OnHost), and an
+// invalid pointer has no placement (PlacementEnd).
+func (p Place) TensorPlacement() gert.TensorPlacement {
+	switch p {
+	case PlaceDevice, PlaceRegistered:
+		return gert.OnDeviceHbm
+	case PlaceHost, PlacePinned:
+		return gert.OnHost
+	}
+	return gert.PlacementEnd
 }
 
 // Placement is the classification of a pointer.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/gert"
 )
 
 // SizeSlack is the number of bytes a caller's buffer may be smaller than
@@ -18,27 +19,18 @@ const SizeSlack = 64
 // "i,o|i,o".
 const OptionOutputReuseInputMemIndexes = "ge.exec.outputReuseInputMemIndexes"
 
-// BufferPlace says where a caller's buffer lives, as the backend
-// classified it.
-type BufferPlace uint8
+// BufferPlace says where a caller's buffer lives, in GE's placement
+// vocabulary (gert.TensorPlacement, the module's one vocabulary):
+// OnDeviceHbm is memory the model's device can address (its device memory,
+// or host memory registered for device access); OnHost is host memory the
+// device cannot address (plain or pinned), whose data is copied.
+type BufferPlace = gert.TensorPlacement
 
 // Buffer placements.
 const (
-	// PlaceDevice is memory the model's device can address: its device
-	// memory, or host memory registered for device access.
-	PlaceDevice BufferPlace = iota
-	// PlaceHost is host memory the device cannot address (plain or pinned
-	// host memory): the data is copied.
-	PlaceHost
+	PlaceDevice = gert.OnDeviceHbm
+	PlaceHost   = gert.OnHost
 )
-
-// String returns the name of the buffer placement.
-func (p BufferPlace) String() string {
-	if p == PlaceDevice {
-		return "device"
-	}
-	return "host"
-}
 
 // UserBuffer is one caller buffer bound to a model input or output.
 type UserBuffer struct {

@@ -137,6 +137,12 @@ typedef enum {
     ACL_FORMAT_ND = 2,
 } aclFormat;
 
+/* acl_op.h, acl_op_compiler.h: the single-op API. */
+typedef struct aclTensorDesc aclTensorDesc;
+typedef struct aclopAttr aclopAttr;
+typedef enum { ACL_ENGINE_SYS = 0, ACL_ENGINE_AICORE = 1, ACL_ENGINE_VECTOR = 2 } aclopEngineType;
+typedef enum { ACL_COMPILE_SYS = 0, ACL_COMPILE_UNREGISTERED = 1 } aclopCompileType;
+
 /* acl_mdl.h */
 #define ACL_MAX_DIM_CNT 128
 #define ACL_MAX_TENSOR_NAME_LEN 128

@@ -605,6 +605,14 @@ STUB_API aclFormat aclmdlGetOutputFormat(const aclmdlDesc *modelDesc, size_t ind
 /* ---- data buffers and datasets ---- */
 
 static aclDataBuffer *get_dbuf(const aclDataBuffer *h) { return h ? table_get(&g_dbufs, DBUF_BASE, (uintptr_t)h) : NULL; }
+int dbuf_get(const aclDataBuffer *h, void **data, size_t *size) {
+    aclDataBuffer *b = get_dbuf(h);
+    if (!b) return 0;
+    *data = b->data;
+    *size = b->size;
+    return 1;
+}
+
 static aclmdlDataset *get_dataset(const aclmdlDataset *h) {
     return h ? table_get(&g_datasets, DATASET_BASE, (uintptr_t)h) : NULL;
 }

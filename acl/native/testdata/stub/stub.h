@@ -154,5 +154,7 @@ HIDDEN void model_reset(void);
 HIDDEN uint64_t model_release_device(int dev); /* unloads the models of dev, returns how many */
 HIDDEN uint64_t model_live(void);
 HIDDEN int call_touches(const void *arg, const char *lo, const char *hi);
+/* dbuf_get reads a live data buffer (g_mu held); 0 for NULL or unknown. */
+HIDDEN int dbuf_get(const aclDataBuffer *h, void **data, size_t *size);
 
 #endif
