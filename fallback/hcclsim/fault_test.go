@@ -49,6 +49,14 @@ func settle(f func() bool) bool {
 // peer is only logged: hccl-vs-source.md); the communicator stays failed
 // (a later AllReduce is accepted and fails its stream); destroying it
 // releases everything (no segment, no goroutine left).
+func TestKilledRankMidCollective(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "staged"}[staged], func(t *testing.T) {
+			killedRankMidCollective(t, staged)
+		})
+	}
+}
+
 func killedRankMidCollective(t *testing.T, staged bool) {
 	const n, victim = 3, 2
 	timeout := 3 * time.Second
@@ -82,10 +90,14 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 			defer wg.Done()
 			w := g.ws[r].r.(*procRank)
 			_, lh, _ := b.Local(g.ws[r].comm)
-			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.FP32, hccl.Sum, 1_000_000)
+			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.FP32, hccl.Sum, 3000)
 			res[r] = rankRes{err, time.Now()}
 		}()
 	}
+	// 3000 collectives of 8 MiB outlast the sleep by far; the calls run at
+	// most 256 ahead of the streams, so the loop is still going when the
+	// victim dies, and after the failure its remaining calls only enqueue
+	// onto the failed stream.
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	require.NoError(t, cl.Kill(victim))
