@@ -30,6 +30,7 @@ type Backend interface {
 
 	SetDevice(deviceID int32) error                      // aclrtSetDevice
 	ResetDevice(deviceID int32) error                    // aclrtResetDevice
+	ResetDeviceForce(deviceID int32) error               // aclrtResetDeviceForce
 	GetDevice() (int32, error)                           // aclrtGetDevice
 	GetDeviceCount() (uint32, error)                     // aclrtGetDeviceCount
 	GetRunMode() (RunMode, error)                        // aclrtGetRunMode
@@ -42,6 +43,7 @@ type Backend interface {
 	DestroyStream(s StreamHandle) error                                 // aclrtDestroyStream
 	SynchronizeStream(s StreamHandle) error                             // aclrtSynchronizeStream
 	SynchronizeStreamWithTimeout(s StreamHandle, timeoutMs int32) error // aclrtSynchronizeStreamWithTimeout
+	SetStreamFailureMode(s StreamHandle, mode StreamFailureMode) error  // aclrtSetStreamFailureMode
 
 	CreateEvent() (EventHandle, error)                        // aclrtCreateEvent
 	CreateEventWithFlag(flag EventFlag) (EventHandle, error)  // aclrtCreateEventWithFlag
@@ -60,6 +62,10 @@ type Backend interface {
 	Memset(devPtr unsafe.Pointer, maxCount uintptr, value int32, count uintptr) error
 	MemsetAsync(devPtr unsafe.Pointer, maxCount uintptr, value int32, count uintptr, s StreamHandle) error
 	GetMemInfo(attr MemAttr) (free, total uintptr, err error) // aclrtGetMemInfo
+
+	DeviceCanAccessPeer(deviceID, peerDeviceID int32) (int32, error) // aclrtDeviceCanAccessPeer
+	DeviceEnablePeerAccess(peerDeviceID int32, flags uint32) error   // aclrtDeviceEnablePeerAccess
+	DeviceDisablePeerAccess(peerDeviceID int32) error                // aclrtDeviceDisablePeerAccess
 
 	HostRegister(ptr unsafe.Pointer, size uint64, typ HostRegisterType) (devPtr unsafe.Pointer, err error) // aclrtHostRegister
 	HostUnregister(ptr unsafe.Pointer) error                                                               // aclrtHostUnregister

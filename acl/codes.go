@@ -49,6 +49,7 @@ const (
 	CodeRTInvalidDeviceID           Code = 107001
 	CodeRTContextNull               Code = 107002
 	CodeRTStreamContext             Code = 107003
+	CodeRTEventTimestampInvalid     Code = 107006
 	CodeRTAddrUnaligned             Code = 107008
 	CodeRTInvalidMemoryType         Code = 107016
 	CodeRTInvalidHandle             Code = 107017
@@ -69,6 +70,7 @@ const (
 	CodeRTStreamTaskFull            Code = 507002
 	CodeRTStreamNotComplete         Code = 507004
 	CodeRTEventNotComplete          Code = 507006
+	CodeRTContextReleaseError       Code = 507007
 	CodeRTModelExecute              Code = 507011
 	CodeRTAICoreTimeout             Code = 507014
 	CodeRTAICoreException           Code = 507015
@@ -87,6 +89,8 @@ const (
 // Graph engine codes (error_codes/ge_error_codes.h).
 const (
 	CodeGEParamInvalid             Code = 145000
+	CodeGEExecNotInit              Code = 145001
+	CodeGEExecModelPathInvalid     Code = 145002
 	CodeGEExecModelIDInvalid       Code = 145003
 	CodeGEExecModelDataSizeInvalid Code = 145006
 	CodeGEExecModelAddrInvalid     Code = 145007
@@ -134,6 +138,7 @@ var codeNames = map[Code]string{
 	CodeRTInvalidDeviceID:           "ACL_ERROR_RT_INVALID_DEVICEID",
 	CodeRTContextNull:               "ACL_ERROR_RT_CONTEXT_NULL",
 	CodeRTStreamContext:             "ACL_ERROR_RT_STREAM_CONTEXT",
+	CodeRTEventTimestampInvalid:     "ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID",
 	CodeRTAddrUnaligned:             "ACL_ERROR_RT_ADDR_UNALIGNED",
 	CodeRTInvalidMemoryType:         "ACL_ERROR_RT_INVALID_MEMORY_TYPE",
 	CodeRTInvalidHandle:             "ACL_ERROR_RT_INVALID_HANDLE",
@@ -154,6 +159,7 @@ var codeNames = map[Code]string{
 	CodeRTStreamTaskFull:            "ACL_ERROR_RT_STREAM_TASK_FULL",
 	CodeRTStreamNotComplete:         "ACL_ERROR_RT_STREAM_NOT_COMPLETE",
 	CodeRTEventNotComplete:          "ACL_ERROR_RT_EVENT_NOT_COMPLETE",
+	CodeRTContextReleaseError:       "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR",
 	CodeRTModelExecute:              "ACL_ERROR_RT_MODEL_EXECUTE",
 	CodeRTAICoreTimeout:             "ACL_ERROR_RT_AICORE_TIMEOUT",
 	CodeRTAICoreException:           "ACL_ERROR_RT_AICORE_EXCEPTION",
@@ -169,6 +175,8 @@ var codeNames = map[Code]string{
 	CodeHostMemoryNotRegistered:     "ACL_ERROR_HOST_MEMORY_NOT_REGISTERED",
 
 	CodeGEParamInvalid:             "ACL_ERROR_GE_PARAM_INVALID",
+	CodeGEExecNotInit:              "ACL_ERROR_GE_EXEC_NOT_INIT",
+	CodeGEExecModelPathInvalid:     "ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID",
 	CodeGEExecModelIDInvalid:       "ACL_ERROR_GE_EXEC_MODEL_ID_INVALID",
 	CodeGEExecModelDataSizeInvalid: "ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID",
 	CodeGEExecModelAddrInvalid:     "ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID",

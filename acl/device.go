@@ -231,7 +231,7 @@ func (d *Device) NewEvent(flags EventFlag) (*Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Event{res: newRes("event"), dev: d, h: h}, nil
+		return &Event{res: newRes("event"), dev: d, h: h, flags: flags}, nil
 	})
 	if err != nil {
 		return nil, err

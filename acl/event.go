@@ -13,8 +13,9 @@ import (
 // An Event is safe for concurrent use.
 type Event struct {
 	res
-	dev *Device
-	h   EventHandle
+	dev   *Device
+	h     EventHandle
+	flags EventFlag
 
 	// helper is a stream, created by the first Wait with a cancellable
 	// context, on which Wait queues a wait for the event and then polls
@@ -77,7 +78,9 @@ func (e *Event) Synchronize() error {
 // Wait is Synchronize that gives up when ctx is done, returning ctx.Err().
 // With a cancellable ctx it queues a wait for the event on a helper stream
 // of the event and polls that stream in short bounded slices, so no
-// goroutine or OS thread stays blocked after Wait returns.
+// goroutine or OS thread stays blocked after Wait returns. An event created
+// without EventSync cannot be waited for by a stream; its Wait synchronizes
+// on a goroutine that outlives a cancelled Wait until the event completes.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "Event.Wait"
 	if e == nil {
@@ -86,6 +89,20 @@ func (e *Event) Wait(ctx context.Context) error {
 	b := e.dev.rt.b
 	if ctx.Done() == nil {
 		return e.call(op, func() error { return b.SynchronizeEvent(e.h) })
+	}
+	if e.flags != 0 && e.flags&EventSync == 0 {
+		// A stream may wait only for an ACL_EVENT_SYNC event (hicann/runtime
+		// src/runtime/api/impl/api_error.cc:1414-1416), so no helper stream
+		// here: a goroutine synchronizes and Wait stops waiting for it when
+		// ctx ends; that goroutine ends when the event completes.
+		done := make(chan error, 1)
+		go func() { done <- e.call(op, func() error { return b.SynchronizeEvent(e.h) }) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	var helper StreamHandle
 	err := e.call(op, func() error {

@@ -100,7 +100,7 @@ func ExampleEvent() {
 	producer, _ := dev.NewStream()
 	consumer, _ := dev.NewStream()
 	start, _ := dev.NewEvent(acl.EventTimeLine)
-	done, _ := dev.NewEvent(acl.EventTimeLine)
+	done, _ := dev.NewEvent(acl.EventSync | acl.EventTimeLine) // a stream may wait only for ACL_EVENT_SYNC events
 	buf, _ := dev.Malloc(1<<20, acl.MemMallocHugeFirst)
 	out, _ := dev.MallocHost(1 << 20)
 

@@ -201,20 +201,29 @@ func TestRuntimeCloseClosesDevices(t *testing.T) {
 	require.NoError(t, rt.Close())
 }
 
-// TestStickyErrorThroughWait: a failed task surfaces through Wait and
-// Synchronize with its code, and Close does not report it again.
+// TestStickyErrorThroughWait: a failed task surfaces through Wait with its
+// code: once in the default mode (ContinueOnFailure), by every Wait and
+// Synchronize after SetFailureMode(StopOnFailure); Close does not report
+// it again.
 func TestStickyErrorThroughWait(t *testing.T) {
 	npu, _, d := open(t)
 	st, err := d.NewStream()
 	require.NoError(t, err)
 	buf, err := d.Malloc(64, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
-	npu.FailTask(1, acl.CodeRTAICoreException)
-	require.NoError(t, buf.MemsetAsync(1, st))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+
+	npu.FailTask(1, acl.CodeRTAICoreException)
+	require.NoError(t, buf.MemsetAsync(1, st))
 	assert.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(st.Wait(ctx)))
-	assert.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(st.Synchronize()))
+	assert.NoError(t, st.Synchronize(), "reported once")
+
+	require.NoError(t, st.SetFailureMode(acl.StopOnFailure))
+	npu.FailTask(1, acl.CodeRTAICoreException)
+	require.NoError(t, buf.MemsetAsync(1, st))
+	assert.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(st.Wait(ctx)))
+	assert.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(st.Synchronize()), "sticky")
 	assert.NoError(t, st.Close())
 }
 

@@ -57,10 +57,22 @@ func (s *Stream) call(op string, fn func() error) error {
 }
 
 // Synchronize blocks until the work queued on the stream has completed
-// (aclrtSynchronizeStream). A failed task is reported here and by every
-// later Synchronize (the error is sticky, as on the device).
+// (aclrtSynchronizeStream). A failed task is reported here: in the default
+// mode (ContinueOnFailure) once, by the next Synchronize, the later tasks
+// having run; after SetFailureMode(StopOnFailure) by every Synchronize of
+// every stream of the device context, whose later tasks are skipped.
 func (s *Stream) Synchronize() error {
 	return s.call("Stream.Synchronize", func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+}
+
+// SetFailureMode sets what a failed task does to the stream
+// (aclrtSetStreamFailureMode): StopOnFailure makes the first failure on any
+// stream of the device's context stop the context (later tasks skipped,
+// new tasks refused, the error reported by every synchronize); it cannot
+// be set back. A program that relied on failures stopping a stream asks
+// for StopOnFailure.
+func (s *Stream) SetFailureMode(mode StreamFailureMode) error {
+	return s.call("Stream.SetFailureMode", func() error { return s.dev.rt.b.SetStreamFailureMode(s.h, mode) })
 }
 
 // Wait is Synchronize that gives up when ctx is done, returning ctx.Err().

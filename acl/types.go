@@ -8,7 +8,7 @@ type DataType int32
 // aclDataType values.
 const (
 	DTUndefined  DataType = -1
-	Float        DataType = 0
+	Float32      DataType = 0
 	Float16      DataType = 1
 	Int8         DataType = 2
 	Int32        DataType = 3
@@ -18,12 +18,12 @@ const (
 	Uint32       DataType = 8
 	Int64        DataType = 9
 	Uint64       DataType = 10
-	Double       DataType = 11
+	Float64      DataType = 11
 	Bool         DataType = 12
 	String       DataType = 13
 	Complex64    DataType = 16
 	Complex128   DataType = 17
-	BF16         DataType = 27
+	BFloat16     DataType = 27
 	Int4         DataType = 29
 	Uint1        DataType = 30
 	Complex32    DataType = 33
@@ -41,11 +41,11 @@ var dataTypeInfo = map[DataType]struct {
 	name string
 	bits int
 }{
-	DTUndefined: {"ACL_DT_UNDEFINED", 0}, Float: {"ACL_FLOAT", 32}, Float16: {"ACL_FLOAT16", 16},
+	DTUndefined: {"ACL_DT_UNDEFINED", 0}, Float32: {"ACL_FLOAT", 32}, Float16: {"ACL_FLOAT16", 16},
 	Int8: {"ACL_INT8", 8}, Int32: {"ACL_INT32", 32}, Uint8: {"ACL_UINT8", 8}, Int16: {"ACL_INT16", 16},
 	Uint16: {"ACL_UINT16", 16}, Uint32: {"ACL_UINT32", 32}, Int64: {"ACL_INT64", 64}, Uint64: {"ACL_UINT64", 64},
-	Double: {"ACL_DOUBLE", 64}, Bool: {"ACL_BOOL", 8}, String: {"ACL_STRING", 0}, Complex64: {"ACL_COMPLEX64", 64},
-	Complex128: {"ACL_COMPLEX128", 128}, BF16: {"ACL_BF16", 16}, Int4: {"ACL_INT4", 4}, Uint1: {"ACL_UINT1", 1},
+	Float64: {"ACL_DOUBLE", 64}, Bool: {"ACL_BOOL", 8}, String: {"ACL_STRING", 0}, Complex64: {"ACL_COMPLEX64", 64},
+	Complex128: {"ACL_COMPLEX128", 128}, BFloat16: {"ACL_BF16", 16}, Int4: {"ACL_INT4", 4}, Uint1: {"ACL_UINT1", 1},
 	Complex32: {"ACL_COMPLEX32", 32}, HiFloat8: {"ACL_HIFLOAT8", 8}, Float8E5M2: {"ACL_FLOAT8_E5M2", 8},
 	Float8E4M3FN: {"ACL_FLOAT8_E4M3FN", 8}, Float8E8M0: {"ACL_FLOAT8_E8M0", 8}, Float6E3M2: {"ACL_FLOAT6_E3M2", 6},
 	Float6E2M3: {"ACL_FLOAT6_E2M3", 6}, Float4E2M1: {"ACL_FLOAT4_E2M1", 4}, Float4E1M2: {"ACL_FLOAT4_E1M2", 4},
@@ -272,4 +272,20 @@ type (
 	ContextHandle uintptr
 	StreamHandle  uintptr
 	EventHandle   uintptr
+)
+
+// StreamFailureMode is the mode of aclrtSetStreamFailureMode (a uint64_t;
+// the runtime reads bit 0 only).
+type StreamFailureMode uint64
+
+// aclrtSetStreamFailureMode modes (acl_rt.h).
+const (
+	// ContinueOnFailure (ACL_CONTINUE_ON_FAILURE), the default: after a
+	// failed task the stream runs the next ones; the next synchronize
+	// reports the failure.
+	ContinueOnFailure StreamFailureMode = 0
+	// StopOnFailure (ACL_STOP_ON_FAILURE): the first failed task on any
+	// stream of the context stops the context: later tasks are skipped,
+	// new ones refused, every synchronize reports the failure.
+	StopOnFailure StreamFailureMode = 1
 )

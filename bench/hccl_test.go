@@ -247,7 +247,7 @@ func benchAllReduceInProc(b *testing.B, n int) {
 			batch := func() {
 				err := e.each(func(r int, w *hcclWorker) error {
 					for range k {
-						if err := e.sim.AllReduce(send[r], recv[r], count, hccl.FP32, hccl.Sum, w.comm, w.s); err != nil {
+						if err := e.sim.AllReduce(send[r], recv[r], count, hccl.Float32, hccl.Sum, w.comm, w.s); err != nil {
 							return err
 						}
 					}
@@ -413,7 +413,7 @@ func benchAllReduceProcs(b *testing.B, n int) {
 				ds := make([]time.Duration, n)
 				if err := e.each(func(r int, p *procs.Proc) error {
 					var err error
-					ds[r], err = p.LoopAllReduce(e.local[r], e.s[r], send[r], recv[r], uint64(size/4), hccl.FP32, hccl.Sum, iters)
+					ds[r], err = p.LoopAllReduce(e.local[r], e.s[r], send[r], recv[r], uint64(size/4), hccl.Float32, hccl.Sum, iters)
 					return err
 				}); err != nil {
 					b.Fatal(err)

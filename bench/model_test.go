@@ -70,7 +70,7 @@ func (e *modelEnv) bind(b *testing.B, opts ...zerocopy.BindOption) *zerocopy.Bin
 func ioModel(b *testing.B, n int, identity bool) []byte {
 	b.Helper()
 	g := ge.NewGraph("io")
-	x := g.Data("x", 0, acl.Float, []int64{int64(n)})
+	x := g.Data("x", 0, acl.Float32, []int64{int64(n)})
 	if identity {
 		g.Output(g.Identity(x, ge.Name("y")))
 	} else {
@@ -331,7 +331,7 @@ func stubAddModel(n int, addend float32) []byte {
 	for _, name := range []string{"x", "y"} {
 		d := make([]byte, 144)
 		copy(d, name)
-		le.PutUint32(d[64:], uint32(acl.Float))
+		le.PutUint32(d[64:], uint32(acl.Float32))
 		le.PutUint32(d[68:], uint32(acl.FormatND))
 		le.PutUint64(d[72:], 1)
 		le.PutUint64(d[80:], uint64(n))

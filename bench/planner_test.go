@@ -57,7 +57,7 @@ func BenchmarkPlanner(b *testing.B) {
 			}
 			base := float64(time.Since(start).Nanoseconds()) / baseRuns
 
-			var m *ge.Model
+			var m *ge.CompiledModel
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/hccl"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -68,8 +69,8 @@ type testRank struct {
 	rank int
 }
 
-func (r testRank) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op ge.ReduceOp) error {
-	if dt != acl.Float || op != ge.ReduceSum {
+func (r testRank) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op hccl.ReduceOp) error {
+	if dt != acl.Float32 || op != hccl.Sum {
 		return fmt.Errorf("test world reduces float32 sums only, got %s %s", dt, op)
 	}
 	if uint64(len(send)) != 4*count || uint64(len(recv)) != 4*count {
@@ -96,7 +97,9 @@ func (r testRank) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op
 // failingComm fails every collective with err.
 type failingComm struct{ err error }
 
-func (f failingComm) AllReduce([]byte, []byte, uint64, acl.DataType, ge.ReduceOp) error { return f.err }
+func (f failingComm) AllReduce([]byte, []byte, uint64, acl.DataType, hccl.ReduceOp) error {
+	return f.err
+}
 
 // tpModel is rank r's share of a row-parallel linear layer:
 // y = relu(AllReduce_sum(x_r · W_r)), x_r [M,K], W_r [K,N].
@@ -104,7 +107,7 @@ type tpModel struct {
 	M, K, N int
 	W       []float32
 	blob    []byte
-	model   *ge.Model
+	model   *ge.CompiledModel
 }
 
 func newTPModel(t *testing.T, rng *rand.Rand, group string, opts ...ge.OpOption) *tpModel {
@@ -112,9 +115,9 @@ func newTPModel(t *testing.T, rng *rand.Rand, group string, opts ...ge.OpOption)
 	p := &tpModel{M: 4, K: 8, N: 16}
 	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("tp")
-	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
-	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
-	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), ge.ReduceSum, group, append([]ge.OpOption{ge.Name("ar")}, opts...)...)
+	x := g.Data("x", 0, acl.Float32, []int64{int64(p.M), int64(p.K)})
+	w := g.ConstFloat32("w", acl.Float32, []int64{int64(p.K), int64(p.N)}, p.W)
+	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), hccl.Sum, group, append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(g.Relu(h, ge.Name("relu")))
 	m, err := ge.Compile(g)
 	require.NoError(t, err)
@@ -397,8 +400,8 @@ func TestModelCollectiveBadFlags(t *testing.T) {
 	require.Empty(t, n.loadedModels())
 
 	g := ge.NewGraph("bad")
-	x := g.Data("x", 0, acl.Float, []int64{4})
-	g.Output(g.HcclAllReduce(x, ge.ReduceSum, "tp", ge.Name("ar"), ge.HcclZeroCopyFlags([]int64{1}, []int64{1, 0})))
+	x := g.Data("x", 0, acl.Float32, []int64{4})
+	g.Output(g.HcclAllReduce(x, hccl.Sum, "tp", ge.Name("ar"), ge.HcclZeroCopyFlags([]int64{1}, []int64{1, 0})))
 	_, err = ge.Compile(g)
 	requireCode(t, acl.CodeGEParamInvalid, err)
 	assert.Contains(t, err.Error(), `node "ar" (HcclAllReduce): output_zero_copy_flag has 2 entries`)

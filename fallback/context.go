@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/ascend-go/cann/acl"
@@ -13,8 +14,9 @@ import (
 type device struct {
 	id    int32
 	arena *arena
-	refs  int        // aclrtSetDevice calls not yet reset
-	def   *rtContext // default context while refs > 0
+	refs  int            // aclrtSetDevice calls not yet reset
+	def   *rtContext     // default context while refs > 0
+	peers map[int32]bool // devices this one enabled peer access to (peer.go)
 }
 
 // rtContext is an aclrtContext: a device binding with a default stream and
@@ -29,6 +31,36 @@ type rtContext struct {
 	events    map[acl.EventHandle]*event
 	where     where
 	dead      atomic.Bool
+
+	// stopMode: a stream of the context is in ACL_STOP_ON_FAILURE, so the
+	// context's first task failure (failCode, failMsg) stops all of it.
+	stopMode atomic.Bool
+	failMu   sync.Mutex
+	failCode acl.Code
+	failMsg  string
+}
+
+// failed records a task failure on one of the context's streams; in stop
+// mode the first one stops the context.
+func (ctx *rtContext) failed(code acl.Code, msg string) {
+	if !ctx.stopMode.Load() {
+		return
+	}
+	ctx.failMu.Lock()
+	if ctx.failCode == 0 {
+		ctx.failCode, ctx.failMsg = code, msg
+	}
+	ctx.failMu.Unlock()
+}
+
+// stopped reports whether the context stopped on a failure, and which.
+func (ctx *rtContext) stopped() (bool, acl.Code, string) {
+	if !ctx.stopMode.Load() {
+		return false, 0, ""
+	}
+	ctx.failMu.Lock()
+	defer ctx.failMu.Unlock()
+	return ctx.failCode != 0, ctx.failCode, ctx.failMsg
 }
 
 // newContextLocked creates a context and its default stream; n.mu held.
@@ -144,12 +176,29 @@ func (n *NPU) SetDevice(deviceID int32) error {
 	return nil
 }
 
-// ResetDevice is aclrtResetDevice. When the last aclrtSetDevice of the
-// device is reset, everything on the device is released (contexts, their
-// streams and events, device memory) and what the program left is
-// recorded as leaked; threads bound to those contexts lose their binding.
+// ResetDevice is aclrtResetDevice. The device is reference-counted: each
+// aclrtSetDevice is undone by one reset, and when the last is reset
+// everything on the device is released (contexts, their streams and
+// events, device memory) and what the program left is recorded as leaked;
+// threads bound to those contexts lose their binding. A reset with no
+// aclrtSetDevice left is ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, as the runtime
+// finds no primary context to release (hicann/runtime
+// src/runtime/core/src/runtime.cc:2931 returns RT_ERROR_CONTEXT_DEL,
+// src/runtime/api/impl/api_error.cc:3443-3446, mapped to 507007 by
+// src/runtime/core/src/common/errcode_manage.cc:221).
 func (n *NPU) ResetDevice(deviceID int32) error {
-	c, err := n.begin("aclrtResetDevice", false)
+	return n.resetDevice("aclrtResetDevice", deviceID, false)
+}
+
+// ResetDeviceForce is aclrtResetDeviceForce: it releases the device at
+// once, whatever the count of aclrtSetDevice calls (hicann/runtime
+// src/acl/aclrt_impl/device.cpp:101-108; include/external/acl/acl_rt.h:1587-1607).
+func (n *NPU) ResetDeviceForce(deviceID int32) error {
+	return n.resetDevice("aclrtResetDeviceForce", deviceID, true)
+}
+
+func (n *NPU) resetDevice(op string, deviceID int32, force bool) error {
+	c, err := n.begin(op, false)
 	if err != nil {
 		return err
 	}
@@ -161,9 +210,12 @@ func (n *NPU) ResetDevice(deviceID int32) error {
 	n.mu.Lock()
 	if d.refs == 0 {
 		n.mu.Unlock()
-		return c.fail(acl.CodeRTInvalidDeviceID, "device %d is not set: aclrtResetDevice without a matching aclrtSetDevice", deviceID)
+		return c.fail(acl.CodeRTContextReleaseError, "device %d is not set: %s without a matching aclrtSetDevice (the device has not been set or has already been reset)", deviceID, op)
 	}
 	d.refs--
+	if force {
+		d.refs = 0
+	}
 	if d.refs > 0 {
 		n.mu.Unlock()
 		return nil
@@ -171,14 +223,15 @@ func (n *NPU) ResetDevice(deviceID int32) error {
 	var t teardownList
 	for _, ctx := range n.contexts {
 		if ctx.dev == d {
-			n.detachContextLocked(ctx, "aclrtResetDevice", &t, true)
+			n.detachContextLocked(ctx, op, &t, true)
 		}
 	}
 	d.def = nil
+	clear(d.peers)
 	n.mu.Unlock()
 	t.finish()
-	n.releaseModels(d.id, "aclrtResetDevice")
-	n.releaseMemory(d.arena, "aclrtResetDevice")
+	n.releaseModels(d.id, op)
+	n.releaseMemory(d.arena, op)
 	return nil
 }
 
@@ -249,11 +302,15 @@ func (n *NPU) DestroyContext(h acl.ContextHandle) error {
 	ctx := n.contexts[h]
 	switch {
 	case ctx == nil:
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:4133-4139:
+		// RT_ERROR_CONTEXT_NULL, 107002 (errcode_manage.cc:218).
 		n.mu.Unlock()
-		return c.fail(acl.CodeRTInvalidHandle, "context 0x%x is unknown or destroyed", uintptr(h))
+		return c.fail(acl.CodeRTContextNull, "context 0x%x is a null pointer or has already been destroyed", uintptr(h))
 	case ctx.isDefault:
+		// api_impl.cc:4140-4142: "Primary context cannot be destroyed
+		// explicitly", RT_ERROR_CONTEXT_NULL.
 		n.mu.Unlock()
-		return c.fail(acl.CodeRTInvalidHandle, "context 0x%x is the default context of device %d; aclrtResetDevice releases it", uintptr(h), ctx.dev.id)
+		return c.fail(acl.CodeRTContextNull, "context 0x%x is the default (primary) context of device %d, which cannot be destroyed explicitly; aclrtResetDevice releases it", uintptr(h), ctx.dev.id)
 	}
 	var t teardownList
 	n.detachContextLocked(ctx, "aclrtDestroyContext", &t, false)
@@ -277,7 +334,9 @@ func (n *NPU) SetCurrentContext(h acl.ContextHandle) error {
 	ctx := n.contexts[h]
 	n.mu.RUnlock()
 	if ctx == nil {
-		return c.fail(acl.CodeRTInvalidHandle, "context 0x%x is unknown or destroyed", uintptr(h))
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:4184-4187:
+		// RT_ERROR_CONTEXT_NULL, 107002.
+		return c.fail(acl.CodeRTContextNull, "context 0x%x has already been destroyed", uintptr(h))
 	}
 	c.bind(ctx)
 	return nil

@@ -142,13 +142,17 @@ func (n *NPU) RecordEvent(h acl.EventHandle, sh acl.StreamHandle) error {
 	if err != nil {
 		return err
 	}
+	if err := c.eventDevice(e, s); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	e.recorded++
 	gen := e.recorded
 	e.mu.Unlock()
 	clock := n.cfg.clock
 	return c.enqueue(s, false, true, func(s *stream) error {
-		e.reach(gen, clock(), s.failedCode(), s.errMsg)
+		_, code, msg := s.ctx.stopped()
+		e.reach(gen, clock(), code, msg)
 		return nil
 	})
 }
@@ -168,6 +172,17 @@ func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
 	}
 	e, err := c.event(h)
 	if err != nil {
+		return err
+	}
+	if e.flag&acl.EventSync == 0 {
+		// An event without ACL_EVENT_SYNC has no wait task:
+		// RT_ERROR_FEATURE_NOT_SUPPORT (hicann/runtime
+		// src/runtime/api/impl/api_error.cc:1414-1416,
+		// src/runtime/core/inc/event/event.hpp:133-136), 207000
+		// (errcode_manage.cc:327).
+		return c.fail(acl.CodeRTFeatureNotSupport, "event 0x%x was created without ACL_EVENT_SYNC (flag 0x%x): a stream cannot wait for it", uintptr(h), uint32(e.flag))
+	}
+	if err := c.eventDevice(e, s); err != nil {
 		return err
 	}
 	gen := e.latest()
@@ -242,9 +257,14 @@ func (c *call) stamp(e *event, role string) (time.Time, error) {
 	defer e.mu.Unlock()
 	switch {
 	case e.recorded == 0:
-		return time.Time{}, c.fail(acl.CodeRTParamInvalid, "%s event 0x%x was never recorded", role, uintptr(e.h))
+		// hicann/runtime src/runtime/core/src/event/event.cc:1248-1250
+		// RT_ERROR_EVENT_RECORDER_NULL, mapped to 507000
+		// (src/runtime/core/src/common/errcode_manage.cc:197).
+		return time.Time{}, c.fail(acl.CodeRTInternalError, "%s event 0x%x was never recorded (event recorder null)", role, uintptr(e.h))
 	case e.reached < e.recorded:
-		return time.Time{}, c.fail(acl.CodeRTEventNotComplete, "%s event 0x%x is recorded but its stream has not reached the record yet", role, uintptr(e.h))
+		// event.cc:1265-1270: the timestamp is not written yet,
+		// RT_ERROR_EVENT_TIMESTAMP_INVALID, 107006 (errcode_manage.cc:198).
+		return time.Time{}, c.fail(acl.CodeRTEventTimestampInvalid, "%s event 0x%x is recorded but its stream has not reached the record yet (timestamp invalid)", role, uintptr(e.h))
 	}
 	return e.at, nil
 }
@@ -265,5 +285,17 @@ func (n *NPU) DestroyEvent(h acl.EventHandle) error {
 		return c.fail(acl.CodeRTInvalidHandle, "event 0x%x is unknown or destroyed", uintptr(h))
 	}
 	e.kill()
+	return nil
+}
+
+// eventDevice refuses an event used with a stream of another device (the
+// ACL documentation: event and stream must be on one device). The public
+// source does not settle the code; the fallback reports
+// ACL_ERROR_RT_STREAM_CONTEXT, as for a stream of another context.
+func (c *call) eventDevice(e *event, s *stream) error {
+	if e.ctx.dev != s.ctx.dev {
+		return c.fail(acl.CodeRTStreamContext, "event 0x%x was created on device %d, but stream 0x%x is on device %d",
+			uintptr(e.h), e.ctx.dev.id, uintptr(s.h), s.ctx.dev.id)
+	}
 	return nil
 }

@@ -70,7 +70,7 @@ func TestEventStates(t *testing.T) {
 	// Never recorded: nothing to wait for, no time.
 	require.NoError(t, n.SynchronizeEvent(a))
 	_, err = n.EventElapsedTime(a, b)
-	requireCode(t, acl.CodeRTParamInvalid, err)
+	requireCode(t, acl.CodeRTInternalError, err) // hicann/runtime src/runtime/core/src/event/event.cc:1248-1250
 	require.NoError(t, n.StreamWaitEvent(s, a), "waiting for an event never recorded does not block")
 	require.NoError(t, n.SynchronizeStreamWithTimeout(s, 1000))
 
@@ -78,7 +78,7 @@ func TestEventStates(t *testing.T) {
 	release := hold(t, n, s)
 	require.NoError(t, n.RecordEvent(b, s))
 	_, err = n.EventElapsedTime(a, b)
-	requireCode(t, acl.CodeRTEventNotComplete, err)
+	requireCode(t, acl.CodeRTEventTimestampInvalid, err)
 	assert.ErrorContains(t, err, "has not reached")
 	release()
 	require.NoError(t, n.SynchronizeEvent(b))
@@ -146,6 +146,8 @@ func TestEventCarriesStreamError(t *testing.T) {
 	n := newTestNPU(t)
 	s, err := n.CreateStream()
 	require.NoError(t, err)
+	// A record carries the failure of a stopped stream (ACL_STOP_ON_FAILURE).
+	require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure))
 	e, err := n.CreateEvent()
 	require.NoError(t, err)
 	n.FailTask(1, acl.CodeRTAICPUException)

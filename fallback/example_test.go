@@ -40,7 +40,7 @@ func Example() {
 	fmt.Println(string(out))
 
 	// Misuse gets the device's error code, never a crash.
-	err = npu.Memcpy(dev, n, unsafe.Pointer(&in[0]), n, acl.MemcpyDeviceToHost)
+	err = npu.Memcpy(dev, n-1, unsafe.Pointer(&in[0]), n, acl.MemcpyHostToDevice) // count > destMax
 	fmt.Println(acl.CodeOf(err))
 
 	c := npu.Counters()
@@ -53,14 +53,15 @@ func Example() {
 	}
 	// Output:
 	// hello, device
-	// ACL_ERROR_RT_INVALID_MEMORY_TYPE
+	// ACL_ERROR_RT_PARAM_INVALID
 	// H2D 1 D2H 1 live 13
 	// leaked: device memory 13 bytes
 }
 
-// Stream tasks run in order on the stream's goroutine; a failing task
-// (here an injected fault) makes the stream's error sticky, reported at
-// synchronize, and the tasks queued after it never run.
+// Stream tasks run in order on the stream's goroutine. A failing task
+// (here an injected fault) is reported at synchronize. By default
+// (ACL_CONTINUE_ON_FAILURE) the tasks after it run; after
+// ACL_STOP_ON_FAILURE they are skipped and the error is sticky.
 func ExampleNPU_FailTask() {
 	npu, _ := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20))
 	defer npu.Close()
@@ -71,20 +72,23 @@ func ExampleNPU_FailTask() {
 	s, _ := npu.CreateStream()
 	dev, _ := npu.Malloc(4, acl.MemMallocHugeFirst)
 
-	npu.FailTask(2, 0) // the second task from now fails
-	_ = npu.MemsetAsync(dev, 4, 7, 4, s)
-	_ = npu.MemsetAsync(dev, 4, 8, 4, s) // fails
-	_ = npu.MemsetAsync(dev, 4, 9, 4, s) // skipped
-	err := npu.SynchronizeStream(s)
-	fmt.Println(acl.CodeOf(err))
-
 	out := make([]byte, 4)
-	_ = npu.Memcpy(unsafe.Pointer(&out[0]), 4, dev, 4, acl.MemcpyDeviceToHost)
-	fmt.Println(out)
+	for _, mode := range []acl.StreamFailureMode{acl.ContinueOnFailure, acl.StopOnFailure} {
+		_ = npu.SetStreamFailureMode(s, mode)
+		npu.FailTask(2, 0) // the second task from now fails
+		_ = npu.MemsetAsync(dev, 4, 7, 4, s)
+		_ = npu.MemsetAsync(dev, 4, 8, 4, s) // fails
+		_ = npu.MemsetAsync(dev, 4, 9, 4, s) // runs, or is skipped in stop mode
+		fmt.Println(acl.CodeOf(npu.SynchronizeStream(s)), acl.CodeOf(npu.SynchronizeStream(s)))
+		_ = npu.Memcpy(unsafe.Pointer(&out[0]), 4, dev, 4, acl.MemcpyDeviceToHost)
+		fmt.Println(out)
+	}
 	_ = npu.DestroyStream(s)
 	_ = npu.Free(dev)
 	// Output:
-	// ACL_ERROR_RT_TS_ERROR
+	// ACL_ERROR_RT_TS_ERROR ACL_SUCCESS
+	// [9 9 9 9]
+	// ACL_ERROR_RT_TS_ERROR ACL_ERROR_RT_TS_ERROR
 	// [7 7 7 7]
 }
 

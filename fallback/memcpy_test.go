@@ -24,6 +24,8 @@ func TestMemcpyKindsAndCounters(t *testing.T) {
 	reg := pages(t, 10)
 	_, err := n.HostRegister(ptrOf(reg), uint64(len(reg)), acl.HostRegisterMapped)
 	require.NoError(t, err)
+	// Copies between devices 0 and 1 need peer access.
+	require.NoError(t, n.DeviceEnablePeerAccess(0, 0))
 	n.ResetCounters()
 
 	want := randBytes(r, size)
@@ -34,11 +36,11 @@ func TestMemcpyKindsAndCounters(t *testing.T) {
 	}{
 		{d0a, ptrOf(plain), acl.MemcpyHostToDevice},
 		{d0b, d0a, acl.MemcpyDeviceToDevice},
-		{d1, d0b, acl.MemcpyInterDeviceToDevice},
+		{d1, d0b, acl.MemcpyDeviceToDevice},
 		{ptrOf(pinned), d1, acl.MemcpyDeviceToHost},
 		{ptrOf(reg), ptrOf(pinned), acl.MemcpyHostToHost},
 		{d0a, ptrOf(reg), acl.MemcpyHostToBufToDevice},
-		{d0b, d0a, acl.MemcpyInnerDeviceToDevice},
+		{d0b, d0a, acl.MemcpyDeviceToDevice},
 		{d1, d0b, acl.MemcpyDefault},           // D2D
 		{ptrOf(pinned), d1, acl.MemcpyDefault}, // D2H
 	}
@@ -78,23 +80,35 @@ func TestMemcpyChecks(t *testing.T) {
 	plain := make([]byte, 2*size)
 	h := ptrOf(plain)
 
-	// Count 0 is a no-op success, even for a mismatched kind.
+	// Count 0 succeeds before any check: a NULL pointer, an undefined
+	// kind, a bad stream (hicann/runtime src/acl/aclrt_impl/memory.cpp:653,688).
 	n.ResetCounters()
 	require.NoError(t, n.Memcpy(d0, size, h, 0, acl.MemcpyDeviceToHost))
+	require.NoError(t, n.Memcpy(nil, 0, nil, 0, 42))
 	require.NoError(t, n.MemcpyAsync(d0, size, d1, 0, acl.MemcpyDeviceToDevice, 0))
+	require.NoError(t, n.MemcpyAsync(nil, 0, nil, 0, 42, 0x7ead_beef_0001))
 	assert.Zero(t, n.Counters().Copies())
 
-	// Inner-device copies must stay on one device.
-	err := n.Memcpy(d1, size, d0, size, acl.MemcpyInnerDeviceToDevice)
-	requireCode(t, acl.CodeRTInvalidMemoryType, err)
-	assert.Contains(t, err.Error(), "device 0")
-	require.NoError(t, n.Memcpy(d1, size, d0, size, acl.MemcpyInterDeviceToDevice))
+	// INNER and INTER DEVICE_TO_DEVICE are not translated by the ACL
+	// layer (memory.cpp:162-199).
+	requireCode(t, acl.CodeInvalidParam, n.Memcpy(d1, size, d0, size, acl.MemcpyInnerDeviceToDevice))
+	requireCode(t, acl.CodeInvalidParam, n.Memcpy(d1, size, d0, size, acl.MemcpyInterDeviceToDevice))
 
-	// Kind mismatches name both placements.
-	err = n.Memcpy(d0, size, d1, size, acl.MemcpyHostToDevice)
-	requireCode(t, acl.CodeRTInvalidMemoryType, err)
-	assert.Contains(t, err.Error(), "is device 1 memory")
-	assert.ErrorIs(t, err, &acl.Error{Code: acl.CodeRTInvalidMemoryType})
+	// Memory of two devices meets only with peer access.
+	err := n.Memcpy(d1, size, d0, size, acl.MemcpyDeviceToDevice)
+	requireCode(t, acl.CodeRTParamInvalid, err)
+	assert.Contains(t, err.Error(), "peer access")
+	require.NoError(t, n.DeviceEnablePeerAccess(0, 0))
+	require.NoError(t, n.Memcpy(d1, size, d0, size, acl.MemcpyDeviceToDevice))
+
+	// A synchronous copy's kind is not checked against the memory: the
+	// copy goes by where the pointers live (api_error.cc:2129-2152).
+	want := []byte("kind is ignored by a synchronous copy")
+	copy(plain, want)
+	require.NoError(t, n.Memcpy(d0, size, h, size, acl.MemcpyDeviceToHost))
+	clear(plain)
+	require.NoError(t, n.Memcpy(h, size, d0, size, acl.MemcpyHostToDevice))
+	assert.Equal(t, want, plain[:len(want)])
 
 	// A device range running past its allocation, and a host range running
 	// into an arena, are refused before any byte is touched.
@@ -105,8 +119,8 @@ func TestMemcpyChecks(t *testing.T) {
 	assert.Contains(t, err.Error(), "runs into device or pinned memory")
 	// Wrapping ranges.
 	requireCode(t, acl.CodeRTParamInvalid, n.Memcpy(unsafe.Add(d0, 16), ^uintptr(0), h, ^uintptr(0)-8, acl.MemcpyHostToDevice))
-	// destMax smaller than count.
-	requireCode(t, acl.CodeInvalidParam, n.Memcpy(d0, 10, h, 11, acl.MemcpyHostToDevice))
+	// destMax smaller than count: the runtime's check (api_error.cc:2138).
+	requireCode(t, acl.CodeRTParamInvalid, n.Memcpy(d0, 10, h, 11, acl.MemcpyHostToDevice))
 	require.NoError(t, n.Free(d0))
 	require.NoError(t, n.Free(d1))
 }

@@ -7,8 +7,10 @@ import (
 )
 
 // Malloc is aclrtMalloc: size bytes (the block is rounded up to 512) of the
-// current context's device memory, 512-byte aligned. The policy must be
-// defined; it does not change where memory comes from.
+// current context's device memory, 512-byte aligned. The policy does not
+// change where memory comes from; an undefined one is accepted, as the ACL
+// layer falls back to the default flags (hicann/runtime
+// src/acl/aclrt_impl/memory.cpp:320-339).
 func (n *NPU) Malloc(size uintptr, policy acl.MemMallocPolicy) (unsafe.Pointer, error) {
 	c, err := n.begin("aclrtMalloc", true)
 	if err != nil {
@@ -17,9 +19,6 @@ func (n *NPU) Malloc(size uintptr, policy acl.MemMallocPolicy) (unsafe.Pointer, 
 	defer n.exit()
 	if size == 0 {
 		return nil, c.fail(acl.CodeInvalidParam, "size is 0")
-	}
-	if !policy.Valid() {
-		return nil, c.fail(acl.CodeInvalidParam, "undefined memory policy 0x%x", uint32(policy))
 	}
 	return c.allocate(c.ctx.dev.arena, size, callers())
 }
@@ -114,7 +113,8 @@ func (n *NPU) GetMemInfo(attr acl.MemAttr) (free, total uintptr, err error) {
 	}
 	defer n.exit()
 	if !attr.Valid() {
-		return 0, 0, c.fail(acl.CodeInvalidParam, "undefined memory attribute %d", int32(attr))
+		// hicann/runtime src/runtime/api/impl/api_error.cc:3184-3187
+		return 0, 0, c.fail(acl.CodeRTInvalidMemoryType, "memory attribute %d is outside [%d, %d]", int32(attr), int32(acl.DDRMem), int32(acl.MemP2PHuge1G))
 	}
 	a := c.ctx.dev.arena
 	used, _, _, _ := a.stats()

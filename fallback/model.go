@@ -44,7 +44,7 @@ type model struct {
 	id       acl.ModelID
 	internal bool // a compiled single op (op.go): no leak report
 	dev      *device
-	m        *ge.Model
+	m        *ge.CompiledModel
 	rt       *zcrt.Runtime
 
 	work, weight         []byte // the regions as the tasks see them
@@ -140,7 +140,7 @@ func (c *call) modelBytes(p unsafe.Pointer, size uintptr) ([]byte, error) {
 
 // parseModel parses model bytes; a corrupt model gives ge.ParseModel's
 // code, reported under this call's name.
-func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
+func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, error) {
 	blob, err := c.modelBytes(p, size)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.Model, error) {
 	return c.parse(blob)
 }
 
-func (c *call) parse(blob []byte) (*ge.Model, error) {
+func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
 	m, err := ge.ParseModel(blob)
 	if err != nil {
 		return nil, c.fail(acl.CodeOf(err), "cannot parse the model: %v", err)

@@ -38,7 +38,7 @@ func benchNPU(b *testing.B) *NPU {
 func reluModel(b *testing.B, elems int64) []byte {
 	b.Helper()
 	g := ge.NewGraph("relu")
-	g.Output(g.Relu(g.Data("x", 0, acl.Float, []int64{elems})))
+	g.Output(g.Relu(g.Data("x", 0, acl.Float32, []int64{elems})))
 	m, err := ge.Compile(g)
 	if err != nil {
 		b.Fatal(err)

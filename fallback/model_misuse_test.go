@@ -301,8 +301,11 @@ func TestModelFaultedTask(t *testing.T) {
 	n.FailTask(1, 0)
 	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1))
 	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
-	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1), "queued on the failed stream: skipped")
-	requireCode(t, acl.CodeRTTSError, n.SynchronizeStream(s1))
+	// ACL_CONTINUE_ON_FAILURE: the stream goes on, the failure was reported once.
+	x0, r0 := p.feed(rng, io.bufs[0], io.bufs[1])
+	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s1), "queued on the stream after the failure: runs")
+	require.NoError(t, n.SynchronizeStream(s1))
+	p.check(t, x0, r0, io.bufs[2], io.bufs[3])
 	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
 	runAsync(t, n, id, io.in, io.out, s2)
 	p.check(t, x, r, io.bufs[2], io.bufs[3])
@@ -460,7 +463,7 @@ func TestModelKernelFailure(t *testing.T) {
 	const rows, cols = 10, 6
 	table := getest.RandF32(rng, rows*cols)
 	g := ge.NewGraph("gather")
-	params := g.ConstFloat32("table", acl.Float, []int64{rows, cols}, table)
+	params := g.ConstFloat32("table", acl.Float32, []int64{rows, cols}, table)
 	idx := g.Data("idx", 0, acl.Int32, []int64{3})
 	g.Output(g.Gather(params, idx, 0))
 	m, err := ge.Compile(g)

@@ -21,7 +21,7 @@ type mlp struct {
 	M, K, N int
 	W       []float32
 	blob    []byte
-	model   *ge.Model
+	model   *ge.CompiledModel
 }
 
 func newMLP(t *testing.T, rng *rand.Rand, opts ...ge.CompileOption) *mlp {
@@ -29,9 +29,9 @@ func newMLP(t *testing.T, rng *rand.Rand, opts ...ge.CompileOption) *mlp {
 	p := &mlp{M: 4, K: 8, N: 16}
 	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("mlp")
-	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
-	r := g.Data("r", 1, acl.Float, []int64{int64(p.M), int64(p.N)})
-	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
+	x := g.Data("x", 0, acl.Float32, []int64{int64(p.M), int64(p.K)})
+	r := g.Data("r", 1, acl.Float32, []int64{int64(p.M), int64(p.N)})
+	w := g.ConstFloat32("w", acl.Float32, []int64{int64(p.K), int64(p.N)}, p.W)
 	h := g.MatMul(x, w, ge.Name("fc"))
 	y0 := g.Add(g.Relu(h, ge.Name("relu")), r, ge.Name("add"))
 	y1 := g.Mul(x, x, ge.Name("square"))

@@ -1,7 +1,9 @@
 package fallback
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,11 +26,12 @@ type NPU struct {
 	host   *arena   // pinned host memory (MallocHost)
 	arenas []*arena // every arena sorted by base address; fixed at New
 
-	state    atomic.Int32
-	closed   atomic.Bool
-	inflight atomic.Int64
-	done     chan struct{} // closed by Close to abort waits
-	closeMu  sync.Mutex
+	state      atomic.Int32
+	initConfig *string // content of the first successful aclInit's config; guarded by mu
+	closed     atomic.Bool
+	inflight   atomic.Int64
+	done       chan struct{} // closed by Close to abort waits
+	closeMu    sync.Mutex
 
 	mu       sync.RWMutex // guards the handle tables and device state
 	contexts map[acl.ContextHandle]*rtContext
@@ -138,7 +141,8 @@ func (n *NPU) Name() string { return "fallback" }
 // synchronize waits), drains and stops every stream goroutine, records
 // leftovers as leaks and unmaps all memory. Pointers into device or pinned
 // memory are invalid afterwards. Close is idempotent; later runtime calls
-// fail with ACL_ERROR_UNINITIALIZE.
+// fail with ACL_ERROR_UNINITIALIZE (a Go-side state: the device has no
+// such thing as a closed runtime).
 func (n *NPU) Close() error {
 	n.closeMu.Lock()
 	defer n.closeMu.Unlock()
@@ -160,7 +164,11 @@ func (n *NPU) Close() error {
 	return nil
 }
 
-// Init is aclInit. The configuration file, if any, is not read.
+// Init is aclInit. The configuration file's content is remembered at the
+// first successful aclInit: a later aclInit (after aclFinalize) with a file
+// of other content is refused with ACL_ERROR_INVALID_PARAM, as the ACL layer
+// compares the hash of the content (hicann/runtime
+// src/acl/aclrt_impl/acl.cpp:403-416).
 func (n *NPU) Init(configPath string) error {
 	c := call{n: n, op: "aclInit", tid: -1}
 	if !n.enter() {
@@ -170,15 +178,37 @@ func (n *NPU) Init(configPath string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.state.Load() == stateInit {
+		// hicann/runtime src/acl/aclrt_impl/acl.cpp:387-392
 		return c.fail(acl.CodeRepeatInitialize, "aclInit was already called; call aclFinalize first")
 	}
+	content := configContent(configPath)
+	if n.initConfig != nil && *n.initConfig != content {
+		return c.fail(acl.CodeInvalidParam, "config %q differs in content from the one the first aclInit used", configPath)
+	}
+	n.initConfig = &content
 	n.state.Store(stateInit)
 	return nil
 }
 
+// configContent is what aclInit compares between calls: the file's bytes
+// ("" for no file); a file that cannot be read compares by its path.
+func configContent(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "\x00unreadable:" + path
+	}
+	return string(b)
+}
+
 // Finalize is aclFinalize: it releases every device, context, stream,
 // event, allocation and registration the program left, recording each as a
-// leak (see Leaks), and succeeds.
+// leak (see Leaks), and succeeds. Before any aclInit it succeeds too (the
+// ACL layer checks only its finalized flag: hicann/runtime
+// src/acl/aclrt_impl/acl.cpp:630-643), and afterwards a second aclFinalize
+// is ACL_ERROR_REPEAT_FINALIZE (acl.cpp:634-637).
 func (n *NPU) Finalize() error {
 	c := call{n: n, op: "aclFinalize", tid: -1}
 	if !n.enter() {
@@ -186,11 +216,7 @@ func (n *NPU) Finalize() error {
 	}
 	defer n.exit()
 	n.mu.Lock()
-	switch n.state.Load() {
-	case stateNew:
-		n.mu.Unlock()
-		return c.fail(acl.CodeUninitialize, "aclFinalize called before aclInit")
-	case stateFinal:
+	if n.state.Load() == stateFinal {
 		n.mu.Unlock()
 		return c.fail(acl.CodeRepeatFinalize, "aclFinalize was already called")
 	}
@@ -209,6 +235,7 @@ func (n *NPU) teardown(at string) {
 	}
 	for _, d := range n.devs {
 		d.refs, d.def = 0, nil
+		clear(d.peers)
 	}
 	n.mu.Unlock()
 	n.threads.reset()
@@ -263,16 +290,21 @@ type call struct {
 	quiet bool // hooks: errors do not become the thread's recent message
 }
 
-// begin admits a call: the NPU must be open and initialised and, when
-// needCtx, the calling OS thread must have a current context. On success
-// the caller must defer n.exit().
+// begin admits a call: the NPU must be open and, when needCtx, the calling
+// OS thread must have a current context. The runtime makes no aclInit
+// check of its own (hicann/runtime: ACL_ERROR_UNINITIALIZE appears only in
+// src/acl/toolchain/dump.cpp), so runtime calls before aclInit or after
+// aclFinalize proceed; the model API (ops named aclmdl*) is refused with
+// ACL_ERROR_GE_EXEC_NOT_INIT while GE is not initialised (hicann/ge
+// runtime/v1/executor/ge_executor.cc:1173-1177). On success the caller
+// must defer n.exit().
 func (n *NPU) begin(op string, needCtx bool) (call, error) {
 	c := call{n: n, op: op, tid: -1}
 	if !n.enter() {
 		return c, c.closedErr()
 	}
-	if n.state.Load() != stateInit {
-		err := c.fail(acl.CodeUninitialize, "%s called before aclInit or after aclFinalize", op)
+	if strings.HasPrefix(op, "aclmdl") && n.state.Load() != stateInit {
+		err := c.fail(acl.CodeGEExecNotInit, "%s called before aclInit or after aclFinalize: the model executor is not initialised", op)
 		n.exit()
 		return c, err
 	}

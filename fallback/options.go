@@ -33,6 +33,7 @@ type config struct {
 	allocFault []fault
 	taskFault  []fault
 	shareable  bool // device arenas are memfd files (arena_file.go)
+	pedantic   bool // report what the device tolerates but is almost always a bug
 }
 
 type fault struct {
@@ -94,3 +95,14 @@ func WithAllocFault(k int, code acl.Code) Option {
 func WithTaskFault(k int, code acl.Code) Option {
 	return func(c *config) { c.taskFault = append(c.taskFault, fault{k, code}) }
 }
+
+// WithPedantic makes the NPU refuse what the device tolerates but is almost
+// always a bug, with an error whose message starts "pedantic:" and says
+// what the device would have done instead: an asynchronous copy touching
+// pageable (plain) host memory, which the device turns into a stream
+// synchronize plus a synchronous copy (ACL_ERROR_RT_PARAM_INVALID); a
+// synchronous copy whose kind disagrees with where the pointers live,
+// which the device ignores, and an asynchronous one whose kind the device
+// corrects (ACL_ERROR_RT_INVALID_MEMORY_TYPE). Off by default, so that a
+// program behaves as on the device.
+func WithPedantic() Option { return func(c *config) { c.pedantic = true } }

@@ -42,11 +42,21 @@ func (n *NPU) HostRegister(ptr unsafe.Pointer, size uint64, typ acl.HostRegister
 		return nil, err
 	}
 	defer n.exit()
-	if typ&^(acl.HostRegisterIOMemory|acl.HostRegisterReadOnly) != 0 {
-		return nil, c.fail(acl.CodeInvalidParam, "undefined registration type 0x%x", uint32(typ))
+	if ptr == nil {
+		return nil, c.fail(acl.CodeInvalidParam, "null pointer") // memory.cpp:492
 	}
-	if ptr != nil && uintptr(ptr)%registerAlign != 0 {
-		return nil, c.fail(acl.CodeInvalidParam, "pointer 0x%x is not 4 KiB aligned", uintptr(ptr))
+	if size == 0 {
+		return nil, c.fail(acl.CodeInvalidParam, "size is 0") // memory.cpp:495
+	}
+	if typ&^(acl.HostRegisterIOMemory|acl.HostRegisterReadOnly) != 0 {
+		// hicann/runtime src/runtime/api/impl/api_error.cc:1997-2002
+		return nil, c.fail(acl.CodeRTFeatureNotSupport, "registration type 0x%x is not supported: valid types combine IOMEMORY (0x4) and READONLY (0x8), or 0", uint32(typ))
+	}
+	if uintptr(ptr)%registerAlign != 0 {
+		// The documentation requires 4 KiB alignment; the check is the
+		// driver's (not in the public source), whose invalid value the
+		// runtime maps to 107000 (errcode_manage.cc:38).
+		return nil, c.fail(acl.CodeRTParamInvalid, "pointer 0x%x is not 4 KiB aligned", uintptr(ptr))
 	}
 	if err := c.register(ptr, size, uint32(typ), callers()); err != nil {
 		return nil, err
@@ -63,9 +73,16 @@ func (n *NPU) HostRegisterV2(ptr unsafe.Pointer, size uint64, flag acl.HostRegFl
 		return err
 	}
 	defer n.exit()
+	if ptr == nil {
+		return c.fail(acl.CodeInvalidParam, "null pointer") // memory.cpp:504
+	}
+	if size == 0 {
+		return c.fail(acl.CodeInvalidParam, "size is 0") // memory.cpp:505
+	}
 	const known = acl.HostRegMapped | acl.HostRegIOMemory | acl.HostRegReadOnly | acl.HostRegPinned
-	if flag == 0 || flag&^known != 0 {
-		return c.fail(acl.CodeInvalidParam, "undefined registration flag 0x%x", uint32(flag))
+	if flag&known == 0 || flag&^known != 0 {
+		// hicann/runtime src/runtime/api/impl/api_error.cc:2015-2021
+		return c.fail(acl.CodeRTParamInvalid, "flag 0x%x is not an OR combination of MAPPED (0x2), IOMEMORY (0x4), READONLY (0x8) and PINNED (0x10000000)", uint32(flag))
 	}
 	return c.register(ptr, size, uint32(flag), callers())
 }
@@ -139,7 +156,9 @@ func (n *NPU) HostGetDevicePointer(host unsafe.Pointer, flag uint32) (unsafe.Poi
 		return nil, c.fail(acl.CodeInvalidParam, "flag must be 0, got %d", flag)
 	}
 	if n.findReg(uintptr(host)) == nil {
-		return nil, c.fail(acl.CodeHostMemoryNotRegistered, "0x%x is not inside registered host memory", uintptr(host))
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:2653-2666:
+		// RT_ERROR_INVALID_VALUE, 107000.
+		return nil, c.fail(acl.CodeRTParamInvalid, "the host pointer 0x%x has not been registered for device address mapping", uintptr(host))
 	}
 	return host, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ascend-go/cann/acl"
@@ -19,9 +20,15 @@ type task struct {
 }
 
 // stream is an aclrtStream: an in-order task queue served by its own
-// goroutine. Errors are sticky: after a task fails, later tasks are
-// skipped (except event records) and every synchronize reports the first
-// failure.
+// goroutine. In the default failure mode (ACL_CONTINUE_ON_FAILURE) a failed
+// task does not stop the stream: later tasks run and the next synchronize
+// reports the first failure since the previous one, then forgets it
+// (hicann/runtime src/runtime/core/src/stream/stream.cc:1790-1830). Once a
+// stream of its context is set to ACL_STOP_ON_FAILURE, the first failure on
+// any stream of the context stops the whole context: queued tasks are
+// skipped (event records still complete), new tasks are refused and every
+// synchronize reports that failure (stream.cc:4336-4352, 1772-1788;
+// src/runtime/core/src/context/context.cc:2889).
 type stream struct {
 	h     acl.StreamHandle
 	ctx   *rtContext
@@ -40,6 +47,7 @@ type stream struct {
 
 	wake   chan struct{}
 	exited chan struct{}
+	stop   atomic.Bool // set to ACL_STOP_ON_FAILURE
 }
 
 func newStream(n *NPU, ctx *rtContext, h acl.StreamHandle, w where) *stream {
@@ -88,13 +96,13 @@ func (s *stream) loop() {
 		if s.head++; s.head == len(s.q) {
 			s.q, s.head = s.q[:0], 0
 		}
-		failed := s.errCode != 0
 		s.mu.Unlock()
+		stopped, _, _ := s.ctx.stopped()
 
 		var code acl.Code
 		var msg string
 		switch {
-		case failed && !t.always:
+		case stopped && !t.always:
 		case t.fault != 0:
 			code, msg = t.fault, fmt.Sprintf("stream 0x%x: injected fault in %s task", uintptr(s.h), t.op)
 		default:
@@ -104,6 +112,9 @@ func (s *stream) loop() {
 			}
 		}
 
+		if code != 0 {
+			s.ctx.failed(code, msg)
+		}
 		s.mu.Lock()
 		if code != 0 && s.errCode == 0 {
 			s.errCode, s.errMsg = code, msg
@@ -133,10 +144,6 @@ func (s *stream) execute(t task) (code acl.Code, msg string) {
 	}
 	return code, fmt.Sprintf("stream 0x%x: %s task failed: %v", uintptr(s.h), t.op, err)
 }
-
-// failed reports the sticky error; only the stream's own goroutine may call
-// it without the lock (it is the only writer).
-func (s *stream) failedCode() acl.Code { return s.errCode }
 
 const (
 	waitDone = iota
@@ -175,10 +182,18 @@ func (s *stream) wait(ctx context.Context, timer <-chan time.Time, poll bool) in
 	return waitDone
 }
 
-func (s *stream) sticky() (acl.Code, string) {
+// takeError is what a synchronize reports: the context's failure once it
+// stopped (sticky), else the stream's first failure since the last
+// synchronize, which it clears.
+func (s *stream) takeError() (acl.Code, string) {
+	if stopped, code, msg := s.ctx.stopped(); stopped {
+		return code, msg
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.errCode, s.errMsg
+	code, msg := s.errCode, s.errMsg
+	s.errCode, s.errMsg = 0, ""
+	return code, msg
 }
 
 func (s *stream) pending() uint64 {
@@ -222,6 +237,9 @@ func (c *call) stream(h acl.StreamHandle) (*stream, error) {
 // enqueue queues a task on s. Work tasks (copies, memsets, Enqueue) count
 // for task fault injection; event records and waits do not.
 func (c *call) enqueue(s *stream, work, always bool, run func(*stream) error) error {
+	if stopped, code, msg := s.ctx.stopped(); stopped {
+		return c.fail(code, "the context of stream 0x%x stopped on failure (ACL_STOP_ON_FAILURE) and takes no new task: %s", uintptr(s.h), msg)
+	}
 	t := task{op: c.op, run: run, always: always, work: work}
 	if work {
 		t.fault = c.n.faults.next(&c.n.faults.task, acl.CodeRTTSError)
@@ -296,7 +314,8 @@ func (n *NPU) SynchronizeStreamWithTimeout(h acl.StreamHandle, timeoutMs int32) 
 	}
 	defer n.exit()
 	if timeoutMs < -1 {
-		return c.fail(acl.CodeInvalidParam, "timeout %d ms is below -1", timeoutMs)
+		// hicann/runtime src/acl/aclrt_impl/stream.cpp:141-148
+		return c.fail(acl.CodeRTParamInvalid, "timeout %d ms is outside [-1, INT_MAX]", timeoutMs)
 	}
 	return c.syncStream(context.Background(), h, timeoutMs)
 }
@@ -320,9 +339,51 @@ func (c *call) syncStream(ctx context.Context, h acl.StreamHandle, timeoutMs int
 	case waitClosed:
 		return c.closedErr()
 	}
-	if code, msg := s.sticky(); code != 0 {
+	if code, msg := s.takeError(); code != 0 {
 		return c.fail(code, "%s", msg)
 	}
+	return nil
+}
+
+// SetStreamFailureMode is aclrtSetStreamFailureMode (hicann/runtime
+// src/acl/aclrt_impl/stream.cpp:258-265, src/runtime/api/impl/
+// api_impl.cc:1991-2034). Only bit 0 of mode counts; setting the mode a
+// stream has succeeds; ACL_STOP_ON_FAILURE makes the stream's whole
+// context stop on its first failure and cannot be undone
+// (ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api_impl.cc:2018-2021). The null
+// stream is the current context's default stream, which the Atlas A2/A3
+// documentation allows (docs/zh/api_ref/06_stream_management.md:483-490).
+// A stream of another context is ACL_ERROR_RT_STREAM_CONTEXT
+// (api_impl.cc:2032-2033).
+func (n *NPU) SetStreamFailureMode(h acl.StreamHandle, mode acl.StreamFailureMode) error {
+	c, err := n.begin("aclrtSetStreamFailureMode", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	var s *stream
+	if h == 0 {
+		s = c.ctx.def
+	} else {
+		n.mu.RLock()
+		s = n.streams[h]
+		n.mu.RUnlock()
+		if s == nil {
+			return c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is unknown or destroyed", uintptr(h))
+		}
+	}
+	stop := mode&1 == acl.StopOnFailure
+	if s.stop.Load() == stop {
+		return nil
+	}
+	if !stop {
+		return c.fail(acl.CodeRTFeatureNotSupport, "changing stream 0x%x from stop mode to continue mode is not supported", uintptr(h))
+	}
+	if s.ctx != c.ctx {
+		return c.fail(acl.CodeRTStreamContext, "stream 0x%x belongs to context 0x%x, not the current context 0x%x", uintptr(h), uintptr(s.ctx.h), uintptr(c.ctx.h))
+	}
+	s.stop.Store(true)
+	s.ctx.stopMode.Store(true)
 	return nil
 }
 

@@ -3,22 +3,24 @@ package fallback
 import "github.com/ascend-go/cann/acl"
 
 // streamState implements npuhook.StreamState: it observes one stream from
-// any goroutine: whether it has a sticky error, after which it skips every
-// task still queued (they never run). A layer that counts its queued tasks
-// (the HCCL model's CommDestroy) uses it not to wait for tasks that will
-// never run. The zero value observes nothing and reports no failure. Safe
-// for concurrent use.
+// any goroutine: whether its context
+// stopped on a failure (ACL_STOP_ON_FAILURE), after which the stream skips
+// every task still queued (they never run). A layer that counts its queued
+// tasks (the HCCL model's CommDestroy) uses it not to wait for tasks that
+// will never run. The zero value observes nothing and reports no failure.
+// Safe for concurrent use.
 type streamState struct{ s *stream }
 
-// Failed reports whether the stream has a sticky error and its code. The
-// error is never cleared, so once true it stays true: no task queued on
-// the stream from then on, or still waiting in its queue, will run.
+// Failed reports whether the stream stopped on a failure, and its code.
+// It is never cleared, so once true it stays true: no task queued on the
+// stream from then on, or still waiting in its queue, will run. A failure
+// in the default mode (ACL_CONTINUE_ON_FAILURE) does not stop the stream.
 func (st streamState) Failed() (bool, acl.Code) {
 	if st.s == nil {
 		return false, acl.Success
 	}
-	code, _ := st.s.sticky()
-	return code != 0, code
+	stopped, code, _ := st.s.ctx.stopped()
+	return stopped, code
 }
 
 // enqueueOpState is enqueueOp that also returns the state of the stream

@@ -18,6 +18,7 @@ func TestStreamState(t *testing.T) {
 	s, err := n.CreateStream()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.DestroyStream(s) })
+	require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure))
 
 	failed, code := streamState{}.Failed()
 	assert.False(t, failed, "the zero value observes nothing")
@@ -46,11 +47,19 @@ func TestStreamState(t *testing.T) {
 	}
 	assert.Equal(t, 1, ran, "the task behind the failure was skipped")
 
+	// The stop spread to the context: its default stream takes no task.
+	_, err = n.enqueueOpState(0, "test", func() error { return nil })
+	assert.Equal(t, acl.CodeRTTSError, acl.CodeOf(err), "default stream of the stopped context: %v", err)
+	// Another context is unaffected.
+	ctx2, err := n.CreateContext(0)
+	require.NoError(t, err)
 	def, err := n.enqueueOpState(0, "test", func() error { return nil })
-	require.NoError(t, err, "the default stream")
+	require.NoError(t, err, "the default stream of another context")
 	require.NoError(t, n.SynchronizeStream(0))
 	failed, _ = def.Failed()
-	assert.False(t, failed, "another stream's failure is not the default stream's")
+	assert.False(t, failed, "another context's failure is not this one's")
+	require.NoError(t, n.DestroyContext(ctx2))
+	require.NoError(t, n.SetDevice(0))
 
 	_, err = n.enqueueOpState(s, "test", nil)
 	assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err), "nil task: %v", err)

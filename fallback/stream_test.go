@@ -50,31 +50,64 @@ func TestStreamOrder(t *testing.T) {
 
 // TestStickyError: a failing task fails its stream for good; later work
 // on it is skipped; other streams go on.
-func TestStickyError(t *testing.T) {
-	n := newTestNPU(t)
-	s, err := n.CreateStream()
-	require.NoError(t, err)
-	var ran []int
+// TestStreamFailureModes: a failed task under ACL_CONTINUE_ON_FAILURE (the
+// default) and ACL_STOP_ON_FAILURE (hicann/runtime src/runtime/core/src/
+// stream/stream.cc:1790-1830, 4336-4352; api_impl.cc:1991-2034). A program
+// that relied on a failure stopping the stream asks for StopOnFailure.
+func TestStreamFailureModes(t *testing.T) {
 	boom := acl.Errorf("custom", acl.CodeRTAICoreException, "kernel fault")
-	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 1); return nil }))
-	require.NoError(t, n.enqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
-	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 3); return nil }))
-	for range 3 {
-		err := n.SynchronizeStream(s)
+	t.Run("ContinueOnFailure", func(t *testing.T) {
+		n := newTestNPU(t)
+		s, err := n.CreateStream()
+		require.NoError(t, err)
+		var ran []int
+		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 1); return nil }))
+		require.NoError(t, n.enqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
+		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 3); return nil }))
+		err = n.SynchronizeStream(s)
 		requireCode(t, acl.CodeRTAICoreException, err)
 		assert.Contains(t, err.Error(), "aclopExecuteV2")
 		assert.Contains(t, err.Error(), "kernel fault")
-	}
-	assert.Equal(t, []int{1, 2}, ran)
-	// Still accepting work, still failed, work still skipped.
-	require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 4); return nil }))
-	requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStreamWithTimeout(s, 1000))
-	assert.Equal(t, []int{1, 2}, ran)
-	// The default stream is unaffected.
-	require.NoError(t, n.enqueueTask(0, func() error { ran = append(ran, 5); return nil }))
-	require.NoError(t, n.SynchronizeStream(0))
-	assert.Equal(t, []int{1, 2, 5}, ran)
-	require.NoError(t, n.DestroyStream(s))
+		require.NoError(t, n.SynchronizeStream(s), "reported once")
+		assert.Equal(t, []int{1, 2, 3}, ran)
+		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 4); return nil }))
+		require.NoError(t, n.SynchronizeStreamWithTimeout(s, 1000))
+		assert.Equal(t, []int{1, 2, 3, 4}, ran)
+		require.NoError(t, n.DestroyStream(s))
+	})
+	t.Run("StopOnFailure", func(t *testing.T) {
+		n := newTestNPU(t)
+		s, err := n.CreateStream()
+		require.NoError(t, err)
+		require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure))
+		require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure), "the mode it has")
+		requireCode(t, acl.CodeRTFeatureNotSupport, n.SetStreamFailureMode(s, acl.ContinueOnFailure))
+		var ran []int
+		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 1); return nil }))
+		require.NoError(t, n.enqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
+		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 3); return nil }))
+		for range 3 {
+			err := n.SynchronizeStream(s)
+			requireCode(t, acl.CodeRTAICoreException, err)
+			assert.Contains(t, err.Error(), "kernel fault")
+		}
+		assert.Equal(t, []int{1, 2}, ran)
+		// The context stopped: no stream of it takes new work, every
+		// synchronize reports the failure.
+		requireCode(t, acl.CodeRTAICoreException, n.enqueueTask(s, func() error { ran = append(ran, 4); return nil }))
+		requireCode(t, acl.CodeRTAICoreException, n.enqueueTask(0, func() error { ran = append(ran, 5); return nil }))
+		requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStream(0))
+		assert.Equal(t, []int{1, 2}, ran)
+		// Another context is unaffected.
+		ctx2, err := n.CreateContext(0)
+		require.NoError(t, err)
+		require.NoError(t, n.enqueueTask(0, func() error { ran = append(ran, 6); return nil }))
+		require.NoError(t, n.SynchronizeStream(0))
+		assert.Equal(t, []int{1, 2, 6}, ran)
+		require.NoError(t, n.DestroyContext(ctx2))
+		require.NoError(t, n.SetDevice(0))
+		require.NoError(t, n.DestroyStream(s))
+	})
 }
 
 func TestTaskErrorsWithoutCodeAndPanics(t *testing.T) {
@@ -107,7 +140,7 @@ func TestSynchronizeTimeouts(t *testing.T) {
 	requireCode(t, acl.CodeRTStreamSyncTimeout, err)
 	assert.GreaterOrEqual(t, time.Since(t0), 30*time.Millisecond)
 	assert.ErrorIs(t, err, acl.ErrTimeout)
-	requireCode(t, acl.CodeInvalidParam, n.SynchronizeStreamWithTimeout(s, -2))
+	requireCode(t, acl.CodeRTParamInvalid, n.SynchronizeStreamWithTimeout(s, -2))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()

@@ -39,13 +39,13 @@ func (g *Graph) Const(name string, dt acl.DataType, dims []int64, value []byte, 
 func (g *Graph) ConstFloat32(name string, dt acl.DataType, dims []int64, vals []float32, opts ...OpOption) *Tensor {
 	b := make([]byte, len(vals)*max(dt.Size(), 0))
 	switch dt {
-	case acl.Float:
+	case acl.Float32:
 		for i, v := range vals {
 			putF32(b[4*i:], v)
 		}
 	case acl.Float16:
 		floatx.EncodeF16(b, vals)
-	case acl.BF16:
+	case acl.BFloat16:
 		floatx.EncodeBF16(b, vals)
 	default:
 		t := g.Const(name, dt, dims, nil, opts...)

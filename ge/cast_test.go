@@ -13,7 +13,7 @@ import (
 	"github.com/ascend-go/cann/internal/floatx"
 )
 
-var castTypes = []acl.DataType{acl.Float, acl.Float16, acl.BF16, acl.Double, acl.Float8E4M3FN, acl.Float8E5M2,
+var castTypes = []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Float8E4M3FN, acl.Float8E5M2,
 	acl.Int8, acl.Uint8, acl.Int16, acl.Int32, acl.Int64, acl.Bool}
 
 func isInt(dt acl.DataType) bool {
@@ -29,13 +29,13 @@ func encodeAny(dt acl.DataType, v []float64) []byte {
 	b := make([]byte, len(v)*dt.Size())
 	for i, x := range v {
 		switch dt {
-		case acl.Float:
+		case acl.Float32:
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-		case acl.Double:
+		case acl.Float64:
 			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
 		case acl.Float16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-		case acl.BF16:
+		case acl.BFloat16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
 		case acl.Float8E4M3FN:
 			b[i] = floatx.F64ToE4M3FNSat(x)
@@ -67,13 +67,13 @@ func castRef(src, dst acl.DataType, x float64) float64 {
 			return 1
 		}
 		return 0
-	case acl.Float:
+	case acl.Float32:
 		return float64(float32(x))
-	case acl.Double:
+	case acl.Float64:
 		return x
 	case acl.Float16:
 		return float64(floatx.F16ToF32(floatx.F64ToF16(x)))
-	case acl.BF16:
+	case acl.BFloat16:
 		return float64(floatx.BF16ToF32(floatx.F64ToBF16(x)))
 	case acl.Float8E4M3FN:
 		return float64(floatx.E4M3FNToF32(floatx.F64ToE4M3FN(x)))
@@ -140,7 +140,7 @@ func TestCast(t *testing.T) {
 
 func TestCastRejectsUnsupportedTypes(t *testing.T) {
 	g := ge.NewGraph("cast")
-	g.Cast(g.Data("x", 0, acl.Float, []int64{2}), acl.Complex64, ge.Name("c"))
+	g.Cast(g.Data("x", 0, acl.Float32, []int64{2}), acl.Complex64, ge.Name("c"))
 	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(g.Err()))
 	require.Contains(t, g.Err().Error(), `node "c" (Cast)`)
 }

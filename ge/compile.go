@@ -56,13 +56,13 @@ type cval struct {
 
 func (v *cval) name() string { return v.producer.name + ":" + strconv.Itoa(v.index) }
 
-// Compile turns a graph into a Model: topological order, shape and dtype
+// Compile turns a graph into a CompiledModel: topological order, shape and dtype
 // inference, copy insertion for outputs that would share memory, feature-map
 // assignment by lifetime, the zero-copy IO layout and task generation. The
 // result passes the same validation as ParseModel. Errors are *acl.Error
 // naming the offending node. Compile never modifies g: several compiles of
 // one graph may run concurrently as long as nobody changes the graph.
-func Compile(g *Graph, opts ...CompileOption) (*Model, error) {
+func Compile(g *Graph, opts ...CompileOption) (*CompiledModel, error) {
 	cfg := compileConfig{noZeroCopy: map[string]bool{}}
 	for _, o := range opts {
 		o(&cfg)

@@ -143,9 +143,9 @@ func descsOf(vs []*cval) []TensorDesc {
 	return d
 }
 
-// emit builds the Model from the plan.
-func (c *compiler) emit() *Model {
-	m := &Model{Name: c.g.name, MemorySize: c.memory, ZeroCopySize: c.zcSize, WeightSize: c.weight,
+// emit builds the CompiledModel from the plan.
+func (c *compiler) emit() *CompiledModel {
+	m := &CompiledModel{Name: c.g.name, MemorySize: c.memory, ZeroCopySize: c.zcSize, WeightSize: c.weight,
 		Plan: c.plan_, Attrs: map[string]string{}}
 	m.Weights = make([]byte, c.weight)
 	for _, cn := range c.nodes {
@@ -200,7 +200,7 @@ func (c *compiler) emit() *Model {
 
 // relativeOffsets lists the distinct offsets, from the IO's basic offset,
 // at which task slots address the IO.
-func relativeOffsets(m *Model, d *IODesc) []int64 {
+func relativeOffsets(m *CompiledModel, d *IODesc) []int64 {
 	var rel []int64
 	for _, t := range m.Tasks {
 		for _, a := range t.Args {

@@ -11,7 +11,7 @@ import (
 	"github.com/ascend-go/cann/ge/getest"
 )
 
-func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.Model {
+func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.CompiledModel {
 	t.Helper()
 	m, err := ge.Compile(g, opts...)
 	require.NoError(t, err)
@@ -19,7 +19,7 @@ func compile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.Model {
 	return m
 }
 
-func taskOps(m *ge.Model) []ge.OpType {
+func taskOps(m *ge.CompiledModel) []ge.OpType {
 	var ops []ge.OpType
 	for _, t := range m.Tasks {
 		ops = append(ops, t.Op)
@@ -29,9 +29,9 @@ func taskOps(m *ge.Model) []ge.OpType {
 
 func TestIOLayout(t *testing.T) {
 	g := ge.NewGraph("layout")
-	big := g.Data("big", 0, acl.Float, []int64{64, 64})     // 16 KiB
-	small := g.Data("small", 1, acl.Float, []int64{64})     // 256 B
-	mid := g.Data("mid", 2, acl.Float, []int64{16, 64})     // 4 KiB
+	big := g.Data("big", 0, acl.Float32, []int64{64, 64})   // 16 KiB
+	small := g.Data("small", 1, acl.Float32, []int64{64})   // 256 B
+	mid := g.Data("mid", 2, acl.Float32, []int64{16, 64})   // 4 KiB
 	h := g.Add(g.MatMul(mid, big), small, ge.Name("h"))     // [16,64]
 	h2 := g.Relu(h, ge.Name("h2"))                          // FM
 	o1 := g.Softmax(h2, -1, ge.Name("o1"))                  // output 0
@@ -82,30 +82,30 @@ func TestOutputCopies(t *testing.T) {
 		copies int
 	}{
 		{"input passed through", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.Relu(x), x)
 		}, 1},
 		{"reshaped input", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2, 2})
+			x := g.Data("x", 0, acl.Float32, []int64{2, 2})
 			g.Output(g.Reshape(x, []int64{4}))
 		}, 1},
 		{"weight alias", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{4})
-			w := g.ConstFloat32("w", acl.Float, []int64{4}, []float32{1, 2, 3, 4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
+			w := g.ConstFloat32("w", acl.Float32, []int64{4}, []float32{1, 2, 3, 4})
 			g.Output(g.Add(x, w), g.Identity(w))
 		}, 1},
 		{"same tensor twice", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			y := g.Relu(x)
 			g.Output(y, y)
 		}, 1},
 		{"output and its alias", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			y := g.Relu(x)
 			g.Output(y, g.Identity(g.Reshape(y, []int64{2, 2})))
 		}, 1},
 		{"output also consumed", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			y := g.Relu(x)
 			g.Output(g.Add(y, x), y)
 		}, 0},
@@ -144,8 +144,8 @@ func TestOutputCopies(t *testing.T) {
 func TestNoZeroCopy(t *testing.T) {
 	build := func(opts ...ge.OpOption) *ge.Graph {
 		g := ge.NewGraph("nzc")
-		a := g.Data("a", 0, acl.Float, []int64{8, 8})
-		b := g.Data("b", 1, acl.Float, []int64{8, 8})
+		a := g.Data("a", 0, acl.Float32, []int64{8, 8})
+		b := g.Data("b", 1, acl.Float32, []int64{8, 8})
 		y := g.Add(a, b, append(opts, ge.Name("hccl_like"))...)
 		g.Output(g.Relu(y), y)
 		return g
@@ -165,7 +165,7 @@ func TestNoZeroCopy(t *testing.T) {
 			assert.True(t, a.NoZeroCopy)
 		}
 		r := newRand(t)
-		in := [][]byte{randInput(r, acl.Float, []int64{8, 8}, 1), randInput(r, acl.Float, []int64{8, 8}, 1)}
+		in := [][]byte{randInput(r, acl.Float32, []int64{8, 8}, 1), randInput(r, acl.Float32, []int64{8, 8}, 1)}
 		want, err := getest.Run(m, in)
 		require.NoError(t, err)
 		out := [][]byte{make([]byte, 256), make([]byte, 256)}
@@ -188,7 +188,7 @@ func TestNoZeroCopy(t *testing.T) {
 	})
 	t.Run("data node", func(t *testing.T) {
 		g := ge.NewGraph("nzc")
-		a := g.Data("a", 0, acl.Float, []int64{8}, ge.NoZeroCopy())
+		a := g.Data("a", 0, acl.Float32, []int64{8}, ge.NoZeroCopy())
 		g.Output(g.Relu(a))
 		m := compile(t, g)
 		assert.False(t, m.Inputs[0].ZeroCopy)
@@ -207,7 +207,7 @@ func TestWorkspaceAndPruning(t *testing.T) {
 	w := g.ConstFloat32("w", acl.Float16, []int64{16, 8}, make([]float32, 128))
 	y := g.MatMul(x, w, ge.Name("mm"))
 	g.Relu(y, ge.Name("dead")) // reaches no output: pruned
-	g.ConstFloat32("unused", acl.Float, []int64{1000}, make([]float32, 1000))
+	g.ConstFloat32("unused", acl.Float32, []int64{1000}, make([]float32, 1000))
 	g.Output(y)
 	m := compile(t, g)
 	require.Len(t, m.Tasks, 1)
@@ -228,85 +228,85 @@ func TestErrorsNameTheNode(t *testing.T) {
 		msg   string
 	}{
 		{"inner dims", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{8, 64})
-			w := g.Data("w", 1, acl.Float, []int64{32, 16})
+			x := g.Data("x", 0, acl.Float32, []int64{8, 64})
+			w := g.Data("w", 1, acl.Float32, []int64{32, 16})
 			g.MatMul(x, w, ge.Name("fc1"))
 		}, acl.CodeGEParamInvalid, `node "fc1" (MatMul): inner dims 64 and 32 differ`},
 		{"broadcast", func(g *ge.Graph) {
-			g.Add(g.Data("a", 0, acl.Float, []int64{2, 3}), g.Data("b", 1, acl.Float, []int64{4}), ge.Name("sum"))
+			g.Add(g.Data("a", 0, acl.Float32, []int64{2, 3}), g.Data("b", 1, acl.Float32, []int64{4}), ge.Name("sum"))
 		}, acl.CodeGEParamInvalid, `node "sum" (Add): shapes [2,3] and [4] do not broadcast`},
 		{"dtype mix", func(g *ge.Graph) {
-			g.Add(g.Data("a", 0, acl.Float, []int64{2}), g.Data("b", 1, acl.Float16, []int64{2}), ge.Name("mix"))
+			g.Add(g.Data("a", 0, acl.Float32, []int64{2}), g.Data("b", 1, acl.Float16, []int64{2}), ge.Name("mix"))
 		}, acl.CodeUnsupportedDataType, `node "mix" (Add): input 1 has data type ACL_FLOAT16`},
 		{"int relu", func(g *ge.Graph) {
 			g.Relu(g.Data("a", 0, acl.Int32, []int64{2}), ge.Name("r"))
 		}, acl.CodeUnsupportedDataType, `node "r" (Relu)`},
 		{"softmax axis", func(g *ge.Graph) {
-			g.Softmax(g.Data("a", 0, acl.Float, []int64{2, 3}), 2, ge.Name("sm"))
+			g.Softmax(g.Data("a", 0, acl.Float32, []int64{2, 3}), 2, ge.Name("sm"))
 		}, acl.CodeGEParamInvalid, `node "sm" (Softmax): axis 2 out of range for rank 2`},
 		{"reshape count", func(g *ge.Graph) {
-			g.Reshape(g.Data("a", 0, acl.Float, []int64{2, 3}), []int64{4, -1}, ge.Name("rs"))
+			g.Reshape(g.Data("a", 0, acl.Float32, []int64{2, 3}), []int64{4, -1}, ge.Name("rs"))
 		}, acl.CodeGEParamInvalid, `node "rs" (Reshape): shape [4,-1] does not hold 6 elements`},
 		{"reshape huge", func(g *ge.Graph) {
-			g.Reshape(g.Data("a", 0, acl.Float, []int64{2, 3}), []int64{1 << 40, 1 << 40}, ge.Name("rs"))
+			g.Reshape(g.Data("a", 0, acl.Float32, []int64{2, 3}), []int64{1 << 40, 1 << 40}, ge.Name("rs"))
 		}, acl.CodeGEParamInvalid, `node "rs" (Reshape)`},
 		{"concat dims", func(g *ge.Graph) {
-			a := g.Data("a", 0, acl.Float, []int64{2, 3})
-			b := g.Data("b", 1, acl.Float, []int64{3, 3})
+			a := g.Data("a", 0, acl.Float32, []int64{2, 3})
+			b := g.Data("b", 1, acl.Float32, []int64{3, 3})
 			g.Concat([]*ge.Tensor{a, b}, 1, ge.Name("cat"))
 		}, acl.CodeGEParamInvalid, `node "cat" (Concat): input 1 dims [3,3] differ`},
 		{"slice bounds", func(g *ge.Graph) {
-			g.Slice(g.Data("a", 0, acl.Float, []int64{2, 3}), []int64{0, 2}, []int64{1, 2}, ge.Name("sl"))
+			g.Slice(g.Data("a", 0, acl.Float32, []int64{2, 3}), []int64{0, 2}, []int64{1, 2}, ge.Name("sl"))
 		}, acl.CodeGEParamInvalid, `node "sl" (Slice): size[1] = 2 out of range [1, 1]`},
 		{"gather indices", func(g *ge.Graph) {
-			g.Gather(g.Data("a", 0, acl.Float, []int64{2, 3}), g.Data("i", 1, acl.Float, []int64{2}), 0, ge.Name("ga"))
+			g.Gather(g.Data("a", 0, acl.Float32, []int64{2, 3}), g.Data("i", 1, acl.Float32, []int64{2}), 0, ge.Name("ga"))
 		}, acl.CodeUnsupportedDataType, `node "ga" (Gather): indices have data type ACL_FLOAT`},
 		{"layernorm gamma", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2, 8})
-			gm := g.Data("g", 1, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{2, 8})
+			gm := g.Data("g", 1, acl.Float32, []int64{4})
 			g.LayerNorm(x, gm, gm, 1e-5, ge.Name("ln"))
 		}, acl.CodeGEParamInvalid, `node "ln" (LayerNorm): input 1 has dims [4], want [8]`},
 		{"duplicate name", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2})
+			x := g.Data("x", 0, acl.Float32, []int64{2})
 			g.Relu(x, ge.Name("r"))
 			g.Relu(x, ge.Name("r"))
 		}, acl.CodeGEParamInvalid, `node "r" (Relu): duplicate node name`},
 		{"duplicate input index", func(g *ge.Graph) {
-			g.Data("x", 0, acl.Float, []int64{2})
-			g.Data("y", 0, acl.Float, []int64{2})
+			g.Data("x", 0, acl.Float32, []int64{2})
+			g.Data("y", 0, acl.Float32, []int64{2})
 		}, acl.CodeGEParamInvalid, `node "y" (Data): input index 0 already used by node "x"`},
 		{"bad dims", func(g *ge.Graph) {
-			g.Data("x", 0, acl.Float, []int64{2, 0})
+			g.Data("x", 0, acl.Float32, []int64{2, 0})
 		}, acl.CodeGEParamInvalid, `node "x" (Data): dims [2,0]`},
 		{"rank", func(g *ge.Graph) {
-			g.Data("x", 0, acl.Float, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1})
+			g.Data("x", 0, acl.Float32, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1})
 		}, acl.CodeGEParamInvalid, `node "x" (Data): rank 9 exceeds 8`},
 		{"too big", func(g *ge.Graph) {
-			g.Data("x", 0, acl.Float, []int64{1 << 20, 1 << 20, 1 << 20})
+			g.Data("x", 0, acl.Float32, []int64{1 << 20, 1 << 20, 1 << 20})
 		}, acl.CodeGEParamInvalid, `node "x" (Data)`},
 		{"const size", func(g *ge.Graph) {
-			g.Const("c", acl.Float, []int64{4}, make([]byte, 15))
+			g.Const("c", acl.Float32, []int64{4}, make([]byte, 15))
 		}, acl.CodeGEParamInvalid, `node "c" (Const): value holds 15 bytes`},
 		{"nil input", func(g *ge.Graph) {
 			g.Relu(nil, ge.Name("r"))
 		}, acl.CodeGEParamInvalid, `node "r" (Relu): input 0 is nil`},
 		{"foreign tensor", func(g *ge.Graph) {
 			other := ge.NewGraph("other")
-			g.Relu(other.Data("x", 0, acl.Float, []int64{2}), ge.Name("r"))
+			g.Relu(other.Data("x", 0, acl.Float32, []int64{2}), ge.Name("r"))
 		}, acl.CodeGEParamInvalid, `node "r" (Relu): input 0 is nil or belongs to another graph`},
 		{"input count", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2})
+			x := g.Data("x", 0, acl.Float32, []int64{2})
 			g.AddOp(ge.OpAdd, []*ge.Tensor{x}, nil, ge.Name("a"))
 		}, acl.CodeGEParamInvalid, `node "a" (Add): takes 2 inputs, got 1`},
 		{"attr kind", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2})
+			x := g.Data("x", 0, acl.Float32, []int64{2})
 			g.AddOp(ge.OpSoftmax, []*ge.Tensor{x}, ge.Attrs{ge.AttrAxis: ge.FloatAttr(1)}, ge.Name("s"))
 		}, acl.CodeGEParamInvalid, `node "s" (Softmax): attribute "axis" has kind 2`},
 		{"raw data node", func(g *ge.Graph) {
 			g.AddOp(ge.OpData, nil, nil, ge.Name("d"))
 		}, acl.CodeGEParamInvalid, `node "d" (Data): create Data nodes with Graph.Data`},
 		{"two outputs", func(g *ge.Graph) {
-			x := g.Data("x", 0, acl.Float, []int64{2})
+			x := g.Data("x", 0, acl.Float32, []int64{2})
 			g.Output(x)
 			g.Output(x)
 		}, acl.CodeGEParamInvalid, `graph already has NetOutput "NetOutput"`},
@@ -321,7 +321,7 @@ func TestErrorsNameTheNode(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, c.code, ae.Code, err.Error())
 			assert.Contains(t, err.Error(), c.msg)
-			g.Output(g.Data("z", 99, acl.Float, []int64{1}))
+			g.Output(g.Data("z", 99, acl.Float32, []int64{1}))
 			_, cerr := ge.Compile(g)
 			assert.Equal(t, err, cerr, "Compile reports the first builder error")
 		})
@@ -331,20 +331,20 @@ func TestErrorsNameTheNode(t *testing.T) {
 func TestCompileGraphErrors(t *testing.T) {
 	t.Run("no output", func(t *testing.T) {
 		g := ge.NewGraph("g")
-		g.Relu(g.Data("x", 0, acl.Float, []int64{2}))
+		g.Relu(g.Data("x", 0, acl.Float32, []int64{2}))
 		_, err := ge.Compile(g)
 		assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(err))
 		assert.Contains(t, err.Error(), "no NetOutput")
 	})
 	t.Run("input index gap", func(t *testing.T) {
 		g := ge.NewGraph("g")
-		g.Output(g.Relu(g.Data("x", 1, acl.Float, []int64{2})))
+		g.Output(g.Relu(g.Data("x", 1, acl.Float32, []int64{2})))
 		_, err := ge.Compile(g)
 		assert.Contains(t, err.Error(), `node "x" (Data): input index 1 out of range [0, 1)`)
 	})
 	t.Run("cycle", func(t *testing.T) {
 		g := ge.NewGraph("g")
-		x := g.Data("x", 0, acl.Float, []int64{2})
+		x := g.Data("x", 0, acl.Float32, []int64{2})
 		a := g.Relu(x, ge.Name("a"))
 		b := g.Relu(a, ge.Name("b"))
 		g.Output(b)
@@ -356,8 +356,8 @@ func TestCompileGraphErrors(t *testing.T) {
 	})
 	t.Run("rewired shape error", func(t *testing.T) {
 		g := ge.NewGraph("g")
-		x := g.Data("x", 0, acl.Float, []int64{2, 4})
-		y := g.Data("y", 1, acl.Float, []int64{4, 3})
+		x := g.Data("x", 0, acl.Float32, []int64{2, 4})
+		y := g.Data("y", 1, acl.Float32, []int64{4, 3})
 		mm := g.MatMul(x, y, ge.Name("fc1"))
 		g.Output(mm)
 		require.NoError(t, mm.Node().SetInput(1, x))
@@ -366,7 +366,7 @@ func TestCompileGraphErrors(t *testing.T) {
 	})
 	t.Run("set input checks", func(t *testing.T) {
 		g := ge.NewGraph("g")
-		x := g.Data("x", 0, acl.Float, []int64{2})
+		x := g.Data("x", 0, acl.Float32, []int64{2})
 		r := g.Relu(x)
 		assert.Error(t, r.Node().SetInput(1, x))
 		assert.Error(t, r.Node().SetInput(0, nil))

@@ -77,11 +77,11 @@ func dimsString(d []int64) string {
 
 func shortType(t acl.DataType) string {
 	switch t {
-	case acl.Float:
+	case acl.Float32:
 		return "f32"
 	case acl.Float16:
 		return "f16"
-	case acl.BF16:
+	case acl.BFloat16:
 		return "bf16"
 	case acl.Int32:
 		return "i32"

@@ -7,18 +7,18 @@
 // A typical use:
 //
 //	g := ge.NewGraph("mlp")
-//	x := g.Data("x", 0, acl.Float, []int64{8, 64})
-//	w := g.ConstFloat32("w1", acl.Float, []int64{64, 128}, weights)
+//	x := g.Data("x", 0, acl.Float32, []int64{8, 64})
+//	w := g.ConstFloat32("w1", acl.Float32, []int64{64, 128}, weights)
 //	h := g.Relu(g.MatMul(x, w, ge.Name("fc1")))
 //	g.Output(h)
 //	m, err := ge.Compile(g)
 //	blob, err := m.MarshalBinary()
 //	m2, err := ge.ParseModel(blob)
 //
-// # Memory model of a compiled Model
+// # Memory model of a compiled CompiledModel
 //
 // A model addresses two regions. The weight region (MemFixed, WeightSize
-// bytes, its initial contents in Model.Weights) holds constants. The model
+// bytes, its initial contents in CompiledModel.Weights) holds constants. The model
 // memory region (MemorySize bytes) holds the feature map first,
 // [0, MemorySize-ZeroCopySize), then the zero-copy IO blocks: the outputs in
 // output order, then the inputs sorted ascending by size. Every block starts
@@ -53,7 +53,7 @@
 //
 // A Graph under construction is not safe for concurrent use; Compile only
 // reads it, so several compiles of one unchanged graph may run at once. A
-// compiled or parsed Model is immutable and safe for concurrent use by any
+// compiled or parsed CompiledModel is immutable and safe for concurrent use by any
 // number of readers and executors; descriptors and attributes are plain
 // values.
 package ge

@@ -12,8 +12,8 @@ import (
 // through its binary format, the form a runtime loads.
 func ExampleCompile() {
 	g := ge.NewGraph("tiny")
-	x := g.Data("x", 0, acl.Float, []int64{2, 3})
-	w := g.ConstFloat32("w", acl.Float, []int64{3, 4}, make([]float32, 12))
+	x := g.Data("x", 0, acl.Float32, []int64{2, 3})
+	w := g.ConstFloat32("w", acl.Float32, []int64{3, 4}, make([]float32, 12))
 	g.Output(g.Relu(g.MatMul(x, w, ge.Name("fc")), ge.Name("act")))
 
 	m, err := ge.Compile(g)

@@ -44,9 +44,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // MarshalBinary serialises the model (docs/model-format.md). The model is
 // validated first, so what is written always parses back; an invalid model
 // gives ACL_ERROR_INVALID_PARAM.
-func (m *Model) MarshalBinary() ([]byte, error) {
+func (m *CompiledModel) MarshalBinary() ([]byte, error) {
 	if err := validateModel(m); err != nil {
-		return nil, acl.Errorf("ge.Model.MarshalBinary", acl.CodeInvalidParam, "invalid model: %v", err)
+		return nil, acl.Errorf("ge.CompiledModel.MarshalBinary", acl.CodeInvalidParam, "invalid model: %v", err)
 	}
 	var e encoder
 	e.section(secModel, func() {

@@ -31,13 +31,13 @@ func fixHeader(b []byte) []byte {
 
 // sampleModels compiles small instances of every reference graph and a few
 // random graphs, with a NoZeroCopy op among them.
-func sampleModels(t testing.TB, r *rand.Rand) []*ge.Model {
-	var ms []*ge.Model
+func sampleModels(t testing.TB, r *rand.Rand) []*ge.CompiledModel {
+	var ms []*ge.CompiledModel
 	for _, g := range []*ge.Graph{
-		getest.MLP(r, acl.Float, 2, 8, 16, 4),
+		getest.MLP(r, acl.Float32, 2, 8, 16, 4),
 		getest.Residual(r, acl.Float16, 2, 8, 16, 2),
-		getest.BranchConcat(r, acl.BF16, 2, 8, 3),
-		getest.TransformerBlock(r, acl.Float, 1, 4, 8, 2),
+		getest.BranchConcat(r, acl.BFloat16, 2, 8, 3),
+		getest.TransformerBlock(r, acl.Float32, 1, 4, 8, 2),
 		getest.RandomGraph(r, 12),
 		getest.RandomGraph(r, 20),
 	} {
@@ -221,32 +221,32 @@ func TestParseHeaderErrors(t *testing.T) {
 
 func TestMarshalRefusesInvalidModels(t *testing.T) {
 	r := newRand(t)
-	mutations := map[string]func(m *ge.Model){
-		"memory size":   func(m *ge.Model) { m.MemorySize += 512 },
-		"unaligned":     func(m *ge.Model) { m.Plan[0].Offset += 8 },
-		"weights":       func(m *ge.Model) { m.Weights = m.Weights[:len(m.Weights)-1] },
-		"slot tag":      func(m *ge.Model) { m.Tasks[0].Args[0].Mem = ge.MemFeatureMap },
-		"slot io":       func(m *ge.Model) { m.Tasks[0].Args[0].IO.Index = 7 },
-		"slot offset":   func(m *ge.Model) { m.Tasks[0].Args[0].Offset += 512 },
-		"slot buffer":   func(m *ge.Model) { m.Tasks[0].Args[0].Buffer = 1000 },
-		"op type":       func(m *ge.Model) { m.Tasks[0].Op = ge.OpReshape },
-		"shape":         func(m *ge.Model) { m.Tasks[0].Outputs[0].Dims[0]++ },
-		"lifetime":      func(m *ge.Model) { m.Plan[len(m.Plan)-1].Last = 99 },
-		"io layout":     func(m *ge.Model) { m.Inputs[0].BasicOffset, m.Plan[m.Inputs[0].Buffer].Offset = 0, 0 },
-		"no outputs":    func(m *ge.Model) { m.Outputs = nil },
-		"zero-copy":     func(m *ge.Model) { m.Outputs[0].ZeroCopy = false },
-		"long name":     func(m *ge.Model) { m.Name = string(make([]byte, 5000)) },
-		"attr kind":     func(m *ge.Model) { m.Tasks[0].Attrs["x"] = ge.Attr{Kind: 9} },
-		"bool attr":     func(m *ge.Model) { m.Tasks[0].Attrs["x"] = ge.Attr{Kind: ge.AttrBool, I: 2} },
-		"workspace":     func(m *ge.Model) { m.Tasks[0].Workspace = []int64{4} },
-		"relative off":  func(m *ge.Model) { m.Inputs[0].RelativeOffsets = []int64{-1} },
-		"io dims":       func(m *ge.Model) { m.Inputs[0].Dims = []int64{0} },
-		"buffer kind":   func(m *ge.Model) { m.Plan[0].Kind = 9 },
-		"negative size": func(m *ge.Model) { m.ZeroCopySize = -512 },
+	mutations := map[string]func(m *ge.CompiledModel){
+		"memory size":   func(m *ge.CompiledModel) { m.MemorySize += 512 },
+		"unaligned":     func(m *ge.CompiledModel) { m.Plan[0].Offset += 8 },
+		"weights":       func(m *ge.CompiledModel) { m.Weights = m.Weights[:len(m.Weights)-1] },
+		"slot tag":      func(m *ge.CompiledModel) { m.Tasks[0].Args[0].Mem = ge.MemFeatureMap },
+		"slot io":       func(m *ge.CompiledModel) { m.Tasks[0].Args[0].IO.Index = 7 },
+		"slot offset":   func(m *ge.CompiledModel) { m.Tasks[0].Args[0].Offset += 512 },
+		"slot buffer":   func(m *ge.CompiledModel) { m.Tasks[0].Args[0].Buffer = 1000 },
+		"op type":       func(m *ge.CompiledModel) { m.Tasks[0].Op = ge.OpReshape },
+		"shape":         func(m *ge.CompiledModel) { m.Tasks[0].Outputs[0].Dims[0]++ },
+		"lifetime":      func(m *ge.CompiledModel) { m.Plan[len(m.Plan)-1].Last = 99 },
+		"io layout":     func(m *ge.CompiledModel) { m.Inputs[0].BasicOffset, m.Plan[m.Inputs[0].Buffer].Offset = 0, 0 },
+		"no outputs":    func(m *ge.CompiledModel) { m.Outputs = nil },
+		"zero-copy":     func(m *ge.CompiledModel) { m.Outputs[0].ZeroCopy = false },
+		"long name":     func(m *ge.CompiledModel) { m.Name = string(make([]byte, 5000)) },
+		"attr kind":     func(m *ge.CompiledModel) { m.Tasks[0].Attrs["x"] = ge.Attr{Kind: 9} },
+		"bool attr":     func(m *ge.CompiledModel) { m.Tasks[0].Attrs["x"] = ge.Attr{Kind: ge.AttrBool, I: 2} },
+		"workspace":     func(m *ge.CompiledModel) { m.Tasks[0].Workspace = []int64{4} },
+		"relative off":  func(m *ge.CompiledModel) { m.Inputs[0].RelativeOffsets = []int64{-1} },
+		"io dims":       func(m *ge.CompiledModel) { m.Inputs[0].Dims = []int64{0} },
+		"buffer kind":   func(m *ge.CompiledModel) { m.Plan[0].Kind = 9 },
+		"negative size": func(m *ge.CompiledModel) { m.ZeroCopySize = -512 },
 	}
 	for name, mutate := range mutations {
 		t.Run(name, func(t *testing.T) {
-			m, err := ge.Compile(getest.MLP(r, acl.Float, 2, 8, 16, 4))
+			m, err := ge.Compile(getest.MLP(r, acl.Float32, 2, 8, 16, 4))
 			require.NoError(t, err)
 			mutate(m)
 			_, err = m.MarshalBinary()

@@ -12,7 +12,7 @@ type dtypeError struct{ msg string }
 
 func (e *dtypeError) Error() string { return e.msg }
 
-func isFloat(t acl.DataType) bool { return t == acl.Float || t == acl.Float16 || t == acl.BF16 }
+func isFloat(t acl.DataType) bool { return t == acl.Float32 || t == acl.Float16 || t == acl.BFloat16 }
 
 func needFloat(what string, t acl.DataType) error {
 	if !isFloat(t) {
@@ -133,7 +133,7 @@ func inferMatMul(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 // matmulWorkspace stages fp16/bf16 operands and the fp32 accumulator of one
 // batch in float32: M·K + K·N + M·N elements.
 func matmulWorkspace(in, _ []TensorDesc, a Attrs) []int64 {
-	if in[0].DataType == acl.Float {
+	if in[0].DataType == acl.Float32 {
 		return nil
 	}
 	m, k, n, _, err := matmulDims(in, a)
@@ -236,7 +236,7 @@ func inferReshape(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 // castable lists the types Cast converts between.
 func castable(t acl.DataType) bool {
 	switch t {
-	case acl.Float, acl.Float16, acl.BF16, acl.Double, acl.Float8E4M3FN, acl.Float8E5M2,
+	case acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Float8E4M3FN, acl.Float8E5M2,
 		acl.Int8, acl.Uint8, acl.Int16, acl.Int32, acl.Int64, acl.Bool:
 		return true
 	}

@@ -67,13 +67,13 @@ func readInts(v []int64, t acl.DataType, b []byte) {
 func readF64(v []float64, t acl.DataType, b []byte) {
 	for i := range v {
 		switch t {
-		case acl.Float:
+		case acl.Float32:
 			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		case acl.Double:
+		case acl.Float64:
 			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		case acl.Float16:
 			v[i] = float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-		case acl.BF16:
+		case acl.BFloat16:
 			v[i] = float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case acl.Float8E4M3FN:
 			v[i] = float64(floatx.E4M3FNToF32(b[i]))
@@ -103,13 +103,13 @@ func writeInt(b []byte, t acl.DataType, i int, x int64) {
 
 func writeFloat(b []byte, t acl.DataType, i int, x float64) {
 	switch t {
-	case acl.Float:
+	case acl.Float32:
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-	case acl.Double:
+	case acl.Float64:
 		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
 	case acl.Float16:
 		binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-	case acl.BF16:
+	case acl.BFloat16:
 		binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
 	case acl.Float8E4M3FN:
 		b[i] = floatx.F64ToE4M3FN(x)
@@ -123,7 +123,7 @@ func writeFromInts(b []byte, t acl.DataType, v []int64) {
 		switch {
 		case isIntType(t):
 			writeInt(b, t, i, x)
-		case t == acl.Float:
+		case t == acl.Float32:
 			// int64 → float32 directly: one correct rounding.
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
 		default:

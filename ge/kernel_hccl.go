@@ -1,6 +1,9 @@
 package ge
 
-import "github.com/ascend-go/cann/acl"
+import (
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/hccl"
+)
 
 // Collective is what a collective task needs from the rank that runs it:
 // its communicator for the task's group. Methods block until the
@@ -13,7 +16,7 @@ type Collective interface {
 	// AllReduce reduces count elements of type dt in send over every rank
 	// with op and writes the result to recv (len(send) and len(recv) are
 	// at least count elements; send may equal recv).
-	AllReduce(send, recv []byte, count uint64, dt acl.DataType, op ReduceOp) error
+	AllReduce(send, recv []byte, count uint64, dt acl.DataType, op hccl.ReduceOp) error
 }
 
 // RunCollective executes a collective task (OpType.IsCollective) on

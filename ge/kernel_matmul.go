@@ -46,7 +46,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	// float32 operands are used in place (or decoded once when unaligned);
 	// half operands are staged per batch in the workspace.
 	var wa, wb, wc, aAll, bAll, cAll []float32
-	half := ad.DataType != acl.Float
+	half := ad.DataType != acl.Float32
 	if half {
 		ws := viewF32(args[3], aMat+bMat+cMat)
 		if ws == nil {
@@ -54,9 +54,9 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 		wa, wb, wc = ws[:aMat], ws[aMat:aMat+bMat], ws[aMat+bMat:]
 	} else {
-		aAll = readFloats(&s, acl.Float, args[0], prod(ad.Dims))
-		bAll = readFloats(&s, acl.Float, args[1], prod(bd.Dims))
-		cAll = outFloats(&s, acl.Float, args[2], nb*cMat)
+		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
+		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
+		cAll = outFloats(&s, acl.Float32, args[2], nb*cMat)
 	}
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
@@ -89,7 +89,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 	}
 	if !half {
-		storeFloats(acl.Float, args[2], cAll)
+		storeFloats(acl.Float32, args[2], cAll)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func (s *scratch) release() {
 // readFloats returns n values of the float tensor b as float32: b itself for
 // aligned float32 data, otherwise a decoded copy.
 func readFloats(s *scratch, dt acl.DataType, b []byte, n int) []float32 {
-	if dt == acl.Float {
+	if dt == acl.Float32 {
 		if v := viewF32(b, n); v != nil {
 			return v
 		}
@@ -60,13 +60,13 @@ func readFloats(s *scratch, dt acl.DataType, b []byte, n int) []float32 {
 
 func decodeFloats(dst []float32, dt acl.DataType, b []byte) {
 	switch dt {
-	case acl.Float:
+	case acl.Float32:
 		for i := range dst {
 			dst[i] = float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 	case acl.Float16:
 		floatx.DecodeF16(dst, b)
-	case acl.BF16:
+	case acl.BFloat16:
 		floatx.DecodeBF16(dst, b)
 	}
 }
@@ -74,7 +74,7 @@ func decodeFloats(dst []float32, dt acl.DataType, b []byte) {
 // outFloats returns where a kernel computes n output values: b itself for
 // aligned float32 data, otherwise scratch that storeFloats writes back.
 func outFloats(s *scratch, dt acl.DataType, b []byte, n int) []float32 {
-	if dt == acl.Float {
+	if dt == acl.Float32 {
 		if v := viewF32(b, n); v != nil {
 			return v
 		}
@@ -88,13 +88,13 @@ func storeFloats(dt acl.DataType, b []byte, v []float32) {
 		return
 	}
 	switch dt {
-	case acl.Float:
+	case acl.Float32:
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(b[4*i:], float32bits(x))
 		}
 	case acl.Float16:
 		floatx.EncodeF16(b, v)
-	case acl.BF16:
+	case acl.BFloat16:
 		floatx.EncodeBF16(b, v)
 	}
 }

@@ -77,7 +77,7 @@ type ArgSlot struct {
 	Offset int64
 	// Size is the number of bytes the kernel accesses through the slot.
 	Size int64
-	// Buffer indexes Model.Plan: the memory block the slot refers to
+	// Buffer indexes CompiledModel.Plan: the memory block the slot refers to
 	// (aliases share their source's block).
 	Buffer int
 	// NoZeroCopy is set when the op cannot take an external address here
@@ -88,7 +88,7 @@ type ArgSlot struct {
 
 // Task is one kernel launch of a compiled model. Its argument table is
 // len(Args) 8-byte slots: one per input, then one per output, then one per
-// workspace buffer. A Task in a Model is read-only; it is safe for
+// workspace buffer. A Task in a CompiledModel is read-only; it is safe for
 // concurrent use by any number of readers.
 type Task struct {
 	Op        OpType
@@ -122,7 +122,7 @@ func (t *Task) ArgTable() []byte {
 	return b
 }
 
-// IODesc describes one model input or output. Read-only in a Model; safe
+// IODesc describes one model input or output. Read-only in a CompiledModel; safe
 // for concurrent reads.
 type IODesc struct {
 	Name     string // Data node name for inputs; producer tensor name for outputs
@@ -142,7 +142,7 @@ type IODesc struct {
 	// _zero_copy_relative_offset); it is [0] when tasks address the block's
 	// start, empty when no task touches the IO.
 	RelativeOffsets []int64
-	// Buffer indexes Model.Plan.
+	// Buffer indexes CompiledModel.Plan.
 	Buffer int
 }
 
@@ -176,10 +176,10 @@ type Buffer struct {
 	Def, Last int
 }
 
-// Model is a compiled graph: IO descriptions, the memory plan, the weights
-// and the tasks in execution order. A Model is immutable once built by
+// CompiledModel is a compiled graph: IO descriptions, the memory plan, the weights
+// and the tasks in execution order. A CompiledModel is immutable once built by
 // Compile or ParseModel and safe for concurrent use.
-type Model struct {
+type CompiledModel struct {
 	Name    string
 	Inputs  []IODesc
 	Outputs []IODesc
@@ -201,16 +201,16 @@ type Model struct {
 
 // FeatureMapSize is MemorySize - ZeroCopySize: what a caller-provided
 // workspace must hold when every IO is bound to caller buffers.
-func (m *Model) FeatureMapSize() int64 { return m.MemorySize - m.ZeroCopySize }
+func (m *CompiledModel) FeatureMapSize() int64 { return m.MemorySize - m.ZeroCopySize }
 
-// SlotRef locates one argument slot: Model.Tasks[Task].Args[Arg]. Plain
+// SlotRef locates one argument slot: CompiledModel.Tasks[Task].Args[Arg]. Plain
 // value, safe for concurrent use.
 type SlotRef struct{ Task, Arg int }
 
 // IOSlots lists every argument slot that addresses the given IO's block
 // (through MemModelIO or, for a copied IO, its feature-map buffer), in task
 // order: the slots a runtime patches for that IO.
-func (m *Model) IOSlots(r IORef) []SlotRef {
+func (m *CompiledModel) IOSlots(r IORef) []SlotRef {
 	var d *IODesc
 	switch {
 	case r.Dir == IOInput && r.Index >= 0 && r.Index < len(m.Inputs):
@@ -234,7 +234,7 @@ func (m *Model) IOSlots(r IORef) []SlotRef {
 // FeatureMapLowerBound is the peak, over tasks, of the summed (512-aligned)
 // sizes of feature-map buffers live at once: no assignment of this plan can
 // use less feature-map memory.
-func (m *Model) FeatureMapLowerBound() int64 {
+func (m *CompiledModel) FeatureMapLowerBound() int64 {
 	n := len(m.Tasks)
 	if n == 0 {
 		return 0

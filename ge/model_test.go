@@ -62,7 +62,7 @@ func TestWholeModels(t *testing.T) {
 func TestFeatureMapRatio(t *testing.T) {
 	r := newRand(t)
 	for _, s := range shapes {
-		for _, dt := range []acl.DataType{acl.Float, acl.Float16} {
+		for _, dt := range []acl.DataType{acl.Float32, acl.Float16} {
 			m, err := ge.Compile(s.build(r, dt))
 			require.NoError(t, err)
 			lb := m.FeatureMapLowerBound()

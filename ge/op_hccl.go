@@ -2,9 +2,9 @@ package ge
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/hccl"
 )
 
 // OpHcclAllReduce is the HCCL AllReduce op (GE's HcomAllReduce): one input,
@@ -38,39 +38,14 @@ const DefaultGroup = "hccl_world_group"
 
 // SupportZeroCopy is the zero-copy flag value that marks an HCCL op's
 // address as able to take an external address (GE's kSupportZeroCopy).
-const SupportZeroCopy = 1
+const SupportZeroCopy int64 = 1
 
-// ReduceOp is the reduce operation of a collective op. The values are
-// HcclReduceOp's, so a backend converts with a plain conversion. A plain
-// value, safe for concurrent use.
-type ReduceOp uint8
-
-// Reduce operations.
-const (
-	ReduceSum  ReduceOp = 0
-	ReduceProd ReduceOp = 1
-	ReduceMax  ReduceOp = 2
-	ReduceMin  ReduceOp = 3
-)
-
-var reduceNames = [...]string{ReduceSum: "sum", ReduceProd: "prod", ReduceMax: "max", ReduceMin: "min"}
-
-// String returns the attribute spelling: "sum", "prod", "max" or "min".
-func (r ReduceOp) String() string {
-	if int(r) < len(reduceNames) {
-		return reduceNames[r]
-	}
-	return "ReduceOp(" + strconv.Itoa(int(r)) + ")"
-}
-
-// Valid reports whether r is one of the four reduce operations.
-func (r ReduceOp) Valid() bool { return int(r) < len(reduceNames) }
-
-// ParseReduceOp reads the reduction attribute spelling.
-func ParseReduceOp(s string) (ReduceOp, error) {
-	for i, n := range reduceNames {
-		if n == s {
-			return ReduceOp(i), nil
+// ParseReduceOp reads the reduction attribute spelling (hccl.ReduceOp's
+// String: "sum", "prod", "max" or "min").
+func ParseReduceOp(s string) (hccl.ReduceOp, error) {
+	for _, op := range hccl.ReduceOps() {
+		if op.String() == s {
+			return op, nil
 		}
 	}
 	return 0, fmt.Errorf("reduction %q is not one of sum, prod, max, min", s)
@@ -89,7 +64,7 @@ func (t OpType) IsCollective() bool { return t >= 100 && t.Known() }
 // Without HcclZeroCopyFlags the op takes no external address: a model
 // input it reads or a model output it writes is copied by the runtime, as
 // GE disables every address of an HCCL task that carries no flags.
-func (g *Graph) HcclAllReduce(x *Tensor, op ReduceOp, group string, opts ...OpOption) *Tensor {
+func (g *Graph) HcclAllReduce(x *Tensor, op hccl.ReduceOp, group string, opts ...OpOption) *Tensor {
 	attrs := Attrs{AttrReduction: StringAttr(op.String())}
 	if group != "" {
 		attrs[AttrGroup] = StringAttr(group)
@@ -135,7 +110,7 @@ func init() {
 // hcclReducible lists the types HCCL reduces (those with an HcclDataType).
 func hcclReducible(t acl.DataType) bool {
 	switch t {
-	case acl.Float, acl.Float16, acl.BF16, acl.Double, acl.Int8, acl.Int16, acl.Int32, acl.Int64,
+	case acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Int8, acl.Int16, acl.Int32, acl.Int64,
 		acl.Uint8, acl.Uint16, acl.Uint32, acl.Uint64:
 		return true
 	}

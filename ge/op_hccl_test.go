@@ -12,14 +12,15 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/hccl"
 )
 
 // ioAllReduce builds y0 = AllReduce(x), y1 = x ⊙ x: the AllReduce reads a
 // model input and writes a model output, the Mul shares the input.
 func ioAllReduce(opts ...ge.OpOption) *ge.Graph {
 	g := ge.NewGraph("io_allreduce")
-	x := g.Data("x", 0, acl.Float, []int64{4, 16})
-	y0 := g.HcclAllReduce(x, ge.ReduceSum, "tp", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
+	x := g.Data("x", 0, acl.Float32, []int64{4, 16})
+	y0 := g.HcclAllReduce(x, hccl.Sum, "tp", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(y0, g.Mul(x, x, ge.Name("sq")))
 	return g
 }
@@ -28,14 +29,14 @@ func ioAllReduce(opts ...ge.OpOption) *ge.Graph {
 // no model IO.
 func chainAllReduce(opts ...ge.OpOption) *ge.Graph {
 	g := ge.NewGraph("chain_allreduce")
-	x := g.Data("x", 0, acl.Float, []int64{4, 8})
-	w := g.ConstFloat32("w", acl.Float, []int64{8, 16}, make([]float32, 8*16))
-	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), ge.ReduceMax, "", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
+	x := g.Data("x", 0, acl.Float32, []int64{4, 8})
+	w := g.ConstFloat32("w", acl.Float32, []int64{8, 16}, make([]float32, 8*16))
+	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), hccl.Max, "", append([]ge.OpOption{ge.Name("ar")}, opts...)...)
 	g.Output(g.Relu(h, ge.Name("relu")))
 	return g
 }
 
-func taskNamed(t *testing.T, m *ge.Model, name string) *ge.Task {
+func taskNamed(t *testing.T, m *ge.CompiledModel, name string) *ge.Task {
 	t.Helper()
 	for i := range m.Tasks {
 		if m.Tasks[i].Name == name {
@@ -53,7 +54,7 @@ func TestHcclAllReduceOp(t *testing.T) {
 	assert.False(t, ge.OpType(101).IsCollective(), "reserved but undefined")
 	assert.Equal(t, "HcclAllReduce", ge.OpHcclAllReduce.String())
 	assert.Nil(t, ge.KernelFor(ge.OpHcclAllReduce), "no kernel runs a collective alone")
-	for _, r := range []ge.ReduceOp{ge.ReduceSum, ge.ReduceProd, ge.ReduceMax, ge.ReduceMin} {
+	for _, r := range []hccl.ReduceOp{hccl.Sum, hccl.Prod, hccl.Max, hccl.Min} {
 		p, err := ge.ParseReduceOp(r.String())
 		require.NoError(t, err)
 		assert.Equal(t, r, p)
@@ -61,8 +62,8 @@ func TestHcclAllReduceOp(t *testing.T) {
 	}
 	_, err := ge.ParseReduceOp("avg")
 	require.Error(t, err)
-	assert.False(t, ge.ReduceOp(4).Valid())
-	assert.Equal(t, "ReduceOp(4)", ge.ReduceOp(4).String())
+	assert.False(t, hccl.ReduceOp(4).Valid())
+	assert.Equal(t, "HcclReduceOp(4)", hccl.ReduceOp(4).String())
 
 	m := compile(t, chainAllReduce())
 	ar := taskNamed(t, m, "ar")
@@ -164,26 +165,26 @@ func TestHcclAllReduceErrors(t *testing.T) {
 		{"bool tensor", func() *ge.Graph {
 			g := ge.NewGraph("b")
 			x := g.Data("x", 0, acl.Bool, []int64{4})
-			g.Output(g.HcclAllReduce(x, ge.ReduceSum, "g", ge.Name("ar")))
+			g.Output(g.HcclAllReduce(x, hccl.Sum, "g", ge.Name("ar")))
 			return g
 		}, acl.CodeUnsupportedDataType, "HCCL cannot reduce"},
 		{"bad reduction", func() *ge.Graph { return ioAllReduce(ge.WithAttr(ge.AttrReduction, ge.StringAttr("avg"))) },
 			acl.CodeGEParamInvalid, `reduction "avg"`},
 		{"undefined reduce op", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
-			g.Output(g.HcclAllReduce(x, ge.ReduceOp(9), "g", ge.Name("ar")))
+			x := g.Data("x", 0, acl.Float32, []int64{4})
+			g.Output(g.HcclAllReduce(x, hccl.ReduceOp(9), "g", ge.Name("ar")))
 			return g
-		}, acl.CodeGEParamInvalid, "ReduceOp(9)"},
+		}, acl.CodeGEParamInvalid, "HcclReduceOp(9)"},
 		{"AddOp without reduction", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.AddOp(ge.OpHcclAllReduce, []*ge.Tensor{x}, ge.Attrs{ge.AttrGroup: ge.StringAttr("g")}, ge.Name("ar")).Output(0))
 			return g
 		}, acl.CodeGEParamInvalid, `missing "reduction"`},
 		{"two inputs", func() *ge.Graph {
 			g := ge.NewGraph("r")
-			x := g.Data("x", 0, acl.Float, []int64{4})
+			x := g.Data("x", 0, acl.Float32, []int64{4})
 			g.Output(g.AddOp(ge.OpHcclAllReduce, []*ge.Tensor{x, x}, ge.Attrs{ge.AttrReduction: ge.StringAttr("sum")}, ge.Name("ar")).Output(0))
 			return g
 		}, acl.CodeGEParamInvalid, "takes 1 inputs"},
@@ -275,11 +276,11 @@ func TestHcclModelFormat(t *testing.T) {
 type fakeComm struct {
 	count uint64
 	dt    acl.DataType
-	op    ge.ReduceOp
+	op    hccl.ReduceOp
 	err   error
 }
 
-func (f *fakeComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op ge.ReduceOp) error {
+func (f *fakeComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, op hccl.ReduceOp) error {
 	f.count, f.dt, f.op = count, dt, op
 	if f.err != nil {
 		return f.err
@@ -293,8 +294,8 @@ func (f *fakeComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, o
 
 func TestRunCollective(t *testing.T) {
 	g := ge.NewGraph("rc")
-	x := g.Data("x", 0, acl.BF16, []int64{3, 5})
-	g.Output(g.Relu(g.HcclAllReduce(x, ge.ReduceProd, "g", ge.Name("ar"))))
+	x := g.Data("x", 0, acl.BFloat16, []int64{3, 5})
+	g.Output(g.Relu(g.HcclAllReduce(x, hccl.Prod, "g", ge.Name("ar"))))
 	m := compile(t, g)
 	ar := taskNamed(t, m, "ar")
 	send, recv := make([]byte, 64), make([]byte, 64)
@@ -303,7 +304,7 @@ func TestRunCollective(t *testing.T) {
 	}
 	f := &fakeComm{}
 	require.NoError(t, ge.RunCollective(ar, [][]byte{send, recv}, f))
-	assert.Equal(t, fakeComm{count: 15, dt: acl.BF16, op: ge.ReduceProd}, *f)
+	assert.Equal(t, fakeComm{count: 15, dt: acl.BFloat16, op: hccl.Prod}, *f)
 	assert.Equal(t, send[:30], recv[:30])
 	assert.Equal(t, make([]byte, 34), recv[30:], "only the tensor's bytes are written")
 

@@ -13,7 +13,7 @@ import (
 	"github.com/ascend-go/cann/ge/getest"
 )
 
-var floatTypes = []acl.DataType{acl.Float, acl.Float16, acl.BF16}
+var floatTypes = []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16}
 
 func newRand(t testing.TB) *rand.Rand {
 	seed := rand.Uint64()
@@ -169,13 +169,13 @@ func TestSoftmaxAndNorms(t *testing.T) {
 
 func TestGather(t *testing.T) {
 	r := newRand(t)
-	for _, dt := range []acl.DataType{acl.Float, acl.Float16, acl.BF16, acl.Int32} {
+	for _, dt := range []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16, acl.Int32} {
 		for _, it := range []acl.DataType{acl.Int32, acl.Int64} {
 			for _, axis := range []int{0, 1, -1} {
 				t.Run(fmt.Sprintf("%s/%s/axis%d", dt, it, axis), func(t *testing.T) {
 					checkOp(t, r, []acl.DataType{dt, it}, [][]int64{{10, 10, 10}, {2, 4}}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 						return g.Gather(in[0], in[1], axis)
-					}, acl.Float)
+					}, acl.Float32)
 				})
 			}
 		}
@@ -186,7 +186,7 @@ func TestGatherIndexOutOfRange(t *testing.T) {
 	for _, it := range []acl.DataType{acl.Int32, acl.Int64} {
 		for _, bad := range []float64{10, -1, 1 << 30} {
 			g := ge.NewGraph("gather")
-			p := g.Data("p", 0, acl.Float, []int64{10, 4})
+			p := g.Data("p", 0, acl.Float32, []int64{10, 4})
 			idx := g.Data("idx", 1, it, []int64{3})
 			g.Output(g.Gather(p, idx, 0, ge.Name("emb")))
 			m, err := ge.Compile(g)
@@ -203,21 +203,21 @@ func TestGatherIndexOutOfRange(t *testing.T) {
 
 func TestConcatAndSlice(t *testing.T) {
 	r := newRand(t)
-	for _, dt := range []acl.DataType{acl.Float, acl.Float16, acl.BF16, acl.Int64} {
+	for _, dt := range []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16, acl.Int64} {
 		for _, axis := range []int{0, 1, 2, -1} {
 			dims := [][]int64{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}
 			dims[1][normAxisRef(int64(axis), 3)] = 5
 			t.Run(fmt.Sprintf("Concat/%s/axis%d", dt, axis), func(t *testing.T) {
 				checkOp(t, r, []acl.DataType{dt, dt, dt}, dims, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 					return g.Concat(in, axis)
-				}, acl.Float)
+				}, acl.Float32)
 			})
 		}
 		for _, c := range [][2][]int64{{{0, 1, 1}, {2, 2, 3}}, {{1, 0, 2}, {-1, -1, -1}}, {{0, 2, 0}, {1, 1, 4}}} {
 			t.Run(fmt.Sprintf("Slice/%s/%v+%v", dt, c[0], c[1]), func(t *testing.T) {
 				checkOp(t, r, []acl.DataType{dt}, [][]int64{{2, 3, 4}}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 					return g.Slice(in[0], c[0], c[1])
-				}, acl.Float)
+				}, acl.Float32)
 			})
 		}
 	}
@@ -270,7 +270,7 @@ func d(g *ge.Graph, dt acl.DataType, idx int, dims ...int64) *ge.Tensor {
 
 func TestRunTaskRejectsBadArguments(t *testing.T) {
 	g := ge.NewGraph("bad")
-	g.Output(g.MatMul(d(g, acl.Float, 0, 2, 3), d(g, acl.Float, 1, 3, 4), ge.Name("mm")))
+	g.Output(g.MatMul(d(g, acl.Float32, 0, 2, 3), d(g, acl.Float32, 1, 3, 4), ge.Name("mm")))
 	m, err := ge.Compile(g)
 	require.NoError(t, err)
 	task := m.Tasks[0]
@@ -286,7 +286,7 @@ func TestRunTaskRejectsBadArguments(t *testing.T) {
 	// A task whose descriptors disagree with inference is refused before
 	// any kernel touches memory.
 	bad := task
-	bad.Outputs = []ge.TensorDesc{{DataType: acl.Float, Format: acl.FormatND, Dims: []int64{2, 5}}}
+	bad.Outputs = []ge.TensorDesc{{DataType: acl.Float32, Format: acl.FormatND, Dims: []int64{2, 5}}}
 	require.Equal(t, acl.CodeInvalidParam, acl.CodeOf(ge.RunTask(&bad, args)))
 	bad = task
 	bad.Args = append([]ge.ArgSlot{}, task.Args...)

@@ -24,8 +24,8 @@ import (
 //   - ACL_ERROR_DESERIALIZE_MODEL: the payload is well-framed and its
 //     checksum matches but its contents are malformed or inconsistent.
 //
-// The returned Model shares no memory with data.
-func ParseModel(data []byte) (*Model, error) {
+// The returned CompiledModel shares no memory with data.
+func ParseModel(data []byte) (*CompiledModel, error) {
 	const op = "ge.ParseModel"
 	if len(data) < HeaderSize {
 		return nil, acl.Errorf(op, acl.CodeInvalidFileSize, "model is %d bytes, shorter than the %d-byte header", len(data), HeaderSize)
@@ -216,9 +216,9 @@ func (d *decoder) done(parent *decoder, id int) {
 	}
 }
 
-func decodePayload(p []byte) (*Model, error) {
+func decodePayload(p []byte) (*CompiledModel, error) {
 	top := &decoder{b: p}
-	m := &Model{Attrs: map[string]string{}}
+	m := &CompiledModel{Attrs: map[string]string{}}
 
 	s := top.section(secModel)
 	m.Name = s.str("model name")

@@ -67,13 +67,13 @@ func decodeAll(dt acl.DataType, b []byte, n int) []float64 {
 	v := make([]float64, n)
 	for i := range v {
 		switch dt {
-		case acl.Float:
+		case acl.Float32:
 			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		case acl.Double:
+		case acl.Float64:
 			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		case acl.Float16:
 			v[i] = float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-		case acl.BF16:
+		case acl.BFloat16:
 			v[i] = float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case acl.Float8E4M3FN:
 			v[i] = float64(floatx.E4M3FNToF32(b[i]))
@@ -103,11 +103,11 @@ func decodeAll(dt acl.DataType, b []byte, n int) []float64 {
 // roundTo rounds x to the precision of float type dt.
 func roundTo(dt acl.DataType, x float64) float64 {
 	switch dt {
-	case acl.Float:
+	case acl.Float32:
 		return float64(float32(x))
 	case acl.Float16:
 		return float64(floatx.F16ToF32(floatx.F64ToF16(x)))
-	case acl.BF16:
+	case acl.BFloat16:
 		return float64(floatx.BF16ToF32(floatx.F64ToBF16(x)))
 	}
 	return x
@@ -125,11 +125,11 @@ func encodeFloats(dt acl.DataType, v []float64) []byte {
 	b := make([]byte, len(v)*dt.Size())
 	for i, x := range v {
 		switch dt {
-		case acl.Float:
+		case acl.Float32:
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
 		case acl.Float16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-		case acl.BF16:
+		case acl.BFloat16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
 		case acl.Int32:
 			binary.LittleEndian.PutUint32(b[4*i:], uint32(int32(x)))
@@ -415,7 +415,7 @@ func tolerance(dt acl.DataType) float64 {
 	switch dt {
 	case acl.Float16:
 		return 1e-3
-	case acl.BF16:
+	case acl.BFloat16:
 		return 1e-2
 	}
 	return 1e-5

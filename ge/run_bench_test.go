@@ -16,8 +16,8 @@ func BenchmarkRunTask(b *testing.B) {
 		name  string
 		build func(g *ge.Graph) *ge.Tensor
 	}{
-		{"Add/16", func(g *ge.Graph) *ge.Tensor { return g.Add(d(g, acl.Float, 0, 16), d(g, acl.Float, 1, 16)) }},
-		{"Add/64Ki", func(g *ge.Graph) *ge.Tensor { return g.Add(d(g, acl.Float, 0, 256, 256), d(g, acl.Float, 1, 256)) }},
+		{"Add/16", func(g *ge.Graph) *ge.Tensor { return g.Add(d(g, acl.Float32, 0, 16), d(g, acl.Float32, 1, 16)) }},
+		{"Add/64Ki", func(g *ge.Graph) *ge.Tensor { return g.Add(d(g, acl.Float32, 0, 256, 256), d(g, acl.Float32, 1, 256)) }},
 		{"MatMul/f16/128", func(g *ge.Graph) *ge.Tensor {
 			return g.MatMul(d(g, acl.Float16, 0, 128, 128), d(g, acl.Float16, 1, 128, 128))
 		}},

@@ -14,7 +14,7 @@ import (
 // does not check that live buffers are disjoint (getest.CheckModel does);
 // a model failing that computes wrong numbers but never touches memory
 // outside its regions.
-func validateModel(m *Model) error {
+func validateModel(m *CompiledModel) error {
 	if m.ZeroCopySize < 0 || m.MemorySize < m.ZeroCopySize || m.MemorySize > MaxMemorySize {
 		return fmt.Errorf("memory_size %d and zero_copy_memory_size %d out of range", m.MemorySize, m.ZeroCopySize)
 	}
@@ -64,7 +64,7 @@ func validateModel(m *Model) error {
 	return nil
 }
 
-func checkBuffer(m *Model, b Buffer, fm int64, nt int) error {
+func checkBuffer(m *CompiledModel, b Buffer, fm int64, nt int) error {
 	if b.Size < 0 || b.Size > MaxTensorBytes || b.Offset < 0 || b.Offset%MemAlignSize != 0 {
 		return fmt.Errorf("offset %d size %d invalid or unaligned", b.Offset, b.Size)
 	}
@@ -111,7 +111,7 @@ func checkBuffer(m *Model, b Buffer, fm int64, nt int) error {
 	return nil
 }
 
-func ioDesc(m *Model, r IORef) *IODesc {
+func ioDesc(m *CompiledModel, r IORef) *IODesc {
 	switch {
 	case r.Dir == IOInput && r.Index >= 0 && r.Index < len(m.Inputs):
 		return &m.Inputs[r.Index]
@@ -121,7 +121,7 @@ func ioDesc(m *Model, r IORef) *IODesc {
 	return nil
 }
 
-func checkIO(m *Model, r IORef, d IODesc) error {
+func checkIO(m *CompiledModel, r IORef, d IODesc) error {
 	if err := checkDesc(TensorDesc{DataType: d.DataType, Format: d.Format, Dims: d.Dims}); err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func checkIO(m *Model, r IORef, d IODesc) error {
 // checkIOLayout enforces GE's IO layout: zero-copy outputs in output order
 // from the end of the feature map, then zero-copy inputs ascending by size,
 // each block aligned, filling exactly zero_copy_memory_size bytes.
-func checkIOLayout(m *Model) error {
+func checkIOLayout(m *CompiledModel) error {
 	cur := m.FeatureMapSize()
 	for i, d := range m.Outputs {
 		if !d.ZeroCopy {
@@ -180,7 +180,7 @@ func checkIOLayout(m *Model) error {
 	return nil
 }
 
-func checkTaskSlots(m *Model, ti int) error {
+func checkTaskSlots(m *CompiledModel, ti int) error {
 	t := &m.Tasks[ti]
 	if err := t.check(); err != nil {
 		return err
@@ -227,7 +227,7 @@ func checkTaskSlots(m *Model, ti int) error {
 
 // checkEncodable enforces the format's limits on names, attributes and
 // counts, so that whatever validates also serialises and parses back.
-func checkEncodable(m *Model) error {
+func checkEncodable(m *CompiledModel) error {
 	str := func(what, s string) error {
 		if len(s) > maxString || !utf8.ValidString(s) {
 			return fmt.Errorf("%s is longer than %d bytes or not UTF-8", what, maxString)

@@ -94,8 +94,8 @@ func TestCommConfigInit(t *testing.T) {
 }
 
 func TestDataTypes(t *testing.T) {
-	sizes := map[DataType]uintptr{Int8: 1, Int16: 2, Int32: 4, FP16: 2, FP32: 4, Int64: 8, Uint64: 8,
-		Uint8: 1, Uint16: 2, Uint32: 4, FP64: 8, BF16: 2, Int128: 16, HiF8: 1, FP8E4M3: 1, FP8E5M2: 1, FP8E8M0: 1}
+	sizes := map[DataType]uintptr{Int8: 1, Int16: 2, Int32: 4, Float16: 2, Float32: 4, Int64: 8, Uint64: 8,
+		Uint8: 1, Uint16: 2, Uint32: 4, Float64: 8, BFloat16: 2, Int128: 16, HiFloat8: 1, Float8E4M3: 1, Float8E5M2: 1, Float8E8M0: 1}
 	assert.Len(t, DataTypes(), len(sizes))
 	for _, d := range DataTypes() {
 		assert.Equal(t, sizes[d], d.Size(), d.String())
@@ -107,11 +107,11 @@ func TestDataTypes(t *testing.T) {
 		assert.Contains(t, DataType(v).String(), "HcclDataType(")
 	}
 	assert.EqualValues(t, 12, Int128)
-	assert.EqualValues(t, 14, HiF8)
-	assert.EqualValues(t, 17, FP8E8M0)
-	assert.True(t, BF16.Reducible())
+	assert.EqualValues(t, 14, HiFloat8)
+	assert.EqualValues(t, 17, Float8E8M0)
+	assert.True(t, BFloat16.Reducible())
 	assert.False(t, Int128.Reducible())
-	assert.False(t, FP8E4M3.Reducible())
+	assert.False(t, Float8E4M3.Reducible())
 	for _, op := range ReduceOps() {
 		assert.True(t, op.Valid())
 	}

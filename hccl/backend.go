@@ -86,7 +86,7 @@ type Backend interface {
 	// communicator so collectives can use it in place, and exchange it with
 	// peers. flag is reserved and must be 0.
 
-	CommRegister(c CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (WindowHandle, error) // HcclCommRegister
-	CommDeregister(c CommHandle, w WindowHandle) error                                              // HcclCommDeregister
-	CommExchangeMem(c CommHandle, w WindowHandle, peerRanks []uint32) error                         // HcclCommExchangeMem
+	CommRegister(c CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (RegistrationHandle, error) // HcclCommRegister
+	CommDeregister(c CommHandle, w RegistrationHandle) error                                              // HcclCommDeregister
+	CommExchangeMem(c CommHandle, w RegistrationHandle, peerRanks []uint32) error                         // HcclCommExchangeMem
 }

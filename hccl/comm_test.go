@@ -74,9 +74,9 @@ func TestCommLifecycle(t *testing.T) {
 	assert.EqualValues(t, -1, c2.Device())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.ErrorIs(t, c2.AllReduce(ctx, nil, nil, 1, FP32, Sum), context.Canceled)
-	assert.ErrorIs(t, c2.Send(context.Background(), nil, 1, FP32, -1), ErrPara)
-	assert.ErrorIs(t, c2.AlltoAllV(context.Background(), nil, []uint64{1}, nil, FP32, nil, nil, nil, FP32), ErrPara)
+	assert.ErrorIs(t, c2.AllReduce(ctx, nil, nil, 1, Float32, Sum), context.Canceled)
+	assert.ErrorIs(t, c2.Send(context.Background(), nil, 1, Float32, -1), ErrPara)
+	assert.ErrorIs(t, c2.AlltoAllV(context.Background(), nil, []uint64{1}, nil, Float32, nil, nil, nil, Float32), ErrPara)
 
 	comms, err := InitAll(f, []int32{5, 6}, WithStreams([]acl.StreamHandle{1, 2}))
 	require.NoError(t, err)
@@ -103,22 +103,22 @@ func TestWindowRangeChecks(t *testing.T) {
 	w := &Window{c: c, local: make([]*LocalMem, 2), remote: []*RemoteMem{nil, {c: c, mem: CommMem{Addr: 0x1000, Size: 64}}}}
 	ctx := context.Background()
 	local := unsafe.Pointer(&f.size)
-	require.NoError(t, w.Get(ctx, 1, []Read{{Local: local, Offset: 60, Count: 1, DataType: Int32}, {Local: local, Offset: 0, Count: 8, DataType: FP64}}))
+	require.NoError(t, w.Get(ctx, 1, []Transfer{{Local: local, Offset: 60, Count: 1, DataType: Int32}, {Local: local, Offset: 0, Count: 8, DataType: Float64}}))
 	require.Len(t, f.batches, 1)
 	assert.Equal(t, uintptr(0x1000+60), f.batches[0][0].RemoteAddr)
 	assert.Equal(t, uint64(8), f.batches[0][1].Count)
-	for _, r := range []Read{
+	for _, r := range []Transfer{
 		{Local: local, Offset: 61, Count: 1, DataType: Int32},
 		{Local: local, Offset: 65, Count: 0, DataType: Int8},
-		{Local: local, Offset: 0, Count: 1 << 62, DataType: FP64},
+		{Local: local, Offset: 0, Count: 1 << 62, DataType: Float64},
 		{Local: local, Offset: 0, Count: 1, DataType: DataType(13)},
 	} {
-		err := w.Get(ctx, 1, []Read{r})
+		err := w.Get(ctx, 1, []Transfer{r})
 		assert.ErrorIs(t, err, ErrPara, "%+v", r)
 	}
 	assert.ErrorIs(t, w.Get(ctx, 2, nil), ErrPara, "out of range")
 	assert.ErrorIs(t, w.Get(ctx, -1, nil), ErrPara, "out of range")
-	assert.ErrorIs(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 0, Count: 1, DataType: Int8}}), ErrPara, "own window is empty here")
+	assert.ErrorIs(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 0, Count: 1, DataType: Int8}}), ErrPara, "own window is empty here")
 	assert.Len(t, f.batches, 1, "refused ranges never reach the backend")
 	assert.Equal(t, uint64(64), w.PeerSize(1))
 	assert.Zero(t, w.PeerSize(0))
@@ -127,11 +127,11 @@ func TestWindowRangeChecks(t *testing.T) {
 	// The own rank's window is read locally through the backend.
 	own := make([]byte, 32)
 	w.addr, w.size = unsafe.Pointer(&own[0]), uint64(len(own))
-	require.NoError(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 8, Count: 2, DataType: Int32}}))
+	require.NoError(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 8, Count: 2, DataType: Int32}}))
 	require.Len(t, f.batches, 2)
 	assert.Equal(t, uintptr(w.addr)+8, f.batches[1][0].RemoteAddr)
 	assert.Equal(t, uint64(32), w.PeerSize(0))
-	assert.ErrorIs(t, w.Get(ctx, 0, []Read{{Local: local, Offset: 30, Count: 1, DataType: Int32}}), ErrPara)
+	assert.ErrorIs(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 30, Count: 1, DataType: Int32}}), ErrPara)
 	require.NoError(t, w.Close())
 	assert.ErrorIs(t, w.Get(ctx, 1, nil), ErrPara, "closed")
 	assert.False(t, errors.Is(w.Close(), ErrPara), "second Close returns the first result")

@@ -12,11 +12,11 @@ const (
 	// whose struct ends at hcclQos. A library that knows newer versions
 	// reads only the fields of version 10; an older one reads the prefix it
 	// knows, as HCCL's versioned config is designed to.
-	CommConfigVersion = 10
+	CommConfigVersion uint32 = 10
 	// CommConfigSize is sizeof(HcclCommConfig) for CommConfigVersion.
 	CommConfigSize = 2232
 	// CommConfigMagic is HCCL_COMM_CONFIG_MAGIC_WORD.
-	CommConfigMagic = 0xf0f0f0f0
+	CommConfigMagic uint32 = 0xf0f0f0f0
 	// CommConfigInfoBytes is HCCL_COMM_CONFIG_INFO_BYTES, the header.
 	CommConfigInfoBytes = 24
 

@@ -42,7 +42,7 @@ func ExampleInitRootInfo() {
 				return
 			}
 			defer c.Close()
-			if err := c.AllReduce(context.Background(), bufs[r], bufs[r], 1024, hccl.FP32, hccl.Sum); err != nil {
+			if err := c.AllReduce(context.Background(), bufs[r], bufs[r], 1024, hccl.Float32, hccl.Sum); err != nil {
 				fmt.Println("rank", r, err)
 			}
 		}()
@@ -65,9 +65,9 @@ func ExampleComm_OpenWindow() {
 	defer w.Close()
 	peer := (c.Rank() + 1) % c.Size()
 	// Rows 3 and 17 of the peer's shard into rows[0] and rows[1].
-	err = w.Get(ctx, peer, []hccl.Read{
-		{Local: rows, Offset: 3 * rowBytes, Count: rowBytes / 2, DataType: hccl.BF16},
-		{Local: unsafe.Add(rows, rowBytes), Offset: 17 * rowBytes, Count: rowBytes / 2, DataType: hccl.BF16},
+	err = w.Get(ctx, peer, []hccl.Transfer{
+		{Local: rows, Offset: 3 * rowBytes, Count: rowBytes / 2, DataType: hccl.BFloat16},
+		{Local: unsafe.Add(rows, rowBytes), Offset: 17 * rowBytes, Count: rowBytes / 2, DataType: hccl.BFloat16},
 	})
 	if errors.Is(err, hccl.ErrNotSupported) {
 		fmt.Println("this HCCL has no one-sided service")

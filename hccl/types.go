@@ -14,20 +14,20 @@ const (
 	Int8             DataType = 0
 	Int16            DataType = 1
 	Int32            DataType = 2
-	FP16             DataType = 3
-	FP32             DataType = 4
+	Float16          DataType = 3
+	Float32          DataType = 4
 	Int64            DataType = 5
 	Uint64           DataType = 6
 	Uint8            DataType = 7
 	Uint16           DataType = 8
 	Uint32           DataType = 9
-	FP64             DataType = 10
-	BF16             DataType = 11
+	Float64          DataType = 10
+	BFloat16         DataType = 11
 	Int128           DataType = 12
-	HiF8             DataType = 14
-	FP8E4M3          DataType = 15
-	FP8E5M2          DataType = 16
-	FP8E8M0          DataType = 17
+	HiFloat8         DataType = 14
+	Float8E4M3       DataType = 15
+	Float8E5M2       DataType = 16
+	Float8E8M0       DataType = 17
 	DataTypeReserved DataType = 255
 )
 
@@ -35,11 +35,11 @@ var dataTypeInfo = map[DataType]struct {
 	name string
 	size uintptr
 }{
-	Int8: {"int8", 1}, Int16: {"int16", 2}, Int32: {"int32", 4}, FP16: {"fp16", 2},
-	FP32: {"fp32", 4}, Int64: {"int64", 8}, Uint64: {"uint64", 8}, Uint8: {"uint8", 1},
-	Uint16: {"uint16", 2}, Uint32: {"uint32", 4}, FP64: {"fp64", 8}, BF16: {"bf16", 2},
-	Int128: {"int128", 16}, HiF8: {"hif8", 1}, FP8E4M3: {"fp8e4m3", 1}, FP8E5M2: {"fp8e5m2", 1},
-	FP8E8M0: {"fp8e8m0", 1},
+	Int8: {"int8", 1}, Int16: {"int16", 2}, Int32: {"int32", 4}, Float16: {"fp16", 2},
+	Float32: {"fp32", 4}, Int64: {"int64", 8}, Uint64: {"uint64", 8}, Uint8: {"uint8", 1},
+	Uint16: {"uint16", 2}, Uint32: {"uint32", 4}, Float64: {"fp64", 8}, BFloat16: {"bf16", 2},
+	Int128: {"int128", 16}, HiFloat8: {"hif8", 1}, Float8E4M3: {"fp8e4m3", 1}, Float8E5M2: {"fp8e5m2", 1},
+	Float8E8M0: {"fp8e8m0", 1},
 }
 
 // Size is the element size in bytes; 0 for a value that is not a data type.
@@ -56,7 +56,7 @@ func (d DataType) Valid() bool { return d.Size() != 0 }
 // operation.
 func (d DataType) Reducible() bool {
 	switch d {
-	case Int8, Int16, Int32, Int64, FP16, BF16, FP32:
+	case Int8, Int16, Int32, Int64, Float16, BFloat16, Float32:
 		return true
 	}
 	return false
@@ -66,7 +66,7 @@ func (d DataType) Reducible() bool {
 // int16 and bf16 (A2/A3: hcomm legacy param_check.cc:327-345,
 // HcomCheckReduceDataType).
 func (d DataType) ReducibleBy(op ReduceOp) bool {
-	if op == Prod && (d == Int16 || d == BF16) {
+	if op == Prod && (d == Int16 || d == BFloat16) {
 		return false
 	}
 	return d.Reducible() && op.Valid()
@@ -82,8 +82,8 @@ func (d DataType) String() string {
 
 // DataTypes returns every defined data type in ascending value order.
 func DataTypes() []DataType {
-	return []DataType{Int8, Int16, Int32, FP16, FP32, Int64, Uint64, Uint8, Uint16, Uint32, FP64, BF16,
-		Int128, HiF8, FP8E4M3, FP8E5M2, FP8E8M0}
+	return []DataType{Int8, Int16, Int32, Float16, Float32, Int64, Uint64, Uint8, Uint16, Uint32, Float64, BFloat16,
+		Int128, HiFloat8, Float8E4M3, Float8E5M2, Float8E8M0}
 }
 
 // ReduceOp is an HcclReduceOp.
@@ -136,9 +136,9 @@ const CommNameMaxLength = 128
 // what may be done with it concurrently is the backend's rule (see Backend).
 type CommHandle uintptr
 
-// WindowHandle is the handle HcclCommRegister returns for a registered
+// RegistrationHandle is the handle HcclCommRegister returns for a registered
 // buffer; zero is the null handle. A plain value.
-type WindowHandle uintptr
+type RegistrationHandle uintptr
 
 // SendRecvType is an HcclSendRecvType.
 type SendRecvType int32

@@ -122,19 +122,15 @@ func (m *RemoteMem) Close() error {
 	return m.err
 }
 
-// Read is one range to fetch from a Window peer: Count elements of
-// DataType starting at byte Offset of the peer's window, into Local. A
-// plain value.
-type Read struct {
+// Transfer is one range moved between this rank and a Window peer: Count
+// elements of DataType between Local and byte Offset of the peer's window
+// (fetched into Local by Get, stored from Local by Put). A plain value.
+type Transfer struct {
 	Local    unsafe.Pointer
 	Offset   uint64
 	Count    uint64
 	DataType DataType
 }
-
-// Write is one range to store into a Window peer: Count elements of
-// DataType from Local to byte Offset of the peer's window.
-type Write = Read
 
 // Window is a buffer every rank of a communicator registered for every
 // other rank, with access enabled both ways: rank r can BatchGet from and
@@ -230,16 +226,16 @@ func (w *Window) peerMem(peer int) CommMem {
 // Get reads every range from peer's window (one BatchGet); peer may be this
 // rank, whose own window is read locally. Ranges are checked against the
 // peer's window size first, with HCCL_E_PARA.
-func (w *Window) Get(ctx context.Context, peer int, reads []Read) error {
+func (w *Window) Get(ctx context.Context, peer int, reads []Transfer) error {
 	return w.transfer(ctx, "HcclBatchGet", peer, reads, w.c.b.BatchGet)
 }
 
 // Put writes every range into peer's window (one BatchPut).
-func (w *Window) Put(ctx context.Context, peer int, writes []Write) error {
+func (w *Window) Put(ctx context.Context, peer int, writes []Transfer) error {
 	return w.transfer(ctx, "HcclBatchPut", peer, writes, w.c.b.BatchPut)
 }
 
-func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Read,
+func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Transfer,
 	call func(CommHandle, uint32, []OneSideOpDesc, acl.StreamHandle) error) error {
 	if err := w.c.pre(ctx, op); err != nil {
 		return err
@@ -306,7 +302,7 @@ func (w *Window) Close() error {
 // with the peers. Safe for concurrent use; Close is idempotent.
 type Registration struct {
 	c    *Comm
-	h    WindowHandle
+	h    RegistrationHandle
 	once sync.Once
 	err  error
 }
@@ -324,7 +320,7 @@ func (c *Comm) Register(addr unsafe.Pointer, size uint64) (*Registration, error)
 }
 
 // Handle is the window handle.
-func (r *Registration) Handle() WindowHandle { return r.h }
+func (r *Registration) Handle() RegistrationHandle { return r.h }
 
 // Exchange exchanges the registration with peers (HcclCommExchangeMem);
 // every listed peer must exchange with this rank too.

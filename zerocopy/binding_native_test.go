@@ -30,7 +30,7 @@ func stubAddModel(n int, addend float32) []byte {
 	for _, name := range []string{"x", "y"} {
 		d := make([]byte, 144)
 		copy(d, name)
-		le.PutUint32(d[64:], uint32(acl.Float))
+		le.PutUint32(d[64:], uint32(acl.Float32))
 		le.PutUint32(d[68:], uint32(acl.FormatND))
 		le.PutUint64(d[72:], 1)
 		le.PutUint64(d[80:], uint64(n))

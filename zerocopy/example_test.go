@@ -17,7 +17,7 @@ import (
 // in or out.
 func ExampleBind() {
 	g := ge.NewGraph("double")
-	x := g.Data("x", 0, acl.Float, []int64{4})
+	x := g.Data("x", 0, acl.Float32, []int64{4})
 	g.Output(g.Add(x, x, ge.Name("y")))
 	cm, err := ge.Compile(g)
 	if err != nil {

@@ -31,8 +31,10 @@ func (s *suite) context(t *testing.T) {
 		ok(t, "SetCurrentContext(first)", func() error { return s.b.SetCurrentContext(s.ctx) })
 		ok(t, "DestroyContext", func() error { return s.b.DestroyContext(ctx2) })
 		s.undefined(t, "destroyed context", func() {
-			expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(ctx2) })
-			expect(t, acl.CodeRTInvalidHandle, "DestroyContext twice", func() error { return s.b.DestroyContext(ctx2) })
+			// hicann/runtime src/runtime/api/impl/api_impl.cc:4184-4187 and
+			// 4133-4139: RT_ERROR_CONTEXT_NULL → 107002.
+			expect(t, acl.CodeRTContextNull, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(ctx2) })
+			expect(t, acl.CodeRTContextNull, "DestroyContext twice", func() error { return s.b.DestroyContext(ctx2) })
 		})
 		cur, err = s.b.GetCurrentContext()
 		require.NoError(t, err)
@@ -43,8 +45,9 @@ func (s *suite) context(t *testing.T) {
 		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
 		expect(t, acl.CodeInvalidParam, "DestroyContext(NULL)", func() error { return s.b.DestroyContext(0) })
 		s.undefined(t, "unknown context", func() {
-			expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(unknown)", func() error { return s.b.SetCurrentContext(bogusHandle) })
-			expect(t, acl.CodeRTInvalidHandle, "DestroyContext(unknown)", func() error { return s.b.DestroyContext(bogusHandle) })
+			// api_impl.cc:4184-4187, 4133-4139
+			expect(t, acl.CodeRTContextNull, "SetCurrentContext(unknown)", func() error { return s.b.SetCurrentContext(bogusHandle) })
+			expect(t, acl.CodeRTContextNull, "DestroyContext(unknown)", func() error { return s.b.DestroyContext(bogusHandle) })
 		})
 		cur, err := s.b.GetCurrentContext()
 		require.NoError(t, err)

@@ -14,7 +14,10 @@ func (s *suite) device(t *testing.T) {
 	require.NotZero(t, s.devCount, "device count unknown")
 	t.Run("ResetUnset", func(t *testing.T) {
 		// No device has been set yet in this process.
-		expect(t, acl.CodeRTInvalidDeviceID, "ResetDevice of a device never set", func() error { return s.b.ResetDevice(0) })
+		// hicann/runtime src/runtime/core/src/runtime.cc:2931 (no primary
+		// context to release: RT_ERROR_CONTEXT_DEL), api_error.cc:3443-3446,
+		// errcode_manage.cc:221 → 507007.
+		expect(t, acl.CodeRTContextReleaseError, "ResetDevice of a device never set", func() error { return s.b.ResetDevice(0) })
 	})
 	t.Run("BadID", func(t *testing.T) {
 		for _, id := range []int32{-1, s.devCount, s.devCount + 7, 1 << 30} {
@@ -63,9 +66,11 @@ func (s *suite) teardown(t *testing.T) {
 	s.bind(t)
 	ok(t, "DestroyContext", func() error { return s.b.DestroyContext(s.ctx) })
 	ok(t, "ResetDevice", func() error { return s.b.ResetDevice(s.dev) })
-	expect(t, acl.CodeRTInvalidDeviceID, "ResetDevice of a device already reset", func() error { return s.b.ResetDevice(s.dev) })
+	// hicann/runtime src/runtime/core/src/runtime.cc:2931 → 507007.
+	expect(t, acl.CodeRTContextReleaseError, "ResetDevice of a device already reset", func() error { return s.b.ResetDevice(s.dev) })
 	s.undefined(t, "destroyed context", func() {
-		expect(t, acl.CodeRTInvalidHandle, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(s.ctx) })
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:4184-4187 → 107002.
+		expect(t, acl.CodeRTContextNull, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(s.ctx) })
 	})
 	s.ctx = 0
 	if s.opt.Leaks != nil {

@@ -86,13 +86,15 @@ func (s *suite) hostRegister(t *testing.T) {
 		expect(t, acl.CodeInvalidParam, "HostRegisterV2(NULL)", func() error {
 			return s.b.HostRegisterV2(nil, pageSize, acl.HostRegMapped)
 		})
-		expect(t, acl.CodeInvalidParam, "HostRegister(not 4 KiB aligned)", func() error {
+		// The driver's check (not in the public source): 107000 here.
+		expect(t, acl.CodeRTParamInvalid, "HostRegister(not 4 KiB aligned)", func() error {
 			_, err := s.b.HostRegister(unsafe.Add(p, 8), pageSize, acl.HostRegisterMapped)
 			return err
 		})
 		expect(t, acl.CodeInvalidParam, "HostUnregister(NULL)", func() error { return s.b.HostUnregister(nil) })
 		expect(t, acl.CodeHostMemoryNotRegistered, "HostUnregister(never registered)", func() error { return s.b.HostUnregister(p) })
-		expect(t, acl.CodeHostMemoryNotRegistered, "HostGetDevicePointer(never registered)", func() error {
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:2653-2666 → 107000.
+		expect(t, acl.CodeRTParamInvalid, "HostGetDevicePointer(never registered)", func() error {
 			_, err := s.b.HostGetDevicePointer(p, 0)
 			return err
 		})
@@ -120,7 +122,7 @@ func (s *suite) hostRegister(t *testing.T) {
 		})
 		assert.NotNil(t, dp)
 		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(p) })
-		expect(t, acl.CodeHostMemoryNotRegistered, "HostGetDevicePointer after unregister", func() error {
+		expect(t, acl.CodeRTParamInvalid, "HostGetDevicePointer after unregister", func() error {
 			_, err := s.b.HostGetDevicePointer(p, 0)
 			return err
 		})

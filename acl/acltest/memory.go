@@ -65,8 +65,12 @@ func (s *suite) memory(t *testing.T) {
 	t.Run("MallocBadArgs", func(t *testing.T) {
 		s.bind(t)
 		expect(t, acl.CodeInvalidParam, "Malloc(0)", func() error { _, err := s.b.Malloc(0, acl.MemMallocHugeFirst); return err })
+		// An undefined policy is accepted: the ACL layer falls back to
+		// the default flags (hicann/runtime src/acl/aclrt_impl/memory.cpp:320-339).
 		for _, pol := range []acl.MemMallocPolicy{8, 0x42, 0xff} {
-			expect(t, acl.CodeInvalidParam, "Malloc(undefined policy)", func() error { _, err := s.b.Malloc(64, pol); return err })
+			var p unsafe.Pointer
+			ok(t, "Malloc(undefined policy)", func() error { var err error; p, err = s.b.Malloc(64, pol); return err })
+			ok(t, "Free", func() error { return s.b.Free(p) })
 		}
 		expect(t, acl.CodeInvalidParam, "MallocHost(0)", func() error { _, err := s.b.MallocHost(0); return err })
 	})
@@ -147,7 +151,8 @@ func (s *suite) memory(t *testing.T) {
 			assert.LessOrEqual(t, free, total, "attr %d", a)
 		}
 		for _, a := range []acl.MemAttr{-1, acl.MemP2PHuge1G + 1, 1000} {
-			expect(t, acl.CodeInvalidParam, "GetMemInfo(undefined attr)", func() error {
+			// hicann/runtime src/runtime/api/impl/api_error.cc:3184-3187
+			expect(t, acl.CodeRTInvalidMemoryType, "GetMemInfo(undefined attr)", func() error {
 				_, _, err := s.b.GetMemInfo(a)
 				return err
 			})

@@ -60,7 +60,8 @@ func (s *suite) stream(t *testing.T) {
 		s.bind(t)
 		st := s.newStream(t)
 		for _, ms := range []int32{-2, -1000, -1 << 31} {
-			expect(t, acl.CodeInvalidParam, "SynchronizeStreamWithTimeout(timeout < -1)", func() error {
+			// hicann/runtime src/acl/aclrt_impl/stream.cpp:141-148
+			expect(t, acl.CodeRTParamInvalid, "SynchronizeStreamWithTimeout(timeout < -1)", func() error {
 				return s.b.SynchronizeStreamWithTimeout(st, ms)
 			})
 		}
@@ -124,7 +125,11 @@ func (s *suite) stream(t *testing.T) {
 		ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
 		assert.Equal(t, want, out)
 	})
-	t.Run("StickyError", func(t *testing.T) {
+	t.Run("ContinueOnFailure", func(t *testing.T) {
+		// The default failure mode, ACL_CONTINUE_ON_FAILURE: the tasks after
+		// a failed one run; the next synchronize reports the failure and
+		// forgets it (hicann/runtime src/runtime/core/src/stream/
+		// stream.cc:1790-1830; docs/zh/api_ref/06_stream_management.md:475).
 		if s.opt.FailNextTask == nil {
 			t.Skip("the backend cannot fail a stream task (Options.FailNextTask is nil)")
 		}
@@ -135,21 +140,14 @@ func (s *suite) stream(t *testing.T) {
 		ok(t, "Memset", func() error { return s.b.Memset(x, n, 0x33, n) })
 		ok(t, "FailNextTask", func() error { return s.opt.FailNextTask(st, acl.CodeRTAICoreException) })
 		ok(t, "MemsetAsync (fails on the device)", func() error { return s.b.MemsetAsync(x, n, 0x11, n, st) })
-		_ = try(t, "MemsetAsync after the failure (skipped)", func() error { return s.b.MemsetAsync(x, n, 0x22, n, st) })
-		expect(t, acl.CodeRTAICoreException, "SynchronizeStream after a failed task", func() error { return s.b.SynchronizeStream(st) })
-		expect(t, acl.CodeRTAICoreException, "SynchronizeStream again (sticky)", func() error { return s.b.SynchronizeStream(st) })
-		expect(t, acl.CodeRTAICoreException, "SynchronizeStreamWithTimeout (sticky)", func() error {
-			return s.b.SynchronizeStreamWithTimeout(st, 100)
-		})
 		got := make([]byte, n)
 		ok(t, "Memcpy D2H", func() error { return s.b.Memcpy(hostPtr(got), n, x, n, acl.MemcpyDeviceToHost) })
-		assert.Equal(t, fill(n, 0x33), got, "the failed task and the tasks after it must not run")
-		// Another stream is unaffected.
-		st2 := s.newStream(t)
-		ok(t, "MemsetAsync on another stream", func() error { return s.b.MemsetAsync(x, n, 0x44, n, st2) })
-		ok(t, "SynchronizeStream(other stream)", func() error { return s.b.SynchronizeStream(st2) })
+		ok(t, "MemsetAsync after the failure (runs)", func() error { return s.b.MemsetAsync(x, n, 0x22, n, st) })
+		expect(t, acl.CodeRTAICoreException, "SynchronizeStream after a failed task", func() error { return s.b.SynchronizeStream(st) })
+		ok(t, "SynchronizeStream again (reported once)", func() error { return s.b.SynchronizeStream(st) })
+		ok(t, "SynchronizeStreamWithTimeout (reported once)", func() error { return s.b.SynchronizeStreamWithTimeout(st, 100) })
 		ok(t, "Memcpy D2H", func() error { return s.b.Memcpy(hostPtr(got), n, x, n, acl.MemcpyDeviceToHost) })
-		assert.Equal(t, fill(n, 0x44), got)
+		assert.Equal(t, fill(n, 0x22), got, "the failed task must not run, the one after it must")
 	})
 }
 

@@ -365,7 +365,8 @@ func TestConcurrentUse(t *testing.T) {
 				}
 				want := append([]byte(nil), src...)
 				assert.NoError(t, s.MemcpyAsync(d, uintptr(n), h, uintptr(n), acl.MemcpyHostToDevice, st))
-				assert.Error(t, s.MemsetAsync(h, uintptr(n), 0, uintptr(n), st), "memset of host memory")
+				// aclrtMallocHost memory may be set (documentation 11-03).
+				assert.NoError(t, s.MemsetAsync(h, uintptr(n), 0, uintptr(n), st), "memset of pinned host memory")
 				assert.NoError(t, s.SynchronizeStream(st))
 				clear(src)
 				assert.NoError(t, s.Memcpy(h, uintptr(n), d, uintptr(n), acl.MemcpyDeviceToHost))
@@ -453,7 +454,9 @@ func TestFreeUnderQueuedTask(t *testing.T) {
 	release()
 	err = s.SynchronizeStream(st)
 	assert.Equal(t, acl.CodeRTDeviceMemError, acl.CodeOf(err))
-	assert.Equal(t, acl.CodeRTDeviceMemError, acl.CodeOf(s.SynchronizeStream(st)), "sticky")
+	// ACL_CONTINUE_ON_FAILURE: reported once (hicann/runtime
+	// src/runtime/core/src/stream/stream.cc:1826-1828).
+	assert.NoError(t, s.SynchronizeStream(st), "reported by one synchronize")
 	require.NoError(t, s.DestroyStream(st))
 	require.NoError(t, s.Free(d))
 	require.NoError(t, s.ResetDevice(0))
@@ -476,7 +479,7 @@ func TestContextFirst(t *testing.T) {
 		}
 		_, e1 := s.Malloc(0, 99)
 		e2 := s.Free(nil)
-		e3 := s.Memcpy(nil, 0, nil, 0, 99)
+		e3 := s.Memcpy(nil, 0, nil, 1, 99) // count 0 would succeed before any check
 		_, e4 := s.CreateEventWithFlag(0)
 		e5 := s.SynchronizeStreamWithTimeout(0, -5)
 		_, e6 := s.MallocHost(0)

@@ -21,7 +21,7 @@ import (
 // ioSpec describes one input (and its output twin) of a stub model.
 type ioSpec struct {
 	in, out string
-	dtype   acl.DataType // acl.Float or acl.Int32
+	dtype   acl.DataType // acl.Float32 or acl.Int32
 	format  acl.Format
 	dims    []int64
 	addend  uint32 // bits of the float32 or int32 added to every element
@@ -76,7 +76,7 @@ func reference(s ioSpec, in []byte) []byte {
 	out := make([]byte, len(in))
 	for j := 0; j+4 <= len(in); j += 4 {
 		x := le.Uint32(in[j:])
-		if s.dtype == acl.Float {
+		if s.dtype == acl.Float32 {
 			le.PutUint32(out[j:], math.Float32bits(math.Float32frombits(x)+math.Float32frombits(s.addend)))
 		} else {
 			le.PutUint32(out[j:], uint32(int32(x)+int32(s.addend)))
@@ -86,7 +86,7 @@ func reference(s ioSpec, in []byte) []byte {
 }
 
 var testIOs = []ioSpec{
-	{in: "x", out: "y", dtype: acl.Float, format: acl.FormatNCHW, dims: []int64{2, 3, 4, 5}, addend: math.Float32bits(1.5)},
+	{in: "x", out: "y", dtype: acl.Float32, format: acl.FormatNCHW, dims: []int64{2, 3, 4, 5}, addend: math.Float32bits(1.5)},
 	{in: "ids", out: "ids_out", dtype: acl.Int32, format: acl.FormatND, dims: []int64{7}, addend: uint32(0xfffffffd)}, // -3
 }
 

@@ -35,6 +35,31 @@ func (b *Backend) ResetDevice(deviceID int32) error {
 	return b.call1(symResetDevice, uintptr(deviceID))
 }
 
+// ResetDeviceForce calls aclrtResetDeviceForce (optional symbol).
+func (b *Backend) ResetDeviceForce(deviceID int32) error {
+	return b.call1(symResetDeviceForce, uintptr(deviceID))
+}
+
+// DeviceCanAccessPeer calls aclrtDeviceCanAccessPeer (optional symbol).
+func (b *Backend) DeviceCanAccessPeer(deviceID, peerDeviceID int32) (int32, error) {
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2] = f.outp(0), uintptr(deviceID), uintptr(peerDeviceID)
+	err := b.invoke(symDeviceCanAccessPeer, f, 3)
+	v := int32(f.out[0])
+	putFrame(f)
+	return v, err
+}
+
+// DeviceEnablePeerAccess calls aclrtDeviceEnablePeerAccess (optional symbol).
+func (b *Backend) DeviceEnablePeerAccess(peerDeviceID int32, flags uint32) error {
+	return b.call2(symDeviceEnablePeerAccess, uintptr(peerDeviceID), uintptr(flags))
+}
+
+// DeviceDisablePeerAccess calls aclrtDeviceDisablePeerAccess (optional symbol).
+func (b *Backend) DeviceDisablePeerAccess(peerDeviceID int32) error {
+	return b.call1(symDeviceDisablePeerAccess, uintptr(peerDeviceID))
+}
+
 // GetDevice calls aclrtGetDevice.
 func (b *Backend) GetDevice() (int32, error) {
 	f := getFrame()

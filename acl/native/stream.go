@@ -88,3 +88,8 @@ func syscall0(fn uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn)
 	return r
 }
+
+// SetStreamFailureMode calls aclrtSetStreamFailureMode (optional symbol).
+func (b *Backend) SetStreamFailureMode(st acl.StreamHandle, mode acl.StreamFailureMode) error {
+	return b.call2(symSetStreamFailureMode, uintptr(st), uintptr(mode))
+}

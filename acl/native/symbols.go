@@ -42,6 +42,11 @@ const (
 	symGetRecentErrMsg
 	symGetSocName
 	symGetVersion
+	symResetDeviceForce
+	symSetStreamFailureMode
+	symDeviceCanAccessPeer
+	symDeviceEnablePeerAccess
+	symDeviceDisablePeerAccess
 	numRuntimeSyms
 )
 
@@ -95,6 +100,12 @@ var runtimeSyms = [numRuntimeSyms]symInfo{
 	symGetRecentErrMsg:              {"aclGetRecentErrMsg", true},
 	symGetSocName:                   {"aclrtGetSocName", true},
 	symGetVersion:                   {"aclrtGetVersion", true},
+	// Not in the ABI reference's list of required functions: optional.
+	symResetDeviceForce:        {"aclrtResetDeviceForce", true},
+	symSetStreamFailureMode:    {"aclrtSetStreamFailureMode", true},
+	symDeviceCanAccessPeer:     {"aclrtDeviceCanAccessPeer", true},
+	symDeviceEnablePeerAccess:  {"aclrtDeviceEnablePeerAccess", true},
+	symDeviceDisablePeerAccess: {"aclrtDeviceDisablePeerAccess", true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.

@@ -113,11 +113,11 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 		binary.LittleEndian.PutUint32(host[4*i:], math.Float32bits(float32((rank+1)*(i%1024))))
 	}
 	write(send, host)
-	must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.FP32, hccl.Sum)) // warm-up
+	must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.Float32, hccl.Sum)) // warm-up
 	sync()
 	t0 := time.Now()
 	for it := 0; it < cfg.iters; it++ {
-		must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.FP32, hccl.Sum))
+		must(comm.AllReduce(ctx, send, recv, uint64(count), hccl.Float32, hccl.Sum))
 	}
 	sync()
 	per := time.Since(t0) / time.Duration(max(cfg.iters, 1))
@@ -153,10 +153,10 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 	rng := rand.New(rand.NewPCG(uint64(rank), 7))
 	dst := alloc(cfg.rows * cfg.rowSize)
 	idx := make([]int, cfg.rows)
-	reads := make([]hccl.Read, cfg.rows)
+	reads := make([]hccl.Transfer, cfg.rows)
 	for i := range reads {
 		idx[i] = rng.IntN(tableRows)
-		reads[i] = hccl.Read{Local: unsafe.Add(dst, i*cfg.rowSize), Offset: uint64(idx[i] * cfg.rowSize),
+		reads[i] = hccl.Transfer{Local: unsafe.Add(dst, i*cfg.rowSize), Offset: uint64(idx[i] * cfg.rowSize),
 			Count: uint64(cfg.rowSize), DataType: hccl.Uint8}
 	}
 	must(win.Get(ctx, peer, reads)) // warm-up
@@ -177,9 +177,9 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error 
 		}
 	}
 	big := alloc(16 * large)
-	var bigReads []hccl.Read
+	var bigReads []hccl.Transfer
 	for i := 0; i < 16 && (i+1)*large <= tableBytes; i++ {
-		bigReads = append(bigReads, hccl.Read{Local: unsafe.Add(big, i*large), Offset: uint64(i * large), Count: large, DataType: hccl.Uint8})
+		bigReads = append(bigReads, hccl.Transfer{Local: unsafe.Add(big, i*large), Offset: uint64(i * large), Count: large, DataType: hccl.Uint8})
 	}
 	var largeGBs float64
 	if len(bigReads) > 0 {

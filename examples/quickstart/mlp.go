@@ -36,11 +36,11 @@ func (p *mlp) graph() *ge.Graph {
 		}
 		return out
 	}
-	x := g.Data("x", 0, acl.Float, dims(p.B, p.I))
-	w1 := g.ConstFloat32("w1", acl.Float, dims(p.I, p.H), p.W1)
-	b1 := g.ConstFloat32("b1", acl.Float, dims(p.H), p.B1)
-	w2 := g.ConstFloat32("w2", acl.Float, dims(p.H, p.O), p.W2)
-	b2 := g.ConstFloat32("b2", acl.Float, dims(p.O), p.B2)
+	x := g.Data("x", 0, acl.Float32, dims(p.B, p.I))
+	w1 := g.ConstFloat32("w1", acl.Float32, dims(p.I, p.H), p.W1)
+	b1 := g.ConstFloat32("b1", acl.Float32, dims(p.H), p.B1)
+	w2 := g.ConstFloat32("w2", acl.Float32, dims(p.H, p.O), p.W2)
+	b2 := g.ConstFloat32("b2", acl.Float32, dims(p.O), p.B2)
 	h := g.Relu(g.Add(g.MatMul(x, w1, ge.Name("fc1")), b1, ge.Name("bias1")), ge.Name("relu"))
 	y := g.Add(g.MatMul(h, w2, ge.Name("fc2")), b2, ge.Name("y"))
 	g.Output(y)

@@ -37,7 +37,7 @@ func mismatchedAllReduce(g *group) []error {
 		if w.rank == 2 {
 			n = 63
 		}
-		return g.b.AllReduce(p, p, n, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+		return g.b.AllReduce(p, p, n, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 	})
 }
 
@@ -47,7 +47,7 @@ func goodAllReduce(g *group) []error {
 		if err != nil {
 			return err
 		}
-		if err := g.b.AllReduce(p, p, 64, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+		if err := g.b.AllReduce(p, p, 64, hccl.Float32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		return w.r.Sync()

@@ -334,8 +334,11 @@ func (c *comm) selfCopy(get bool, xs []xfer) error {
 // is checked on its own.
 func (c *comm) localViews(xs []xfer) error {
 	lo, hi := ^uintptr(0), uintptr(0)
-	for _, x := range xs {
+	for i, x := range xs {
 		a := uintptr(x.lptr)
+		if x.n > uint64(^uintptr(0)-a) {
+			return errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", i, a, x.n)
+		}
 		lo, hi = min(lo, a), max(hi, a+uintptr(x.n))
 	}
 	if v, err := c.view(ptrOf(lo), uint64(hi-lo)); err == nil {
@@ -356,7 +359,7 @@ func (c *comm) localViews(xs []xfer) error {
 }
 
 // CommRegister registers a buffer window with the communicator.
-func (s *Sim) CommRegister(h hccl.CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (hccl.WindowHandle, error) {
+func (s *Sim) CommRegister(h hccl.CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (hccl.RegistrationHandle, error) {
 	const op = "HcclCommRegister"
 	c, err := s.comm(op, h)
 	if err != nil {
@@ -378,11 +381,11 @@ func (s *Sim) CommRegister(h hccl.CommHandle, addr unsafe.Pointer, size uint64, 
 	c.os.nextWin += 0x40
 	w := 0x7000 + c.os.nextWin
 	c.os.windows[w] = &window{addr: addr, size: size, peers: map[int][2]uint64{}}
-	return hccl.WindowHandle(w), nil
+	return hccl.RegistrationHandle(w), nil
 }
 
 // CommDeregister releases a window.
-func (s *Sim) CommDeregister(h hccl.CommHandle, w hccl.WindowHandle) error {
+func (s *Sim) CommDeregister(h hccl.CommHandle, w hccl.RegistrationHandle) error {
 	const op = "HcclCommDeregister"
 	c, err := s.comm(op, h)
 	if err != nil {
@@ -399,7 +402,7 @@ func (s *Sim) CommDeregister(h hccl.CommHandle, w hccl.WindowHandle) error {
 
 // CommExchangeMem exchanges a window with each listed peer (which must
 // call it naming this rank); all pairings proceed at once.
-func (s *Sim) CommExchangeMem(h hccl.CommHandle, w hccl.WindowHandle, peerRanks []uint32) error {
+func (s *Sim) CommExchangeMem(h hccl.CommHandle, w hccl.RegistrationHandle, peerRanks []uint32) error {
 	const op = "HcclCommExchangeMem"
 	c, err := s.comm(op, h)
 	if err != nil {

@@ -26,13 +26,13 @@ func genData(rng *rand.Rand, dt hccl.DataType, count int) []byte {
 	for i := 0; i < count; i++ {
 		v := rng.NormFloat64() * 8
 		switch dt {
-		case hccl.FP32:
+		case hccl.Float32:
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
-		case hccl.FP64:
+		case hccl.Float64:
 			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-		case hccl.FP16:
+		case hccl.Float16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F32ToF16(float32(v)))
-		case hccl.BF16:
+		case hccl.BFloat16:
 			binary.LittleEndian.PutUint16(b[2*i:], floatx.F32ToBF16(float32(v)))
 		default:
 			for k := 0; k < esz; k++ {
@@ -74,28 +74,28 @@ func refReduce(dt hccl.DataType, op hccl.ReduceOp, ins [][]byte) []byte {
 	}
 	getF := func(b []byte, i int) float64 {
 		switch dt {
-		case hccl.FP16:
+		case hccl.Float16:
 			return float64(floatx.F16ToF32(uint16(getU(b, i))))
-		case hccl.BF16:
+		case hccl.BFloat16:
 			return float64(floatx.BF16ToF32(uint16(getU(b, i))))
-		case hccl.FP32:
+		case hccl.Float32:
 			return float64(math.Float32frombits(uint32(getU(b, i))))
 		}
 		return math.Float64frombits(getU(b, i))
 	}
 	putF := func(b []byte, i int, v float64) {
 		switch dt {
-		case hccl.FP16:
+		case hccl.Float16:
 			putU(b, i, uint64(floatx.F32ToF16(float32(v))))
-		case hccl.BF16:
+		case hccl.BFloat16:
 			putU(b, i, uint64(floatx.F32ToBF16(float32(v))))
-		case hccl.FP32:
+		case hccl.Float32:
 			putU(b, i, uint64(math.Float32bits(float32(v))))
 		default:
 			putU(b, i, math.Float64bits(v))
 		}
 	}
-	isFloat := dt == hccl.FP16 || dt == hccl.BF16 || dt == hccl.FP32 || dt == hccl.FP64
+	isFloat := dt == hccl.Float16 || dt == hccl.BFloat16 || dt == hccl.Float32 || dt == hccl.Float64
 	for i := 0; i < count; i++ {
 		switch {
 		case isFloat:
@@ -112,7 +112,7 @@ func refReduce(dt hccl.DataType, op hccl.ReduceOp, ins [][]byte) []byte {
 				case hccl.Min:
 					acc = math.Min(acc, v)
 				}
-				if dt != hccl.FP64 {
+				if dt != hccl.Float64 {
 					acc = float64(float32(acc)) // float32 accumulator
 				}
 			}
@@ -167,9 +167,9 @@ func TestLargeCollectives(t *testing.T) {
 				op    hccl.ReduceOp
 				count int
 			}{
-				{hccl.FP32, hccl.Sum, 200_003}, {hccl.FP32, hccl.Max, 70_001}, {hccl.BF16, hccl.Sum, 150_001},
-				{hccl.FP16, hccl.Sum, 40_000}, {hccl.Int8, hccl.Sum, 300_007}, {hccl.Int64, hccl.Min, 30_011},
-				{hccl.Int16, hccl.Max, 90_000}, {hccl.FP32, hccl.Min, 33_333}, {hccl.Int32, hccl.Prod, 50_001},
+				{hccl.Float32, hccl.Sum, 200_003}, {hccl.Float32, hccl.Max, 70_001}, {hccl.BFloat16, hccl.Sum, 150_001},
+				{hccl.Float16, hccl.Sum, 40_000}, {hccl.Int8, hccl.Sum, 300_007}, {hccl.Int64, hccl.Min, 30_011},
+				{hccl.Int16, hccl.Max, 90_000}, {hccl.Float32, hccl.Min, 33_333}, {hccl.Int32, hccl.Prod, 50_001},
 			}
 			for _, c := range cases {
 				for _, inPlace := range []bool{false, true} {
@@ -211,9 +211,9 @@ func TestLargeCollectives(t *testing.T) {
 			esz := 4
 			ins := make([][]byte, n)
 			for r := range ins {
-				ins[r] = genData(rng, hccl.FP32, n*count)
+				ins[r] = genData(rng, hccl.Float32, n*count)
 			}
-			full := refReduce(hccl.FP32, hccl.Sum, ins)
+			full := refReduce(hccl.Float32, hccl.Sum, ins)
 			outs := make([][]byte, n)
 			g.must("ReduceScatter", g.each(func(w *rankW) error {
 				send, err := w.buf(ins[w.rank], 0)
@@ -224,7 +224,7 @@ func TestLargeCollectives(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if err := b.ReduceScatter(send, recv, count, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+				if err := b.ReduceScatter(send, recv, count, hccl.Float32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
 					return err
 				}
 				if err := w.r.Sync(); err != nil {
@@ -312,7 +312,7 @@ func TestLargeCollectives(t *testing.T) {
 					p.sc[d], p.sd[d] = counts[r][d], off
 					off += counts[r][d] + 3
 				}
-				p.send = genData(rng, hccl.FP32, int(off))
+				p.send = genData(rng, hccl.Float32, int(off))
 				off = 0
 				for s := 0; s < n; s++ {
 					p.rc[s], p.rd[s] = counts[s][r], off
@@ -330,7 +330,7 @@ func TestLargeCollectives(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if err := b.AlltoAllV(send, p.sc, p.sd, hccl.FP32, recv, p.rc, p.rd, hccl.FP32, w.comm, w.r.Stream()); err != nil {
+				if err := b.AlltoAllV(send, p.sc, p.sd, hccl.Float32, recv, p.rc, p.rd, hccl.Float32, w.comm, w.r.Stream()); err != nil {
 					return err
 				}
 				if err := w.r.Sync(); err != nil {
@@ -382,7 +382,7 @@ func TestLargeCollectives(t *testing.T) {
 
 			// Several Send/Recv pairs in a row between ranks 0 and 2 (many
 			// messages in flight on one pair).
-			big := genData(rng, hccl.FP64, 50_000)
+			big := genData(rng, hccl.Float64, 50_000)
 			g.must("Send/Recv", g.each(func(w *rankW) error {
 				switch w.rank {
 				case 0:
@@ -391,7 +391,7 @@ func TestLargeCollectives(t *testing.T) {
 						return err
 					}
 					for k := 0; k < 3; k++ {
-						if err := b.Send(unsafe.Add(buf, k*8*10_000), 20_000, hccl.FP64, 2, w.comm, w.r.Stream()); err != nil {
+						if err := b.Send(unsafe.Add(buf, k*8*10_000), 20_000, hccl.Float64, 2, w.comm, w.r.Stream()); err != nil {
 							return err
 						}
 					}
@@ -402,7 +402,7 @@ func TestLargeCollectives(t *testing.T) {
 						return err
 					}
 					for k := 0; k < 3; k++ {
-						if err := b.Recv(unsafe.Add(buf, k*20_000*8), 20_000, hccl.FP64, 0, w.comm, w.r.Stream()); err != nil {
+						if err := b.Recv(unsafe.Add(buf, k*20_000*8), 20_000, hccl.Float64, 0, w.comm, w.r.Stream()); err != nil {
 							return err
 						}
 					}

@@ -53,11 +53,16 @@ func TestDestroyAfterStreamFailure(t *testing.T) {
 					return err
 				}
 				if streamFails {
+					// A failure stops the stream's later work only in
+					// ACL_STOP_ON_FAILURE (the default runs it).
+					if err := npu.SetStreamFailureMode(r.Stream(), acl.StopOnFailure); err != nil {
+						return err
+					}
 					if _, err := npuhook.Of(npu).Enqueue(r.Stream(), "kernel", func() error { return errors.New("a kernel failed") }); err != nil {
 						return err
 					}
 				}
-				if err := sim.AllReduce(send, recv, count, hccl.FP32, hccl.Sum, w.comm, r.Stream()); err != nil {
+				if err := sim.AllReduce(send, recv, count, hccl.Float32, hccl.Sum, w.comm, r.Stream()); err != nil {
 					return err
 				}
 				// Release while CommDestroy waits: it must notice the

@@ -50,9 +50,9 @@ func TestDirectPathTaken(t *testing.T) {
 	const count = 4 << 20
 	ins := make([][]byte, n)
 	for r := range ins {
-		ins[r] = genData(rng, hccl.FP32, count)
+		ins[r] = genData(rng, hccl.Float32, count)
 	}
-	want := refReduce(hccl.FP32, hccl.Sum, ins)
+	want := refReduce(hccl.Float32, hccl.Sum, ins)
 	outs := make([][]byte, n)
 	g.must("AllReduce", g.each(func(w *rankW) error {
 		send, err := w.buf(ins[w.rank], 0)
@@ -63,7 +63,7 @@ func TestDirectPathTaken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.AllReduce(send, recv, count, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+		if err := b.AllReduce(send, recv, count, hccl.Float32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		if err := w.r.Sync(); err != nil {
@@ -87,7 +87,7 @@ func TestDirectPathTaken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.AllGather(send, recv, gc, hccl.FP32, w.comm, w.r.Stream()); err != nil {
+		if err := b.AllGather(send, recv, gc, hccl.Float32, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		if err := w.r.Sync(); err != nil {
@@ -117,7 +117,7 @@ func TestDirectPathTaken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.AlltoAllV(send, sc, sd, hccl.FP32, recv, rc, rd, hccl.FP32, w.comm, w.r.Stream()); err != nil {
+		if err := b.AlltoAllV(send, sc, sd, hccl.Float32, recv, rc, rd, hccl.Float32, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		if err := w.r.Sync(); err != nil {
@@ -251,9 +251,9 @@ func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 5))
 	ins := make([][]byte, n)
 	for r := range ins {
-		ins[r] = genData(rng, hccl.FP32, count)
+		ins[r] = genData(rng, hccl.Float32, count)
 	}
-	want := refReduce(hccl.FP32, hccl.Sum, ins)
+	want := refReduce(hccl.Float32, hccl.Sum, ins)
 	// The connect timeout runs from here.
 	root, err := sim.GetRootInfo()
 	require.NoError(t, err)
@@ -289,7 +289,7 @@ func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int
 				if err := npu.Memcpy(p, uintptr(4*count), unsafe.Pointer(&ins[r][0]), uintptr(4*count), acl.MemcpyHostToDevice); err != nil {
 					return err
 				}
-				if err := sim.AllReduce(p, p, uint64(count), hccl.FP32, hccl.Sum, h, s); err != nil {
+				if err := sim.AllReduce(p, p, uint64(count), hccl.Float32, hccl.Sum, h, s); err != nil {
 					return err
 				}
 				if err := npu.SynchronizeStream(s); err != nil {
@@ -324,7 +324,7 @@ func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int
 				if err := p.Write(buf, ins[r]); err != nil {
 					return err
 				}
-				if err := pb.AllReduce(foreign(buf), foreign(buf), uint64(count), hccl.FP32, hccl.Sum, h, s); err != nil {
+				if err := pb.AllReduce(foreign(buf), foreign(buf), uint64(count), hccl.Float32, hccl.Sum, h, s); err != nil {
 					return err
 				}
 				if err := p.Sync(s); err != nil {

@@ -89,11 +89,25 @@
 //
 // Package procs starts rank processes for tests, benchmarks and tools.
 //
+// # Who may join
+//
+// The root info carries a random secret besides the rendezvous address.
+// A connection to the rendezvous must prove it holds the secret (an HMAC
+// over fresh nonces, compared in constant time) before it can claim a
+// rank, and the rendezvous proves it back; control messages travel in
+// bounded binary frames; segment names are made by the rendezvous, opened
+// without following links and only when they are private files of this
+// user; device memory announced by a peer is mapped only when it is a
+// fallback device memory file of this user, and never used at the address
+// the peer names. docs/hcclsim-threat-model.md says what the fallback
+// trusts and what it does not.
+//
 // # Limits
 //
 // CommInitClusterInfo forms communicators within one process only. A
-// multi-process rank holds at most 1024 registrations. Timeouts come from
-// Options, then HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT, then the device's
-// defaults (1836 s and 120 s; 30 s each with Options.ShortDefaults or
+// root info forms a world of at most 512 ranks. A multi-process rank
+// holds at most 1024 registrations. Timeouts come from Options, then
+// HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT, then the device's defaults
+// (1836 s and 120 s; 30 s each with Options.ShortDefaults or
 // CANN_HCCLSIM_SHORT_TIMEOUTS=1).
 package hcclsim

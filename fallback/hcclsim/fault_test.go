@@ -90,7 +90,7 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 			defer wg.Done()
 			w := g.ws[r].r.(*procRank)
 			_, lh, _ := b.Local(g.ws[r].comm)
-			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.FP32, hccl.Sum, 3000)
+			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.Float32, hccl.Sum, 3000)
 			res[r] = rankRes{err, time.Now()}
 		}()
 	}
@@ -126,7 +126,7 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 			assert.Equal(t, hccl.Success, a, "rank %d async error", r)
 			// The communicator stays failed: a later AllReduce is
 			// accepted and fails the stream.
-			err = b.AllReduce(foreign(send[r]), foreign(send[r]), 16, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			err = b.AllReduce(foreign(send[r]), foreign(send[r]), 16, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 			assert.NoError(t, err, "rank %d: AllReduce after the loss only enqueues", r)
 			require.NoError(t, b.CommDestroy(w.comm))
 			w.comm = 0
@@ -222,7 +222,7 @@ func TestNoLeftoversInProcess(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := g.b.AllReduce(p, p, 1<<14, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+		if err := g.b.AllReduce(p, p, 1<<14, hccl.Float32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		next, prev := uint32((w.rank+1)%n), uint32((w.rank+n-1)%n)
@@ -277,7 +277,7 @@ func TestNoLeftoversMultiProcess(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := g.b.AllReduce(p, p, 1<<20, hccl.FP32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+		if err := g.b.AllReduce(p, p, 1<<20, hccl.Float32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
 			return err
 		}
 		next, prev := uint32((w.rank+1)%n), uint32((w.rank+n-1)%n)

@@ -1,6 +1,7 @@
 package hcclsim
 
 import (
+	"errors"
 	"net"
 	"os"
 	"strconv"
@@ -16,8 +17,17 @@ import (
 // collective, descriptor exchanges, and the news that a rank was lost (its
 // connection closed without a goodbye). It runs in the process that called
 // GetRootInfo and ends when every rank has left. Safe for concurrent use.
+//
+// Nothing a connection sends is trusted before the connection has proved
+// it holds the root info's secret (auth.go): until then it may send one
+// small hello within helloWait, and a connection that sends anything else
+// is dropped. A member that breaks the protocol (a message of the wrong
+// kind or phase, a value out of range) is dropped too, and the world
+// learns it was lost. The hub never takes a file name or an address from a
+// peer: it assigns the segment names itself (segment.go).
 type hub struct {
 	id       [16]byte
+	secret   worldSecret
 	dir      string
 	ln       net.Listener
 	pid      int
@@ -26,17 +36,20 @@ type hub struct {
 	mu         sync.Mutex
 	n          int
 	members    []*member
+	live       int // members still connected
 	admitted   int
 	stage      int
-	segs       []string
-	pids       []int
+	segs       []string // names the hub assigned, by rank
+	formed     bool     // every rank admitted; mFormed sent
+	failing    bool     // formation failed: nothing more is handled
 	segsGot    int
 	mappedGot  int
 	phase      int
 	joins      map[uint64]*hubJoin
 	pending    map[pairKey][]*hubPending
 	pairSeq    map[pairKey]uint64
-	links      map[*link]bool
+	links      map[*link]*hubConn
+	strangers  int // connections not yet admitted
 	local      *localWorld
 	timer      *time.Timer
 	done       chan struct{}
@@ -49,10 +62,37 @@ const (
 	phaseDone
 )
 
+// Bounds on what a joiner may ask for. maxWorldRanks keeps every per-rank
+// table and the largest control frame small (wire.go); it is the
+// fallback's own limit, not the device's. maxStrangers bounds connections
+// that have not proved anything yet; helloWait is how long one may take.
+const (
+	maxWorldRanks = 512
+	maxStrangers  = 64
+	helloWait     = 10 * time.Second
+	minStageBytes = 64 << 10
+	maxStageBytes = 16 << 30
+	maxPid        = 1 << 22 // the kernel's PID_MAX_LIMIT
+)
+
+// hubConn is the hub's state of one connection.
+type hubConn struct {
+	nonce []byte // the challenge sent on it
+	local bool   // an in-memory pipe from this process
+	m     *member
+}
+
 type member struct {
-	l    *link
-	rank int
-	bye  bool
+	l        *link
+	rank     int
+	pid      int
+	local    bool
+	bye      bool
+	segDone  bool
+	mapped   bool
+	violated string // why the hub dropped it
+	hubNonce []byte
+	nonce    []byte
 }
 
 // hubJoin is one collective's call on the ranks; the hub decides when it
@@ -90,14 +130,19 @@ func lookupHub(id [16]byte) *hub {
 }
 
 // startHub listens and admits ranks until the connect timeout.
-func startHub(id [16]byte, dir string, connectTimeout time.Duration) (*hub, error) {
+func startHub(id [16]byte, secret worldSecret, dir string, connectTimeout time.Duration) (*hub, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, errf(codeTCPConnect, "listen on loopback: %v", err)
 	}
-	h := &hub{id: id, dir: dir, ln: ln, pid: os.Getpid(), deadline: time.Now().Add(connectTimeout),
+	return newHub(id, secret, dir, ln, connectTimeout), nil
+}
+
+// newHub serves the rendezvous on ln.
+func newHub(id [16]byte, secret worldSecret, dir string, ln net.Listener, connectTimeout time.Duration) *hub {
+	h := &hub{id: id, secret: secret, dir: dir, ln: ln, pid: os.Getpid(), deadline: time.Now().Add(connectTimeout),
 		joins: make(map[uint64]*hubJoin), pending: make(map[pairKey][]*hubPending), pairSeq: make(map[pairKey]uint64),
-		links: make(map[*link]bool), done: make(chan struct{}),
+		links: make(map[*link]*hubConn), done: make(chan struct{}),
 		acceptDone: make(chan struct{})}
 	hubs.Lock()
 	hubs.m[id] = h
@@ -111,87 +156,143 @@ func startHub(id [16]byte, dir string, connectTimeout time.Duration) (*hub, erro
 		}
 	})
 	go h.accept()
-	return h, nil
+	return h
 }
 
 func (h *hub) addr() string { return h.ln.Addr().String() }
 
+// accept admits connections until the listener closes. Other Accept
+// errors (out of file descriptors, a connection aborted before it was
+// accepted) are transient: back off and keep serving.
 func (h *hub) accept() {
 	defer close(h.acceptDone)
+	var delay time.Duration
 	for {
 		conn, err := h.ln.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			time.Sleep(delay)
+			continue
 		}
-		h.attach(conn)
+		delay = 0
+		h.attach(conn, false)
 	}
 }
 
-// attach serves one joiner connection.
-func (h *hub) attach(conn net.Conn) {
+// attach serves one joiner connection (local: an in-memory pipe from this
+// process). It sends the challenge; the joiner has helloWait to answer.
+func (h *hub) attach(conn net.Conn, local bool) {
 	l := newLink(conn)
+	hc := &hubConn{nonce: newNonce(), local: local}
 	h.mu.Lock()
-	if h.phase == phaseDone {
+	if h.phase != phaseForming || h.strangers >= maxStrangers {
 		h.mu.Unlock()
 		_ = conn.Close()
 		return
 	}
-	h.links[l] = true
+	h.links[l] = hc
+	h.strangers++
 	h.mu.Unlock()
+	_ = conn.SetReadDeadline(min64(time.Now().Add(helloWait), h.deadline))
+	l.send(&msg{Kind: mChallenge, Nonce: hc.nonce})
 	l.start(func(m *msg) { h.handle(l, m) }, func(err error) { h.lost(l) })
 }
 
-// memberOf returns the member of link l (nil before its hello).
-func (h *hub) memberOf(l *link) *member {
-	for _, m := range h.members {
-		if m != nil && m.l == l {
-			return m
-		}
+func min64(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
 	}
-	return nil
+	return b
+}
+
+// drop refuses a connection: it gets the reason, then is closed. h.mu held.
+func (h *hub) drop(l *link, c code, text string) {
+	l.send(&msg{Kind: mReject, Code: int32(c), Text: text})
+	go l.flushClose() // not on l's own reader, which flushClose waits for
+}
+
+// violation drops member me for breaking the protocol; lost tells the
+// others. h.mu held.
+func (h *hub) violation(me *member, why string) {
+	me.violated = why
+	me.l.shut()
 }
 
 func (h *hub) handle(l *link, m *msg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch m.Kind {
-	case mHello:
-		h.hello(l, m)
-	case mSeg:
-		if me := h.memberOf(l); me != nil && h.segs[me.rank] == "" {
-			h.segs[me.rank] = m.Seg
-			h.segsGot++
-			if h.segsGot == h.n {
-				for _, x := range h.members {
+	hc := h.links[l]
+	if hc == nil || h.failing {
+		return // already dropped, or the world is failing
+	}
+	me := hc.m
+	if me == nil {
+		if m.Kind != mHello {
+			l.shut() // a stranger gets no answer
+			return
+		}
+		h.hello(l, hc, m)
+		return
+	}
+	switch {
+	case m.Kind == mSeg && h.formed && h.phase == phaseForming && !me.segDone:
+		me.segDone = true
+		h.segsGot++
+		if h.segsGot == h.n {
+			for _, x := range h.members {
+				if x != nil {
 					x.l.send(&msg{Kind: mPeers, Segs: h.segs})
 				}
 			}
 		}
-	case mMapped:
+	case m.Kind == mMapped && h.segsGot == h.n && h.phase == phaseForming && !me.mapped:
+		me.mapped = true
 		h.mappedGot++
 		if h.mappedGot == h.n {
 			// Every rank holds every mapping: the names can go.
 			for _, s := range h.segs {
 				unlinkSegment(h.dir, s)
 			}
-			h.phase = phaseRunning
-			h.timer.Stop()
-			_ = h.ln.Close()
+			h.running()
 			for _, x := range h.members {
-				x.l.send(&msg{Kind: mGo})
+				if x != nil {
+					x.l.send(&msg{Kind: mGo})
+				}
 			}
 		}
-	case mJoin:
-		if me := h.memberOf(l); me != nil && m.Desc != nil {
+	case m.Kind == mJoin && h.phase == phaseRunning:
+		if err := checkDesc(m.Desc, h.n); err != nil {
+			h.violation(me, "collective arguments: "+err.Error())
+		} else if m.Timeout <= 0 {
+			h.violation(me, "collective timeout "+m.Timeout.String())
+		} else {
 			h.join(me.rank, m)
 		}
-	case mPair:
-		if me := h.memberOf(l); me != nil {
+	case m.Kind == mPair && h.phase == phaseRunning:
+		if m.PairKind < pairP2P || m.PairKind > pairWin || (m.Side != 0 && m.Side != 1) || m.Timeout <= 0 {
+			h.violation(me, "malformed pairing request")
+		} else {
 			h.pair(me.rank, m)
 		}
-	case mBye:
-		if me := h.memberOf(l); me != nil {
-			me.bye = true
+	case m.Kind == mBye:
+		me.bye = true
+	default:
+		h.violation(me, "unexpected message of kind "+itoa(int(m.Kind)))
+	}
+}
+
+// running ends formation: no one else can join, and connections that never
+// became members are dropped. h.mu held.
+func (h *hub) running() {
+	h.phase = phaseRunning
+	h.timer.Stop()
+	_ = h.ln.Close()
+	for l, hc := range h.links {
+		if hc.m == nil {
+			l.shut()
 		}
 	}
 }
@@ -316,43 +417,61 @@ func fmtInts(xs []int) string {
 	return s
 }
 
-// hello admits a rank; called with h.mu held.
-func (h *hub) hello(l *link, m *msg) {
-	reject := func(c code, text string) {
-		l.send(&msg{Kind: mReject, Code: int32(c), Text: text})
+// hello admits a rank; called with h.mu held. The proof is checked before
+// anything else the hello says is looked at.
+func (h *hub) hello(l *link, hc *hubConn, m *msg) {
+	if len(m.Nonce) != nonceBytes || !verify(m.Proof, h.secret.helloProof(hc.nonce, m.Nonce, m.N, m.Rank)) {
+		h.drop(l, codePara, "the root info does not admit this rank (not the secret of this world)")
+		return
 	}
 	switch {
-	case h.phase != phaseForming:
-		reject(codePara, "the communicator of this root info is already formed")
+	case h.phase != phaseForming || h.formed:
+		h.drop(l, codePara, "the communicator of this root info is already formed")
+		return
+	case m.N <= 0 || m.N > maxWorldRanks:
+		h.drop(l, codePara, "nRanks "+itoa(m.N)+" (this backend forms at most "+itoa(maxWorldRanks)+" ranks)")
 		return
 	case h.n != 0 && m.N != h.n:
-		reject(codePara, "rank joins with nRanks "+itoa(m.N)+", others with "+itoa(h.n))
+		h.drop(l, codePara, "rank joins with nRanks "+itoa(m.N)+", others with "+itoa(h.n))
 		return
-	case m.Rank < 0 || m.N <= 0 || m.Rank >= m.N:
-		reject(codePara, "rank "+itoa(m.Rank)+" of "+itoa(m.N))
+	case m.Rank < 0 || m.Rank >= m.N:
+		h.drop(l, codePara, "rank "+itoa(m.Rank)+" of "+itoa(m.N))
+		return
+	case m.Pid <= 0 || m.Pid > maxPid:
+		h.drop(l, codePara, "pid "+itoa(m.Pid))
+		return
+	case m.StageBytes < minStageBytes || m.StageBytes > maxStageBytes || m.StageBytes%4096 != 0:
+		h.drop(l, codePara, "staging size "+itoa(m.StageBytes))
 		return
 	}
 	if h.n == 0 {
 		h.n = m.N
 		h.members = make([]*member, m.N)
 		h.segs = make([]string, m.N)
-		h.pids = make([]int, m.N)
 		h.stage = m.StageBytes
 	}
 	if h.members[m.Rank] != nil {
-		reject(codePara, "rank "+itoa(m.Rank)+" joined twice")
+		h.drop(l, codePara, "rank "+itoa(m.Rank)+" joined twice")
 		return
 	}
-	h.members[m.Rank] = &member{l: l, rank: m.Rank}
-	h.pids[m.Rank] = m.Pid
+	me := &member{l: l, rank: m.Rank, pid: m.Pid, local: hc.local, hubNonce: hc.nonce, nonce: m.Nonce}
+	hc.m = me
+	h.strangers--
+	h.members[m.Rank] = me
+	h.live++
+	_ = l.conn.SetReadDeadline(time.Time{})
+	l.setLimit(maxFrame)
 	h.stage = min(h.stage, m.StageBytes)
 	h.admitted++
 	if h.admitted < h.n {
 		return
 	}
+	h.formed = true
+	// An in-process world only when every rank came through this
+	// process's pipe: a pid is a peer's word, a pipe is not.
 	mode := modeLocal
-	for _, p := range h.pids {
-		if p != h.pid {
+	for _, x := range h.members {
+		if !x.local {
 			mode = modeShm
 		}
 	}
@@ -360,14 +479,18 @@ func (h *hub) hello(l *link, m *msg) {
 		h.local = newLocalWorld(h.n)
 	}
 	for _, x := range h.members {
-		x.l.send(&msg{Kind: mFormed, Mode: mode, StageBytes: h.stage})
+		seg := ""
+		if mode == modeShm {
+			seg = segName(h.id, x.rank, x.pid)
+			h.segs[x.rank] = seg
+		}
+		x.l.send(&msg{Kind: mFormed, Mode: mode, StageBytes: h.stage, Seg: seg,
+			Proof: h.secret.formedProof(x.hubNonce, x.nonce, mode, h.stage, seg)})
 	}
 	if mode == modeLocal {
 		// Nothing more to relay: the ranks close their ends, which ends
 		// the hub (lost sees every member gone).
-		h.phase = phaseRunning
-		h.timer.Stop()
-		_ = h.ln.Close()
+		h.running()
 		for _, x := range h.members {
 			x.bye = true
 		}
@@ -375,26 +498,44 @@ func (h *hub) hello(l *link, m *msg) {
 }
 
 // lost runs when a connection ends. A member that leaves without a goodbye
-// was lost (killed, crashed): every other rank is told, so their waits end
-// now rather than at their timeout.
+// was lost (killed, crashed, or dropped for breaking the protocol): every
+// other rank is told, so their waits end now rather than at their timeout.
+// A member lost while the world forms fails the world. The hub ends when
+// its last member has left.
 func (h *hub) lost(l *link) {
 	h.mu.Lock()
+	hc := h.links[l]
 	delete(h.links, l)
-	me := h.memberOf(l)
-	if me != nil {
+	var formErr *simError
+	if hc != nil && hc.m == nil {
+		h.strangers--
+	}
+	if hc != nil && hc.m != nil {
+		me := hc.m
 		h.members[me.rank] = nil
-		if !me.bye && h.phase != phaseDone {
+		h.live--
+		c, text := codeTimeout, "rank "+itoa(me.rank)+" was lost"
+		if me.violated != "" {
+			c, text = codeRemote, "rank "+itoa(me.rank)+" broke the rendezvous protocol ("+me.violated+")"
+		}
+		switch {
+		case h.phase == phaseForming:
+			formErr = errf(c, "%s before the communicator formed", text)
+			h.failing = true
+		case !me.bye && h.phase == phaseRunning:
 			for _, x := range h.members {
 				if x != nil {
-					x.l.send(&msg{Kind: mAbort, Code: int32(codeTimeout), Text: "rank " + itoa(me.rank) + " was lost"})
+					x.l.send(&msg{Kind: mAbort, Code: int32(c), Text: text})
 				}
 			}
 		}
 	}
-	empty := len(h.links) == 0
-	running := h.phase == phaseRunning
+	finished := h.phase == phaseRunning && h.live == 0
 	h.mu.Unlock()
-	if empty && running {
+	switch {
+	case formErr != nil:
+		h.fail(formErr)
+	case finished:
 		h.close()
 	}
 }
@@ -402,6 +543,7 @@ func (h *hub) lost(l *link) {
 // fail ends formation: every connected rank gets the error.
 func (h *hub) fail(err *simError) {
 	h.mu.Lock()
+	h.failing = true
 	for l := range h.links {
 		l.send(&msg{Kind: mReject, Code: int32(err.code), Text: err.msg})
 	}

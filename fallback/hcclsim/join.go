@@ -1,8 +1,10 @@
 package hcclsim
 
 import (
+	"errors"
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -14,8 +16,8 @@ func (s *Sim) getRootInfo() ([rootInfoBytes]byte, error) {
 	if closed {
 		return [rootInfoBytes]byte{}, errf(codePara, "backend closed")
 	}
-	id := newWorldID()
-	h, err := startHub(id, s.opts.ShmDir, s.opts.ConnectTimeout)
+	id, secret := newWorldID(), newSecret()
+	h, err := startHub(id, secret, s.opts.ShmDir, s.opts.ConnectTimeout)
 	if err != nil {
 		return [rootInfoBytes]byte{}, err
 	}
@@ -31,13 +33,14 @@ func (s *Sim) getRootInfo() ([rootInfoBytes]byte, error) {
 	}
 	s.hubs = append(live, h)
 	s.mu.Unlock()
-	return rootInfo{id: id, pid: os.Getpid(), addr: h.addr()}.encode(), nil
+	return rootInfo{id: id, pid: os.Getpid(), secret: secret, addr: h.addr()}.encode(), nil
 }
 
 // joinWorld is CommInitRootInfo: it reaches the rendezvous of root (an
 // in-memory pipe when the rendezvous runs in this process, loopback TCP
-// otherwise), waits until all n ranks are in, and sets up the transport the
-// rendezvous chose.
+// otherwise), proves it holds the root info (auth.go) and checks that the
+// rendezvous does too, waits until all n ranks are in, and sets up the
+// transport the rendezvous chose.
 func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout time.Duration) (*comm, error) {
 	root, ok := decodeRootInfo(raw)
 	if !ok {
@@ -48,7 +51,7 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 	h := lookupHub(root.id)
 	if h != nil && root.pid == os.Getpid() {
 		a, b := net.Pipe()
-		h.attach(b)
+		h.attach(b, true)
 		conn = a
 	} else {
 		if root.pid == os.Getpid() {
@@ -60,7 +63,9 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 			if err == nil {
 				break
 			}
-			if time.Now().After(deadline) {
+			// Refused: nothing listens there any more (the world formed or
+			// failed); waiting would not change that.
+			if time.Now().After(deadline) || errors.Is(err, syscall.ECONNREFUSED) {
 				return nil, errf(codeTCPConnect, "connect to the rendezvous at %s: %v", root.addr, err)
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -78,9 +83,6 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 		}
 		return nil, err
 	}
-	if err := l.sendSync(&msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: s.opts.BufferBytes}); err != nil {
-		return fail(err)
-	}
 	m, err := l.recv()
 	if err != nil {
 		return fail(err)
@@ -88,10 +90,30 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 	if err := refusal(m); err != nil {
 		return fail(err)
 	}
-	if m.Kind != mFormed {
-		return fail(errf(codeInternal, "rendezvous: unexpected message %d", m.Kind))
+	if m.Kind != mChallenge || len(m.Nonce) != nonceBytes {
+		return fail(errf(codeTCPConnect, "%s is not a rendezvous of this backend", root.addr))
 	}
+	hubNonce, nonce := m.Nonce, newNonce()
+	hello := &msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: s.opts.BufferBytes,
+		Nonce: nonce, Proof: root.secret.helloProof(hubNonce, nonce, n, rank)}
+	if err := l.sendSync(hello); err != nil {
+		return fail(err)
+	}
+	if m, err = l.recv(); err != nil {
+		return fail(err)
+	}
+	if err := refusal(m); err != nil {
+		return fail(err)
+	}
+	if m.Kind != mFormed || !verify(m.Proof, root.secret.formedProof(hubNonce, nonce, m.Mode, m.StageBytes, m.Seg)) {
+		return fail(errf(codeTCPConnect, "the rendezvous at %s does not hold this root info", root.addr))
+	}
+	// From here on the other end is the world's rendezvous.
+	l.setLimit(maxFrame)
 	if m.Mode == modeLocal {
+		if h == nil || h.local == nil {
+			return fail(errf(codeInternal, "rendezvous: an in-process world for a rank in another process"))
+		}
 		// Every rank is in this process: data moves directly.
 		w := h.local
 		l.flushClose()
@@ -101,7 +123,11 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 		w.mu.Unlock()
 		return c, nil
 	}
-	return s.joinShm(l, root, n, rank, dev, name, timeout, m.StageBytes, fail)
+	if m.Mode != modeShm || m.StageBytes < minStageBytes || m.StageBytes > maxStageBytes || m.StageBytes%4096 != 0 ||
+		!validSegName(root.id, rank, m.Seg) {
+		return fail(errf(codeInternal, "rendezvous: malformed admission"))
+	}
+	return s.joinShm(l, root, n, rank, dev, name, timeout, m.StageBytes, m.Seg, fail)
 }
 
 // refusal turns the hub's refusal of an init (mReject) or its abort of the

@@ -64,7 +64,7 @@ func TestMixedPlacement(t *testing.T) {
 			if err := npu.Memcpy(p, 4*count, unsafe.Pointer(&in[0][0]), 4*count, acl.MemcpyHostToDevice); err != nil {
 				return err
 			}
-			if err := sim.AllReduce(p, p, count, hccl.FP32, hccl.Sum, h, s); err != nil {
+			if err := sim.AllReduce(p, p, count, hccl.Float32, hccl.Sum, h, s); err != nil {
 				return err
 			}
 			if err := npu.SynchronizeStream(s); err != nil {
@@ -95,7 +95,7 @@ func TestMixedPlacement(t *testing.T) {
 				if err := p.Write(buf, in[r]); err != nil {
 					return err
 				}
-				if err := pb.AllReduce(foreign(buf), foreign(buf), count, hccl.FP32, hccl.Sum, h, s); err != nil {
+				if err := pb.AllReduce(foreign(buf), foreign(buf), count, hccl.Float32, hccl.Sum, h, s); err != nil {
 					return err
 				}
 				if err := p.Sync(s); err != nil {

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/internal/npuhook"
 )
@@ -79,7 +78,7 @@ type modelComm struct {
 // of its own: it joins the peers, waits for the communicator's previous
 // collective and runs the data phase in place, with the same checks,
 // agreement rules and timeouts as HcclAllReduce.
-func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, rop ge.ReduceOp) error {
+func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, rop hccl.ReduceOp) error {
 	const op = "HcclAllReduce"
 	c, err := m.s.comm(op, hccl.CommHandle(m.h))
 	if err != nil {
@@ -90,7 +89,7 @@ func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, r
 		return hccl.Errorf(op, hccl.EPara, "data type %s has no HCCL counterpart", dt)
 	}
 	if !rop.Valid() {
-		return hccl.Errorf(op, hccl.EPara, "undefined reduce op %d", uint8(rop))
+		return hccl.Errorf(op, hccl.EPara, "undefined reduce op %d", int32(rop))
 	}
 	if err := reduceArgs(op, hccl.DataType(d), hccl.ReduceOp(rop)); err != nil {
 		return err
@@ -110,7 +109,7 @@ func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, r
 var aclTypes = map[acl.DataType]dtype{
 	acl.Int8: dtInt8, acl.Int16: dtInt16, acl.Int32: dtInt32, acl.Int64: dtInt64,
 	acl.Uint8: dtUint8, acl.Uint16: dtUint16, acl.Uint32: dtUint32, acl.Uint64: dtUint64,
-	acl.Float16: dtFP16, acl.Float: dtFP32, acl.Double: dtFP64, acl.BF16: dtBF16,
+	acl.Float16: dtFP16, acl.Float32: dtFP32, acl.Float64: dtFP64, acl.BFloat16: dtBF16,
 }
 
 // runInPlace is runCollective for a caller that already is the stream: it

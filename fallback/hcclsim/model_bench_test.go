@@ -135,7 +135,7 @@ func BenchmarkModelAllReduce(b *testing.B) {
 			}
 			blob := func(flags ...ge.OpOption) []byte {
 				g := ge.NewGraph("allreduce")
-				g.Output(g.HcclAllReduce(g.Data("x", 0, acl.Float, []int64{elems}), ge.ReduceSum, "tp", flags...))
+				g.Output(g.HcclAllReduce(g.Data("x", 0, acl.Float32, []int64{elems}), hccl.Sum, "tp", flags...))
 				m, err := ge.Compile(g)
 				if err != nil {
 					b.Fatal(err)
@@ -185,7 +185,7 @@ func BenchmarkModelAllReduce(b *testing.B) {
 			runZC := run(func(rs *rankState) benchModel { return rs.zc })
 			runCP := run(func(rs *rankState) benchModel { return rs.cp })
 			bare := func(r int) error {
-				if err := sim.AllReduce(st[r].x, st[r].y, uint64(elems), hccl.FP32, hccl.Sum, hs[r], st[r].s); err != nil {
+				if err := sim.AllReduce(st[r].x, st[r].y, uint64(elems), hccl.Float32, hccl.Sum, hs[r], st[r].s); err != nil {
 					return err
 				}
 				return npu.SynchronizeStream(st[r].s)

@@ -231,9 +231,9 @@ func newTPLayer(t *testing.T, rng *rand.Rand, flags []ge.OpOption) *tpLayer {
 	p := &tpLayer{M: 8, K: 16, N: 24}
 	p.W = getest.RandF32(rng, p.K*p.N)
 	g := ge.NewGraph("tp_layer")
-	x := g.Data("x", 0, acl.Float, []int64{int64(p.M), int64(p.K)})
-	w := g.ConstFloat32("w", acl.Float, []int64{int64(p.K), int64(p.N)}, p.W)
-	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), ge.ReduceSum, "tp", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
+	x := g.Data("x", 0, acl.Float32, []int64{int64(p.M), int64(p.K)})
+	w := g.ConstFloat32("w", acl.Float32, []int64{int64(p.K), int64(p.N)}, p.W)
+	h := g.HcclAllReduce(g.MatMul(x, w, ge.Name("fc")), hccl.Sum, "tp", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
 	g.Output(g.Relu(h, ge.Name("relu")))
 	m, err := ge.Compile(g)
 	require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestModelAllReduceLayer(t *testing.T) {
 
 // ioGraph builds y0 = AllReduce(x), y1 = x (a Memcpy task reads x): the
 // AllReduce's input is a model input and its output a model output.
-func ioGraph(t *testing.T, dt acl.DataType, op ge.ReduceOp, dims []int64, flags ...ge.OpOption) []byte {
+func ioGraph(t *testing.T, dt acl.DataType, op hccl.ReduceOp, dims []int64, flags ...ge.OpOption) []byte {
 	t.Helper()
 	g := ge.NewGraph("io_allreduce")
 	x := g.Data("x", 0, dt, dims)
@@ -342,7 +342,7 @@ type elemCodec struct {
 func normal(r *rand.Rand) float64 { return r.NormFloat64() }
 
 var codecs = map[acl.DataType]elemCodec{
-	acl.Float: {acl.Float, 4,
+	acl.Float32: {acl.Float32, 4,
 		func(r *rand.Rand) float64 { return float64(float32(normal(r))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v))) },
 		func(b []byte) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))) },
@@ -352,12 +352,12 @@ var codecs = map[acl.DataType]elemCodec{
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToF16(v)) },
 		func(b []byte) float64 { return float64(floatx.F16ToF32(binary.LittleEndian.Uint16(b))) },
 		4e-3},
-	acl.BF16: {acl.BF16, 2,
+	acl.BFloat16: {acl.BFloat16, 2,
 		func(r *rand.Rand) float64 { return float64(floatx.BF16ToF32(floatx.F64ToBF16(normal(r)))) },
 		func(b []byte, v float64) { binary.LittleEndian.PutUint16(b, floatx.F64ToBF16(v)) },
 		func(b []byte) float64 { return float64(floatx.BF16ToF32(binary.LittleEndian.Uint16(b))) },
 		3e-2},
-	acl.Double: {acl.Double, 8,
+	acl.Float64: {acl.Float64, 8,
 		normal,
 		func(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) },
 		func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) },
@@ -374,17 +374,17 @@ var codecs = map[acl.DataType]elemCodec{
 		0},
 }
 
-func reduceRef(op ge.ReduceOp, vals []float64) float64 {
+func reduceRef(op hccl.ReduceOp, vals []float64) float64 {
 	acc := vals[0]
 	for _, v := range vals[1:] {
 		switch op {
-		case ge.ReduceSum:
+		case hccl.Sum:
 			acc += v
-		case ge.ReduceProd:
+		case hccl.Prod:
 			acc *= v
-		case ge.ReduceMax:
+		case hccl.Max:
 			acc = math.Max(acc, v)
-		case ge.ReduceMin:
+		case hccl.Min:
 			acc = math.Min(acc, v)
 		}
 	}
@@ -394,7 +394,7 @@ func reduceRef(op ge.ReduceOp, vals []float64) float64 {
 // ioRun executes the IO graph on every rank with fresh random inputs and
 // checks y0 (the reduction over ranks) and y1 (the rank's own input)
 // against the float64 reference.
-func ioRun(t *testing.T, w *modelWorld, ranks, runs int, ec elemCodec, op ge.ReduceOp, flags ...ge.OpOption) []rankResult {
+func ioRun(t *testing.T, w *modelWorld, ranks, runs int, ec elemCodec, op hccl.ReduceOp, flags ...ge.OpOption) []rankResult {
 	t.Helper()
 	rng := newModelRand(t)
 	dims := []int64{6, 40}
@@ -445,7 +445,7 @@ func TestModelAllReduceIOZeroCopy(t *testing.T) {
 			const runs = 4
 			w := newModelWorld(t, ranks, 10*time.Second)
 			w.register(t, "tp")
-			res := ioRun(t, w, ranks, runs, codecs[acl.Float], ge.ReduceSum, ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
+			res := ioRun(t, w, ranks, runs, codecs[acl.Float32], hccl.Sum, ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
 			assert.Zero(t, w.npu.Counters().Copies(), "zero copy: no IO copy on any rank")
 			for r := range ranks {
 				x, y0 := res[r].bufs[0], res[r].bufs[1]
@@ -492,8 +492,8 @@ func TestModelAllReduceIOCopyOnly(t *testing.T) {
 				const runs = 3
 				w := newModelWorld(t, ranks, 10*time.Second)
 				w.register(t, "tp")
-				ec := codecs[acl.Float]
-				res := ioRun(t, w, ranks, runs, ec, ge.ReduceSum, c.flags...)
+				ec := codecs[acl.Float32]
+				res := ioRun(t, w, ranks, runs, ec, hccl.Sum, c.flags...)
 				size := res[0].ins[0].Size
 				var copies uint64
 				for _, cp := range []bool{c.inCopy, c.outCpy} {
@@ -535,10 +535,10 @@ func TestModelAllReduceIOCopyOnly(t *testing.T) {
 func TestModelAllReduceTypes(t *testing.T) {
 	cases := []struct {
 		dt acl.DataType
-		op ge.ReduceOp
+		op hccl.ReduceOp
 	}{
-		{acl.Float, ge.ReduceMax}, {acl.Float16, ge.ReduceSum}, {acl.BF16, ge.ReduceMin}, {acl.Float16, ge.ReduceMax},
-		{acl.Int32, ge.ReduceProd}, {acl.Int32, ge.ReduceSum}, {acl.Int64, ge.ReduceMin}, {acl.Int64, ge.ReduceMax},
+		{acl.Float32, hccl.Max}, {acl.Float16, hccl.Sum}, {acl.BFloat16, hccl.Min}, {acl.Float16, hccl.Max},
+		{acl.Int32, hccl.Prod}, {acl.Int32, hccl.Sum}, {acl.Int64, hccl.Min}, {acl.Int64, hccl.Max},
 	}
 	const ranks = 3
 	w := newModelWorld(t, ranks, 10*time.Second)
@@ -560,7 +560,7 @@ func TestModelAllReduceUnknownGroup(t *testing.T) {
 	w := newModelWorld(t, ranks, 300*time.Millisecond)
 	require.NoError(t, w.sim.RegisterModelComm("tp", w.hs[0])) // rank 1 never registers
 	t.Cleanup(func() { _ = w.sim.UnregisterModelComm("tp", w.hs[0]) })
-	blob := ioGraph(t, acl.Float, ge.ReduceSum, []int64{4, 4}, ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
+	blob := ioGraph(t, acl.Float32, hccl.Sum, []int64{4, 4}, ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
 	in := [][][][]byte{{{make([]byte, 64)}, {make([]byte, 64)}}}
 	_, errs := w.runModels(t, [][]byte{blob, blob}, in)
 	require.Error(t, errs[1])
@@ -578,7 +578,7 @@ func TestModelAllReduceDisagree(t *testing.T) {
 	const ranks = 2
 	w := newModelWorld(t, ranks, 2*time.Second)
 	w.register(t, "tp")
-	blobs := [][]byte{ioGraph(t, acl.Float, ge.ReduceSum, []int64{4, 4}), ioGraph(t, acl.Float, ge.ReduceSum, []int64{4, 8})}
+	blobs := [][]byte{ioGraph(t, acl.Float32, hccl.Sum, []int64{4, 4}), ioGraph(t, acl.Float32, hccl.Sum, []int64{4, 8})}
 	in := [][][][]byte{{{make([]byte, 64)}, {make([]byte, 128)}}}
 	_, errs := w.runModels(t, blobs, in)
 	for r, err := range errs {

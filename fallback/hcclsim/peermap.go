@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +19,13 @@ import (
 // rank's device addresses by offset. The mapping outlives the owner: a
 // killed rank's memory stays readable (its file is never shrunk), so a
 // peer waiting for it times out cleanly instead of faulting.
+//
+// An announcement is a peer's word, so it never becomes an address: even a
+// rank that names this very process is mapped through /proc like any
+// other (a second mapping of the same pages), the file must be a device
+// memory file of the fallback owned by this user and of the announced
+// size, and every address a peer names later is translated into that
+// mapping by offset and bounds-checked (view).
 
 // devMem is where a rank's device memory can be mapped from.
 type devMem struct {
@@ -42,25 +49,20 @@ func (e npuEnv) deviceMemory(dev int32) (devMem, error) {
 
 // peerMem is one rank's device memory as seen from this process.
 type peerMem struct {
-	mem  []byte // this process's mapping of the file; nil when the rank lives in this process
+	mem  []byte // this process's mapping of the file; nil for none (this rank's own entry)
 	base uintptr
 	size uintptr
 }
 
-// view translates [addr, addr+n) of the rank's address space; ok is false
-// when the range is not inside its device memory.
+// view translates [addr, addr+n) of the rank's address space into this
+// process's mapping; ok is false when the range is not inside it.
 func (p *peerMem) view(addr uintptr, n uint64) (b []byte, ok bool) {
 	if n == 0 {
 		return nil, true
 	}
 	off := addr - p.base
-	if addr < p.base || off >= p.size || n > uint64(p.size-off) {
+	if p.mem == nil || addr < p.base || off >= p.size || n > uint64(p.size-off) || p.size != uintptr(len(p.mem)) {
 		return nil, false
-	}
-	if p.mem == nil {
-		// The rank is in this process: its addresses are ours, in an
-		// arena outside the Go heap.
-		return unsafe.Slice((*byte)(ptrOf(addr)), n), true
 	}
 	return p.mem[off : off+uintptr(n)], true
 }
@@ -72,23 +74,34 @@ func (p *peerMem) unmap() {
 	}
 }
 
-// mapPeerMem maps the device memory d describes.
+// deviceFilePrefix starts the /proc link target of a fallback device
+// memory file (fallback/arena_file.go names its memfds so).
+const deviceFilePrefix = "/memfd:fallback-device-"
+
+// mapPeerMem maps the device memory d describes, after checking that the
+// file is what a rank announces: a fallback device memory file of this
+// user, of the announced size.
 func mapPeerMem(d devMem) (peerMem, error) {
-	if d.size == 0 || d.pid <= 0 {
+	if d.size == 0 || d.pid <= 0 || d.fd < 0 || d.base == 0 || d.base+d.size < d.base || d.size > 1<<47 {
 		return peerMem{}, fmt.Errorf("the rank's device memory cannot be mapped by other processes")
 	}
-	if d.pid == os.Getpid() {
-		return peerMem{base: d.base, size: d.size}, nil
-	}
 	path := "/proc/" + strconv.Itoa(d.pid) + "/fd/" + strconv.Itoa(d.fd)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return peerMem{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer unix.Close(fd)
+	// What was opened, not what the path named a moment before.
+	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(target, deviceFilePrefix) {
+		return peerMem{}, fmt.Errorf("%s is %q, not a device memory file", path, target)
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return peerMem{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+		return peerMem{}, fmt.Errorf("%s: not a regular file of this user", path)
 	}
 	if st.Size != int64(d.size) {
 		return peerMem{}, fmt.Errorf("%s has %d bytes, the rank announced %d", path, st.Size, d.size)
@@ -127,12 +140,15 @@ func announcedMem(s *segment) devMem {
 	}
 }
 
-// mapPeers maps the device memory of every rank of segs (this rank's
-// included, which needs no mapping); on any failure it maps nothing and
-// returns why.
-func mapPeers(segs []*segment) ([]peerMem, error) {
+// mapPeers maps the device memory of every rank of segs but me (whose
+// entry stays empty: a rank reads its own buffers through its own views);
+// on any failure it maps nothing and returns why.
+func mapPeers(segs []*segment, me int) ([]peerMem, error) {
 	peers := make([]peerMem, len(segs))
 	for k, s := range segs {
+		if k == me {
+			continue
+		}
 		p, err := mapPeerMem(announcedMem(s))
 		if err != nil {
 			unmapPeers(peers)

@@ -141,7 +141,7 @@ func floatCases() []floatCase {
 }
 
 // refFloat is the reference: scalar decode, rank-order accumulation in the
-// accumulation type (float32, or float64 for FP64), NaN-propagating max/min,
+// accumulation type (float32, or float64 for Float64), NaN-propagating max/min,
 // one final rounding.
 func refFloat(fc floatCase, op redOp, srcs [][]byte, i int) float64 {
 	at := func(k int) float64 { return fc.dec(srcs[k][i*fc.w:]) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,6 +18,32 @@ import (
 
 // segPrefix starts every segment name, so tests can look for leftovers.
 const segPrefix = "hcclsim-"
+
+// segName is the name of rank's segment in world id, made by the hub from
+// values it holds: no name a peer chose ever reaches the file system. The
+// pid (the rank's word, a number) only helps a person find the owner.
+func segName(id [16]byte, rank, pid int) string {
+	return fmt.Sprintf("%s%x-r%d-p%d", segPrefix, id[:6], rank, pid)
+}
+
+// validSegName reports whether name is one segName could have made for
+// rank of world id: a rank opens nothing else, whoever relays it.
+func validSegName(id [16]byte, rank int, name string) bool {
+	want := fmt.Sprintf("%s%x-r%d-p", segPrefix, id[:6], rank)
+	if !strings.HasPrefix(name, want) {
+		return false
+	}
+	pid := name[len(want):]
+	if pid == "" || len(pid) > 7 || pid[0] == '0' {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Segment layout. The header holds futex words and control fields, each
 // group on its own cache line; then the one-sided request entries; then the
@@ -34,6 +61,7 @@ const (
 	offFailCode  = 72  // that failure's code
 	offBufs      = 80  // direct collectives: send address, send bytes, recv address, recv bytes (u64 each)
 	offReq       = 128 // one-sided request: get, entries, check-only
+	offSegTag    = 144 // segTag (auth.go) over the rank, this name and offMem*: 32 bytes
 	offResp      = 192 // one-sided response (written by the server): seq, code, message
 	respMsgBytes = 248
 	offP2P       = 448 // per peer: p2p words and message header (p2pStride bytes)
@@ -97,10 +125,15 @@ func createSegment(dir, name string, l segLayout) (*segment, error) {
 	return &segment{name: name, mem: mem, l: l}, nil
 }
 
-// openSegment maps a peer's segment.
+// openSegment maps a peer's segment. It follows no symbolic link and maps
+// only a regular file of this user that no one else may open (what
+// createSegment makes), of the layout's size.
 func openSegment(dir, name string, l segLayout) (*segment, error) {
+	if name != filepath.Base(name) || strings.ContainsRune(name, '/') {
+		return nil, fmt.Errorf("segment name %q is not a plain name", name)
+	}
 	path := filepath.Join(dir, name)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -108,6 +141,9 @@ func openSegment(dir, name string, l segLayout) (*segment, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if err := ownedPrivateFile(&st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if st.Size != int64(l.total) {
 		return nil, fmt.Errorf("%s has %d bytes, want %d", path, st.Size, l.total)
@@ -119,12 +155,37 @@ func openSegment(dir, name string, l segLayout) (*segment, error) {
 	return &segment{name: name, mem: mem, l: l}, nil
 }
 
-// unlinkSegment removes a segment name; a missing name is not an error.
-func unlinkSegment(dir, name string) {
-	if err := unix.Unlink(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
-		_ = err // best effort: the pages still go away with the last mapping
+// ownedPrivateFile checks that st is a regular file of this process's user
+// with no permission for anyone else.
+func ownedPrivateFile(st *unix.Stat_t) error {
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("not a regular file (mode %#o)", st.Mode)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("owned by uid %d, not %d", st.Uid, os.Geteuid())
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("mode %#o lets others in", st.Mode&0o777)
 	}
+	return nil
 }
+
+// unlinkSegment removes a segment name if it is a file of this user (a
+// name someone else put there stays); a missing name is not an error.
+func unlinkSegment(dir, name string) {
+	if name == "" || name != filepath.Base(name) {
+		return
+	}
+	path := filepath.Join(dir, name)
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil || ownedPrivateFile(&st) != nil {
+		return
+	}
+	// Best effort: the pages still go away with the last mapping.
+	_ = unix.Unlink(path)
+}
+
+// tag returns the segment's authentication tag bytes.
+func (s *segment) tag() []byte { return s.mem[offSegTag : offSegTag+32] }
 
 func (s *segment) unmap() {
 	if s != nil && s.mem != nil {

@@ -162,6 +162,17 @@ func (w *shmWorld) collect(c *comm, t ticket) ([]*opDesc, error) {
 	if err != nil {
 		return nil, err
 	}
+	// agree and the data phase index these by rank: their shape is
+	// checked here, at the call, where a failure is an error and not a
+	// broken data phase.
+	if len(m.Descs) != w.n {
+		return nil, errf(codeInternal, "rendezvous: %d descriptors for %d ranks", len(m.Descs), w.n)
+	}
+	for r, d := range m.Descs {
+		if err := checkDesc(d, w.n); err != nil {
+			return nil, errf(codeInternal, "rendezvous: rank %d's descriptor: %s", r, err.(*simError).msg)
+		}
+	}
 	return m.Descs, nil
 }
 

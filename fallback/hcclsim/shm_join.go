@@ -1,8 +1,6 @@
 package hcclsim
 
 import (
-	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 )
@@ -14,21 +12,24 @@ const (
 )
 
 // joinShm sets up a rank of a multi-process communicator: create and map
-// its segment (announcing where its device memory can be mapped from), map
-// the peers' segments and, if it can, their device memory; wait until all
-// are mapped (the rendezvous then unlinks every name). The data path is
+// its segment under the name the rendezvous assigned (announcing where its
+// device memory can be mapped from, under a tag only a holder of the
+// world's secret can make), map the peers' segments (names of this world
+// only, files of this user only, tags verified) and, if it can, their
+// device memory; wait until all are mapped (the rendezvous then unlinks
+// every name). The data path is
 // direct when every rank mapped every rank's device memory, staged
 // otherwise; each rank reads every rank's verdict from the segments after
 // the rendezvous said go, so all decide alike.
 func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name string, timeout time.Duration, stage int,
-	fail func(error) (*comm, error)) (*comm, error) {
+	segName string, fail func(error) (*comm, error)) (*comm, error) {
 	lay := layoutFor(n, stage)
-	segName := fmt.Sprintf("%s%x-r%d-p%d", segPrefix, root.id[:6], rank, os.Getpid())
 	own, err := createSegment(s.opts.ShmDir, segName, lay)
 	if err != nil {
 		return fail(errf(codeSyscall, "%v", err))
 	}
 	publishMem(own, s.env, dev)
+	copy(own.tag(), root.secret.segTag(rank, segName, announcedMem(own)))
 	segs := make([]*segment, n)
 	var peers []peerMem
 	cleanup := func() {
@@ -41,7 +42,7 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 		}
 		own.unmap()
 	}
-	if err := l.sendSync(&msg{Kind: mSeg, Seg: segName}); err != nil {
+	if err := l.sendSync(&msg{Kind: mSeg}); err != nil {
 		cleanup()
 		return fail(err)
 	}
@@ -51,6 +52,11 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 	}
 	if err == nil && (m.Kind != mPeers || len(m.Segs) != n) {
 		err = errf(codeInternal, "rendezvous: unexpected message %d", m.Kind)
+	}
+	for k := 0; err == nil && k < n; k++ {
+		if !validSegName(root.id, k, m.Segs[k]) || (k == rank && m.Segs[k] != segName) {
+			err = errf(codeInternal, "rendezvous: segment name %q for rank %d is not one of this world", m.Segs[k], k)
+		}
 	}
 	if err != nil {
 		cleanup()
@@ -65,11 +71,17 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 			cleanup()
 			return fail(errf(codeSyscall, "%v", err))
 		}
+		// The segment was made by a rank of this world and says what
+		// that rank wrote: nothing in it is used otherwise.
+		if !verify(segs[k].tag(), root.secret.segTag(k, nm, announcedMem(segs[k]))) {
+			cleanup()
+			return fail(errf(codeRemote, "the segment of rank %d was not written by a rank of this world", k))
+		}
 	}
 	// A rank that cannot map its peers (memory not shareable, /proc not
 	// permitted) is no error: the communicator stages its data.
 	verdict := uint32(directFailed)
-	if peers, err = mapPeers(segs); err == nil {
+	if peers, err = mapPeers(segs, rank); err == nil {
 		verdict = directMapped
 	}
 	atomic.StoreUint32(own.word(offDirect), verdict)

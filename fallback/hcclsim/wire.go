@@ -1,32 +1,41 @@
 package hcclsim
 
 import (
-	"encoding/gob"
+	"bufio"
+	"encoding/binary"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// The control plane of a multi-process communicator: small gob messages
-// over a loopback TCP connection (or an in-memory pipe for a rank in the
-// rendezvous process). No buffer data ever crosses it.
+// The control plane of a multi-process communicator: small messages over a
+// loopback TCP connection (or an in-memory pipe for a rank in the
+// rendezvous process). No buffer data ever crosses it. Messages travel in
+// length-prefixed frames of a fixed binary layout (wire_codec.go), so a
+// peer can make the reader allocate no more than the frame cap of the
+// link: a small one until the peer has proved it holds the root info
+// (auth.go), a larger one after.
 
 type msgKind uint8
 
 const (
-	mHello  msgKind = iota + 1 // joiner → hub: N, Rank, Pid, StageBytes
-	mReject                    // hub → joiner: Code, Text (init refused)
-	mFormed                    // hub → joiner: Mode, StageBytes
-	mSeg                       // joiner → hub: Seg (its segment name)
-	mPeers                     // hub → joiner: Segs
-	mMapped                    // joiner → hub: every peer segment mapped
-	mGo                        // hub → joiner: names unlinked, start
-	mJoin                      // joiner → hub: Seq, Desc, Timeout (a collective's call)
-	mJoined                    // hub → joiner: Seq, Descs, or Code (abandoned)
-	mPair                      // joiner → hub: Id, PairKind, Peer, Side, Offer, Timeout
-	mPaired                    // hub → joiner: Id, PairSeq, Offer (the peer's), or Code
-	mBye                       // joiner → hub: orderly leave
-	mAbort                     // hub → joiner: Code, Text (a rank was lost)
+	mHello     msgKind = iota + 1 // joiner → hub: N, Rank, Pid, StageBytes, Nonce, Proof
+	mReject                       // hub → joiner: Code, Text (init refused)
+	mFormed                       // hub → joiner: Mode, StageBytes, Seg (the name to create), Proof
+	mSeg                          // joiner → hub: its segment exists
+	mPeers                        // hub → joiner: Segs
+	mMapped                       // joiner → hub: every peer segment mapped
+	mGo                           // hub → joiner: names unlinked, start
+	mJoin                         // joiner → hub: Seq, Desc, Timeout (a collective's call)
+	mJoined                       // hub → joiner: Seq, Descs, or Code (abandoned)
+	mPair                         // joiner → hub: Id, PairKind, Peer, Side, Offer, Timeout
+	mPaired                       // hub → joiner: Id, PairSeq, Offer (the peer's), or Code
+	mBye                          // joiner → hub: orderly leave
+	mAbort                        // hub → joiner: Code, Text (a rank was lost)
+	mChallenge                    // hub → joiner: Nonce (first message of every connection)
+	mLastKind  = mChallenge
 )
 
 // World modes.
@@ -35,8 +44,7 @@ const (
 	modeShm                    // ranks in several processes
 )
 
-// msg is every control message; unused fields stay zero and cost nothing
-// on the wire.
+// msg is every control message; unused fields stay zero.
 type msg struct {
 	Kind       msgKind
 	N, Rank    int
@@ -57,16 +65,27 @@ type msg struct {
 	Side       int
 	PairSeq    uint64
 	Offer      pairOffer
+	Nonce      []byte
+	Proof      []byte
 }
+
+// Frame caps. Before admission a peer sends one hello (a few dozen bytes);
+// after, the largest message is the hub's answer to an AlltoAllV: four
+// counts per rank pair (at most 10 bytes each as varints) for at most
+// maxWorldRanks ranks.
+const (
+	maxHelloFrame = 4 << 10
+	maxFrame      = 16 << 20
+)
 
 // link is one end of a control connection: a reader goroutine hands every
 // message to onMsg, and a writer goroutine drains an unbounded queue, so
 // that sending never blocks the caller (two ends that both send while
 // neither reads cannot deadlock). Safe for concurrent use.
 type link struct {
-	conn net.Conn
-	enc  *gob.Encoder
-	dec  *gob.Decoder
+	conn  net.Conn
+	r     *bufio.Reader
+	limit atomic.Int64 // largest frame accepted from the other end
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -77,19 +96,44 @@ type link struct {
 	wg sync.WaitGroup
 }
 
+// newLink wraps conn; frames from the other end are capped at
+// maxHelloFrame until setLimit raises the cap.
 func newLink(conn net.Conn) *link {
-	l := &link{conn: conn, enc: gob.NewEncoder(conn), dec: gob.NewDecoder(conn)}
+	l := &link{conn: conn, r: bufio.NewReader(conn)}
+	l.limit.Store(maxHelloFrame)
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
 
+// setLimit sets the largest frame accepted from now on.
+func (l *link) setLimit(n int) { l.limit.Store(int64(n)) }
+
 // recv reads one message synchronously (before start is called).
-func (l *link) recv() (*msg, error) {
-	m := new(msg)
-	if err := l.dec.Decode(m); err != nil {
+func (l *link) recv() (*msg, error) { return readFrame(l.r, int(l.limit.Load())) }
+
+// readFrame reads one frame of at most limit bytes and decodes it.
+func readFrame(r io.Reader, limit int) (*msg, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
-	return m, nil
+	n := binary.LittleEndian.Uint32(hdr[:])
+	if uint64(n) > uint64(limit) {
+		return nil, errf(codePara, "control frame of %d bytes exceeds the limit of %d", n, limit)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return decodeMsg(buf)
+}
+
+// writeFrame encodes m as one frame and writes it.
+func writeFrame(w io.Writer, m *msg) error {
+	b := encodeMsg(make([]byte, 4, 64), m)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	_, err := w.Write(b)
+	return err
 }
 
 // start runs the reader and the writer; onMsg gets every message and then
@@ -102,8 +146,8 @@ func (l *link) start(onMsg func(*msg), onEnd func(error)) {
 	go func() {
 		defer l.wg.Done()
 		for {
-			m := new(msg)
-			if err := l.dec.Decode(m); err != nil {
+			m, err := l.recv()
+			if err != nil {
 				l.mu.Lock()
 				closed := l.closed
 				l.mu.Unlock()
@@ -134,7 +178,7 @@ func (l *link) start(onMsg func(*msg), onEnd func(error)) {
 			l.queue[0] = nil
 			l.queue = l.queue[1:]
 			l.mu.Unlock()
-			if err := l.enc.Encode(m); err != nil {
+			if err := writeFrame(l.conn, m); err != nil {
 				l.shut()
 				return
 			}
@@ -153,7 +197,7 @@ func (l *link) send(m *msg) {
 }
 
 // sendSync writes m before start, on the caller's goroutine.
-func (l *link) sendSync(m *msg) error { return l.enc.Encode(m) }
+func (l *link) sendSync(m *msg) error { return writeFrame(l.conn, m) }
 
 // flushClose sends what is queued, then closes the connection and waits
 // for both goroutines. It must not be called from onMsg or onEnd.
@@ -172,7 +216,8 @@ func (l *link) flushClose() {
 	l.wg.Wait()
 }
 
-// shut closes the connection from inside (error path).
+// shut closes the connection from inside (error path); the link's
+// goroutines end by themselves.
 func (l *link) shut() {
 	l.mu.Lock()
 	l.closed = true

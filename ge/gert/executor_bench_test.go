@@ -18,7 +18,7 @@ func BenchmarkExecute(b *testing.B) {
 	x, y := f.deviceTensor(b, make([]float32, addN)), f.deviceTensor(b, make([]float32, addN))
 	zd := f.deviceTensor(b, make([]float32, addN))
 	host := make([]float32, addN)
-	zh := gert.NewTensor(gert.Shape{addN}, acl.Float, gert.OnHost)
+	zh := gert.NewTensor(gert.Shape{addN}, acl.Float32, gert.OnHost)
 	require.NoError(b, zh.SetData(gert.NewTensorData(unsafe.Pointer(&host[0]), 4*addN, gert.OnHost, nil)))
 	in := []*gert.Tensor{x, y}
 	for _, c := range []struct {

@@ -31,7 +31,7 @@ func stubAddConst(n int, addend float32) []byte {
 	for _, name := range []string{"x", "y"} {
 		d := make([]byte, 144)
 		copy(d, name)
-		le.PutUint32(d[64:], uint32(acl.Float))
+		le.PutUint32(d[64:], uint32(acl.Float32))
 		le.PutUint32(d[68:], uint32(acl.FormatND))
 		le.PutUint64(d[72:], 1)
 		le.PutUint64(d[80:], uint64(n))
@@ -72,7 +72,7 @@ func TestExecutorNativeStub(t *testing.T) {
 	devTensor := func(v []float32) *gert.Tensor {
 		td, err := alloc.Malloc(uint64(4 * len(v)))
 		require.NoError(t, err)
-		tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float, gert.OnDeviceHbm)
+		tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float32, gert.OnDeviceHbm)
 		require.NoError(t, tn.SetData(td))
 		p, _ := tn.Addr()
 		b := getest.F32Bytes(v)
@@ -122,7 +122,7 @@ func TestExecutorNativeStub(t *testing.T) {
 		defer ex.Close()
 		xv := getest.RandF32(rng, n)
 		host := make([]float32, n)
-		y := gert.NewTensor(gert.Shape{n}, acl.Float, gert.OnHost)
+		y := gert.NewTensor(gert.Shape{n}, acl.Float32, gert.OnHost)
 		require.NoError(t, y.SetData(gert.NewTensorData(unsafe.Pointer(&host[0]), 4*n, gert.OnHost, nil)))
 		require.NoError(t, ex.Execute(s, []*gert.Tensor{devTensor(xv)}, []*gert.Tensor{y}, nil))
 		assert.Equal(t, want(xv), host)
@@ -148,7 +148,7 @@ func TestExecutorNativeStub(t *testing.T) {
 		defer ex.Close()
 		x := devTensor(make([]float32, n))
 		for range 2 {
-			err := ex.Execute(s, []*gert.Tensor{x}, []*gert.Tensor{gert.NewTensor(gert.Shape{n}, acl.Float, gert.OnDeviceHbm)}, alloc)
+			err := ex.Execute(s, []*gert.Tensor{x}, []*gert.Tensor{gert.NewTensor(gert.Shape{n}, acl.Float32, gert.OnDeviceHbm)}, alloc)
 			assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(err))
 			assert.Contains(t, err.Error(), "E13031")
 		}

@@ -21,8 +21,8 @@ const addN = 1000 // elements of the Add model's tensors
 // addModel is GE's ZeroCopyST graph: one Add of two inputs.
 func addModel(t testing.TB) []byte {
 	g := ge.NewGraph("add")
-	x := g.Data("x", 0, acl.Float, []int64{addN})
-	y := g.Data("y", 1, acl.Float, []int64{addN})
+	x := g.Data("x", 0, acl.Float32, []int64{addN})
+	y := g.Data("y", 1, acl.Float32, []int64{addN})
 	g.Output(g.Add(x, y, ge.Name("z")))
 	cm, err := ge.Compile(g)
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func (f *fixture) deviceTensor(t testing.TB, v []float32) *gert.Tensor {
 	alloc := &gert.DeviceAllocator{Dev: f.dev}
 	td, err := alloc.Malloc(uint64(4 * len(v)))
 	require.NoError(t, err)
-	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float, gert.OnDeviceHbm)
+	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float32, gert.OnDeviceHbm)
 	require.NoError(t, tn.SetData(td))
 	if len(v) > 0 {
 		p, _ := tn.Addr()
@@ -139,7 +139,7 @@ func TestExecuteHostOutputCopies(t *testing.T) {
 	xv, yv := getest.RandF32(rng, addN), getest.RandF32(rng, addN)
 	x, y := f.deviceTensor(t, xv), f.deviceTensor(t, yv)
 	host := make([]float32, addN)
-	z := gert.NewTensor(gert.Shape{addN}, acl.Float, gert.OnHost)
+	z := gert.NewTensor(gert.Shape{addN}, acl.Float32, gert.OnHost)
 	require.NoError(t, z.SetData(gert.NewTensorData(unsafe.Pointer(&host[0]), 4*addN, gert.OnHost, nil)))
 	before := f.npu.Counters()
 	require.NoError(t, f.ex.Execute(f.s, []*gert.Tensor{x, y}, []*gert.Tensor{z}, nil))
@@ -191,7 +191,7 @@ func TestAlwaysZeroCopyEmptyOutput(t *testing.T) {
 	f := newFixture(t, gert.LoweringOptions{AlwaysZeroCopy: true})
 	x, y := f.deviceTensor(t, make([]float32, addN)), f.deviceTensor(t, make([]float32, addN))
 	for run := range 2 {
-		z := gert.NewTensor(gert.Shape{addN}, acl.Float, gert.OnDeviceHbm)
+		z := gert.NewTensor(gert.Shape{addN}, acl.Float32, gert.OnDeviceHbm)
 		alloc := &countingAlloc{DeviceAllocator: gert.DeviceAllocator{Dev: f.dev}}
 		err := f.ex.Execute(f.s, []*gert.Tensor{x, y}, []*gert.Tensor{z}, alloc)
 		require.Error(t, err, "run %d", run)
@@ -244,7 +244,7 @@ func TestExecuteHostInputCopies(t *testing.T) {
 	f := newFixture(t, gert.LoweringOptions{})
 	rng := rand.New(rand.NewPCG(7, 8))
 	xv, yv := getest.RandF32(rng, addN), getest.RandF32(rng, addN)
-	x := gert.NewTensor(gert.Shape{addN}, acl.Float, gert.OnHost)
+	x := gert.NewTensor(gert.Shape{addN}, acl.Float32, gert.OnHost)
 	require.NoError(t, x.SetData(gert.NewTensorData(unsafe.Pointer(&xv[0]), 4*addN, gert.OnHost, nil)))
 	y := f.deviceTensor(t, yv)
 	z := f.deviceTensor(t, make([]float32, addN))

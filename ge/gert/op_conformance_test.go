@@ -40,7 +40,7 @@ func openEnv(t testing.TB, be acl.Backend) opEnv {
 func (e opEnv) tensor(t testing.TB, v []float32) *gert.Tensor {
 	td, err := (&gert.DeviceAllocator{Dev: e.dev}).Malloc(uint64(4 * len(v)))
 	require.NoError(t, err)
-	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float, gert.OnDeviceHbm)
+	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float32, gert.OnDeviceHbm)
 	require.NoError(t, tn.SetData(td))
 	p, _ := tn.Addr()
 	b := getest.F32Bytes(v)
@@ -143,7 +143,7 @@ func BenchmarkOpRunNativeStub(b *testing.B) {
 	e := openEnv(b, be)
 	const n = 1024
 	x, z := e.tensor(b, make([]float32, n)), e.tensor(b, make([]float32, n))
-	d := gert.IODesc{DataType: acl.Float, Shape: gert.Shape{n}, Format: acl.FormatND}
+	d := gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{n}, Format: acl.FormatND}
 	op, err := gert.NewOp(e.dev, "Relu", []gert.IODesc{d}, []gert.IODesc{d}, nil)
 	require.NoError(b, err)
 	defer op.Close()

@@ -28,7 +28,7 @@ func f32(rng *rand.Rand, shape ...int64) (gert.IODesc, []byte) {
 	for _, d := range shape {
 		n *= d
 	}
-	return gert.IODesc{DataType: acl.Float, Shape: shape, Format: acl.FormatND}, getest.F32Bytes(getest.RandF32(rng, int(n)))
+	return gert.IODesc{DataType: acl.Float32, Shape: shape, Format: acl.FormatND}, getest.F32Bytes(getest.RandF32(rng, int(n)))
 }
 
 func i32(vals ...int32) (gert.IODesc, []byte) {
@@ -149,7 +149,7 @@ func TestSingleOpMisuse(t *testing.T) {
 	d, b := f32(rng, 8)
 	x := f.deviceBytes(t, d, b)
 	y := f.deviceBytes(t, d, make([]byte, 32))
-	wrong := f.deviceBytes(t, gert.IODesc{DataType: acl.Float, Shape: gert.Shape{9}}, make([]byte, 36))
+	wrong := f.deviceBytes(t, gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{9}}, make([]byte, 36))
 	for _, c := range []struct {
 		name  string
 		op    string
@@ -167,7 +167,7 @@ func TestSingleOpMisuse(t *testing.T) {
 		{"attr Go type", "Relu", []*gert.Tensor{x}, []*gert.Tensor{y}, gert.OpAttrs{"alpha": struct{}{}}, acl.CodeOpAttrNotMatch},
 		{"output shape", "Relu", []*gert.Tensor{x}, []*gert.Tensor{wrong}, nil, acl.CodeOpOutputNotMatch},
 		{"output count", "Relu", []*gert.Tensor{x}, []*gert.Tensor{y, y}, nil, acl.CodeOpOutputNotMatch},
-		{"output without memory", "Relu", []*gert.Tensor{x}, []*gert.Tensor{gert.NewTensor(gert.Shape{8}, acl.Float, gert.OnDeviceHbm)}, nil, acl.CodeInvalidParam},
+		{"output without memory", "Relu", []*gert.Tensor{x}, []*gert.Tensor{gert.NewTensor(gert.Shape{8}, acl.Float32, gert.OnDeviceHbm)}, nil, acl.CodeInvalidParam},
 		{"nil input", "Relu", []*gert.Tensor{nil}, []*gert.Tensor{y}, nil, acl.CodeInvalidParam},
 	} {
 		err := gert.RunOp(f.s, c.op, c.in, c.out, c.attrs)

@@ -152,7 +152,7 @@ func TestTensorDataSharesFreeOnLast(t *testing.T) {
 func TestTensorSetDataMoves(t *testing.T) {
 	c := newCounting(t)
 	p := c.alloc(24)
-	tn := NewTensor(Shape{2, 3}, 0 /* acl.Float */, OnHost)
+	tn := NewTensor(Shape{2, 3}, 0 /* acl.Float32 */, OnHost)
 	n, err := tn.SizeInBytes()
 	require.NoError(t, err)
 	assert.Equal(t, uint64(24), n)

@@ -22,7 +22,7 @@ func alignUp(n int64) int64 { return (n + ge.MemAlignSize - 1) &^ (ge.MemAlignSi
 //     byte, finds every input slot reading bytes last written by the buffer
 //     it names and every buffer written by the task its lifetime starts at,
 //     so a plan whose lifetimes understate real use fails too.
-func CheckModel(m *ge.Model) error {
+func CheckModel(m *ge.CompiledModel) error {
 	fm := m.FeatureMapSize()
 	for i, b := range m.Plan {
 		if b.Offset%ge.MemAlignSize != 0 {
@@ -56,7 +56,7 @@ func CheckModel(m *ge.Model) error {
 	return simulate(m)
 }
 
-func checkLayout(m *ge.Model) error {
+func checkLayout(m *ge.CompiledModel) error {
 	cur := m.FeatureMapSize()
 	for i, d := range m.Outputs {
 		b := m.Plan[d.Buffer]
@@ -100,7 +100,7 @@ func checkLayout(m *ge.Model) error {
 // checkLifetimes requires every use of a buffer to fall inside its declared
 // lifetime, and a feature-map buffer's lifetime to start at its writer, so
 // the overlap check below reasons about real lifetimes.
-func checkLifetimes(m *ge.Model) error {
+func checkLifetimes(m *ge.CompiledModel) error {
 	for ti, t := range m.Tasks {
 		for ai, a := range t.Args {
 			if a.Buffer < 0 || a.Buffer >= len(m.Plan) {
@@ -118,7 +118,7 @@ func checkLifetimes(m *ge.Model) error {
 	return nil
 }
 
-func checkOverlaps(m *ge.Model) error {
+func checkOverlaps(m *ge.CompiledModel) error {
 	p := m.Plan
 	for i := range p {
 		for j := i + 1; j < len(p); j++ {
@@ -143,7 +143,7 @@ func checkOverlaps(m *ge.Model) error {
 
 // simulate runs the tasks symbolically: each byte of both regions records
 // the buffer that last wrote it.
-func simulate(m *ge.Model) error {
+func simulate(m *ge.CompiledModel) error {
 	mem := make([]int32, m.MemorySize)
 	w := make([]int32, m.WeightSize)
 	for i := range mem {

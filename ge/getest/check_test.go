@@ -11,16 +11,16 @@ import (
 	"github.com/ascend-go/cann/ge/getest"
 )
 
-func mlp(t *testing.T) *ge.Model {
+func mlp(t *testing.T) *ge.CompiledModel {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 1))
-	m, err := ge.Compile(getest.MLP(r, acl.Float, 4, 16, 64, 64, 64, 8))
+	m, err := ge.Compile(getest.MLP(r, acl.Float32, 4, 16, 64, 64, 64, 8))
 	require.NoError(t, err)
 	require.NoError(t, getest.CheckModel(m))
 	return m
 }
 
 // moveBuffer relocates plan buffer i and every slot that refers to it.
-func moveBuffer(m *ge.Model, i int, off int64) {
+func moveBuffer(m *ge.CompiledModel, i int, off int64) {
 	m.Plan[i].Offset = off
 	for ti := range m.Tasks {
 		for ai := range m.Tasks[ti].Args {
@@ -31,7 +31,7 @@ func moveBuffer(m *ge.Model, i int, off int64) {
 	}
 }
 
-func fmBuffers(m *ge.Model) []int {
+func fmBuffers(m *ge.CompiledModel) []int {
 	var fm []int
 	for i, b := range m.Plan {
 		if b.Mem == ge.MemFeatureMap {
@@ -76,7 +76,7 @@ func TestCheckModelCatchesBrokenPlans(t *testing.T) {
 	})
 	t.Run("inputs out of order", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
-		m, err := ge.Compile(getest.BranchConcat(r, acl.Float, 4, 16, 2))
+		m, err := ge.Compile(getest.BranchConcat(r, acl.Float32, 4, 16, 2))
 		require.NoError(t, err)
 		require.NoError(t, getest.CheckModel(m))
 		x, bias := m.Inputs[0], m.Inputs[1]

@@ -28,7 +28,7 @@ func RandomGraph(r *rand.Rand, n int) *ge.Graph {
 	}
 	nIn := 1 + r.IntN(3)
 	for i := range nIn {
-		add(g.Data("in"+itoa(i), i, acl.Float, []int64{rows, widths[r.IntN(len(widths))]}))
+		add(g.Data("in"+itoa(i), i, acl.Float32, []int64{rows, widths[r.IntN(len(widths))]}))
 	}
 	pick := func() *ge.Tensor {
 		// Favour recent tensors so chains form, but reach back sometimes.
@@ -59,7 +59,7 @@ func RandomGraph(r *rand.Rand, n int) *ge.Graph {
 			add(g.Mul(peers[r.IntN(len(peers))], x, opts...))
 		case 5, 6:
 			to := widths[r.IntN(len(widths))]
-			wt := g.ConstFloat32("w"+itoa(i), acl.Float, []int64{w, to}, RandFloats(r, int(w*to), 0.3))
+			wt := g.ConstFloat32("w"+itoa(i), acl.Float32, []int64{w, to}, RandFloats(r, int(w*to), 0.3))
 			if r.IntN(4) == 0 {
 				wt = g.Identity(wt) // an alias of a weight, maybe an output
 				weights = append(weights, wt)

@@ -26,7 +26,7 @@ func alignedBytes(n int64, fill byte) []byte {
 // every float type, so a kernel reading memory nobody wrote shows up.
 const Poison = 0xff
 
-func checkIO(m *ge.Model, inputs [][]byte, outputs [][]byte) error {
+func checkIO(m *ge.CompiledModel, inputs [][]byte, outputs [][]byte) error {
 	if len(inputs) != len(m.Inputs) {
 		return acl.Errorf("getest.Run", acl.CodeInvalidParam, "%d inputs, model has %d", len(inputs), len(m.Inputs))
 	}
@@ -52,7 +52,7 @@ func checkIO(m *ge.Model, inputs [][]byte, outputs [][]byte) error {
 // Run executes m in one host arena of m.MemorySize bytes (plus the weight
 // region), as a runtime without zero copy does: inputs are copied into their
 // blocks, every slot resolves to arena memory, outputs are copied out.
-func Run(m *ge.Model, inputs [][]byte) ([][]byte, error) {
+func Run(m *ge.CompiledModel, inputs [][]byte) ([][]byte, error) {
 	if err := checkIO(m, inputs, nil); err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func Run(m *ge.Model, inputs [][]byte) ([][]byte, error) {
 // resolves to the caller's buffer (inputs[i] or outputs[j]) and only IO that
 // is not zero-copy goes through the arena with a copy. It returns the number
 // of IO copies made.
-func RunZeroCopy(m *ge.Model, inputs, outputs [][]byte) (copies int, err error) {
+func RunZeroCopy(m *ge.CompiledModel, inputs, outputs [][]byte) (copies int, err error) {
 	if err := checkIO(m, inputs, outputs); err != nil {
 		return 0, err
 	}
@@ -103,7 +103,7 @@ func RunZeroCopy(m *ge.Model, inputs, outputs [][]byte) (copies int, err error) 
 
 // runTasks resolves each slot and runs the task. With user buffers given,
 // MemModelIO slots resolve to them; otherwise to the arena.
-func runTasks(m *ge.Model, mem, w []byte, inputs, outputs [][]byte) error {
+func runTasks(m *ge.CompiledModel, mem, w []byte, inputs, outputs [][]byte) error {
 	for ti := range m.Tasks {
 		t := &m.Tasks[ti]
 		args := make([][]byte, len(t.Args))

@@ -19,7 +19,7 @@ import (
 type TwoIO struct {
 	M, K, H, N int
 	W1, W2     []float32
-	Model      *ge.Model
+	Model      *ge.CompiledModel
 	Blob       []byte // Model in the model format
 }
 
@@ -27,10 +27,10 @@ type TwoIO struct {
 func NewTwoIO(rng *rand.Rand, m, k, h, n int) (*TwoIO, error) {
 	p := &TwoIO{M: m, K: k, H: h, N: n, W1: RandF32(rng, k*h), W2: RandF32(rng, h*n)}
 	g := ge.NewGraph("twoio")
-	x := g.Data("x", 0, acl.Float, []int64{int64(m), int64(k)})
-	b := g.Data("b", 1, acl.Float, []int64{int64(m), int64(n)})
-	w1 := g.ConstFloat32("w1", acl.Float, []int64{int64(k), int64(h)}, p.W1)
-	w2 := g.ConstFloat32("w2", acl.Float, []int64{int64(h), int64(n)}, p.W2)
+	x := g.Data("x", 0, acl.Float32, []int64{int64(m), int64(k)})
+	b := g.Data("b", 1, acl.Float32, []int64{int64(m), int64(n)})
+	w1 := g.ConstFloat32("w1", acl.Float32, []int64{int64(k), int64(h)}, p.W1)
+	w2 := g.ConstFloat32("w2", acl.Float32, []int64{int64(h), int64(n)}, p.W2)
 	hid := g.Relu(g.MatMul(x, w1, ge.Name("fc1")), ge.Name("relu"))
 	y := g.Add(g.MatMul(hid, w2, ge.Name("fc2")), b, ge.Name("bias"))
 	g.Output(y, g.Mul(x, x, ge.Name("square")))

@@ -124,7 +124,7 @@ func (s *suite) testAllReduce(t *testing.T) {
 				}
 			}
 			// In place: send == recv.
-			for _, dt := range []hccl.DataType{hccl.Int32, hccl.FP32, hccl.BF16} {
+			for _, dt := range []hccl.DataType{hccl.Int32, hccl.Float32, hccl.BFloat16} {
 				count := 257
 				in := make([][]byte, n)
 				for r := range in {
@@ -360,8 +360,8 @@ func (s *suite) testCountZero(t *testing.T) {
 			name string
 			err  error
 		}{
-			{"AllReduce", g.b.AllReduce(buf, buf, 0, hccl.FP32, hccl.Sum, w.comm, st)},
-			{"Broadcast", g.b.Broadcast(buf, 0, hccl.FP32, 1, w.comm, st)},
+			{"AllReduce", g.b.AllReduce(buf, buf, 0, hccl.Float32, hccl.Sum, w.comm, st)},
+			{"Broadcast", g.b.Broadcast(buf, 0, hccl.Float32, 1, w.comm, st)},
 			{"AllGather", g.b.AllGather(buf, buf, 0, hccl.Int8, w.comm, st)},
 			{"ReduceScatter", g.b.ReduceScatter(buf, buf, 0, hccl.Int32, hccl.Max, w.comm, st)},
 			{"Send", g.b.Send(buf, 0, hccl.Int8, 1, w.comm, st)},

@@ -43,15 +43,15 @@ func (s *suite) testComm(t *testing.T) {
 	count := 100
 	in := make([][]byte, n)
 	for r := range in {
-		in[r] = genReduce(rng, hccl.FP32, hccl.Sum, n, count)
+		in[r] = genReduce(rng, hccl.Float32, hccl.Sum, n, count)
 	}
-	want, tol := reduceRef(hccl.FP32, hccl.Sum, in, count)
+	want, tol := reduceRef(hccl.Float32, hccl.Sum, in, count)
 	outs, errs := g.inPlace(in, same(n, len(in[0])), func(w *worker, buf unsafe.Pointer) error {
-		return comms[w.rank].AllReduce(ctx, buf, buf, uint64(count), hccl.FP32, hccl.Sum)
+		return comms[w.rank].AllReduce(ctx, buf, buf, uint64(count), hccl.Float32, hccl.Sum)
 	})
 	g.noErr("Comm.AllReduce", errs)
 	for r := range outs {
-		if bad := compareReduce(hccl.FP32, want, outs[r], tol, count); bad != nil {
+		if bad := compareReduce(hccl.Float32, want, outs[r], tol, count); bad != nil {
 			t.Errorf("Comm.AllReduce rank %d: %v", r, bad)
 		}
 	}
@@ -107,7 +107,7 @@ func (s *suite) testComm(t *testing.T) {
 						return err
 					}
 					half := size[q] / 2
-					err = wins[w.rank].Get(ctx, q, []hccl.Read{
+					err = wins[w.rank].Get(ctx, q, []hccl.Transfer{
 						{Local: unsafe.Add(buf, half), Offset: uint64(half), Count: uint64(size[q] - half), DataType: hccl.Uint8},
 						{Local: buf, Offset: 0, Count: uint64(half / 4), DataType: hccl.Int32},
 					})
@@ -124,7 +124,7 @@ func (s *suite) testComm(t *testing.T) {
 						return err
 					}
 					// Out of range is refused before reaching the backend.
-					err = wins[w.rank].Get(ctx, q, []hccl.Read{{Local: buf, Offset: uint64(size[q]) - 2, Count: 1, DataType: hccl.Int32}})
+					err = wins[w.rank].Get(ctx, q, []hccl.Transfer{{Local: buf, Offset: uint64(size[q]) - 2, Count: 1, DataType: hccl.Int32}})
 					if !errors.Is(err, hccl.ErrPara) {
 						return fmt.Errorf("Window.Get past the end: %v", err)
 					}
@@ -149,7 +149,7 @@ func (s *suite) testComm(t *testing.T) {
 				defer w.free(src)
 				for q := 0; q < n; q++ {
 					if q != w.rank {
-						if err := wins[w.rank].Put(ctx, q, []hccl.Write{{Local: src, Offset: uint64(8 * w.rank), Count: 1, DataType: hccl.Uint64}}); err != nil {
+						if err := wins[w.rank].Put(ctx, q, []hccl.Transfer{{Local: src, Offset: uint64(8 * w.rank), Count: 1, DataType: hccl.Uint64}}); err != nil {
 							return err
 						}
 					}

@@ -12,7 +12,7 @@ import (
 
 // reducibleTypes are the types reductions accept (hccl.DataType.Reducible;
 // PROD of int16 and bf16 is refused, see ReducibleBy).
-var reducibleTypes = []hccl.DataType{hccl.Int8, hccl.Int16, hccl.Int32, hccl.Int64, hccl.FP16, hccl.BF16, hccl.FP32}
+var reducibleTypes = []hccl.DataType{hccl.Int8, hccl.Int16, hccl.Int32, hccl.Int64, hccl.Float16, hccl.BFloat16, hccl.Float32}
 
 type kind int
 
@@ -29,7 +29,7 @@ func kindOf(dt hccl.DataType) kind {
 		return kSigned
 	case hccl.Uint8, hccl.Uint16, hccl.Uint32, hccl.Uint64:
 		return kUnsigned
-	case hccl.FP16, hccl.BF16, hccl.FP32, hccl.FP64:
+	case hccl.Float16, hccl.BFloat16, hccl.Float32, hccl.Float64:
 		return kFloat
 	}
 	return kBytes
@@ -71,11 +71,11 @@ func getI(dt hccl.DataType, b []byte, i int) int64 {
 
 func getF(dt hccl.DataType, b []byte, i int) float64 {
 	switch dt {
-	case hccl.FP16:
+	case hccl.Float16:
 		return float64(floatx.F16ToF32(uint16(getU(dt, b, i))))
-	case hccl.BF16:
+	case hccl.BFloat16:
 		return float64(floatx.BF16ToF32(uint16(getU(dt, b, i))))
-	case hccl.FP32:
+	case hccl.Float32:
 		return float64(math.Float32frombits(uint32(getU(dt, b, i))))
 	default:
 		return math.Float64frombits(getU(dt, b, i))
@@ -86,11 +86,11 @@ func getF(dt hccl.DataType, b []byte, i int) float64 {
 // largest finite value of a float type.
 func fmtParams(dt hccl.DataType) (mbits int, emin int, maxFinite float64) {
 	switch dt {
-	case hccl.FP16:
+	case hccl.Float16:
 		return 10, -14, 65504
-	case hccl.BF16:
+	case hccl.BFloat16:
 		return 7, -126, (2 - math.Ldexp(1, -7)) * math.Ldexp(1, 127)
-	case hccl.FP32:
+	case hccl.Float32:
 		return 23, -126, math.MaxFloat32
 	default:
 		return 52, -1022, math.MaxFloat64
@@ -112,10 +112,10 @@ func quantum(dt hccl.DataType, v float64) float64 {
 
 // roundTo rounds v to the nearest value of dt, ties to even, in one step.
 func roundTo(dt hccl.DataType, v float64) float64 {
-	if dt == hccl.FP64 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+	if dt == hccl.Float64 || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return v
 	}
-	if dt == hccl.FP32 {
+	if dt == hccl.Float32 {
 		return float64(float32(v)) // Go converts float64 → float32 with one rounding
 	}
 	_, _, maxF := fmtParams(dt)
@@ -130,11 +130,11 @@ func roundTo(dt hccl.DataType, v float64) float64 {
 // putF stores v, which must already be a value of dt.
 func putF(dt hccl.DataType, b []byte, i int, v float64) {
 	switch dt {
-	case hccl.FP16:
+	case hccl.Float16:
 		putU(dt, b, i, uint64(floatx.F32ToF16(float32(v))))
-	case hccl.BF16:
+	case hccl.BFloat16:
 		putU(dt, b, i, uint64(floatx.F32ToBF16(float32(v))))
-	case hccl.FP32:
+	case hccl.Float32:
 		putU(dt, b, i, uint64(math.Float32bits(float32(v))))
 	default:
 		putU(dt, b, i, math.Float64bits(v))
@@ -209,7 +209,7 @@ func genReduce(rng *rand.Rand, dt hccl.DataType, op hccl.ReduceOp, n, count int)
 				}
 			default:
 				scale := 100.0
-				if dt == hccl.FP16 || dt == hccl.BF16 {
+				if dt == hccl.Float16 || dt == hccl.BFloat16 {
 					scale = 8
 				}
 				v = (rng.Float64()*2 - 1) * scale
@@ -257,7 +257,7 @@ func reduceRef(dt hccl.DataType, op hccl.ReduceOp, ins [][]byte, count int) (wan
 		tol = make([]float64, count)
 		// Backends accumulate fp16/bf16/fp32 in fp32 and fp64 in fp64.
 		eps := math.Ldexp(1, -24)
-		if dt == hccl.FP64 {
+		if dt == hccl.Float64 {
 			eps = math.Ldexp(1, -53)
 		}
 		for i := 0; i < count; i++ {

@@ -24,7 +24,7 @@ func (s *suite) testErrors(t *testing.T) {
 		defer w.free(buf)
 		c := w.comm
 		// Null communicator.
-		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.Sum, 0, st), "AllReduce on a null comm")
+		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.Sum, 0, st), "AllReduce on a null comm")
 		code(t, hccl.EPtr, b.Barrier(0, st), "Barrier on a null comm")
 		_, err = b.GetRankSize(0)
 		code(t, hccl.EPtr, err, "GetRankSize of a null comm")
@@ -35,31 +35,31 @@ func (s *suite) testErrors(t *testing.T) {
 		// op_base.cc:3656: "An empty comm given, skip destroy" → HCCL_SUCCESS.
 		code(t, hccl.Success, b.CommDestroy(0), "CommDestroy of a null comm")
 		// Null buffers with a non-zero count.
-		code(t, hccl.EPtr, b.AllReduce(nil, buf, 4, hccl.FP32, hccl.Sum, c, st), "AllReduce with a null send buffer")
-		code(t, hccl.EPtr, b.AllReduce(buf, nil, 4, hccl.FP32, hccl.Sum, c, st), "AllReduce with a null recv buffer")
-		code(t, hccl.EPtr, b.Broadcast(nil, 4, hccl.FP32, 0, c, st), "Broadcast with a null buffer")
-		code(t, hccl.EPtr, b.AllGather(buf, nil, 4, hccl.FP32, c, st), "AllGather with a null recv buffer")
-		code(t, hccl.EPtr, b.ReduceScatter(nil, buf, 4, hccl.FP32, hccl.Sum, c, st), "ReduceScatter with a null send buffer")
-		code(t, hccl.EPtr, b.Send(nil, 4, hccl.FP32, 1, c, st), "Send with a null buffer")
-		code(t, hccl.EPtr, b.Recv(nil, 4, hccl.FP32, 1, c, st), "Recv with a null buffer")
+		code(t, hccl.EPtr, b.AllReduce(nil, buf, 4, hccl.Float32, hccl.Sum, c, st), "AllReduce with a null send buffer")
+		code(t, hccl.EPtr, b.AllReduce(buf, nil, 4, hccl.Float32, hccl.Sum, c, st), "AllReduce with a null recv buffer")
+		code(t, hccl.EPtr, b.Broadcast(nil, 4, hccl.Float32, 0, c, st), "Broadcast with a null buffer")
+		code(t, hccl.EPtr, b.AllGather(buf, nil, 4, hccl.Float32, c, st), "AllGather with a null recv buffer")
+		code(t, hccl.EPtr, b.ReduceScatter(nil, buf, 4, hccl.Float32, hccl.Sum, c, st), "ReduceScatter with a null send buffer")
+		code(t, hccl.EPtr, b.Send(nil, 4, hccl.Float32, 1, c, st), "Send with a null buffer")
+		code(t, hccl.EPtr, b.Recv(nil, 4, hccl.Float32, 1, c, st), "Recv with a null buffer")
 		// Undefined enums: HCCL_E_NOT_SUPPORT (param_check.cc:281-325,
 		// HcomCheckDataType / HcomCheckReductionOp).
 		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.DataType(13), hccl.Sum, c, st), "AllReduce with data type 13")
 		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.DataTypeReserved, hccl.Sum, c, st), "AllReduce with data type 255")
-		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.ReduceOp(4), c, st), "AllReduce with op 4")
-		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.ReduceReserved, c, st), "AllReduce with op 255")
+		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.ReduceOp(4), c, st), "AllReduce with op 4")
+		code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.ReduceReserved, c, st), "AllReduce with op 255")
 		code(t, hccl.ENotSupport, b.Broadcast(buf, 4, hccl.DataType(-1), 0, c, st), "Broadcast with data type -1")
 		code(t, hccl.ENotSupport, b.Send(buf, 4, hccl.DataType(18), 1, c, st), "Send with data type 18")
 		// Types that cannot be reduced: int128 and the 8-bit floats; the
 		// unsigned types and fp64 (hccl_communicator_host.cc:1002-1006,
 		// CheckDataType); PROD of int16 and bf16 on A2/A3
 		// (param_check.cc:327-345).
-		for _, dt := range []hccl.DataType{hccl.Int128, hccl.HiF8, hccl.FP8E4M3, hccl.FP8E5M2, hccl.FP8E8M0,
-			hccl.Uint8, hccl.Uint16, hccl.Uint32, hccl.Uint64, hccl.FP64} {
+		for _, dt := range []hccl.DataType{hccl.Int128, hccl.HiFloat8, hccl.Float8E4M3, hccl.Float8E5M2, hccl.Float8E8M0,
+			hccl.Uint8, hccl.Uint16, hccl.Uint32, hccl.Uint64, hccl.Float64} {
 			code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, dt, hccl.Sum, c, st), "AllReduce of %v", dt)
 			code(t, hccl.ENotSupport, b.ReduceScatter(buf, buf, 2, dt, hccl.Max, c, st), "ReduceScatter of %v", dt)
 		}
-		for _, dt := range []hccl.DataType{hccl.Int16, hccl.BF16} {
+		for _, dt := range []hccl.DataType{hccl.Int16, hccl.BFloat16} {
 			code(t, hccl.ENotSupport, b.AllReduce(buf, buf, 4, dt, hccl.Prod, c, st), "AllReduce PROD of %v", dt)
 			code(t, hccl.ENotSupport, b.ReduceScatter(buf, buf, 2, dt, hccl.Prod, c, st), "ReduceScatter PROD of %v", dt)
 		}
@@ -68,11 +68,11 @@ func (s *suite) testErrors(t *testing.T) {
 		code(t, hccl.EPara, b.AllReduce(buf, buf, 0x7FFFFFFFF+1, hccl.Int8, hccl.Sum, c, st), "AllReduce of 0x800000000 elements")
 		code(t, hccl.EPara, b.Broadcast(buf, 1<<40, hccl.Int8, 0, c, st), "Broadcast of 2^40 elements")
 		// Null stream: HCCL_E_PTR (op_base_host.cc:79-82).
-		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.FP32, hccl.Sum, c, 0), "AllReduce on a null stream")
+		code(t, hccl.EPtr, b.AllReduce(buf, buf, 4, hccl.Float32, hccl.Sum, c, 0), "AllReduce on a null stream")
 		code(t, hccl.EPtr, b.Barrier(c, 0), "Barrier on a null stream")
-		code(t, hccl.EPtr, b.Send(buf, 4, hccl.FP32, 1, c, 0), "Send on a null stream")
+		code(t, hccl.EPtr, b.Send(buf, 4, hccl.Float32, 1, c, 0), "Send on a null stream")
 		// Count 0 succeeds before anything else is checked (op_base_host.cc:67).
-		code(t, hccl.Success, b.AllReduce(nil, nil, 0, hccl.FP32, hccl.Sum, 0, 0), "AllReduce of 0 elements on a null comm")
+		code(t, hccl.Success, b.AllReduce(nil, nil, 0, hccl.Float32, hccl.Sum, 0, 0), "AllReduce of 0 elements on a null comm")
 		// AlltoAllV with one buffer for both directions: HCCL_E_PARA
 		// (param_check.cc:163-165).
 		{
@@ -80,14 +80,14 @@ func (s *suite) testErrors(t *testing.T) {
 			code(t, hccl.EPara, b.AlltoAllV(buf, cnt, dsp, hccl.Int32, buf, cnt, dsp, hccl.Int32, c, st), "AlltoAllV with sendBuf == recvBuf")
 		}
 		// Ranks out of range or the caller's own.
-		code(t, hccl.EPara, b.Broadcast(buf, 4, hccl.FP32, uint32(n), c, st), "Broadcast with root = size")
-		code(t, hccl.EPara, b.Send(buf, 4, hccl.FP32, uint32(n), c, st), "Send to rank = size")
-		code(t, hccl.EPara, b.Recv(buf, 4, hccl.FP32, 1<<31, c, st), "Recv from rank 2^31")
-		code(t, hccl.EPara, b.Send(buf, 4, hccl.FP32, 0, c, st), "Send to self")
-		code(t, hccl.EPara, b.Recv(buf, 4, hccl.FP32, 0, c, st), "Recv from self")
+		code(t, hccl.EPara, b.Broadcast(buf, 4, hccl.Float32, uint32(n), c, st), "Broadcast with root = size")
+		code(t, hccl.EPara, b.Send(buf, 4, hccl.Float32, uint32(n), c, st), "Send to rank = size")
+		code(t, hccl.EPara, b.Recv(buf, 4, hccl.Float32, 1<<31, c, st), "Recv from rank 2^31")
+		code(t, hccl.EPara, b.Send(buf, 4, hccl.Float32, 0, c, st), "Send to self")
+		code(t, hccl.EPara, b.Recv(buf, 4, hccl.Float32, 0, c, st), "Recv from self")
 		// An unmatched item naming this rank: HCCL_E_PARA
 		// (coll_batch_send_recv_executor.cc:118-150).
-		item := hccl.SendRecvItem{Type: hccl.SendType, Buf: buf, Count: 4, DataType: hccl.FP32, RemoteRank: 0}
+		item := hccl.SendRecvItem{Type: hccl.SendType, Buf: buf, Count: 4, DataType: hccl.Float32, RemoteRank: 0}
 		code(t, hccl.EPara, b.BatchSendRecv([]hccl.SendRecvItem{item}, c, st), "BatchSendRecv unmatched item to self")
 		item.RemoteRank = 5
 		code(t, hccl.EPara, b.BatchSendRecv([]hccl.SendRecvItem{item}, c, st), "BatchSendRecv item to rank 5")
@@ -329,7 +329,7 @@ func (s *suite) testDestroy(t *testing.T) {
 				return err
 			}
 			defer w.free(buf)
-			return g.b.AllReduce(buf, buf, 8, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			return g.b.AllReduce(buf, buf, 8, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		}))
 		// Leave one-sided state and a window behind on purpose.
 		mem := make([]unsafe.Pointer, n)

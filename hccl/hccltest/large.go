@@ -51,7 +51,7 @@ func (s *suite) testLarge(t *testing.T) {
 					rng := s.rng(t)
 					g := g.in(t)
 					nb := mib << 20
-					for _, dt := range []hccl.DataType{hccl.FP32, hccl.BF16} {
+					for _, dt := range []hccl.DataType{hccl.Float32, hccl.BFloat16} {
 						largeAllReduce(g, rng, dt, nb)
 					}
 					largeBroadcast(g, rng, nb)
@@ -87,7 +87,7 @@ type exactSum struct {
 
 func newExactSum(dt hccl.DataType, n int) exactSum {
 	e := exactSum{dt: dt, lim: (1<<24 - 1) / int32(n), exp: -8} // fp32: 24 significant bits
-	if dt == hccl.BF16 {
+	if dt == hccl.BFloat16 {
 		e.lim, e.exp = 255/int32(n), -4 // bf16: 8 significant bits
 	}
 	e.span = uint64(2*e.lim + 1)
@@ -111,7 +111,7 @@ func (e exactSum) enc(k int32) uint64 {
 	u := uint32(k)
 	top := mbits.Len32(u) - 1 // k·2^exp = 1.f × 2^(top+exp)
 	f := sign | uint32(top+e.exp+127)<<23 | u<<(23-top)&(1<<23-1)
-	if e.dt == hccl.BF16 {
+	if e.dt == hccl.BFloat16 {
 		return uint64(f >> 16)
 	}
 	return uint64(f)

@@ -38,10 +38,10 @@ func mismatchCases(n int) []mismatchCase {
 			if w.rank == last {
 				c = count - 1
 			}
-			return g.b.AllReduce(a, b, c, hccl.FP32, hccl.Sum, w.comm, w.r.Stream())
+			return g.b.AllReduce(a, b, c, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		}},
 		{"AllReduce data type", func(g *group, w *worker, a, b unsafe.Pointer) error {
-			dt := hccl.FP32
+			dt := hccl.Float32
 			if w.rank == last {
 				dt = hccl.Int32
 			}
@@ -52,7 +52,7 @@ func mismatchCases(n int) []mismatchCase {
 			if w.rank == last {
 				op = hccl.Max
 			}
-			return g.b.AllReduce(a, b, count, hccl.FP32, op, w.comm, w.r.Stream())
+			return g.b.AllReduce(a, b, count, hccl.Float32, op, w.comm, w.r.Stream())
 		}},
 		{"Broadcast root", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			root := uint32(0)
@@ -103,7 +103,7 @@ func mismatchCases(n int) []mismatchCase {
 			for j := range cnt {
 				cnt[j], dsp[j] = 1, uint64(j)
 			}
-			return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.FP32, w.comm, w.r.Stream())
+			return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.Float32, w.comm, w.r.Stream())
 		}},
 		{"Send/Recv count", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			switch w.rank {
@@ -119,7 +119,7 @@ func mismatchCases(n int) []mismatchCase {
 			case 0:
 				return g.b.Send(a, 8, hccl.Int32, 1, w.comm, w.r.Stream())
 			case 1:
-				return g.b.Recv(a, 8, hccl.FP32, 0, w.comm, w.r.Stream())
+				return g.b.Recv(a, 8, hccl.Float32, 0, w.comm, w.r.Stream())
 			}
 			return nil
 		}},

@@ -306,7 +306,7 @@ func (s *suite) testWindows(t *testing.T) {
 	n := min(3, s.maxRanks)
 	g := s.newGroup(t, n).mustInit()
 	b := g.b
-	wins := make([]hccl.WindowHandle, n)
+	wins := make([]hccl.RegistrationHandle, n)
 	mem := make([]unsafe.Pointer, n)
 	errs := g.each(func(w *worker) error {
 		p, err := w.alloc(8192)

@@ -20,7 +20,7 @@ func (s *suite) testSendRecv(t *testing.T) {
 			s.needRanks(t, n)
 			rng := s.rng(t)
 			g := s.newGroup(t, n).mustInit()
-			for _, dt := range []hccl.DataType{hccl.Int8, hccl.FP16, hccl.Uint32, hccl.FP64, hccl.Int128} {
+			for _, dt := range []hccl.DataType{hccl.Int8, hccl.Float16, hccl.Uint32, hccl.Float64, hccl.Int128} {
 				for _, count := range s.counts() {
 					what := fmt.Sprintf("Send/Recv ring %v count=%d ranks=%d", dt, count, n)
 					nb := count * int(dt.Size())
@@ -112,7 +112,7 @@ func (s *suite) testBatchSendRecv(t *testing.T) {
 			s.needRanks(t, n)
 			rng := s.rng(t)
 			g := s.newGroup(t, n).mustInit()
-			for _, dt := range []hccl.DataType{hccl.Uint8, hccl.BF16, hccl.Int64} {
+			for _, dt := range []hccl.DataType{hccl.Uint8, hccl.BFloat16, hccl.Int64} {
 				for _, count := range s.counts() {
 					what := fmt.Sprintf("BatchSendRecv %v count=%d ranks=%d", dt, count, n)
 					nb := count * int(dt.Size())

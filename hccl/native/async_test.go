@@ -65,7 +65,7 @@ func TestStubInconsistentCheck(t *testing.T) {
 	const n = 2
 	mismatch := func(b *native.Backend, hs []hccl.CommHandle, ranks []*plainRank, bufs []unsafe.Pointer) []error {
 		return allRanks(n, func(r int) error {
-			return b.AllReduce(bufs[r], bufs[r], uint64(16+r), hccl.FP32, hccl.Sum, hs[r], ranks[r].Stream())
+			return b.AllReduce(bufs[r], bufs[r], uint64(16+r), hccl.Float32, hccl.Sum, hs[r], ranks[r].Stream())
 		})
 	}
 	t.Run("on", func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestStubInconsistentCheck(t *testing.T) {
 		t.Cleanup(func() { stubCall(t, b, "HcclStubSetInconsistentCheck", uintptr(^uint(1))) }) // -2: the environment again
 		hs, ranks, bufs := stubRanks(t, b, n)
 		for r, err := range allRanks(n, func(r int) error {
-			return b.AllReduce(bufs[r], bufs[r], 16, hccl.FP32, hccl.Sum, hs[r], ranks[r].Stream())
+			return b.AllReduce(bufs[r], bufs[r], 16, hccl.Float32, hccl.Sum, hs[r], ranks[r].Stream())
 		}) {
 			require.NoError(t, err, "first AllReduce, rank %d", r)
 		}

@@ -37,7 +37,7 @@ func BenchmarkAllReduceCall(b *testing.B) {
 
 	fn := be.Symbol("HcclAllReduce")
 	// The bare call: a prepared argument slice, no checks, no error value.
-	args := []uintptr{uintptr(buf), uintptr(buf), 16, uintptr(hccl.FP32), uintptr(hccl.Sum), uintptr(c), uintptr(st)}
+	args := []uintptr{uintptr(buf), uintptr(buf), 16, uintptr(hccl.Float32), uintptr(hccl.Sum), uintptr(c), uintptr(st)}
 	raw := func(n int) time.Duration {
 		start := time.Now()
 		for i := 0; i < n; i++ {
@@ -51,7 +51,7 @@ func BenchmarkAllReduceCall(b *testing.B) {
 
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := be.AllReduce(buf, buf, 16, hccl.FP32, hccl.Sum, c, st); err != nil {
+		if err := be.AllReduce(buf, buf, 16, hccl.Float32, hccl.Sum, c, st); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -111,7 +111,7 @@ func BenchmarkBatchGet(b *testing.B) {
 			descs := make([]hccl.OneSideOpDesc, bc.rows)
 			for i := range descs {
 				descs[i] = hccl.OneSideOpDesc{LocalAddr: unsafe.Add(dst, i*bc.row), RemoteAddr: m.Addr + uintptr(2*i*bc.row),
-					Count: uint64(bc.row / 2), DataType: hccl.BF16}
+					Count: uint64(bc.row / 2), DataType: hccl.BFloat16}
 			}
 			srcB := unsafe.Slice((*byte)(src), table)
 			dstB := unsafe.Slice((*byte)(dst), bc.rows*bc.row)

@@ -82,20 +82,20 @@ func (b *Backend) batch(id sym, c hccl.CommHandle, remoteRank uint32, descs []hc
 }
 
 // CommRegister calls HcclCommRegister.
-func (b *Backend) CommRegister(c hccl.CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (hccl.WindowHandle, error) {
+func (b *Backend) CommRegister(c hccl.CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (hccl.RegistrationHandle, error) {
 	var h uintptr
 	err := b.call(symCommRegister, uintptr(c), uintptr(addr), uintptr(size), uintptr(unsafe.Pointer(&h)), uintptr(flag))
-	return hccl.WindowHandle(h), err
+	return hccl.RegistrationHandle(h), err
 }
 
 // CommDeregister calls HcclCommDeregister.
-func (b *Backend) CommDeregister(c hccl.CommHandle, w hccl.WindowHandle) error {
+func (b *Backend) CommDeregister(c hccl.CommHandle, w hccl.RegistrationHandle) error {
 	return b.call(symCommDeregister, uintptr(c), uintptr(w))
 }
 
 // CommExchangeMem calls HcclCommExchangeMem with peerRankNum =
 // len(peerRanks).
-func (b *Backend) CommExchangeMem(c hccl.CommHandle, w hccl.WindowHandle, peerRanks []uint32) error {
+func (b *Backend) CommExchangeMem(c hccl.CommHandle, w hccl.RegistrationHandle, peerRanks []uint32) error {
 	if uint64(len(peerRanks)) > 1<<32-1 {
 		return errorf(symCommExchangeMem, hccl.EPara, "%d peers", len(peerRanks))
 	}

@@ -100,10 +100,11 @@ type NPU interface {
 
 // StreamState observes one stream from any goroutine.
 type StreamState interface {
-	// Failed reports whether the stream has a sticky error and its code.
-	// The error is never cleared, so once true it stays true: no task
-	// queued on the stream from then on, or still waiting in its queue,
-	// will run.
+	// Failed reports whether the stream stopped on a failure (its context
+	// is in ACL_STOP_ON_FAILURE) and the code. It is never cleared, so once
+	// true it stays true: no task queued on the stream from then on, or
+	// still waiting in its queue, will run. A failure in the default mode
+	// (ACL_CONTINUE_ON_FAILURE) does not stop the stream.
 	Failed() (bool, acl.Code)
 }
 

@@ -48,7 +48,7 @@ const (
 // in [0, FeatureMapSize) and ModelIO when it lies in the IO region. A
 // ModelIO address whose task cannot take an external address (NoZeroCopy)
 // becomes Fixed, as GE turns an unrefreshable address into a fixed one.
-func ClassifySlot(m *ge.Model, s ge.ArgSlot) AddrType {
+func ClassifySlot(m *ge.CompiledModel, s ge.ArgSlot) AddrType {
 	if s.Mem == ge.MemFixed {
 		return AddrFixed
 	}
@@ -76,7 +76,7 @@ func RefreshType(t AddrType, fmRefresh bool) uint64 {
 }
 
 // TaskRefreshType is the OR of RefreshType over the task's slots.
-func TaskRefreshType(m *ge.Model, t *ge.Task, fmRefresh bool) uint64 {
+func TaskRefreshType(m *ge.CompiledModel, t *ge.Task, fmRefresh bool) uint64 {
 	var f uint64
 	for _, s := range t.Args {
 		f |= RefreshType(ClassifySlot(m, s), fmRefresh)

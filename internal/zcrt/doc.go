@@ -3,7 +3,7 @@
 // build on. Users bind buffers with package zerocopy; nothing here is
 // called by a user.
 //
-// A backend that executes compiled models (ge.Model) builds one Runtime per
+// A backend that executes compiled models (ge.CompiledModel) builds one Runtime per
 // loaded model. The Runtime owns:
 //
 //   - the argument memory: every task's table of 8-byte address slots, with

@@ -8,16 +8,17 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/hccl"
 )
 
 // hcclModel compiles y0 = AllReduce(x), y1 = x ⊙ x: the AllReduce (task 0)
 // reads a model input and writes a model output; the Mul (task 1) shares
 // the input.
-func hcclModel(t *testing.T, flags ...ge.OpOption) *ge.Model {
+func hcclModel(t *testing.T, flags ...ge.OpOption) *ge.CompiledModel {
 	t.Helper()
 	g := ge.NewGraph("hccl")
-	x := g.Data("x", 0, acl.Float, []int64{8, 32})
-	y0 := g.HcclAllReduce(x, ge.ReduceSum, "g", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
+	x := g.Data("x", 0, acl.Float32, []int64{8, 32})
+	y0 := g.HcclAllReduce(x, hccl.Sum, "g", append([]ge.OpOption{ge.Name("ar")}, flags...)...)
 	g.Output(y0, g.Mul(x, x, ge.Name("sq")))
 	m, err := ge.Compile(g)
 	require.NoError(t, err)
@@ -27,7 +28,7 @@ func hcclModel(t *testing.T, flags ...ge.OpOption) *ge.Model {
 
 // hcclBufs returns device user buffers for the model's IO at made-up
 // addresses (the runtime never dereferences them).
-func hcclBufs(m *ge.Model, base uintptr) (in, out []UserBuffer) {
+func hcclBufs(m *ge.CompiledModel, base uintptr) (in, out []UserBuffer) {
 	for _, d := range m.Inputs {
 		in = append(in, UserBuffer{Addr: base, Size: uintptr(d.Size), Place: PlaceDevice})
 		base += 1 << 20

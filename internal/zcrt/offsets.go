@@ -77,7 +77,7 @@ func (r *IORecord) label() string { return fmt.Sprintf("%s %d (%q)", r.Ref.Dir, 
 
 // buildRecords makes the offset records of every IO of m. start[i] is the
 // index of task i's first slot in the argument memory.
-func buildRecords(m *ge.Model, start []int) (in, out []IORecord, err error) {
+func buildRecords(m *ge.CompiledModel, start []int) (in, out []IORecord, err error) {
 	in = make([]IORecord, len(m.Inputs))
 	out = make([]IORecord, len(m.Outputs))
 	byBuffer := make(map[int]*IORecord, len(in)+len(out))

@@ -85,7 +85,7 @@ func checkReusePairs(op string, pairs []ReusePair, in, out []UserBuffer) error {
 // ACL_ERROR_GE_PARAM_INVALID when the caller gives a different number of
 // inputs or outputs than the model has. Prepare runs it first; a backend
 // may run it before it looks at the buffers.
-func CheckIOCount(op string, m *ge.Model, nin, nout int) error {
+func CheckIOCount(op string, m *ge.CompiledModel, nin, nout int) error {
 	if nin != len(m.Inputs) || nout != len(m.Outputs) {
 		return acl.Errorf(op, acl.CodeGEParamInvalid,
 			"E13025: The number of inputs or outputs provided by the user is inconsistent with that required by the model: %d inputs and %d outputs given, model %q has %d inputs and %d outputs",

@@ -34,7 +34,7 @@ type Config struct {
 // memory, the IO offset records and the slot classification. See the
 // package documentation for its use and concurrency rules.
 type Runtime struct {
-	m     *ge.Model
+	m     *ge.CompiledModel
 	cfg   Config
 	args  []uint64 // every task's slots, task after task
 	start []int    // start[i]: index of task i's first slot; start[len(tasks)] = len(args)
@@ -52,7 +52,7 @@ type Runtime struct {
 // ExcludeIO) and the weight memory WeightSize bytes, else
 // ACL_ERROR_GE_PARAM_INVALID as GE's InitFeatureMapMem; a model whose IO
 // records are inconsistent gives ACL_ERROR_GE_PARAM_INVALID too.
-func New(m *ge.Model, cfg Config) (*Runtime, error) {
+func New(m *ge.CompiledModel, cfg Config) (*Runtime, error) {
 	op := cfg.Op
 	if op == "" {
 		op = "zerocopy.New"
@@ -131,7 +131,7 @@ func New(m *ge.Model, cfg Config) (*Runtime, error) {
 }
 
 // Model returns the model.
-func (r *Runtime) Model() *ge.Model { return r.m }
+func (r *Runtime) Model() *ge.CompiledModel { return r.m }
 
 // Config returns the load configuration.
 func (r *Runtime) Config() Config { return r.cfg }

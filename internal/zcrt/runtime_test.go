@@ -27,13 +27,13 @@ func newRng(t testing.TB) *rand.Rand {
 // testModel compiles a model with two inputs, a weight and two outputs;
 // x feeds two tasks, so its record has several slots. The dims are drawn
 // at random so offsets and sizes vary from run to run.
-func testModel(t testing.TB, rng *rand.Rand, opts ...ge.CompileOption) *ge.Model {
+func testModel(t testing.TB, rng *rand.Rand, opts ...ge.CompileOption) *ge.CompiledModel {
 	t.Helper()
 	m, k, n := int64(1+rng.IntN(8)), int64(1+rng.IntN(32)), int64(1+rng.IntN(32))
 	g := ge.NewGraph("zc")
-	x := g.Data("x", 0, acl.Float, []int64{m, k})
-	r := g.Data("r", 1, acl.Float, []int64{m, n})
-	w := g.ConstFloat32("w", acl.Float, []int64{k, n}, make([]float32, k*n))
+	x := g.Data("x", 0, acl.Float32, []int64{m, k})
+	r := g.Data("r", 1, acl.Float32, []int64{m, n})
+	w := g.ConstFloat32("w", acl.Float32, []int64{k, n}, make([]float32, k*n))
 	y0 := g.Add(g.Relu(g.MatMul(x, w, ge.Name("fc")), ge.Name("relu")), r, ge.Name("add"))
 	y1 := g.Mul(x, x, ge.Name("square"))
 	g.Output(y0, y1)
@@ -42,7 +42,7 @@ func testModel(t testing.TB, rng *rand.Rand, opts ...ge.CompileOption) *ge.Model
 	return mod
 }
 
-func newRuntime(t testing.TB, m *ge.Model, cfg Config) *Runtime {
+func newRuntime(t testing.TB, m *ge.CompiledModel, cfg Config) *Runtime {
 	t.Helper()
 	if cfg.WorkBase == 0 {
 		cfg.WorkBase, cfg.WorkSize = workBase, uintptr(m.MemorySize)

@@ -275,13 +275,13 @@ func (h *host) do(r *req) (res resp) {
 	case "BatchPut":
 		err = b.BatchPut(c, r.U1, oneDescs(r.Descs), st)
 	case "CommRegister":
-		var w hccl.WindowHandle
+		var w hccl.RegistrationHandle
 		w, err = b.CommRegister(c, ptr(r.A), r.Size, r.U1)
 		res.U = uint64(w)
 	case "CommDeregister":
-		err = b.CommDeregister(c, hccl.WindowHandle(r.A))
+		err = b.CommDeregister(c, hccl.RegistrationHandle(r.A))
 	case "CommExchangeMem":
-		err = b.CommExchangeMem(c, hccl.WindowHandle(r.A), r.Peers)
+		err = b.CommExchangeMem(c, hccl.RegistrationHandle(r.A), r.Peers)
 	default:
 		err = fmt.Errorf("unknown request %q", r.Op)
 	}

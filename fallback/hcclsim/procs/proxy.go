@@ -350,19 +350,19 @@ func (b *Backend) BatchPut(h hccl.CommHandle, remoteRank uint32, descs []hccl.On
 }
 
 // CommRegister is HcclCommRegister.
-func (b *Backend) CommRegister(h hccl.CommHandle, a unsafe.Pointer, size uint64, flag uint32) (hccl.WindowHandle, error) {
+func (b *Backend) CommRegister(h hccl.CommHandle, a unsafe.Pointer, size uint64, flag uint32) (hccl.RegistrationHandle, error) {
 	r, err := b.on("CommRegister", h, &req{A: addr(a), Size: size, U1: flag})
-	return hccl.WindowHandle(r.U), err
+	return hccl.RegistrationHandle(r.U), err
 }
 
 // CommDeregister is HcclCommDeregister.
-func (b *Backend) CommDeregister(h hccl.CommHandle, w hccl.WindowHandle) error {
+func (b *Backend) CommDeregister(h hccl.CommHandle, w hccl.RegistrationHandle) error {
 	_, err := b.on("CommDeregister", h, &req{A: uint64(w)})
 	return err
 }
 
 // CommExchangeMem is HcclCommExchangeMem.
-func (b *Backend) CommExchangeMem(h hccl.CommHandle, w hccl.WindowHandle, peerRanks []uint32) error {
+func (b *Backend) CommExchangeMem(h hccl.CommHandle, w hccl.RegistrationHandle, peerRanks []uint32) error {
 	_, err := b.on("CommExchangeMem", h, &req{A: uint64(w), Peers: peerRanks})
 	return err
 }

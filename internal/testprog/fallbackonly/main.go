@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -21,6 +22,9 @@ func main() {
 }
 
 func run() error {
+	// The current context belongs to the OS thread, as in ACL.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b, err := fallback.New()
 	if err != nil {
 		return err

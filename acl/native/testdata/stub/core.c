@@ -11,6 +11,9 @@
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t g_cv;
 int g_state;
+int g_inited;              /* between aclInit and aclFinalize */
+static int g_finalized;    /* aclFinalize ran (acl.cpp aclFinalizeFlag) */
+static char *g_init_config; /* content of the first aclInit's config */
 int g_ndev;
 device *g_dev;
 table g_ctxs, g_streams, g_events, g_gates;
@@ -172,9 +175,34 @@ static void table_free_all(table *t) {
 
 /* ---- init state and contexts ---- */
 
+/* need_init sets the runtime up on first use: the runtime makes no aclInit
+ * check of its own (hicann/runtime @681ef76: ACL_ERROR_UNINITIALIZE only in
+ * src/acl/toolchain/dump.cpp), so calls before aclInit and after
+ * aclFinalize proceed. */
 aclError need_init(const char *fn) {
-    if (g_state != 1) return stub_fail(ACL_ERROR_UNINITIALIZE, fn, "aclInit has not been called");
+    if (g_state == 1) return ACL_SUCCESS;
+    if (mem_map_devices(g_cfg_ndev, g_cfg_cap) != 0)
+        return stub_fail(ACL_ERROR_FAILURE, fn, "cannot map device memory: %s", strerror(errno));
+    device *d = calloc((size_t)g_cfg_ndev, sizeof *d);
+    if (!d) return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    free(g_dev);
+    g_dev = d;
+    g_ndev = g_cfg_ndev;
+    g_state = 1;
     return ACL_SUCCESS;
+}
+
+/* need_ge refuses the model API while aclInit has not initialised the model
+ * executor (hicann/ge runtime/v1/executor/ge_executor.cc:1173-1177). */
+aclError need_ge(const char *fn) {
+    if (!g_inited)
+        return stub_fail(ACL_ERROR_GE_EXEC_NOT_INIT, fn, "aclInit has not been called: the model executor is not initialised");
+    return need_init(fn);
+}
+
+aclError need_ge_ctx(const char *fn, stub_ctx **out) {
+    aclError r = need_ge(fn);
+    return r ? r : need_ctx(fn, out);
 }
 
 stub_ctx *current_ctx(void) {
@@ -244,6 +272,7 @@ void release_device(int dev) {
     }
     g_dev[dev].defctx = NULL;
     g_dev[dev].set_count = 0;
+    g_dev[dev].peers = 0;
     /* Models first: their memory is not reported again as allocations. */
     note_leaks(6, model_release_device(dev));
     note_leaks(0, mem_live_device(dev));
@@ -257,29 +286,71 @@ static aclError check_dev(const char *fn, int32_t dev) {
     return ACL_SUCCESS;
 }
 
+/* read_config returns the content of a config file ("" for none); NULL
+ * when it cannot be read. */
+static char *read_config(const char *path) {
+    if (!path || !*path) return strdup("");
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *nb = realloc(b, 2 * cap + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    return b;
+}
+
 STUB_API aclError aclInit(const char *configPath) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    if (g_state == 1) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_INITIALIZE, __func__, "already initialized"));
-    if (configPath && *configPath && access(configPath, R_OK) != 0)
+    /* hicann/runtime src/acl/aclrt_impl/acl.cpp:387-392 */
+    if (g_inited) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_INITIALIZE, __func__, "already initialized"));
+    char *cfg = read_config(configPath);
+    if (!cfg)
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_FILE, __func__, "cannot read config %s: %s", configPath,
                                 strerror(errno)));
-    if (mem_map_devices(g_cfg_ndev, g_cfg_cap) != 0)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_FAILURE, __func__, "cannot map device memory: %s", strerror(errno)));
-    device *d = calloc((size_t)g_cfg_ndev, sizeof *d);
-    if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
-    free(g_dev);
-    g_dev = d;
-    g_ndev = g_cfg_ndev;
-    g_state = 1;
+    /* A later aclInit with a config of other content: acl.cpp:403-416. */
+    if (g_init_config && strcmp(g_init_config, cfg) != 0) {
+        free(cfg);
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__,
+                                "config content differs from the first aclInit config file"));
+    }
+    aclError r = need_init(__func__);
+    if (r) {
+        free(cfg);
+        LOCKED_RETURN(r);
+    }
+    if (g_init_config)
+        free(cfg);
+    else
+        g_init_config = cfg;
+    g_inited = 1;
+    g_finalized = 0;
     LOCKED_RETURN(ACL_SUCCESS);
 }
 
+/* aclFinalize: only a repeated finalize is refused (acl.cpp:630-643); one
+ * before aclInit succeeds. */
 STUB_API aclError aclFinalize(void) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    if (g_state == 2) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_FINALIZE, __func__, "already finalized"));
-    if (g_state != 1) LOCKED_RETURN(stub_fail(ACL_ERROR_UNINITIALIZE, __func__, "aclInit has not been called"));
+    if (g_finalized) LOCKED_RETURN(stub_fail(ACL_ERROR_REPEAT_FINALIZE, __func__, "already finalized"));
+    g_finalized = 1;
+    g_inited = 0;
+    if (g_state != 1) LOCKED_RETURN(ACL_SUCCESS);
     for (int d = 0; d < g_ndev; d++) release_device(d);
     note_leaks(1, mem_live(1));
     note_leaks(2, mem_live(2));
@@ -290,7 +361,6 @@ STUB_API aclError aclFinalize(void) {
     table_free_all(&g_events);
     table_free_all(&g_ctxs);
     table_free_all(&g_gates);
-    g_state = 2;
     pthread_cond_broadcast(&g_cv);
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -317,8 +387,11 @@ static aclError reset_device(const char *fn, int32_t deviceId, int force) {
     if (!r) r = check_dev(fn, deviceId);
     if (r) LOCKED_RETURN(r);
     device *d = &g_dev[deviceId];
+    /* No primary context to release: hicann/runtime src/runtime/core/src/
+     * runtime.cc:2931, api_error.cc:3443-3446 → 507007. */
     if (d->set_count == 0)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_DEVICEID, fn, "device %d was not set by this process", deviceId));
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, fn,
+                                "device %d has not been set or has already been reset", deviceId));
     if (force || --d->set_count == 0) release_device(deviceId);
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -328,10 +401,63 @@ STUB_API aclError aclrtResetDevice(int32_t deviceId) {
     return reset_device(__func__, deviceId, 0);
 }
 
+#ifndef STUB_OMIT_OPTIONAL
 STUB_API aclError aclrtResetDeviceForce(int32_t deviceId) {
     ENTER();
     return reset_device(__func__, deviceId, 1);
 }
+#endif
+
+/* ---- peer access (hicann/runtime src/acl/aclrt_impl/memory.cpp:881-960) ---- */
+
+int peered(int a, int b) {
+    return a == b || (g_dev[a].peers >> b & 1u) || (g_dev[b].peers >> a & 1u);
+}
+
+#ifndef STUB_OMIT_OPTIONAL
+STUB_API aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclError r = need_init(__func__);
+    if (r) LOCKED_RETURN(r);
+    if (deviceId == peerDeviceId)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "deviceId %d cannot be equal to peerDeviceId", deviceId));
+    if ((r = check_dev(__func__, peerDeviceId)) || (r = check_dev(__func__, deviceId))) LOCKED_RETURN(r);
+    if (!canAccessPeer) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "canAccessPeer is NULL"));
+    *canAccessPeer = 1;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+static aclError peer_call(const char *fn, int32_t peer, uint32_t flags, stub_ctx **c) {
+    /* flags is reserved: ACL_ERROR_FEATURE_UNSUPPORTED (memory.cpp:910) */
+    if (flags) return stub_fail(ACL_ERROR_FEATURE_UNSUPPORTED, fn, "flags must be 0, got %u", flags);
+    aclError r = need_init_ctx(fn, c);
+    if (r) return r;
+    if (peer == (*c)->device)
+        return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "deviceId %d cannot be equal to peerDeviceId", peer);
+    return check_dev(fn, peer);
+}
+
+STUB_API aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    stub_ctx *c;
+    aclError r = peer_call(__func__, peerDeviceId, flags, &c);
+    if (r) LOCKED_RETURN(r);
+    g_dev[c->device].peers |= (uint64_t)1 << peerDeviceId;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    stub_ctx *c;
+    aclError r = peer_call(__func__, peerDeviceId, 0, &c);
+    if (r) LOCKED_RETURN(r);
+    g_dev[c->device].peers &= ~((uint64_t)1 << peerDeviceId);
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+#endif
 
 STUB_API aclError aclrtGetDevice(int32_t *deviceId) {
     ENTER();
@@ -381,7 +507,8 @@ STUB_API aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
 static aclError lookup_ctx(const char *fn, aclrtContext h, stub_ctx **out) {
     if (!h) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
     stub_ctx *c = table_get(&g_ctxs, CTX_BASE, (uintptr_t)h);
-    if (!c || !c->alive) return stub_fail(ACL_ERROR_RT_INVALID_HANDLE, fn, "unknown or destroyed context %p", h);
+    /* hicann/runtime src/runtime/api/impl/api_impl.cc:4133-4139, 4184-4187 */
+    if (!c || !c->alive) return stub_fail(ACL_ERROR_RT_CONTEXT_NULL, fn, "unknown or destroyed context %p", h);
     *out = c;
     return ACL_SUCCESS;
 }
@@ -394,7 +521,8 @@ STUB_API aclError aclrtDestroyContext(aclrtContext context) {
     if (!r) r = lookup_ctx(__func__, context, &c);
     if (r) LOCKED_RETURN(r);
     if (c->is_default)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_HANDLE, __func__,
+        /* api_impl.cc:4140-4142: a primary context cannot be destroyed. */
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_CONTEXT_NULL, __func__,
                                 "%p is the default context of device %d (released by aclrtResetDevice)", context,
                                 c->device));
     kill_ctx(c, 0);
@@ -440,7 +568,7 @@ STUB_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, 
 STUB_API const char *aclrtGetSocName(void) {
     if (stub_enter()) return NULL;
     pthread_mutex_lock(&g_mu);
-    int ok = g_state == 1;
+    int ok = g_inited;
     pthread_mutex_unlock(&g_mu);
     return ok ? "AscendStub" : NULL;
 }

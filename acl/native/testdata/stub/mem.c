@@ -173,68 +173,120 @@ void classify(const void *pv, size_t n, classified *out) {
 
 static int is_dev(int kind) { return kind == MK_DEVICE || kind == MK_DEVFREE || kind == MK_ALIAS; }
 
-/* want: 1 device, 0 host, -1 either */
-static aclError check_side(const char *fn, const char *name, const void *p, const classified *c, int want,
-                           int async) {
-    int dev = is_dev(c->kind);
-    if (want == 1 && !dev)
-        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn,
-                         "%s %p is host memory but the copy kind expects device memory", name, p);
-    if (want == 0 && dev)
-        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn,
-                         "%s %p is device memory but the copy kind expects host memory", name, p);
-    if (dev) {
+/* Location types of the runtime (rtMemLocationType): device, host memory it
+ * knows (aclrtMallocHost, registered), unregistered (pageable). */
+enum { LOC_DEV, LOC_HOST, LOC_UNREG };
+
+static int loc_of(const classified *c) {
+    if (is_dev(c->kind)) return LOC_DEV;
+    return c->kind == MK_PLAIN ? LOC_UNREG : LOC_HOST;
+}
+
+/* check_range refuses a range that is not inside live memory: a device
+ * pointer outside a live allocation or running past it, a pinned range
+ * running past its block. A registered range running past its end counts as
+ * pageable memory. */
+static aclError check_range(const char *fn, const char *name, const void *p, classified *c) {
+    if (is_dev(c->kind)) {
         if (c->kind == MK_DEVFREE)
-            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p is not inside a live device allocation", name,
-                             p);
+            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p is not inside a live device allocation", name, p);
         if (!c->in_range)
             return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s range at %p runs past the end of its allocation",
                              name, p);
-    } else if (async && (c->kind == MK_PLAIN || !c->in_range)) {
-        return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
-                         "%s %p: asynchronous copy touches host memory that is neither pinned nor registered", name,
-                         p);
+    } else if (c->kind == MK_PINNED && !c->in_range) {
+        return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s range at %p runs past its aclrtMallocHost block", name, p);
+    } else if (c->kind == MK_REGISTERED && !c->in_range) {
+        c->kind = MK_PLAIN;
     }
     return ACL_SUCCESS;
 }
 
-aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind, int async,
-                    void **hdst, const void **hsrc) {
-    if (!dst || !src) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", dst ? "src" : "dst");
-    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-        return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "undefined copy kind %d", kind);
-    if (destMax < count) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "destMax %zu < count %zu", destMax, count);
-    int wd = -1, ws = -1;
-    switch (kind) {
-    case ACL_MEMCPY_HOST_TO_HOST: wd = 0, ws = 0; break;
-    case ACL_MEMCPY_HOST_TO_DEVICE:
-    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: wd = 1, ws = 0; break;
-    case ACL_MEMCPY_DEVICE_TO_HOST: wd = 0, ws = 1; break;
-    case ACL_MEMCPY_DEVICE_TO_DEVICE:
-    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
-    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: wd = 1, ws = 1; break;
-    default: break;
+/* correct_kind is the runtime's MemcpyKindAutoCorrect (hicann/runtime
+ * src/runtime/api/impl/api_error.cc:2694-2786). */
+static aclError correct_kind(const char *fn, int sl, int dl, int *kind) {
+    int k = *kind;
+    if (sl != LOC_UNREG && dl != LOC_UNREG) {
+        *kind = sl == LOC_DEV ? (dl == LOC_DEV ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_DEVICE_TO_HOST)
+                              : (dl == LOC_DEV ? ACL_MEMCPY_HOST_TO_DEVICE : ACL_MEMCPY_HOST_TO_HOST);
+        return ACL_SUCCESS;
     }
+    int allowed[4], n = 0;
+    if (sl == LOC_UNREG && dl == LOC_DEV) {
+        allowed[n++] = ACL_MEMCPY_HOST_TO_DEVICE, allowed[n++] = ACL_MEMCPY_DEVICE_TO_DEVICE;
+    } else if (sl == LOC_DEV && dl == LOC_UNREG) {
+        allowed[n++] = ACL_MEMCPY_DEVICE_TO_HOST, allowed[n++] = ACL_MEMCPY_DEVICE_TO_DEVICE;
+    } else if (sl == LOC_HOST) {
+        allowed[n++] = ACL_MEMCPY_HOST_TO_HOST, allowed[n++] = ACL_MEMCPY_HOST_TO_DEVICE;
+    } else if (dl == LOC_HOST) {
+        allowed[n++] = ACL_MEMCPY_HOST_TO_HOST, allowed[n++] = ACL_MEMCPY_DEVICE_TO_HOST;
+    } else {
+        allowed[n++] = ACL_MEMCPY_HOST_TO_HOST, allowed[n++] = ACL_MEMCPY_HOST_TO_DEVICE;
+        allowed[n++] = ACL_MEMCPY_DEVICE_TO_HOST, allowed[n++] = ACL_MEMCPY_DEVICE_TO_DEVICE;
+    }
+    if (k == ACL_MEMCPY_DEFAULT) {
+        *kind = allowed[0];
+        return ACL_SUCCESS;
+    }
+    for (int i = 0; i < n; i++)
+        if (allowed[i] == k) return ACL_SUCCESS;
+    return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "copy kind %d is not allowed for these memory locations", k);
+}
+
+/* check_copy checks a copy of count > 0 bytes. async is NULL for a
+ * synchronous copy, whose kind the runtime does not compare with the
+ * memory (api_error.cc:2129-2152); for an asynchronous copy *async is set
+ * when pageable memory makes it synchronous. */
+aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind, int *async,
+                    void **hdst, const void **hsrc) {
+    /* NULL and untranslated kinds: the ACL layer (memory.cpp:658-664,
+     * 162-199); count > destMax: the runtime (api_error.cc:2138, 2184). */
+    if (!dst || !src) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", dst ? "src" : "dst");
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+        return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "copy kind %d is not translated by the ACL layer", kind);
+    if (destMax < count) return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "destMax %zu < count %zu", destMax, count);
     classified d, s;
     classify(dst, count, &d);
     classify(src, count, &s);
-    aclError r = check_side(fn, "dst", dst, &d, wd, async);
-    if (!r) r = check_side(fn, "src", src, &s, ws, async);
+    aclError r = check_range(fn, "dst", dst, &d);
+    if (!r) r = check_range(fn, "src", src, &s);
     if (r) return r;
+    if (d.kind == MK_DEVICE && s.kind == MK_DEVICE && d.device != s.device && !peered(d.device, s.device))
+        return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "src is on device %d and dst on device %d without peer access between them", s.device,
+                         d.device);
     *hdst = d.host;
     *hsrc = s.host;
+    if (!async) return ACL_SUCCESS;
+    int sl = loc_of(&s), dl = loc_of(&d);
+    if (kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE) {
+        /* Checked by the driver (api_error.cc:2228-2235); the stub keeps
+         * a placement check. */
+        if (dl != LOC_DEV || sl == LOC_DEV)
+            return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, "HOST_TO_BUF_TO_DEVICE needs host to device memory");
+    } else {
+        if ((r = correct_kind(fn, sl, dl, &kind))) return r;
+        /* api_error.cc:2246-2248 */
+        if (kind == ACL_MEMCPY_HOST_TO_HOST)
+            return stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, "an asynchronous host to host copy is not supported");
+    }
+    *async = sl == LOC_UNREG || dl == LOC_UNREG;
     return ACL_SUCCESS;
 }
 
+/* check_set checks a memset of count > 0 bytes: NULL is the ACL layer's
+ * 100000, count > maxCount the runtime's 107000 (api_error.cc:3134);
+ * device, aclrtMallocHost and registered memory may be set, plain host
+ * memory is refused (undefined in the documentation; the code is the
+ * stub's choice, as the fallback's). */
 aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp) {
     if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
-    if (maxCount < count) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "maxCount %zu < count %zu", maxCount, count);
+    if (maxCount < count) return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "maxCount %zu < count %zu", maxCount, count);
     classified c;
     classify(p, count, &c);
-    if (!is_dev(c.kind))
-        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, "%p is host memory; memset needs device memory", p);
-    aclError r = check_side(fn, "devPtr", p, &c, 1, 0);
+    aclError r = check_range(fn, "devPtr", p, &c);
     if (r) return r;
+    if (c.kind == MK_PLAIN)
+        return stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, fn, "%p is plain host memory; memset needs device or aclrtMallocHost memory", p);
     *hp = c.host;
     return ACL_SUCCESS;
 }
@@ -288,9 +340,8 @@ STUB_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy p
     if (r) LOCKED_RETURN(r);
     if (!devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "devPtr is NULL"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
-    unsigned mods = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
-    if (((unsigned)policy & ~mods) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined malloc policy 0x%x", (unsigned)policy));
+    /* An undefined policy is accepted (memory.cpp:320-339). */
+    (void)policy;
     arena *a = &g_arena[c->device];
     if (arena_alloc(a, size, devPtr) != 0)
         LOCKED_RETURN(stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, __func__,
@@ -332,8 +383,9 @@ STUB_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_, size_t *tota
     aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!free_ || !total) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL output pointer"));
+    /* hicann/runtime src/runtime/api/impl/api_error.cc:3184-3187 */
     if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_MEM_P2P_HUGE1G)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined memory attribute %d", (int)attr));
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, __func__, "undefined memory attribute %d", (int)attr));
     *total = (size_t)g_cap;
     *free_ = (size_t)(g_cap - g_arena[c->device].used);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -388,14 +440,16 @@ STUB_API aclError aclrtFreeHost(void *hostPtr) {
 
 /* ---- synchronous copy and memset ---- */
 
+/* count 0 succeeds before any check (memory.cpp:653, 674). */
 STUB_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
     ENTER();
+    if (count == 0) return ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
     aclError r = need_init_ctx(__func__, &c);
     void *hd;
     const void *hs;
-    if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, 0, &hd, &hs);
+    if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, NULL, &hd, &hs);
     if (r) LOCKED_RETURN(r);
     memmove(hd, hs, count);
     LOCKED_RETURN(ACL_SUCCESS);
@@ -403,6 +457,7 @@ STUB_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t
 
 STUB_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
     ENTER();
+    if (count == 0) return ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
     aclError r = need_init_ctx(__func__, &c);
@@ -460,10 +515,12 @@ STUB_API aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterT
     if (r) LOCKED_RETURN(r);
     if (!ptr || !devPtr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL pointer argument"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
-    if (type != ACL_HOST_REGISTER_MAPPED && type != ACL_HOST_REGISTER_IOMEMORY && type != ACL_HOST_REGISTER_READONLY)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined register type 0x%x", (unsigned)type));
+    /* hicann/runtime src/runtime/api/impl/api_error.cc:1997-2002 */
+    if ((unsigned)type & ~(unsigned)(ACL_HOST_REGISTER_IOMEMORY | ACL_HOST_REGISTER_READONLY))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__, "register type 0x%x is not supported", (unsigned)type));
+    /* The driver's check, not in the public source: 107000 here. */
     if ((uintptr_t)ptr % HOST_REG_ALIGN)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "%p is not 4 KiB aligned", ptr));
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "%p is not 4 KiB aligned", ptr));
     LOCKED_RETURN(add_reg(__func__, ptr, size, devPtr));
 }
 #endif
@@ -477,8 +534,9 @@ STUB_API aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
     if (!ptr) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ptr is NULL"));
     if (size == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "size is 0"));
     uint32_t known = ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED;
-    if (flag == 0 || (flag & ~known))
-        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "undefined flag 0x%x", flag));
+    /* hicann/runtime src/runtime/api/impl/api_error.cc:2015-2021 */
+    if (!(flag & known) || (flag & ~known))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "undefined flag 0x%x", flag));
     LOCKED_RETURN(add_reg(__func__, ptr, size, NULL));
 }
 
@@ -518,8 +576,8 @@ STUB_API aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_
             LOCKED_RETURN(ACL_SUCCESS);
         }
     }
-    LOCKED_RETURN(
-        stub_fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, __func__, "%p is not inside registered memory", pHost));
+    /* hicann/runtime src/runtime/api/impl/api_impl.cc:2653-2666 → 107000 */
+    LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "%p is not inside registered memory", pHost));
 }
 #endif
 

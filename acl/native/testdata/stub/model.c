@@ -253,7 +253,7 @@ uint64_t model_live(void) {
 STUB_API aclError aclmdlQuerySizeFromMem(const void *model_, size_t modelSize, size_t *workSize, size_t *weightSize) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    aclError r = need_ge(__func__);
     if (r) LOCKED_RETURN(r);
     if (!workSize || !weightSize) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL output pointer"));
     parsed pm;
@@ -267,7 +267,7 @@ STUB_API aclError aclmdlLoadFromMem(const void *model_, size_t modelSize, uint32
     ENTER();
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
-    aclError r = need_init_ctx(__func__, &c);
+    aclError r = need_ge_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
     if (!r) r = load(__func__, c, &pm, modelId, NULL, 0, NULL, 0, 0);
@@ -279,7 +279,7 @@ STUB_API aclError aclmdlLoadFromMemWithMem(const void *model_, size_t modelSize,
     ENTER();
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
-    aclError r = need_init_ctx(__func__, &c);
+    aclError r = need_ge_ctx(__func__, &c);
     parsed pm;
     if (!r) r = parse(__func__, model_, modelSize, &pm);
     if (!r) r = load(__func__, c, &pm, modelId, workPtr, workSize, weightPtr, weightSize, 1);
@@ -290,7 +290,7 @@ STUB_API aclError aclmdlUnload(uint32_t modelId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
-    aclError r = need_init_ctx(__func__, &c);
+    aclError r = need_ge_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
     while (m && m->pending) { /* queued executions run first */
@@ -413,7 +413,7 @@ STUB_API aclError aclmdlLoadWithConfig(const aclmdlConfigHandle *handle, uint32_
     ENTER();
     pthread_mutex_lock(&g_mu);
     stub_ctx *ctx;
-    aclError r = need_init_ctx(__func__, &ctx);
+    aclError r = need_ge_ctx(__func__, &ctx);
     if (r) LOCKED_RETURN(r);
     const aclmdlConfigHandle *c = get_config(handle);
     if (!c) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown config handle %p", handle));
@@ -489,7 +489,7 @@ STUB_API aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc) {
 STUB_API aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    aclError r = need_init(__func__);
+    aclError r = need_ge(__func__);
     if (r) LOCKED_RETURN(r);
     aclmdlDesc *d = get_desc(modelDesc);
     if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown description %p", modelDesc));
@@ -848,7 +848,7 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
                         aclrtStream stream, int async) {
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
-    aclError r = need_init_ctx(fn, &c);
+    aclError r = need_ge_ctx(fn, &c);
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
     if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, fn, "no loaded model %u", modelId));

@@ -60,10 +60,20 @@ static int runnable(const task *t) {
     return t->type != TASK_WAIT || !t->ev->alive || t->ev->reached_seq >= t->seq;
 }
 
+/* exec runs a task. A failed task is skipped and recorded; in the default
+ * mode (ACL_CONTINUE_ON_FAILURE) the stream goes on, in stop mode the first
+ * failure stops every stream of the context (hicann/runtime
+ * src/runtime/core/src/stream/stream.cc:4336-4352). */
 static void exec(stub_stream *s, task *t) {
-    if (!s->err && t->fail) s->err = t->fail;
-    if (s->err) { /* sticky: later tasks are skipped */
-        if (t->type == TASK_RECORD && t->ev->alive) reach(t->ev, t->seq, s->err);
+    stub_ctx *c = s->ctx;
+    if (c->stop_mode && c->fail_err) { /* stopped: skipped */
+        if (t->type == TASK_RECORD && t->ev->alive) reach(t->ev, t->seq, c->fail_err);
+        if (t->type == TASK_CALL) t->fn(t->arg, 0);
+        return;
+    }
+    if (t->fail) {
+        if (!s->err) s->err = t->fail;
+        if (c->stop_mode && !c->fail_err) c->fail_err = t->fail;
         if (t->type == TASK_CALL) t->fn(t->arg, 0);
         return;
     }
@@ -99,7 +109,20 @@ void pump(void) {
     pthread_cond_broadcast(&g_cv);
 }
 
+/* stream_error is what a synchronize reports: the context's failure once
+ * it stopped (sticky), else the stream's first failure since the last
+ * synchronize, which it clears (stream.cc:1790-1830, 1772-1788). */
+aclError stream_error(stub_stream *s) {
+    if (s->ctx->stop_mode && s->ctx->fail_err) return s->ctx->fail_err;
+    aclError e = s->err;
+    s->err = 0;
+    return e;
+}
+
 aclError enqueue(stub_stream *s, task *t) {
+    /* A stopped context takes no new task (context.cc:2889). */
+    if (s->ctx->stop_mode && s->ctx->fail_err)
+        return stub_fail(s->ctx->fail_err, "enqueue", "the context stopped on failure (ACL_STOP_ON_FAILURE)");
     if (s->fail_k && --s->fail_k == 0) t->fail = s->fail_code;
     if (!s->head && runnable(t)) {
         exec(s, t);
@@ -193,7 +216,8 @@ static aclError sync_stream(const char *fn, aclrtStream h, int32_t timeout) {
     stub_ctx *c;
     aclError r = need_init_ctx(fn, &c);
     stub_stream *s;
-    if (!r && timeout < -1) r = stub_fail(ACL_ERROR_INVALID_PARAM, fn, "timeout %d < -1", timeout);
+    /* hicann/runtime src/acl/aclrt_impl/stream.cpp:141-148 */
+    if (!r && timeout < -1) r = stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "timeout %d < -1", timeout);
     if (!r) r = resolve_stream(fn, h, 0, &s);
     if (r) LOCKED_RETURN(r);
     uintptr_t handle = s->handle;
@@ -210,7 +234,7 @@ static aclError sync_stream(const char *fn, aclrtStream h, int32_t timeout) {
             LOCKED_RETURN(
                 stub_fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, fn, "stream %p not done after %d ms", h, timeout));
     }
-    if (s->err) LOCKED_RETURN(stub_fail(s->err, fn, "a task of stream %p failed with %d (sticky)", h, s->err));
+    if ((r = stream_error(s))) LOCKED_RETURN(stub_fail(r, fn, "a task of stream %p failed with %d", h, r));
     LOCKED_RETURN(ACL_SUCCESS);
 }
 
@@ -272,6 +296,9 @@ STUB_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     if (!r) r = lookup_event(__func__, event, &e);
     if (!r) r = resolve_stream(__func__, stream, 1, &s);
     if (r) LOCKED_RETURN(r);
+    if (e->ctx->device != s->ctx->device)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
+                                event, stream));
     task t = {.type = TASK_RECORD, .ev = e, .seq = ++e->record_seq};
     LOCKED_RETURN(enqueue(s, &t));
 }
@@ -286,6 +313,14 @@ STUB_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     if (!r) r = lookup_event(__func__, event, &e);
     if (!r) r = resolve_stream(__func__, stream, 1, &s);
     if (r) LOCKED_RETURN(r);
+    /* No ACL_EVENT_SYNC, no wait task: hicann/runtime
+     * src/runtime/api/impl/api_error.cc:1414-1416 → 207000. */
+    if (!(e->flag & ACL_EVENT_SYNC))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
+                                "event %p was created without ACL_EVENT_SYNC", event));
+    if (e->ctx->device != s->ctx->device)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
+                                event, stream));
     if (e->reached_seq >= e->record_seq) LOCKED_RETURN(ACL_SUCCESS); /* nothing to wait for */
     task t = {.type = TASK_WAIT, .ev = e, .seq = e->record_seq};
     LOCKED_RETURN(enqueue(s, &t));
@@ -317,11 +352,14 @@ STUB_API aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtE
     if (!ms) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "ms is NULL"));
     stub_event *a, *b;
     if ((r = lookup_event(__func__, startEvent, &a)) || (r = lookup_event(__func__, endEvent, &b))) LOCKED_RETURN(r);
+    /* hicann/runtime src/runtime/core/src/event/event.cc:1248-1250
+     * (RT_ERROR_EVENT_RECORDER_NULL → 507000) and 1265-1270
+     * (RT_ERROR_EVENT_TIMESTAMP_INVALID → 107006). */
     if (!a->record_seq || !b->record_seq)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "event %p was never recorded",
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INTERNAL_ERROR, __func__, "event %p was never recorded",
                                 a->record_seq ? endEvent : startEvent));
     if (a->reached_seq < a->record_seq || b->reached_seq < b->record_seq)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, __func__, "event %p is recorded but not yet reached",
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, __func__, "event %p is recorded but not yet reached",
                                 a->reached_seq < a->record_seq ? startEvent : endEvent));
     double d = (double)(b->ts.tv_sec - a->ts.tv_sec) * 1e3 + (double)(b->ts.tv_nsec - a->ts.tv_nsec) / 1e6;
     *ms = (float)d;
@@ -341,18 +379,35 @@ STUB_API aclError aclrtDestroyEvent(aclrtEvent event) {
 
 /* ---- asynchronous copy and memset ---- */
 
+/* aclrtMemcpyAsync: count 0 succeeds at once (hicann/runtime
+ * src/acl/aclrt_impl/memory.cpp:688); a copy touching pageable host memory
+ * is a stream synchronize plus a synchronous copy (api_error.cc:2256-2269). */
 STUB_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                                    aclrtStream stream) {
     ENTER();
+    if (count == 0) return ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
     aclError r = need_init_ctx(__func__, &c);
     void *hd;
     const void *hs;
     stub_stream *s;
-    if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, 1, &hd, &hs);
+    int sync = 0;
+    if (!r) r = check_copy(__func__, dst, destMax, src, count, (int)kind, &sync, &hd, &hs);
     if (!r) r = resolve_stream(__func__, stream, 1, &s);
     if (r) LOCKED_RETURN(r);
+    if (sync) {
+        uintptr_t handle = s->handle;
+        while (s->head) {
+            pthread_cond_wait(&g_cv, &g_mu);
+            s = table_get(&g_streams, STREAM_BASE, handle);
+            if (!s || !s->alive)
+                LOCKED_RETURN(stub_fail(ACL_ERROR_RT_INVALID_HANDLE, __func__, "stream %p was destroyed while waiting", stream));
+        }
+        if ((r = stream_error(s))) LOCKED_RETURN(stub_fail(r, __func__, "a task of stream %p failed with %d", stream, r));
+        memmove(hd, hs, count);
+        LOCKED_RETURN(ACL_SUCCESS);
+    }
     task t = {.type = TASK_COPY, .dst = hd, .src = hs, .n = count};
     LOCKED_RETURN(enqueue(s, &t));
 }
@@ -360,6 +415,7 @@ STUB_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, s
 #ifndef STUB_OMIT_REQUIRED
 STUB_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
     ENTER();
+    if (count == 0) return ACL_SUCCESS; /* memory.cpp:742 */
     pthread_mutex_lock(&g_mu);
     stub_ctx *c;
     aclError r = need_init_ctx(__func__, &c);
@@ -373,11 +429,37 @@ STUB_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 }
 #endif
 
+#ifndef STUB_OMIT_OPTIONAL
+/* aclrtSetStreamFailureMode: hicann/runtime src/runtime/api/impl/
+ * api_impl.cc:1991-2034. Bit 0 of mode counts; the same mode again
+ * succeeds; stop back to continue is 207000; a stream of another context
+ * is 107003. NULL is the current context's default stream. */
+STUB_API aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    stub_ctx *c;
+    aclError r = need_init_ctx(__func__, &c);
+    stub_stream *s;
+    if (!r) r = resolve_stream(__func__, stream, 0, &s);
+    if (r) LOCKED_RETURN(r);
+    int stop = (int)(mode & 1u);
+    if (s->stop == stop) LOCKED_RETURN(ACL_SUCCESS);
+    if (!stop)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
+                                "changing stream %p from stop mode to continue mode is not supported", stream));
+    if (s->ctx != c)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "stream %p belongs to another context", stream));
+    s->stop = 1;
+    c->stop_mode = 1;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+#endif
+
 /* ---- test controls ---- */
 
 /* stub_fail_task makes the k-th task enqueued on stream from now (k >= 1)
- * fail with code; the failure is sticky. NULL is the current context's
- * default stream. */
+ * fail with code (what the failure does follows the stream's failure
+ * mode). NULL is the current context's default stream. */
 STUB_API aclError stub_fail_task(aclrtStream stream, uint64_t k, aclError code) {
     pthread_mutex_lock(&g_mu);
     aclError r = need_init(__func__);

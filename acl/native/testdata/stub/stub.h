@@ -54,7 +54,8 @@ struct stub_stream {
     stub_ctx *ctx;
     int alive;
     int is_default;
-    int err; /* sticky task failure */
+    int err;  /* first task failure since the last synchronize */
+    int stop; /* ACL_STOP_ON_FAILURE was set on it */
     task *head, *tail;
     uint64_t fail_k; /* the fail_k-th task enqueued from now fails */
     int fail_code;
@@ -76,16 +77,20 @@ struct stub_ctx {
     int alive;
     int is_default;
     stub_stream *defstream;
+    int stop_mode; /* a stream of it is in ACL_STOP_ON_FAILURE */
+    int fail_err;  /* in stop mode: the failure that stopped the context */
 };
 
 typedef struct device {
     int set_count; /* aclrtSetDevice minus aclrtResetDevice */
     stub_ctx *defctx;
+    uint64_t peers; /* bit d: peer access to device d enabled */
 } device;
 
 HIDDEN extern pthread_mutex_t g_mu;
 HIDDEN extern pthread_cond_t g_cv;
-HIDDEN extern int g_state; /* 0 never initialised, 1 initialised, 2 finalised */
+HIDDEN extern int g_state;  /* 1 once the runtime is set up (first call) */
+HIDDEN extern int g_inited; /* between aclInit and aclFinalize */
 HIDDEN extern int g_ndev;
 HIDDEN extern device *g_dev;
 HIDDEN extern table g_ctxs, g_streams, g_events, g_gates;
@@ -115,6 +120,10 @@ HIDDEN aclError need_ctx(const char *fn, stub_ctx **out);
 /* need_init_ctx checks aclInit, then the current context, before any argument
  * (the order the fallback follows too). */
 HIDDEN aclError need_init_ctx(const char *fn, stub_ctx **out);
+/* need_ge (and need_ge_ctx) is the model API's check: aclInit, then the
+ * current context. */
+HIDDEN aclError need_ge(const char *fn);
+HIDDEN aclError need_ge_ctx(const char *fn, stub_ctx **out);
 HIDDEN uintptr_t table_add(table *t, uintptr_t base, void *obj);
 HIDDEN void *table_get(table *t, uintptr_t base, uintptr_t h);
 HIDDEN void release_device(int dev);
@@ -133,7 +142,8 @@ HIDDEN void mem_reset_device(int dev);
 HIDDEN void mem_reset_host(void);
 HIDDEN int mem_map_devices(int ndev, uint64_t cap);
 HIDDEN aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count,
-                           int kind, int async, void **hdst, const void **hsrc);
+                           int kind, int *async, void **hdst, const void **hsrc);
+HIDDEN int peered(int a, int b); /* peer access enabled between devices a and b */
 HIDDEN aclError check_set(const char *fn, void *p, size_t maxCount, size_t count, void **hp);
 HIDDEN uint64_t mem_live(int kind);
 HIDDEN uint64_t mem_live_device(int dev);
@@ -142,6 +152,7 @@ HIDDEN void dev_free(int dev, void *p);
 HIDDEN extern uint64_t g_cap;
 
 /* stream.c */
+HIDDEN aclError stream_error(stub_stream *s); /* the error a synchronize reports (and clears) */
 HIDDEN aclError resolve_stream(const char *fn, aclrtStream s, int check_ctx, stub_stream **out);
 HIDDEN aclError enqueue(stub_stream *s, task *t);
 HIDDEN stub_stream *new_stream(stub_ctx *c, int is_default);

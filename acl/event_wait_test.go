@@ -1,0 +1,36 @@
+package acl_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+)
+
+// TestEventWaitEveryFlag: Wait with a cancellable context completes for
+// events of every flag set, including a timeline-only event that a stream
+// may not wait for.
+func TestEventWaitEveryFlag(t *testing.T) {
+	npu, err := fallback.New()
+	require.NoError(t, err)
+	rt, err := acl.Init(npu, "")
+	require.NoError(t, err)
+	defer rt.Close()
+	dev, err := rt.OpenDevice(0)
+	require.NoError(t, err)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	for _, f := range []acl.EventFlag{0, acl.EventSync, acl.EventTimeLine, acl.EventSync | acl.EventTimeLine} {
+		e, err := dev.NewEvent(f)
+		require.NoError(t, err)
+		require.NoError(t, e.Record(s))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		require.NoError(t, e.Wait(ctx), "flags %#x", f)
+		cancel()
+		require.NoError(t, e.Close())
+	}
+}

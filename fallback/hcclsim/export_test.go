@@ -1,0 +1,71 @@
+package hcclsim
+
+import (
+	"bufio"
+	"io"
+)
+
+// Hooks for the external tests that play a stranger (or a rogue rank) at a
+// rendezvous over loopback.
+
+// Message kinds a stranger sends or reads.
+const (
+	KindHello     = uint8(mHello)
+	KindReject    = uint8(mReject)
+	KindFormed    = uint8(mFormed)
+	KindSeg       = uint8(mSeg)
+	KindMapped    = uint8(mMapped)
+	KindJoin      = uint8(mJoin)
+	KindChallenge = uint8(mChallenge)
+)
+
+// WireMsg is the part of a control message the tests set or read.
+type WireMsg struct {
+	Kind                    uint8
+	N, Rank, Pid, StageSize int
+	Code                    int32
+	Text, Seg               string
+	Nonce, Proof            []byte
+}
+
+// EncodeFrame returns m as one frame.
+func EncodeFrame(m WireMsg) []byte {
+	w := &frameBuf{}
+	_ = writeFrame(w, &msg{Kind: msgKind(m.Kind), N: m.N, Rank: m.Rank, Pid: m.Pid, StageBytes: m.StageSize,
+		Code: m.Code, Text: m.Text, Seg: m.Seg, Nonce: m.Nonce, Proof: m.Proof})
+	return w.b
+}
+
+type frameBuf struct{ b []byte }
+
+func (f *frameBuf) Write(p []byte) (int, error) { f.b = append(f.b, p...); return len(p), nil }
+
+// ReadFrame reads one frame (of at most maxFrame bytes).
+func ReadFrame(r *bufio.Reader) (WireMsg, error) {
+	m, err := readFrame(r, maxFrame)
+	if err != nil {
+		return WireMsg{}, err
+	}
+	return WireMsg{Kind: uint8(m.Kind), N: m.N, Rank: m.Rank, Pid: m.Pid, StageSize: m.StageBytes,
+		Code: m.Code, Text: m.Text, Seg: m.Seg, Nonce: m.Nonce, Proof: m.Proof}, nil
+}
+
+var _ io.Writer = (*frameBuf)(nil)
+
+// RootAddr is the rendezvous address in a root info ("" if malformed).
+func RootAddr(root []byte) string {
+	r, ok := decodeRootInfo(root)
+	if !ok {
+		return ""
+	}
+	return r.addr
+}
+
+// HelloProof is the proof a holder of root presents for rank of n.
+func HelloProof(root []byte, hubNonce, nonce []byte, n, rank int) []byte {
+	r, _ := decodeRootInfo(root)
+	return r.secret.helloProof(hubNonce, nonce, n, rank)
+}
+
+// NonceBytes is the length of a joiner's nonce.
+const NonceBytes = nonceBytes
