@@ -143,24 +143,41 @@ func (b *DataBuffer) Handle() DataBufferHandle {
 	return b.h
 }
 
-// Addr returns the address the buffer points at now.
+// Addr returns the address the buffer points at now. For an output made
+// with (nil, 0), which the runtime allocates at execution (aclmdlExecute),
+// it is the runtime's allocation once an execution has run; the caller owns
+// that memory and frees it with Device.Free.
 func (b *DataBuffer) Addr() unsafe.Pointer {
 	if b == nil {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.refreshLocked()
 	return b.ptr
 }
 
-// Size returns the size in bytes the buffer declares now.
+// Size returns the size in bytes the buffer declares now (see Addr for
+// outputs the runtime allocates).
 func (b *DataBuffer) Size() uintptr {
 	if b == nil {
 		return 0
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.refreshLocked()
 	return b.size
+}
+
+// refreshLocked reads back a (nil, 0) buffer from the backend, where an
+// execution may have put the runtime's allocation. b.mu is held.
+func (b *DataBuffer) refreshLocked() {
+	if b.ptr != nil || b.size != 0 || b.h == 0 || b.isClosed() {
+		return
+	}
+	if p := b.mb.GetDataBufferAddr(b.h); p != nil {
+		b.ptr, b.size = p, b.mb.GetDataBufferSizeV2(b.h)
+	}
 }
 
 // Memory returns the Memory the buffer refers to, nil when it was made

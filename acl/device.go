@@ -256,6 +256,14 @@ func (d *Device) Malloc(size uintptr, policy MemMallocPolicy) (*DeviceBuffer, er
 	return c.(*DeviceBuffer), nil
 }
 
+// Free frees device memory the runtime allocated for the caller (aclrtFree):
+// the output of a DataBuffer made with (nil, 0), whose address DataBuffer.Addr
+// reports after an execution. Memory from Malloc is freed by closing its
+// DeviceBuffer instead.
+func (d *Device) Free(p unsafe.Pointer) error {
+	return d.call("Device.Free", func() error { return d.rt.b.Free(p) })
+}
+
 // MallocHost allocates size bytes of pinned host memory (aclrtMallocHost),
 // usable by asynchronous copies.
 func (d *Device) MallocHost(size uintptr) (*HostBuffer, error) {

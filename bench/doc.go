@@ -23,5 +23,9 @@
 //     against a single-thread copy (x_copy), a copy in device memory
 //     (x_devcopy) and the machine's limit for the same traffic
 //     (xmax_copy), and one-sided BatchGet rates.
+//   - engram_test.go: Engram fetches in process (W 2, 4, 8) against a
+//     single-thread Go gather of the same rows (x_gather, GB/s, Mrows/s)
+//     and across processes (W 2, 4; GB/s and Mrows/s per rank,
+//     allocations per fetch).
 //   - timing_test.go: medianTimes, the alternating timer the ratios use.
 package bench

@@ -210,6 +210,18 @@ func (w *Window) PeerSize(peer int) uint64 {
 	return w.peerMem(peer).Size
 }
 
+// PeerMem is the window of rank peer as a one-sided address range (the
+// RemoteAddr base of a OneSideOpDesc): an enabled peer's memory, this
+// rank's own window for self (HCCL reads it locally), the zero CommMem for
+// an unknown rank. Callers that post descriptors themselves (one
+// BatchGet per peer, each on a stream of their choosing) use it.
+func (w *Window) PeerMem(peer int) CommMem {
+	if peer < 0 || peer >= len(w.remote) {
+		return CommMem{}
+	}
+	return w.peerMem(peer)
+}
+
 // peerMem is the window of rank peer as a one-sided address range: the
 // enabled remote memory of a peer, or this rank's own window, which HCCL
 // reads and writes locally (it is registered with every peer).

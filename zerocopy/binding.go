@@ -39,10 +39,11 @@ import (
 // serialized, and the Model serializes executions across all its
 // Bindings.
 type Binding struct {
-	m      *acl.Model
-	dev    *acl.Device
-	desc   acl.ModelDesc
-	strict bool
+	m        *acl.Model
+	dev      *acl.Device
+	desc     acl.ModelDesc
+	strict   bool
+	alwaysZC bool
 
 	mu      sync.Mutex
 	closed  bool
@@ -57,6 +58,7 @@ type BindOption func(*bindConfig)
 
 type bindConfig struct {
 	strict       bool
+	alwaysZC     bool
 	host         bool
 	in, out      []acl.Memory
 	inSet        bool
@@ -64,11 +66,30 @@ type bindConfig struct {
 	mallocPolicy acl.MemMallocPolicy
 }
 
-// WithStrict makes the Binding check, at bind and swap time and before
-// every launch, that each IO is a device buffer at least as large as the
-// model's IO (GE's always-zero-copy rule), refusing anything else with an
-// ACL_ERROR_GE_PARAM_INVALID error that names the IO.
-func WithStrict() BindOption { return func(c *bindConfig) { c.strict = true } }
+// WithDeviceOnly makes the Binding check, at bind and swap time and before
+// every launch, that each IO, input or output, is a device buffer at least
+// as large as the model's IO, refusing anything else (a host buffer, a
+// short or closed buffer) with an ACL_ERROR_GE_PARAM_INVALID error that
+// names the IO: a binding that can never fall back to copies. IO the caller
+// leaves out is allocated in device memory. This is stricter than GE's
+// always_zero_copy (WithAlwaysZeroCopy), which checks only outputs and
+// accepts host memory.
+func WithDeviceOnly() BindOption { return func(c *bindConfig) { c.strict = true } }
+
+// WithStrict is WithDeviceOnly.
+//
+// Deprecated: use WithDeviceOnly, or WithAlwaysZeroCopy for GE's rule.
+func WithStrict() BindOption { return WithDeviceOnly() }
+
+// WithAlwaysZeroCopy is GE's always_zero_copy lowering option
+// (runtime/v2/kernel/common_kernel_impl/build_tensor.cc
+// SplitTensorForOutputData): the caller supplies every output (WithOutputs,
+// no nil entry) at least as large as the model's output; a missing output
+// is ACL_ERROR_GE_PARAM_INVALID (E13031) and a short one
+// ACL_ERROR_GE_PARAM_INVALID, at bind and swap time, with no fallback to an
+// allocation. Placement is not checked and inputs are used as given, as in
+// GE.
+func WithAlwaysZeroCopy() BindOption { return func(c *bindConfig) { c.alwaysZC = true } }
 
 // WithInputs binds the caller's memory to the inputs, in order: one entry
 // per model input, a nil entry letting the Binding allocate that one.
@@ -107,7 +128,7 @@ func Bind(m *acl.Model, opts ...BindOption) (*Binding, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	b := &Binding{m: m, dev: m.Device(), desc: m.Desc(), strict: cfg.strict}
+	b := &Binding{m: m, dev: m.Device(), desc: m.Desc(), strict: cfg.strict, alwaysZC: cfg.alwaysZC}
 	var err error
 	if b.inMem, err = b.take(op, "input", b.desc.Inputs, cfg.in, cfg.inSet, &cfg); err == nil {
 		b.outMem, err = b.take(op, "output", b.desc.Outputs, cfg.out, cfg.outSet, &cfg)
@@ -131,6 +152,9 @@ func (b *Binding) take(op, dir string, ios []acl.IODesc, given []acl.Memory, set
 	}
 	mems := make([]acl.Memory, len(ios))
 	for i, io := range ios {
+		if b.alwaysZC && dir == "output" && (!set || isNil(given[i])) {
+			return nil, acl.Errorf(op, acl.CodeGEParamInvalid, "E13031: %s: the output tensor and its address must be allocated and passed by the caller (always zero copy)", ioName(dir, i, io))
+		}
 		if set && !isNil(given[i]) {
 			if err := b.check(op, dir, i, io, given[i]); err != nil {
 				return nil, err
@@ -191,8 +215,15 @@ func isNil(mm acl.Memory) bool {
 	return false
 }
 
-// check applies the strict rules to one IO's memory (nothing otherwise).
+// check applies the device-only or always-zero-copy rules to one IO's
+// memory (nothing otherwise).
 func (b *Binding) check(op, dir string, i int, io acl.IODesc, mm acl.Memory) error {
+	if b.alwaysZC && dir == "output" && !b.strict {
+		if mm.Size() < io.Size {
+			return acl.Errorf(op, acl.CodeGEParamInvalid, "%s: the output tensor memory size[%d] is smaller than the actual size[%d] required by tensor", ioName(dir, i, io), mm.Size(), io.Size)
+		}
+		return nil
+	}
 	if !b.strict {
 		return nil
 	}
@@ -246,17 +277,35 @@ func (b *Binding) explain(op string, err error) error {
 }
 
 // Model returns the bound model.
-func (b *Binding) Model() *acl.Model { return b.m }
+func (b *Binding) Model() *acl.Model {
+	if b == nil {
+		return nil
+	}
+	return b.m
+}
 
 // NumInputs returns the number of inputs.
-func (b *Binding) NumInputs() int { return len(b.desc.Inputs) }
+func (b *Binding) NumInputs() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.desc.Inputs)
+}
 
 // NumOutputs returns the number of outputs.
-func (b *Binding) NumOutputs() int { return len(b.desc.Outputs) }
+func (b *Binding) NumOutputs() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.desc.Outputs)
+}
 
 // Input returns the memory bound to input i now, nil when i is out of
 // range.
 func (b *Binding) Input(i int) acl.Memory {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if i < 0 || i >= len(b.inMem) {
@@ -268,6 +317,9 @@ func (b *Binding) Input(i int) acl.Memory {
 // Output returns the memory bound to output i now, nil when i is out of
 // range.
 func (b *Binding) Output(i int) acl.Memory {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if i < 0 || i >= len(b.outMem) {
@@ -281,6 +333,9 @@ func (b *Binding) Output(i int) acl.Memory {
 // hold the results once s has passed it (Stream.Synchronize, Wait).
 func (b *Binding) RunAsync(s *acl.Stream) error {
 	const op = "Binding.RunAsync"
+	if b == nil {
+		return nilBinding(op)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.ready(op); err != nil {
@@ -296,6 +351,9 @@ func (b *Binding) RunAsync(s *acl.Stream) error {
 // (aclmdlExecute, after any run of the model still queued).
 func (b *Binding) Run() error {
 	const op = "Binding.Run"
+	if b == nil {
+		return nilBinding(op)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.ready(op); err != nil {
@@ -333,6 +391,9 @@ func (b *Binding) SwapOutput(i int, mm acl.Memory) error {
 }
 
 func (b *Binding) swap(op, dir string, i int, mm acl.Memory) error {
+	if b == nil {
+		return nilBinding(op)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -360,12 +421,25 @@ func (b *Binding) swap(op, dir string, i int, mm acl.Memory) error {
 
 // Wait blocks until the model's queued executions have completed, or ctx
 // is done (see acl.Model.Wait).
-func (b *Binding) Wait(ctx context.Context) error { return b.m.Wait(ctx) }
+func (b *Binding) Wait(ctx context.Context) error {
+	if b == nil {
+		return nilBinding("Binding.Wait")
+	}
+	return b.m.Wait(ctx)
+}
+
+// nilBinding is the error of a method called on a nil *Binding.
+func nilBinding(op string) error {
+	return &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "binding is nil"}
+}
 
 // Close waits for the model's queued executions, destroys the datasets and
 // frees the buffers the Binding allocated. The model stays loaded. Close
 // is idempotent: later calls return nil.
 func (b *Binding) Close() error {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

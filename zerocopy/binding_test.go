@@ -257,11 +257,11 @@ func TestBindingStrict(t *testing.T) {
 	small, err := e.dev.Malloc(desc.Outputs[0].Size-4, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 
-	_, err = zerocopy.Bind(e.m, zerocopy.WithStrict(), zerocopy.WithInputs(nil, host))
+	_, err = zerocopy.Bind(e.m, zerocopy.WithDeviceOnly(), zerocopy.WithInputs(nil, host))
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
 	assert.Contains(t, err.Error(), `input 1 ("b")`)
 	assert.Contains(t, err.Error(), "host buffer")
-	_, err = zerocopy.Bind(e.m, zerocopy.WithStrict(), zerocopy.WithOutputs(small, nil))
+	_, err = zerocopy.Bind(e.m, zerocopy.WithDeviceOnly(), zerocopy.WithOutputs(small, nil))
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
 	assert.Contains(t, err.Error(), `output 0 (`)
 	assert.Contains(t, err.Error(), "is smaller than the actual size")
@@ -274,7 +274,7 @@ func TestBindingStrict(t *testing.T) {
 	require.NoError(t, st.Synchronize())
 	require.NoError(t, lax.Close())
 
-	b, err := zerocopy.Bind(e.m, zerocopy.WithStrict())
+	b, err := zerocopy.Bind(e.m, zerocopy.WithDeviceOnly())
 	require.NoError(t, err)
 	err = b.SwapInput(1, host)
 	require.ErrorIs(t, err, acl.ErrInvalidParam)
@@ -325,7 +325,10 @@ func TestBindingBadInput(t *testing.T) {
 	b, err := zerocopy.Bind(e.m, zerocopy.WithInputs(tiny, nil))
 	require.NoError(t, err)
 	err = b.Run()
-	require.ErrorIs(t, err, acl.ErrInvalidParam)
+	// GE logs E13025 and returns ACL_ERROR_GE_FAILURE (hicann/ge
+	// davinci_model.cc:6673, api/acl/common/error_codes_inner.h:24-28).
+	require.ErrorIs(t, err, &acl.Error{Code: acl.CodeGEFailure})
+	assert.Contains(t, err.Error(), "E13025")
 	assert.Contains(t, err.Error(), "input")
 	require.NoError(t, b.Close())
 
@@ -453,7 +456,7 @@ func TestBindingRunAsyncAllocs(t *testing.T) {
 	e := newEnv(t)
 	st, err := e.dev.NewStream()
 	require.NoError(t, err)
-	b, err := zerocopy.Bind(e.m, zerocopy.WithStrict())
+	b, err := zerocopy.Bind(e.m, zerocopy.WithDeviceOnly())
 	require.NoError(t, err)
 	defer b.Close()
 	runtime.LockOSThread() // one thread: its context stays bound

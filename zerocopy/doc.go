@@ -8,7 +8,7 @@
 // Binding.RunAsync then costs one backend call and no allocation. Device
 // buffers are zero copy; host buffers are accepted but make their IO
 // copy-only (WithHostBuffers is the copy mode a zero-copy run is compared
-// against); WithStrict refuses anything that would not be zero copy.
+// against); WithDeviceOnly refuses anything that would not be zero copy, WithAlwaysZeroCopy is GE's always_zero_copy rule for outputs.
 //
 // The run-time mechanism a backend uses to honour a binding (offset
 // records, task-argument refresh, copy-only IO, GE's size and reuse rules)

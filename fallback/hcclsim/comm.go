@@ -122,6 +122,7 @@ type comm struct {
 	execMu    sync.Mutex               // serialises the rank's data phases (they share its staging memory)
 
 	os oneSidedState
+	sq sendQueues // per-channel send queues of posted reads (sendqueue.go)
 }
 
 // reducer returns the rank's reduction scratch (data phases only, which

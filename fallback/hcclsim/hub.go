@@ -188,7 +188,9 @@ func (h *hub) attach(conn net.Conn, local bool) {
 	l := newLink(conn)
 	hc := &hubConn{nonce: newNonce(), local: local}
 	h.mu.Lock()
-	if h.phase != phaseForming || h.strangers >= maxStrangers {
+	// A running world still answers a pipe from this process (a late
+	// joiner learns it is formed); TCP no longer reaches it.
+	if h.phase == phaseDone || h.strangers >= maxStrangers {
 		h.mu.Unlock()
 		_ = conn.Close()
 		return
@@ -196,16 +198,9 @@ func (h *hub) attach(conn net.Conn, local bool) {
 	h.links[l] = hc
 	h.strangers++
 	h.mu.Unlock()
-	_ = conn.SetReadDeadline(min64(time.Now().Add(helloWait), h.deadline))
+	_ = conn.SetReadDeadline(time.Now().Add(helloWait))
 	l.send(&msg{Kind: mChallenge, Nonce: hc.nonce})
 	l.start(func(m *msg) { h.handle(l, m) }, func(err error) { h.lost(l) })
-}
-
-func min64(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // drop refuses a connection: it gets the reason, then is closed. h.mu held.

@@ -232,12 +232,19 @@ func (w *shmWorld) barrier(deadline time.Time, fail error) error {
 	err := w.own.bell().waitUntil(func() bool { return missing() < 0 }, w.stop, deadline,
 		func() string { return "rank " + itoa(missing()) + " at a collective's barrier" })
 	if err != nil {
-		// This rank leaves the barrier it already announced: a late peer
-		// would pass it and go on reading this rank's buffers, which its
-		// caller may reuse once the operation failed. Publishing the
-		// failure at this epoch makes the late peer fail here too.
-		atomic.StoreUint32(w.own.word(offFailCode), uint32(codeOf(err)))
-		atomic.StoreUint32(w.own.word(offFailEpoch), e)
+		// This rank arrived and then gave up: say so at this epoch, so a
+		// late peer that now finds everyone arrived fails here too instead
+		// of going on with buffers this rank no longer vouches for (its
+		// caller may already reuse them).
+		if fail == nil {
+			atomic.StoreUint32(w.own.word(offFailCode), uint32(codeOf(err)))
+			atomic.StoreUint32(w.own.word(offFailEpoch), e)
+			for k, s := range w.segs {
+				if k != w.me {
+					s.bell().ring()
+				}
+			}
+		}
 		return err
 	}
 	for k, s := range w.segs {

@@ -1,0 +1,235 @@
+package engram
+
+import "fmt"
+
+// Constants of the device fetch kernel (hicann/ops-transformer @125200e0,
+// mc2/engram_fetch/op_kernel/engram_fetch_utils.h and
+// op_kernel/arch35/engram_fetch_arch35.h).
+const (
+	// HandleArraySize is the channel budget per rank: an inference buffer
+	// opens ceil(72/W) channels to each peer (HANDLE_ARRAY_SIZE;
+	// elastic_buffer.cpp computes channelsPerRank the same way).
+	HandleArraySize = 72
+	// MaxChannelsPerRank is the number of channels a remote rank group
+	// actually uses (MAX_CHANNELS_PER_RANK).
+	MaxChannelsPerRank = 3
+	// SQMaxPending is the depth of one channel's send queue
+	// (HCOMM_SQ_MAX_PENDING): the read that brings the in-flight count to
+	// it carries the completion flag and is followed by a drain.
+	SQMaxPending = 32767
+	// BatchCapacity is ENGRAM_BATCH_CAPACITY: reads per committed batch
+	// (128 in the newest stored kernel, 16 in another).
+	BatchCapacity = 128
+
+	ubAlign        = 32              // UB_ALIGN
+	tileBytes      = 32 << 10        // TILE_BYTES: one relay buffer
+	relayBuffers   = 2               // RELAY_BUFFER_NUM
+	hcommInitSize  = 512             // HCOMM_INIT_SIZE
+	ubReserved     = 8 << 10         // UB_RESERVED_SIZE
+	bytesPerIndex  = 4 + 4 + 3*4 + 1 // indices, tokenIdxInRank, rankIDs/positions/divisor, mask
+	wqeBytes       = 64              // one WQE of a batch
+	defaultCores   = 48              // AIV cores of an Ascend 910B/910_93 die (GetCoreNumAiv)
+	defaultUBBytes = 192 << 10       // UB of one AIV core on those dies
+)
+
+// Variant selects which stored GetCoreAssignment the engine uses.
+type Variant int
+
+const (
+	// Assign5 is the 5-argument assignment of the newest kernel: the
+	// first (W−1)·used cores read remote ranks (used channels each), the
+	// rest share the local tokens.
+	Assign5 Variant = iota
+	// Assign3 is the 3-argument assignment: contiguous core groups per
+	// rank in rank order; the own-rank group copies locally and, in a
+	// remote group, cores with index < min(channels, 3) read one channel
+	// each.
+	Assign3
+)
+
+func (v Variant) String() string {
+	switch v {
+	case Assign5:
+		return "assign5"
+	case Assign3:
+		return "assign3"
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// Engine models the AIV fetch kernel: how many cores it launches, the UB
+// each has (which bounds the index batch), the batch and send-queue
+// limits, and which core-assignment variant plans the work. It is a plain
+// value.
+type Engine struct {
+	Cores         int     // block dim: all AIV cores (tiling: SetBlockDim(GetCoreNumAiv()))
+	UBBytes       int     // UB size per core (tiling's ubSize)
+	BatchCapacity int     // reads per committed batch
+	SQDepth       int     // send-queue depth per channel
+	Variant       Variant // core assignment
+	// SharedSQCounter reproduces the kernel before ops-transformer !14556
+	// (seed 003): one in-flight counter per core, reset whenever the core
+	// switches channel, instead of one per (core, channel). With fewer
+	// cores than ranks a core serves several remote ranks and a channel's
+	// queue then overflows. Only for the regression test.
+	SharedSQCounter bool
+}
+
+// DefaultEngine is the engine of a 910B-class die: 48 AIV cores with
+// 192 KiB of UB, batches of 128 reads, send queues of 32767 entries, the
+// newest core assignment.
+func DefaultEngine() Engine {
+	return Engine{Cores: defaultCores, UBBytes: defaultUBBytes, BatchCapacity: BatchCapacity, SQDepth: SQMaxPending, Variant: Assign5}
+}
+
+func (e Engine) check() error {
+	switch {
+	case e.Cores < 1 || e.Cores > 4096:
+		return cfgErr("engine cores %d outside [1, 4096]", e.Cores)
+	case e.UBBytes < 0:
+		return cfgErr("engine UB %d bytes, must be ≥ 0", e.UBBytes)
+	case e.BatchCapacity < 1:
+		return cfgErr("engine batch capacity %d, must be ≥ 1", e.BatchCapacity)
+	case e.SQDepth < 1:
+		return cfgErr("engine send-queue depth %d, must be ≥ 1", e.SQDepth)
+	case e.Variant != Assign5 && e.Variant != Assign3:
+		return cfgErr("engine variant %v", e.Variant)
+	}
+	return nil
+}
+
+// ChannelsPerRank is the inference channel count to each peer:
+// ceil(72/W), at least 1 (elastic_buffer.cpp; engram_fetch_arch35.h Init).
+func ChannelsPerRank(w int) int {
+	if w < 1 {
+		return 1
+	}
+	return max(1, (HandleArraySize+w-1)/w)
+}
+
+// usedChannels is min(channelsPerRank, MAX_CHANNELS_PER_RANK).
+func usedChannels(w int) int { return min(ChannelsPerRank(w), MaxChannelsPerRank) }
+
+// CoreAssignment is the result of the 3-argument GetCoreAssignment: the
+// rank a core serves, its index in that rank's core group and the group's
+// size. Rank == numRanks means the core has no rank (the seed's initial
+// value, reached only with fewer cores than ranks).
+type CoreAssignment struct {
+	Rank, IdxInGroup, GroupSize int
+}
+
+// GetCoreAssignment is the 3-argument assignment (engram_fetch_utils.h):
+// base = tb/W cores per rank, the first tb%W ranks one more, groups
+// contiguous in rank order.
+func GetCoreAssignment(totalBlocks, aivID, numRanks int) CoreAssignment {
+	res := CoreAssignment{Rank: numRanks}
+	if numRanks <= 0 {
+		return res
+	}
+	base, rem, acc := totalBlocks/numRanks, totalBlocks%numRanks, 0
+	for r := 0; r < numRanks; r++ {
+		g := base
+		if r < rem {
+			g++
+		}
+		if aivID < acc+g {
+			return CoreAssignment{Rank: r, IdxInGroup: aivID - acc, GroupSize: g}
+		}
+		acc += g
+	}
+	return res
+}
+
+// Work is one stretch of a core's work in an index batch: the tokens of
+// owner rank Rank at positions Offset, Offset+Stride, … of that rank's
+// tokens (in token order), copied locally (Local) or read on channel
+// Channel of the link to Rank.
+type Work struct {
+	Rank    int
+	Local   bool
+	Channel int
+	Offset  int
+	Stride  int
+}
+
+// GetCoreAssignment5 is the 5-argument assignment of the newest kernel
+// (index id 69797684983 of ops-transformer, reviewed in !12459): with
+// used = min((tb−1)/(W−1), min(channelsPerRank, 3)), the first (W−1)·used
+// cores are remote — core k reads rank k/used (the own rank skipped) on
+// channel k mod used, token stride used — and the remaining cores share
+// the local tokens. W ≤ 1: every core is local. The kernel calls it only
+// with tb ≥ W (with fewer cores see CoreWork); here tb < W gives ok false.
+func GetCoreAssignment5(totalBlocks, aivID, numRanks, rankID, channelsPerRank int) (w Work, ok bool) {
+	if totalBlocks < 1 || aivID < 0 || aivID >= totalBlocks {
+		return Work{}, false
+	}
+	if numRanks <= 1 {
+		return Work{Rank: rankID, Local: true, Offset: aivID, Stride: totalBlocks}, true
+	}
+	if totalBlocks < numRanks {
+		return Work{}, false
+	}
+	used := min((totalBlocks-1)/(numRanks-1), min(channelsPerRank, MaxChannelsPerRank))
+	remote := (numRanks - 1) * used
+	if aivID < remote {
+		r := aivID / used
+		if r >= rankID {
+			r++
+		}
+		ch := aivID % used
+		return Work{Rank: r, Channel: ch, Offset: ch, Stride: used}, true
+	}
+	return Work{Rank: rankID, Local: true, Offset: aivID - remote, Stride: totalBlocks - remote}, true
+}
+
+// CoreWork lists the work of core aiv of a rank in every index batch.
+// With at least as many cores as ranks it follows the engine's variant;
+// with fewer (tb < W) core a serves ranks a, a+tb, a+2tb, …, each on
+// channel 0 with stride 1, its own rank by local copy (ScatterByRank and
+// FetchByRank of engram_fetch_arch35.h).
+func (e Engine) CoreWork(aiv, numRanks, rankID int) []Work {
+	return e.coreWork(nil, aiv, numRanks, rankID)
+}
+
+func (e Engine) coreWork(dst []Work, aiv, numRanks, rankID int) []Work {
+	tb := e.Cores
+	if numRanks > 1 && tb < numRanks {
+		for r := aiv; r < numRanks; r += tb {
+			dst = append(dst, Work{Rank: r, Local: r == rankID, Stride: 1})
+		}
+		return dst
+	}
+	if e.Variant == Assign5 {
+		if w, ok := GetCoreAssignment5(tb, aiv, numRanks, rankID, ChannelsPerRank(numRanks)); ok {
+			dst = append(dst, w)
+		}
+		return dst
+	}
+	a := GetCoreAssignment(tb, aiv, numRanks)
+	switch {
+	case a.Rank >= numRanks:
+	case a.Rank == rankID:
+		dst = append(dst, Work{Rank: a.Rank, Local: true, Offset: a.IdxInGroup, Stride: a.GroupSize})
+	default:
+		maxCh := usedChannels(numRanks)
+		if a.IdxInGroup < maxCh {
+			dst = append(dst, Work{Rank: a.Rank, Channel: a.IdxInGroup, Offset: a.IdxInGroup, Stride: min(a.GroupSize, maxCh)})
+		}
+	}
+	return dst
+}
+
+// IndexBatch is the number of indices a core stages in UB at once:
+// max(1, min(T, available/21)), where available is the UB left after the
+// HCOMM area, the two 32 KiB relay buffers, the batch WQEs, the per-rank
+// arrays and the 8 KiB reserve (engram_fetch_arch35.h Init).
+func (e Engine) IndexBatch(t, numRanks int) int {
+	a32 := func(n int) int { return (n + ubAlign - 1) / ubAlign * ubAlign }
+	used := hcommInitSize + tileBytes*relayBuffers + a32(e.BatchCapacity*wqeBytes) +
+		2*a32(numRanks*4) + a32(numRanks*8) + a32(numRanks*ChannelsPerRank(numRanks)*8)
+	avail := 0
+	if e.UBBytes > used+ubReserved {
+		avail = e.UBBytes - used - ubReserved
+	}
+	return max(1, min(t, avail/bytesPerIndex))
+}

@@ -1,0 +1,42 @@
+package engram_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/engram"
+	"github.com/ascend-go/cann/internal/engramjob"
+)
+
+// TestMain lets the test binary serve as a rank process of the process
+// tests and benchmarks.
+func TestMain(m *testing.M) {
+	if engramjob.IsRank() {
+		os.Exit(engramjob.ServeRank(os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// Ranks as processes: every rank writes its slice, fetches and checks
+// every byte against the table's function.
+func TestFetchProcesses(t *testing.T) {
+	for _, j := range []engramjob.Job{
+		{Ranks: 2, Entries: 1000, Hidden: 64, DType: engram.BF16, T: 5000, Iters: 1},
+		{Ranks: 3, Entries: 333, Hidden: 7, DType: engram.FP32, T: 3000, Zipf: 1.05, Iters: 1, ZeroCopy: true},
+		{Ranks: 4, Entries: 500, Hidden: 1280, DType: engram.BF16, T: 800, Zipf: 1.05, Iters: 1},
+	} {
+		t.Run(fmt.Sprintf("W%d/%v/h%d/zc=%v", j.Ranks, j.DType, j.Hidden, j.ZeroCopy), func(t *testing.T) {
+			j.Seed, j.Timeout = 7, testTimeout
+			var errOut strings.Builder
+			reps, err := engramjob.Launch(j, []string{"-test.run=^$"}, &errOut)
+			require.NoError(t, err, "stderr:\n%s", errOut.String())
+			for _, r := range reps {
+				require.True(t, r.OK, "rank %d: %s", r.Rank, r.Err)
+			}
+		})
+	}
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/engram"
+	"github.com/ascend-go/cann/internal/engramjob"
+)
+
+func TestMain(m *testing.M) {
+	if engramjob.IsRank() {
+		os.Exit(engramjob.ServeRank(os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+func TestRun(t *testing.T) {
+	var out, errOut strings.Builder
+	job := engramjob.Job{Ranks: 3, Entries: 1000, Hidden: 64, DType: engram.BF16, T: 2000, Zipf: 1.05, Iters: 2, Seed: 3, Timeout: time.Minute}
+	require.NoError(t, run(job, &out, &errOut), "stderr:\n%s", errOut.String())
+	t.Log("\n" + out.String())
+	require.Equal(t, 3, strings.Count(out.String(), "every byte OK"))
+	require.Contains(t, out.String(), "all ranks OK")
+}

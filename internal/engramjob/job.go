@@ -1,0 +1,163 @@
+// Package engramjob runs an Engram job with every rank in its own process
+// on the fallback (each rank a fallback NPU with shareable memory and an
+// HCCL fallback communicator joined by root info), as a program with one
+// process per NPU does. The engram tests, benchmarks and examples/engram
+// share it: the launcher re-executes the current binary, whose main (or
+// TestMain) hands control to ServeRank when the rank environment is set.
+//
+// Every rank writes its slice of a table whose bytes are a function of
+// (global row, byte), fetches random indices, checks every byte against
+// that function and reports its throughput.
+package engramjob
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ascend-go/cann/engram"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
+)
+
+// Environment of a rank process.
+const (
+	envRank = "ENGRAMJOB_RANK"
+	envRoot = "ENGRAMJOB_ROOT"
+	envJob  = "ENGRAMJOB_JOB"
+)
+
+// Job is what every rank runs.
+type Job struct {
+	Ranks    int
+	Entries  int64 // rows per rank
+	Hidden   int
+	DType    engram.DType
+	T        int     // indices per fetch per rank
+	Zipf     float64 // 0: uniform; else the Zipf exponent (> 1)
+	Iters    int     // timed fetches (after one checked warm-up)
+	ZeroCopy bool
+	Seed     uint64
+	Timeout  time.Duration
+}
+
+// Report is one rank's result.
+type Report struct {
+	Rank    int
+	OK      bool
+	Err     string  `json:",omitempty"`
+	Rows    int64   // rows fetched in the timed fetches
+	Remote  int64   // of which on other ranks
+	Bytes   int64   // bytes fetched in the timed fetches
+	Seconds float64 // time of the timed fetches
+	Allocs  float64 // heap allocations per timed fetch
+}
+
+// GBps is the rank's fetch throughput in GB/s.
+func (r Report) GBps() float64 { return float64(r.Bytes) / r.Seconds / 1e9 }
+
+// Mrows is the rank's fetch rate in millions of rows per second.
+func (r Report) Mrows() float64 { return float64(r.Rows) / r.Seconds / 1e6 }
+
+// IsRank reports whether this process is a rank of a job.
+func IsRank() bool { return os.Getenv(envRank) != "" }
+
+// Launch starts job.Ranks copies of the current executable (with args) as
+// the ranks, waits for them and returns their reports in rank order. A
+// rank that fails, reports a wrong byte or prints no report is an error.
+// The ranks' standard error goes to errOut.
+func Launch(job Job, args []string, errOut io.Writer) ([]Report, error) {
+	if job.Ranks < 2 {
+		return nil, fmt.Errorf("engramjob: %d ranks, need at least 2 processes", job.Ranks)
+	}
+	// The launcher only hosts the rendezvous.
+	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20), fallback.WithHostMemory(1<<20))
+	if err != nil {
+		return nil, err
+	}
+	defer npu.Close()
+	sim := hcclsim.New(npu, hcclsim.Options{ConnectTimeout: job.Timeout, ExecTimeout: job.Timeout})
+	defer sim.Close()
+	root, err := sim.GetRootInfo()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	enc, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]bytes.Buffer, job.Ranks)
+	errs := make([]error, job.Ranks)
+	var mu sync.Mutex
+	lw := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return errOut.Write(p) })
+	var wg sync.WaitGroup
+	for r := 0; r < job.Ranks; r++ {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), envRank+"="+strconv.Itoa(r), envRoot+"="+hex.EncodeToString(root[:]), envJob+"="+string(enc))
+		cmd.Stdout, cmd.Stderr = &outs[r], lw
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = cmd.Wait()
+		}()
+	}
+	wg.Wait()
+	reps := make([]Report, job.Ranks)
+	var all []error
+	for r := range reps {
+		reps[r] = Report{Rank: r}
+		found := false
+		sc := bufio.NewScanner(&outs[r])
+		for sc.Scan() {
+			if line := sc.Bytes(); bytes.HasPrefix(line, []byte("ENGRAMJOB ")) {
+				found = json.Unmarshal(line[len("ENGRAMJOB "):], &reps[r]) == nil
+			}
+		}
+		switch {
+		case errs[r] != nil:
+			all = append(all, fmt.Errorf("rank %d: process failed: %v %s", r, errs[r], reps[r].Err))
+		case !found:
+			all = append(all, fmt.Errorf("rank %d: no report", r))
+		case !reps[r].OK:
+			all = append(all, fmt.Errorf("rank %d: %s", r, reps[r].Err))
+		}
+	}
+	return reps, errors.Join(all...)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// FillRow writes global row g of the job's table into dst: bytes that
+// are a function of (seed, g, position), so every rank can check any
+// fetched row without the others' data.
+func FillRow(seed uint64, g int64, dst []byte) {
+	x := uint64(g)*0x9e3779b97f4a7c15 ^ seed
+	for j := 0; j < len(dst); j += 8 {
+		x += 0x9e3779b97f4a7c15 // splitmix64
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		for k := 0; k < 8 && j+k < len(dst); k++ {
+			dst[j+k] = byte(z >> (8 * k))
+		}
+	}
+}
