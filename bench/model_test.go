@@ -149,7 +149,7 @@ func BenchmarkModelExecute(b *testing.B) {
 			}
 			b.Cleanup(func() { _ = npu.Close() })
 			e := openModelEnv(b, npu, ioModel(b, n, model.name == "identity"))
-			zc := e.bind(b, zerocopy.WithStrict())
+			zc := e.bind(b, zerocopy.WithDeviceOnly())
 			cp := e.bind(b, zerocopy.WithHostBuffers())
 			fill(b, e, zc, n, model.f)
 			fill(b, e, cp, n, model.f)
@@ -231,7 +231,7 @@ func BenchmarkModelRunAsync(b *testing.B) {
 		}
 		b.Cleanup(func() { _ = npu.Close() })
 		e := openModelEnv(b, npu, ioModel(b, 256, false))
-		bd := e.bind(b, zerocopy.WithStrict())
+		bd := e.bind(b, zerocopy.WithDeviceOnly())
 		fill(b, e, bd, 256, relu)
 		in, out := rawDatasets(b, e, bd)
 		raw := func() error {
@@ -270,7 +270,7 @@ func BenchmarkModelRunAsync(b *testing.B) {
 		b.Cleanup(func() { _ = be.Close() })
 		const n = 256
 		e := openModelEnv(b, be, stubAddModel(n, 1.5))
-		bd := e.bind(b, zerocopy.WithStrict())
+		bd := e.bind(b, zerocopy.WithDeviceOnly())
 		in, out := rawDatasets(b, e, bd)
 		calls := be.Symbol("stub_call_count")
 		ffi := func() uint64 { r, _, _ := purego.SyscallN(calls); return uint64(r) }

@@ -51,7 +51,7 @@ func BenchmarkTinyModelOverhead(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = npu.Close() })
 	e := openModelEnv(b, npu, tinyModel(b))
-	bd := e.bind(b, zerocopy.WithStrict())
+	bd := e.bind(b, zerocopy.WithDeviceOnly())
 	for _, c := range []struct {
 		name string
 		run  func() error

@@ -25,7 +25,7 @@ import (
 // accepted too, but it makes that IO copy-only: the runtime copies the
 // input to the device (H2D) before the tasks run and the output back (D2H)
 // after. WithHostBuffers binds host buffers everywhere, which is the copy
-// mode a zero-copy run is compared against. In strict mode (WithStrict)
+// mode a zero-copy run is compared against. With WithDeviceOnly
 // the binding refuses host buffers and buffers smaller than the model
 // needs, at bind and swap time and again before every launch, with an
 // error naming the IO; without it the backend applies GE's rules (a buffer
@@ -75,11 +75,6 @@ type bindConfig struct {
 // always_zero_copy (WithAlwaysZeroCopy), which checks only outputs and
 // accepts host memory.
 func WithDeviceOnly() BindOption { return func(c *bindConfig) { c.strict = true } }
-
-// WithStrict is WithDeviceOnly.
-//
-// Deprecated: use WithDeviceOnly, or WithAlwaysZeroCopy for GE's rule.
-func WithStrict() BindOption { return WithDeviceOnly() }
 
 // WithAlwaysZeroCopy is GE's always_zero_copy lowering option
 // (runtime/v2/kernel/common_kernel_impl/build_tensor.cc

@@ -41,7 +41,7 @@ type mode struct {
 var modes = []mode{
 	// Device buffers, checked strictly: a host or undersized buffer would
 	// be an error, never a silent copy.
-	{"zero-copy", []zerocopy.BindOption{zerocopy.WithStrict()}},
+	{"zero-copy", []zerocopy.BindOption{zerocopy.WithDeviceOnly()}},
 	// Pinned host buffers: the runtime copies the input in (H2D) and the
 	// output out (D2H) at every run.
 	{"copy", []zerocopy.BindOption{zerocopy.WithHostBuffers()}},
