@@ -39,12 +39,13 @@ type Buffer struct {
 	win       *hccl.Window
 	sf        *acl.DeviceBuffer // caller's scale-factor table (never freed here)
 
-	pending bool
-	gen     uint64
-	cur     fetchState
-	p       plan
-	descs   []hccl.OneSideOpDesc
-	wires   []uint32
+	pending  bool
+	gen      uint64
+	trainSeq uint64 // training fetches started; names each TrainCtx
+	cur      fetchState
+	p        plan
+	descs    []hccl.OneSideOpDesc
+	wires    []uint32
 }
 
 // sendQueues is the optional hook of a backend that models the device's

@@ -26,6 +26,12 @@ import (
 type TrainCtx struct {
 	Perm, SendCounts, RecvCounts, RecvLocalEntry, NumRecv *acl.DeviceBuffer
 	T                                                     int
+
+	// owner and seq name the fetch that made the context, so FetchGrad
+	// can reject a context of another Buffer or, across ranks, contexts
+	// of different fetches.
+	owner *Buffer
+	seq   uint64
 }
 
 // Close frees the context's tensors.
@@ -69,6 +75,7 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		return Result{}, nil, fmt.Errorf("%w: cannot call engram_fetch while previous fetch callback is pending; call it first", ErrPending)
 	}
 	t := len(indices)
+	b.trainSeq++
 	var res Result
 	var tc *TrainCtx
 	err := b.dev.Do(func() error {
@@ -86,6 +93,7 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		return Result{}, nil, err
 	}
 	res.T = t
+	tc.owner, tc.seq = b, b.trainSeq
 	return res, tc, nil
 }
 
@@ -124,26 +132,8 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 			_ = d.Close()
 		}
 	}()
-	dbuf := func(data []byte, n int64) (*acl.DeviceBuffer, error) {
-		d, err := b.scratch(n)
-		if err != nil {
-			return nil, err
-		}
-		if len(data) > 0 {
-			if err = rt.Memcpy(d.Ptr(), d.Size(), unsafe.Pointer(&data[0]), uintptr(len(data)), acl.MemcpyHostToDevice); err != nil {
-				_ = d.Close()
-				return nil, err
-			}
-		}
-		return d, nil
-	}
-	host := func(d *acl.DeviceBuffer, n int64) ([]byte, error) {
-		out := make([]byte, n)
-		if n == 0 {
-			return out, nil
-		}
-		return out, rt.Memcpy(unsafe.Pointer(&out[0]), uintptr(n), d.Ptr(), uintptr(n), acl.MemcpyDeviceToHost)
-	}
+	dbuf := func(data []byte, _ int64) (*acl.DeviceBuffer, error) { return b.toDevice(rt, data) }
+	host := func(d *acl.DeviceBuffer, n int64) ([]byte, error) { return b.toHost(rt, d, n) }
 	t := len(indices)
 	// 1. Every rank learns every rank's T and first out-of-range index,
 	// so a mismatch or a bad index fails the fetch on every rank alike.
