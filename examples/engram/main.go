@@ -6,6 +6,11 @@
 //
 //	go run ./examples/engram -ranks 4
 //	go run ./examples/engram -ranks 2 -hidden 1280 -t 8192 -zipf 0 -zerocopy
+//	go run ./examples/engram -ranks 3 -train
+//
+// With -train every rank runs the training fetch, a synthetic gradient
+// and FetchGrad, and checks the fetched rows and the summed gradient of
+// its own rows exactly.
 //
 // The launcher hosts the rendezvous and re-executes this program as the
 // ranks; it exits with status 1 when any rank failed or read a wrong byte.
@@ -35,6 +40,7 @@ func main() {
 	flag.IntVar(&job.T, "t", 16384, "indices per fetch per rank")
 	flag.Float64Var(&job.Zipf, "zipf", 1.05, "Zipf exponent of the indices (0: uniform)")
 	flag.IntVar(&job.Iters, "iters", 20, "timed fetches per rank")
+	flag.BoolVar(&job.Train, "train", false, "training fetch + synthetic gradient + FetchGrad, both checked")
 	flag.BoolVar(&job.ZeroCopy, "zerocopy", false, "register each rank's slice in place instead of copying it")
 	flag.DurationVar(&job.Timeout, "timeout", time.Minute, "HCCL connect and execution timeout")
 	flag.Parse()
@@ -60,8 +66,12 @@ func run(job engramjob.Job, out, errOut io.Writer) error {
 	if job.Zipf > 0 {
 		dist = fmt.Sprintf("Zipf(%.2f)", job.Zipf)
 	}
-	fmt.Fprintf(out, "engram: %d rank processes, %d rows × %d %v per rank, %d %s indices per fetch, %d fetches\n",
-		job.Ranks, job.Entries, job.Hidden, job.DType, job.T, dist, job.Iters)
+	mode := "fetch"
+	if job.Train {
+		mode = "training fetch + FetchGrad"
+	}
+	fmt.Fprintf(out, "engram: %s: %d rank processes, %d rows × %d %v per rank, %d %s indices per fetch, %d fetches\n",
+		mode, job.Ranks, job.Entries, job.Hidden, job.DType, job.T, dist, job.Iters)
 	reps, err := engramjob.Launch(job, nil, errOut)
 	var gbs, mrows float64
 	for _, r := range reps {

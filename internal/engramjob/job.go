@@ -46,6 +46,7 @@ type Job struct {
 	Zipf     float64 // 0: uniform; else the Zipf exponent (> 1)
 	Iters    int     // timed fetches (after one checked warm-up)
 	ZeroCopy bool
+	Train    bool // training fetch + synthetic gradient + FetchGrad, both checked
 	Seed     uint64
 	Timeout  time.Duration
 }
