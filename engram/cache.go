@@ -52,8 +52,9 @@ type hotCache struct {
 	stats CacheStats
 
 	// The fetch in flight: hit copies (token, slot) and misses (token, row).
-	hits   []int32
-	missed []int32
+	hits     []int32
+	missed   []int32
+	admitted []int32 // rows admitted by the current admit
 }
 
 func newHotCache(dev *acl.Device, c int, rb int64) (*hotCache, error) {
@@ -127,8 +128,10 @@ func (h *hotCache) issueHits(rt acl.Backend, out unsafe.Pointer, sh acl.StreamHa
 }
 
 // admit offers the completed fetch's missed rows to the cache, copying
-// admitted rows from out (synchronously: the fetch is complete).
-func (h *hotCache) admit(rt acl.Backend, out unsafe.Pointer) error {
+// admitted rows from out on stream sh and waiting for the copies; on an
+// error every slot of this round is freed, never left half filled.
+func (h *hotCache) admit(rt acl.Backend, out unsafe.Pointer, sh acl.StreamHandle) error {
+	h.admitted = h.admitted[:0]
 	defer func() { h.missed = h.missed[:0] }()
 	for k := 0; k < len(h.missed); k += 2 {
 		tok, g := h.missed[k], h.missed[k+1]
@@ -152,14 +155,23 @@ func (h *hotCache) admit(rt acl.Backend, out unsafe.Pointer) error {
 			delete(h.slot, h.owner[s])
 			h.stats.Evictions++
 		}
-		if err := rt.Memcpy(unsafe.Add(h.rows.Ptr(), int64(s)*h.rb), uintptr(h.rb), unsafe.Add(out, int64(tok)*h.rb), uintptr(h.rb),
-			acl.MemcpyDeviceToDevice); err != nil {
-			h.owner[s] = -1
-			h.free = append(h.free, s)
-			return err
-		}
 		h.slot[g], h.owner[s], h.ref[s] = s, g, false
 		h.stats.Admitted++
+		n0 := len(h.admitted)
+		h.admitted = append(h.admitted, g)
+		if err := rt.MemcpyAsync(unsafe.Add(h.rows.Ptr(), int64(s)*h.rb), uintptr(h.rb), unsafe.Add(out, int64(tok)*h.rb), uintptr(h.rb),
+			acl.MemcpyDeviceToDevice, sh); err != nil {
+			_ = rt.SynchronizeStream(sh)
+			h.invalidate(h.admitted[:n0+1])
+			return err
+		}
+	}
+	if len(h.admitted) == 0 {
+		return nil
+	}
+	if err := rt.SynchronizeStream(sh); err != nil {
+		h.invalidate(h.admitted)
+		return err
 	}
 	return nil
 }

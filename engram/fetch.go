@@ -357,7 +357,7 @@ func (p Pending) Wait(ctx context.Context) (Result, error) {
 	}
 	b.pending = false
 	if b.cache != nil && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
-		if err := b.dev.Do(func() error { return b.cache.admit(b.dev.Runtime().Backend(), st.out.Rows.Ptr()) }); err != nil {
+		if err := b.dev.Do(func() error { return b.cache.admit(b.dev.Runtime().Backend(), st.out.Rows.Ptr(), st.stream.Handle()) }); err != nil {
 			b.freeOwned()
 			return Result{}, err
 		}
