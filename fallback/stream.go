@@ -325,6 +325,9 @@ func (n *NPU) CreateStream() (acl.StreamHandle, error) {
 	if c.ctx.dead.Load() {
 		return 0, c.fail(acl.CodeRTContextNull, "the current context of OS thread %d was destroyed", c.tid)
 	}
+	if k, limit := n.countOnDevice(c.ctx.dev, false), orDefault(n.cfg.maxStreams, DefaultMaxStreams); k >= limit {
+		return 0, c.fail(acl.CodeRTNoStreamResource, "device %d already has %d streams, its limit", c.ctx.dev.id, k)
+	}
 	h := acl.StreamHandle(n.handle())
 	s := newStream(n, c.ctx, h, w)
 	n.streams[h] = s
