@@ -1,9 +1,11 @@
 package engram
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/hccl"
 )
 
 // CacheStats are a hot-row cache's counters since the buffer was made.
@@ -41,6 +43,8 @@ func (s CacheStats) HitRate() float64 {
 // filled from an unfinished or failed read.
 type hotCache struct {
 	rows  *acl.DeviceBuffer // C × row bytes
+	reg   *hccl.LocalMem    // rows registered on the communicator
+	descs []hccl.OneSideOpDesc
 	c     int
 	rb    int64
 	slot  map[int32]int32 // global row → slot
@@ -57,12 +61,25 @@ type hotCache struct {
 	admitted []int32 // rows admitted by the current admit
 }
 
-func newHotCache(dev *acl.Device, c int, rb int64) (*hotCache, error) {
-	d, err := dev.Malloc(uintptr(max(int64(c)*rb, 1)), acl.MemMallocHugeFirst)
+// newHotCache allocates the cache's rows and registers them on comm, so
+// that a fetch's hits are one own-rank BatchGet (HCCL serves it locally,
+// as it does the own rows) rather than a copy per row.
+func newHotCache(dev *acl.Device, comm *hccl.Comm, c int, rb int64) (*hotCache, error) {
+	size := max(int64(c)*rb, 1)
+	d, err := dev.Malloc(uintptr(size), acl.MemMallocHugeFirst)
 	if err != nil {
 		return nil, err
 	}
-	h := &hotCache{rows: d, c: c, rb: rb, slot: make(map[int32]int32, c), owner: make([]int32, c), ref: make([]bool, c)}
+	var reg *hccl.LocalMem
+	if err := dev.Do(func() error {
+		var err error
+		reg, err = comm.RegisterMem((comm.Rank()+1)%comm.Size(), hccl.MemDevice, d.Ptr(), uint64(size))
+		return err
+	}); err != nil {
+		_ = d.Close()
+		return nil, err
+	}
+	h := &hotCache{rows: d, reg: reg, c: c, rb: rb, slot: make(map[int32]int32, c), owner: make([]int32, c), ref: make([]bool, c)}
 	h.sk.init(c)
 	h.reset()
 	return h, nil
@@ -115,22 +132,28 @@ func (h *hotCache) lookup(indices []int32, isRemote func(int32) bool, missIdx, m
 	return missIdx, missTok
 }
 
-// issueHits queues the hit rows' copies from the cache to the output.
-func (h *hotCache) issueHits(rt acl.Backend, out unsafe.Pointer, sh acl.StreamHandle) error {
+// issueHits queues the hit rows' copies from the cache to the output:
+// one own-rank BatchGet.
+func (h *hotCache) issueHits(be hccl.Backend, ch hccl.CommHandle, rank int, out unsafe.Pointer, sh acl.StreamHandle) error {
+	if len(h.hits) == 0 {
+		return nil
+	}
+	h.descs = h.descs[:0]
+	base := uintptr(h.rows.Ptr())
 	for k := 0; k < len(h.hits); k += 2 {
 		tok, s := int64(h.hits[k]), int64(h.hits[k+1])
-		if err := rt.MemcpyAsync(unsafe.Add(out, tok*h.rb), uintptr(h.rb), unsafe.Add(h.rows.Ptr(), s*h.rb), uintptr(h.rb),
-			acl.MemcpyDeviceToDevice, sh); err != nil {
-			return err
-		}
+		h.descs = append(h.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(out, tok*h.rb), RemoteAddr: base + uintptr(s*h.rb),
+			Count: uint64(h.rb), DataType: hccl.Uint8})
 	}
-	return nil
+	return be.BatchGet(ch, uint32(rank), h.descs, sh)
 }
 
 // admit offers the completed fetch's missed rows to the cache, copying
-// admitted rows from out on stream sh and waiting for the copies; on an
-// error every slot of this round is freed, never left half filled.
-func (h *hotCache) admit(rt acl.Backend, out unsafe.Pointer, sh acl.StreamHandle) error {
+// the admitted rows from out with one own-rank BatchPut on stream sh and
+// waiting for it; on an error every slot of this round is freed, never
+// left half filled.
+func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, rank int, out unsafe.Pointer, sh acl.StreamHandle) error {
+	h.descs = h.descs[:0]
 	h.admitted = h.admitted[:0]
 	defer func() { h.missed = h.missed[:0] }()
 	for k := 0; k < len(h.missed); k += 2 {
@@ -157,26 +180,28 @@ func (h *hotCache) admit(rt acl.Backend, out unsafe.Pointer, sh acl.StreamHandle
 		}
 		h.slot[g], h.owner[s], h.ref[s] = s, g, false
 		h.stats.Admitted++
-		n0 := len(h.admitted)
 		h.admitted = append(h.admitted, g)
-		if err := rt.MemcpyAsync(unsafe.Add(h.rows.Ptr(), int64(s)*h.rb), uintptr(h.rb), unsafe.Add(out, int64(tok)*h.rb), uintptr(h.rb),
-			acl.MemcpyDeviceToDevice, sh); err != nil {
-			_ = rt.SynchronizeStream(sh)
-			h.invalidate(h.admitted[:n0+1])
-			return err
-		}
+		h.descs = append(h.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(out, int64(tok)*h.rb),
+			RemoteAddr: uintptr(h.rows.Ptr()) + uintptr(int64(s)*h.rb), Count: uint64(h.rb), DataType: hccl.Uint8})
 	}
 	if len(h.admitted) == 0 {
 		return nil
 	}
-	if err := rt.SynchronizeStream(sh); err != nil {
-		h.invalidate(h.admitted)
-		return err
+	err := be.BatchPut(ch, uint32(rank), h.descs, sh)
+	if err == nil {
+		err = rt.SynchronizeStream(sh)
 	}
-	return nil
+	if err != nil {
+		h.invalidate(h.admitted)
+	}
+	return err
 }
 
-func (h *hotCache) close() error { return h.rows.Close() }
+// close deregisters the rows (with the device bound) and frees them.
+func (h *hotCache) close(dev *acl.Device) error {
+	err := dev.Do(h.reg.Close)
+	return errors.Join(err, h.rows.Close())
+}
 
 // sketch is a count-min sketch of 4-bit counters (4 rows), halved every
 // 10·C additions (TinyLFU's reset).

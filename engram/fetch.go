@@ -227,7 +227,7 @@ func (b *Buffer) issueRows(rt acl.Backend, indices []int32, rows unsafe.Pointer,
 	}
 	be, h := b.comm.Backend(), b.comm.Handle()
 	if b.cache != nil {
-		if err := b.cache.issueHits(rt, rows, sh); err != nil {
+		if err := b.cache.issueHits(be, h, b.rank, rows, sh); err != nil {
 			return err
 		}
 	}
@@ -357,7 +357,9 @@ func (p Pending) Wait(ctx context.Context) (Result, error) {
 	}
 	b.pending = false
 	if b.cache != nil && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
-		if err := b.dev.Do(func() error { return b.cache.admit(b.dev.Runtime().Backend(), st.out.Rows.Ptr(), st.stream.Handle()) }); err != nil {
+		if err := b.dev.Do(func() error {
+			return b.cache.admit(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), b.rank, st.out.Rows.Ptr(), st.stream.Handle())
+		}); err != nil {
 			b.freeOwned()
 			return Result{}, err
 		}

@@ -26,6 +26,9 @@ type Options struct {
 	BufferBytes int
 	// ShmDir is where segments are created. Default /dev/shm.
 	ShmDir string
+	// Link, when set, charges one-sided transfers between ranks the
+	// model's latency and bandwidth (see LinkModel). Default: off.
+	Link *LinkModel
 }
 
 func (o Options) withDefaults() Options {
