@@ -15,7 +15,7 @@ import (
 // uses only them builds fully static with CGO_ENABLED=0.
 func TestAPIPackagesDoNotImportPurego(t *testing.T) {
 	goTool(t)
-	pkgs := []string{"./acl", "./fallback/...", "./hccl", "./ge/...", "./zerocopy/...", "./internal/floatx"}
+	pkgs := []string{"./acl", "./fallback/...", "./hccl", "./ge/...", "./zerocopy/...", "./floatx"}
 	var present []string
 	for _, p := range pkgs {
 		if out, err := exec.Command("go", "list", p).CombinedOutput(); err == nil && len(strings.TrimSpace(string(out))) > 0 {

@@ -9,8 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/hccl"
-	"github.com/ascend-go/cann/internal/floatx"
 )
 
 // Grad is the gradient of a training fetch's rows (grad_fetched): Rows ×

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/engram"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // encodeVals stores float values in dt (fp16/bf16 rounded), returning the

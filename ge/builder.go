@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // Data adds model input number index with the given type and dims (format

@@ -62,7 +62,15 @@ type Error struct {
 	Op   string
 	Code Result
 	Msg  string
+	// Err is the cause beside the code, nil when the failure is HCCL's
+	// own; a wait for peers that the caller's context ended carries
+	// ctx.Err() here, so errors.Is matches both the code's sentinel and
+	// context.DeadlineExceeded or context.Canceled.
+	Err error
 }
+
+// Unwrap returns the cause (Err).
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf builds an *Error with a formatted message. An argument that is an
 // *Error with the same code is formatted without its code ("Op: message"),

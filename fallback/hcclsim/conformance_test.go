@@ -12,7 +12,10 @@ import (
 	"github.com/ascend-go/cann/hccl/hccltest"
 )
 
-const testTimeout = time.Second
+// testTimeout is the exec and connect timeout of the tests: long enough
+// for a 64 MiB collective on a loaded machine, short enough that the
+// subtests that wait one out stay quick.
+const testTimeout = 3 * time.Second
 
 // newNPU returns an initialised fallback NPU with n devices, closed at the
 // end of the test.
@@ -68,10 +71,14 @@ func startCluster(t testing.TB, n int, opts procs.Options) *procs.Cluster {
 	return cl
 }
 
+// procsLack is what ranks in separate processes lack: CommInitClusterInfo
+// forms communicators within one process only (see the package doc).
+var procsLack = []hccltest.Feature{hccltest.ClusterInfo}
+
 // TestConformanceMultiProcess runs the shared HCCL suite on 1–8 ranks, each
 // in its own process: the rendezvous runs in the test process, data moves
 // through shared memory.
 func TestConformanceMultiProcess(t *testing.T) {
 	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout})
+	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
 }

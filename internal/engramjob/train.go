@@ -10,7 +10,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/engram"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // GradValue is the synthetic gradient of rank r's token i, column j: a
