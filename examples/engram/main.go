@@ -7,6 +7,7 @@
 //	go run ./examples/engram -ranks 4
 //	go run ./examples/engram -ranks 2 -hidden 1280 -t 8192 -zipf 0 -zerocopy
 //	go run ./examples/engram -ranks 3 -train
+//	go run ./examples/engram -ranks 4 -cache 13107
 //
 // With -train every rank runs the training fetch, a synthetic gradient
 // and FetchGrad, and checks the fetched rows and the summed gradient of
@@ -40,6 +41,7 @@ func main() {
 	flag.IntVar(&job.T, "t", 16384, "indices per fetch per rank")
 	flag.Float64Var(&job.Zipf, "zipf", 1.05, "Zipf exponent of the indices (0: uniform)")
 	flag.IntVar(&job.Iters, "iters", 20, "timed fetches per rank")
+	flag.IntVar(&job.Cache, "cache", 0, "hot-row cache of C remote rows per rank (inference; 0: none)")
 	flag.BoolVar(&job.Train, "train", false, "training fetch + synthetic gradient + FetchGrad, both checked")
 	flag.BoolVar(&job.ZeroCopy, "zerocopy", false, "register each rank's slice in place instead of copying it")
 	flag.DurationVar(&job.Timeout, "timeout", time.Minute, "HCCL connect and execution timeout")
@@ -80,8 +82,12 @@ func run(job engramjob.Job, out, errOut io.Writer) error {
 		}
 		gbs += r.GBps()
 		mrows += r.Mrows()
-		fmt.Fprintf(out, "rank %d: %7.2f GB/s %8.2f Mrows/s  %5.1f%% remote rows  %5.1f allocs/fetch  every byte OK\n",
-			r.Rank, r.GBps(), r.Mrows(), 100*float64(r.Remote)/float64(max(r.Rows, 1)), r.Allocs)
+		cache := ""
+		if job.Cache > 0 {
+			cache = fmt.Sprintf("  %5.1f%% cache hits", 100*r.HitRate)
+		}
+		fmt.Fprintf(out, "rank %d: %7.2f GB/s %8.2f Mrows/s  %5.1f%% remote rows%s  %5.1f allocs/fetch  every byte OK\n",
+			r.Rank, r.GBps(), r.Mrows(), 100*float64(r.Remote)/float64(max(r.Rows, 1)), cache, r.Allocs)
 	}
 	if err != nil {
 		return err

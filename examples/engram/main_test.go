@@ -36,3 +36,12 @@ func TestRunTrain(t *testing.T) {
 	require.Contains(t, out.String(), "training fetch + FetchGrad")
 	require.Equal(t, 2, strings.Count(out.String(), "every byte OK"))
 }
+
+func TestRunCache(t *testing.T) {
+	var out, errOut strings.Builder
+	job := engramjob.Job{Ranks: 2, Entries: 2000, Hidden: 32, DType: engram.BF16, T: 2000, Zipf: 1.05, Iters: 3, Seed: 6, Timeout: time.Minute, Cache: 200}
+	require.NoError(t, run(job, &out, &errOut), "stderr:\n%s", errOut.String())
+	t.Log("\n" + out.String())
+	require.Equal(t, 2, strings.Count(out.String(), "cache hits"))
+	require.Equal(t, 2, strings.Count(out.String(), "every byte OK"))
+}

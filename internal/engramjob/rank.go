@@ -68,6 +68,8 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	cfg := engram.Config{EntriesPerRank: job.Entries, Hidden: job.Hidden, DType: job.DType}
 	if job.Train {
 		cfg.MaxTokensPerRank = max(job.T, 1)
+	} else {
+		cfg.CacheRows = job.Cache
 	}
 	rb := cfg.RowBytes()
 	slice := job.Entries * rb
@@ -174,6 +176,13 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 		if int64(g)/max(job.Entries, 1) != int64(rank) {
 			rep.Remote += int64(job.Iters)
 		}
+	}
+	if job.Cache > 0 {
+		// Remote reads actually made: the cache's misses of all fetches
+		// but the warm-up's share, which the first fetch makes uncached.
+		st := buf.CacheStats()
+		rep.HitRate = st.HitRate()
+		rep.Remote = st.Misses * int64(job.Iters) / int64(job.Iters+1)
 	}
 	rep.Rows = int64(job.Iters) * int64(job.T)
 	rep.Bytes = rep.Rows * rb
