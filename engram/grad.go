@@ -258,17 +258,20 @@ func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResul
 	for _, c := range sc {
 		valid += int(c)
 	}
-	sorted, err := b.scratch(int64(valid) * rb)
+	// Permuted on the host: two bulk copies instead of one per row.
+	graw, err := b.toHost(rt, g.Data, int64(g.Rows)*rb)
+	if err != nil {
+		return GradResult{}, err
+	}
+	sortedRaw := make([]byte, int64(valid)*rb)
+	for i := 0; i < valid; i++ {
+		copy(sortedRaw[int64(i)*rb:int64(i+1)*rb], graw[int64(perm[i])*rb:])
+	}
+	sorted, err := b.toDevice(rt, sortedRaw)
 	if err != nil {
 		return GradResult{}, err
 	}
 	tmp = append(tmp, sorted)
-	for i := 0; i < valid; i++ {
-		if err := rt.MemcpyAsync(unsafe.Add(sorted.Ptr(), int64(i)*rb), uintptr(rb),
-			unsafe.Add(g.Data.Ptr(), int64(perm[i])*rb), uintptr(rb), acl.MemcpyDeviceToDevice, cs); err != nil {
-			return GradResult{}, err
-		}
-	}
 	recv, err := b.scratch(int64(nrecv) * rb)
 	if err != nil {
 		return GradResult{}, err
