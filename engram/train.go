@@ -310,20 +310,24 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 			return Result{}, nil, err
 		}
 	}
-	for i := 0; i < valid; i++ {
-		if err := rt.MemcpyAsync(unsafe.Add(res.Rows.Ptr(), int64(perm[i])*rb), uintptr(rb),
-			unsafe.Add(recvRows.Ptr(), int64(i)*rb), uintptr(rb), acl.MemcpyDeviceToDevice, cs); err != nil {
-			return res, nil, err
-		}
-	}
-	if len(dropped) > 0 {
-		res.Zeroed = len(dropped)
-		if err := zeroRuns(rt, dropped, res.Rows.Ptr(), rb, cs); err != nil {
-			return res, nil, err
-		}
-	}
+	// On the host: two bulk copies instead of one per row; dropped rows
+	// stay zero.
 	if err := sync(); err != nil {
 		return res, nil, err
+	}
+	raw, err = host(recvRows, int64(valid)*rb)
+	if err != nil {
+		return res, nil, err
+	}
+	res.Zeroed = len(dropped)
+	if t > 0 {
+		fetched := make([]byte, int64(t)*rb)
+		for i := 0; i < valid; i++ {
+			copy(fetched[int64(perm[i])*rb:int64(perm[i]+1)*rb], raw[int64(i)*rb:])
+		}
+		if err := rt.Memcpy(res.Rows.Ptr(), res.Rows.Size(), unsafe.Pointer(&fetched[0]), uintptr(len(fetched)), acl.MemcpyHostToDevice); err != nil {
+			return res, nil, err
+		}
 	}
 	// The context tensors, in the seed's layouts.
 	for i := valid; i < t; i++ {
