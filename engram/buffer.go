@@ -39,12 +39,16 @@ type Buffer struct {
 	win       *hccl.Window
 	sf        *acl.DeviceBuffer // caller's scale-factor table (never freed here)
 
-	pending bool
-	gen     uint64
-	cur     fetchState
-	p       plan
-	descs   []hccl.OneSideOpDesc
-	wires   []uint32
+	pending  bool
+	gen      uint64
+	trainSeq uint64 // training fetches started; names each TrainCtx
+	cur      fetchState
+	p        plan
+	descs    []hccl.OneSideOpDesc
+	cache    *hotCache // nil without Config.CacheRows
+	missIdx  []int32   // with a cache: the indices planned (all but hits)
+	missTok  []int32   // and their tokens
+	wires    []uint32
 }
 
 // sendQueues is the optional hook of a backend that models the device's
@@ -89,6 +93,13 @@ func New(comm *hccl.Comm, dev *acl.Device, cfg Config) (*Buffer, error) {
 			return nil, fmt.Errorf("%w: the HCCL backend %q lacks the one-sided service: %w", ErrNotSupported, comm.Backend().Name(), err)
 		}
 		b.hook, _ = comm.Backend().(sendQueues)
+		if cfg.CacheRows > 0 {
+			c, err := newHotCache(dev, comm, cfg.CacheRows, b.rb)
+			if err != nil {
+				return nil, err
+			}
+			b.cache = c
+		}
 	}
 	return b, nil
 }
@@ -163,6 +174,9 @@ func (b *Buffer) Write(ctx context.Context, st Storage) error {
 	}
 	if err := b.barrier(ctx); err != nil {
 		return err
+	}
+	if b.cache != nil {
+		b.cache.reset() // every rank's slice may change
 	}
 	if !b.written && n > 0 {
 		if err := b.setup(ctx, st); err != nil {
@@ -288,9 +302,39 @@ func (b *Buffer) Destroy() error {
 		errs = append(errs, b.barrier(context.Background()))
 	}
 	errs = append(errs, b.release())
+	if b.cache != nil {
+		errs = append(errs, b.cache.close(b.dev))
+	}
 	b.sf = nil
 	return errors.Join(errs...)
 }
 
 // Close is Destroy, for io.Closer.
 func (b *Buffer) Close() error { return b.Destroy() }
+
+// Invalidate drops global rows from this rank's hot-row cache. Write
+// empties the cache itself; with ZeroCopy storage, whoever updates rows in
+// place must call Invalidate for them on every rank (the owner's storage
+// changes under the others' caches, which cannot see it). Not collective;
+// a no-op without a cache.
+func (b *Buffer) Invalidate(rows ...int32) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.destroyed {
+		return fmt.Errorf("%w: invalidate after destroy", ErrDestroyed)
+	}
+	if b.cache != nil {
+		b.cache.invalidate(rows)
+	}
+	return nil
+}
+
+// CacheStats returns the hot-row cache's counters (zero without a cache).
+func (b *Buffer) CacheStats() CacheStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cache == nil {
+		return CacheStats{}
+	}
+	return b.cache.stats
+}

@@ -50,6 +50,10 @@ type Config struct {
 	// Engine models the device's fetch kernel; the zero value means
 	// DefaultEngine().
 	Engine Engine
+	// CacheRows is C, the rows of the optional hot-row cache: a per-rank
+	// device cache of other ranks' rows that inference fetches read
+	// locally on a hit (sliced mode only; 0: none). See Buffer.Invalidate.
+	CacheRows int
 }
 
 // RowBytes is Hidden × the element size: rows are packed at this stride.
@@ -72,6 +76,9 @@ func (c *Config) check(w int) error {
 	}
 	if c.Hidden <= 0 {
 		return cfgErr("hidden %d, must be > 0", c.Hidden)
+	}
+	if c.CacheRows < 0 || c.CacheRows > 0 && w == 1 {
+		return cfgErr("cache rows %d: must be ≥ 0, and 0 in local mode (it caches other ranks' rows)", c.CacheRows)
 	}
 	if c.DType.Size() == 0 {
 		return cfgErr("dtype %v, want one of %v", c.DType, DTypes())

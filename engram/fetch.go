@@ -84,7 +84,11 @@ func (b *Buffer) fetch(indices []int32, out Output, alloc bool, s *acl.Stream) (
 		return Pending{}, err
 	}
 	b.cur = fetchState{stream: s, out: out, owned: alloc, t: t}
-	b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, b.cfg.EntriesPerRank)
+	if b.cache != nil {
+		b.planCached(indices)
+	} else {
+		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, b.cfg.EntriesPerRank)
+	}
 	if len(b.p.bad) > 0 {
 		b.cur.bad = len(b.p.bad)
 		b.cur.badPos = b.p.bad[0]
@@ -100,6 +104,25 @@ func (b *Buffer) fetch(indices []int32, out Output, alloc bool, s *acl.Stream) (
 	b.pending = true
 	b.gen++
 	return Pending{b: b, gen: b.gen}, nil
+}
+
+// planCached plans a fetch with the hot-row cache: cached remote rows are
+// hits, copied from the cache; the kernel's plan covers the rest, and its
+// tokens are mapped back to the fetch's.
+func (b *Buffer) planCached(indices []int32) {
+	e := b.cfg.EntriesPerRank
+	lo, hi := int64(b.rank)*e, int64(b.rank+1)*e
+	remote := func(g int32) bool { return g >= 0 && int64(g) < b.global && (int64(g) < lo || int64(g) >= hi) }
+	b.missIdx, b.missTok = b.cache.lookup(indices, remote, b.missIdx[:0], b.missTok[:0])
+	b.cfg.Engine.plan(&b.p, b.missIdx, b.w, b.rank, e)
+	for i := range b.p.posts {
+		b.p.posts[i].Token = b.missTok[b.p.posts[i].Token]
+	}
+	for _, s := range [][]int32{b.p.local, b.p.bad} {
+		for i, tok := range s {
+			s[i] = b.missTok[tok]
+		}
+	}
 }
 
 func (b *Buffer) allocOutput(t int) (Output, error) {
@@ -203,6 +226,11 @@ func (b *Buffer) issueRows(rt acl.Backend, indices []int32, rows unsafe.Pointer,
 		})
 	}
 	be, h := b.comm.Backend(), b.comm.Handle()
+	if b.cache != nil {
+		if err := b.cache.issueHits(be, h, b.rank, rows, sh); err != nil {
+			return err
+		}
+	}
 	// Own rows: a one-sided read of the rank's own window, which HCCL
 	// serves locally (no channel, no send queue).
 	if len(b.p.local) > 0 {
@@ -328,6 +356,14 @@ func (p Pending) Wait(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("engram: fetch of %d rows failed: %w", st.t, err)
 	}
 	b.pending = false
+	if b.cache != nil && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
+		if err := b.dev.Do(func() error {
+			return b.cache.admit(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), b.rank, st.out.Rows.Ptr(), st.stream.Handle())
+		}); err != nil {
+			b.freeOwned()
+			return Result{}, err
+		}
+	}
 	if st.bad > 0 && b.cfg.Policy == IndexError {
 		b.freeOwned()
 		return Result{}, fmt.Errorf("%w: index %d at position %d is outside [0, %d) (%d of %d indices out of range)",

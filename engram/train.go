@@ -26,6 +26,12 @@ import (
 type TrainCtx struct {
 	Perm, SendCounts, RecvCounts, RecvLocalEntry, NumRecv *acl.DeviceBuffer
 	T                                                     int
+
+	// owner and seq name the fetch that made the context, so FetchGrad
+	// can reject a context of another Buffer or, across ranks, contexts
+	// of different fetches.
+	owner *Buffer
+	seq   uint64
 }
 
 // Close frees the context's tensors.
@@ -69,6 +75,7 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		return Result{}, nil, fmt.Errorf("%w: cannot call engram_fetch while previous fetch callback is pending; call it first", ErrPending)
 	}
 	t := len(indices)
+	b.trainSeq++
 	var res Result
 	var tc *TrainCtx
 	err := b.dev.Do(func() error {
@@ -86,6 +93,7 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		return Result{}, nil, err
 	}
 	res.T = t
+	tc.owner, tc.seq = b, b.trainSeq
 	return res, tc, nil
 }
 
@@ -124,26 +132,8 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 			_ = d.Close()
 		}
 	}()
-	dbuf := func(data []byte, n int64) (*acl.DeviceBuffer, error) {
-		d, err := b.scratch(n)
-		if err != nil {
-			return nil, err
-		}
-		if len(data) > 0 {
-			if err = rt.Memcpy(d.Ptr(), d.Size(), unsafe.Pointer(&data[0]), uintptr(len(data)), acl.MemcpyHostToDevice); err != nil {
-				_ = d.Close()
-				return nil, err
-			}
-		}
-		return d, nil
-	}
-	host := func(d *acl.DeviceBuffer, n int64) ([]byte, error) {
-		out := make([]byte, n)
-		if n == 0 {
-			return out, nil
-		}
-		return out, rt.Memcpy(unsafe.Pointer(&out[0]), uintptr(n), d.Ptr(), uintptr(n), acl.MemcpyDeviceToHost)
-	}
+	dbuf := func(data []byte, _ int64) (*acl.DeviceBuffer, error) { return b.toDevice(rt, data) }
+	host := func(d *acl.DeviceBuffer, n int64) ([]byte, error) { return b.toHost(rt, d, n) }
 	t := len(indices)
 	// 1. Every rank learns every rank's T and first out-of-range index,
 	// so a mismatch or a bad index fails the fetch on every rank alike.
@@ -320,20 +310,24 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 			return Result{}, nil, err
 		}
 	}
-	for i := 0; i < valid; i++ {
-		if err := rt.MemcpyAsync(unsafe.Add(res.Rows.Ptr(), int64(perm[i])*rb), uintptr(rb),
-			unsafe.Add(recvRows.Ptr(), int64(i)*rb), uintptr(rb), acl.MemcpyDeviceToDevice, cs); err != nil {
-			return res, nil, err
-		}
-	}
-	if len(dropped) > 0 {
-		res.Zeroed = len(dropped)
-		if err := zeroRuns(rt, dropped, res.Rows.Ptr(), rb, cs); err != nil {
-			return res, nil, err
-		}
-	}
+	// On the host: two bulk copies instead of one per row; dropped rows
+	// stay zero.
 	if err := sync(); err != nil {
 		return res, nil, err
+	}
+	raw, err = host(recvRows, int64(valid)*rb)
+	if err != nil {
+		return res, nil, err
+	}
+	res.Zeroed = len(dropped)
+	if t > 0 {
+		fetched := make([]byte, int64(t)*rb)
+		for i := 0; i < valid; i++ {
+			copy(fetched[int64(perm[i])*rb:int64(perm[i]+1)*rb], raw[int64(i)*rb:])
+		}
+		if err := rt.Memcpy(res.Rows.Ptr(), res.Rows.Size(), unsafe.Pointer(&fetched[0]), uintptr(len(fetched)), acl.MemcpyHostToDevice); err != nil {
+			return res, nil, err
+		}
 	}
 	// The context tensors, in the seed's layouts.
 	for i := valid; i < t; i++ {

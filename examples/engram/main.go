@@ -6,6 +6,12 @@
 //
 //	go run ./examples/engram -ranks 4
 //	go run ./examples/engram -ranks 2 -hidden 1280 -t 8192 -zipf 0 -zerocopy
+//	go run ./examples/engram -ranks 3 -train
+//	go run ./examples/engram -ranks 4 -cache 13107
+//
+// With -train every rank runs the training fetch, a synthetic gradient
+// and FetchGrad, and checks the fetched rows and the summed gradient of
+// its own rows exactly.
 //
 // The launcher hosts the rendezvous and re-executes this program as the
 // ranks; it exits with status 1 when any rank failed or read a wrong byte.
@@ -35,6 +41,8 @@ func main() {
 	flag.IntVar(&job.T, "t", 16384, "indices per fetch per rank")
 	flag.Float64Var(&job.Zipf, "zipf", 1.05, "Zipf exponent of the indices (0: uniform)")
 	flag.IntVar(&job.Iters, "iters", 20, "timed fetches per rank")
+	flag.IntVar(&job.Cache, "cache", 0, "hot-row cache of C remote rows per rank (inference; 0: none)")
+	flag.BoolVar(&job.Train, "train", false, "training fetch + synthetic gradient + FetchGrad, both checked")
 	flag.BoolVar(&job.ZeroCopy, "zerocopy", false, "register each rank's slice in place instead of copying it")
 	flag.DurationVar(&job.Timeout, "timeout", time.Minute, "HCCL connect and execution timeout")
 	flag.Parse()
@@ -60,8 +68,12 @@ func run(job engramjob.Job, out, errOut io.Writer) error {
 	if job.Zipf > 0 {
 		dist = fmt.Sprintf("Zipf(%.2f)", job.Zipf)
 	}
-	fmt.Fprintf(out, "engram: %d rank processes, %d rows × %d %v per rank, %d %s indices per fetch, %d fetches\n",
-		job.Ranks, job.Entries, job.Hidden, job.DType, job.T, dist, job.Iters)
+	mode := "fetch"
+	if job.Train {
+		mode = "training fetch + FetchGrad"
+	}
+	fmt.Fprintf(out, "engram: %s: %d rank processes, %d rows × %d %v per rank, %d %s indices per fetch, %d fetches\n",
+		mode, job.Ranks, job.Entries, job.Hidden, job.DType, job.T, dist, job.Iters)
 	reps, err := engramjob.Launch(job, nil, errOut)
 	var gbs, mrows float64
 	for _, r := range reps {
@@ -70,8 +82,12 @@ func run(job engramjob.Job, out, errOut io.Writer) error {
 		}
 		gbs += r.GBps()
 		mrows += r.Mrows()
-		fmt.Fprintf(out, "rank %d: %7.2f GB/s %8.2f Mrows/s  %5.1f%% remote rows  %5.1f allocs/fetch  every byte OK\n",
-			r.Rank, r.GBps(), r.Mrows(), 100*float64(r.Remote)/float64(max(r.Rows, 1)), r.Allocs)
+		cache := ""
+		if job.Cache > 0 {
+			cache = fmt.Sprintf("  %5.1f%% cache hits", 100*r.HitRate)
+		}
+		fmt.Fprintf(out, "rank %d: %7.2f GB/s %8.2f Mrows/s  %5.1f%% remote rows%s  %5.1f allocs/fetch  every byte OK\n",
+			r.Rank, r.GBps(), r.Mrows(), 100*float64(r.Remote)/float64(max(r.Rows, 1)), cache, r.Allocs)
 	}
 	if err != nil {
 		return err

@@ -290,6 +290,13 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			}
 			return c.tr.oneSided(c, peer, get, xs, c.timeout)
 		})
+		if m := s.opts.Link; err == nil && m != nil && !self {
+			var n uint64
+			for _, x := range xs {
+				n += x.n
+			}
+			m.charge(c.rank, peer, len(xs), n)
+		}
 		c.fail(err)
 		return err
 	})

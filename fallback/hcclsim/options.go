@@ -35,6 +35,9 @@ type Options struct {
 	BufferBytes int
 	// ShmDir is where segments are created. Default /dev/shm.
 	ShmDir string
+	// Link, when set, charges one-sided transfers between ranks the
+	// model's latency and bandwidth (see LinkModel). Default: off.
+	Link *LinkModel
 	// InconsistentCheck is "first", "on" or "off": when ranks issuing
 	// different operations are detected (HCCL_DFS_CONFIG
 	// inconsistent_check). Default: HCCL_DFS_CONFIG, else "first".

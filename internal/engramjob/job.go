@@ -46,6 +46,8 @@ type Job struct {
 	Zipf     float64 // 0: uniform; else the Zipf exponent (> 1)
 	Iters    int     // timed fetches (after one checked warm-up)
 	ZeroCopy bool
+	Train    bool // training fetch + synthetic gradient + FetchGrad, both checked
+	Cache    int  // hot-row cache rows per rank (inference fetches; 0: none)
 	Seed     uint64
 	Timeout  time.Duration
 }
@@ -60,6 +62,7 @@ type Report struct {
 	Bytes   int64   // bytes fetched in the timed fetches
 	Seconds float64 // time of the timed fetches
 	Allocs  float64 // heap allocations per timed fetch
+	HitRate float64 // hot-row cache hit rate (with Job.Cache)
 }
 
 // GBps is the rank's fetch throughput in GB/s.

@@ -66,6 +66,11 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cfg := engram.Config{EntriesPerRank: job.Entries, Hidden: job.Hidden, DType: job.DType}
+	if job.Train {
+		cfg.MaxTokensPerRank = max(job.T, 1)
+	} else {
+		cfg.CacheRows = job.Cache
+	}
 	rb := cfg.RowBytes()
 	slice := job.Entries * rb
 	if !job.ZeroCopy {
@@ -126,17 +131,9 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	if err := buf.Write(ctx, engram.Storage{Rows: rows, ZeroCopy: job.ZeroCopy}); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(job.Seed, uint64(rank)))
-	global := int64(job.Ranks) * job.Entries
-	var idx []int32
-	if job.Zipf > 0 {
-		idx = Zipf(rng, job.T, global, job.Zipf)
-	} else {
-		idx = Uniform(rng, job.T, global)
-	}
-	if job.T >= 2 && job.Entries > 0 { // an own row, twice
-		idx[0] = int32(int64(rank)*job.Entries + rng.Int64N(job.Entries))
-		idx[1] = idx[0]
+	idx := Indices(job, rank)
+	if job.Train {
+		return trainRank(ctx, buf, dev, rank, job, idx, rep)
 	}
 	var o engram.Output
 	if out > 0 {
@@ -180,9 +177,34 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 			rep.Remote += int64(job.Iters)
 		}
 	}
+	if job.Cache > 0 {
+		// Remote reads actually made: the cache's misses of all fetches
+		// but the warm-up's share, which the first fetch makes uncached.
+		st := buf.CacheStats()
+		rep.HitRate = st.HitRate()
+		rep.Remote = st.Misses * int64(job.Iters) / int64(job.Iters+1)
+	}
 	rep.Rows = int64(job.Iters) * int64(job.T)
 	rep.Bytes = rep.Rows * rb
 	return nil
+}
+
+// Indices are the indices rank r fetches: Zipf or uniform over the whole
+// table, and (T ≥ 2) an own row twice. Every rank can compute any rank's.
+func Indices(job Job, r int) []int32 {
+	rng := rand.New(rand.NewPCG(job.Seed, uint64(r)))
+	global := int64(job.Ranks) * job.Entries
+	var idx []int32
+	if job.Zipf > 0 {
+		idx = Zipf(rng, job.T, global, job.Zipf)
+	} else {
+		idx = Uniform(rng, job.T, global)
+	}
+	if job.T >= 2 && job.Entries > 0 { // an own row, twice
+		idx[0] = int32(int64(r)*job.Entries + rng.Int64N(job.Entries))
+		idx[1] = idx[0]
+	}
+	return idx
 }
 
 // check compares every fetched byte with the table's function.

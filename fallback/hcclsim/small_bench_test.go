@@ -1,0 +1,109 @@
+package hcclsim_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/hccl"
+)
+
+// BenchmarkSmallCollectives measures the small collectives of a training
+// step (Engram's count and verdict exchanges): in-process AllReduce and
+// AlltoAllV of ≤ 4 KiB on 2–4 ranks, each issued and synchronised on
+// every rank at once. x_handoff is the ratio to one goroutine hand-off
+// round trip (an unbuffered channel send and reply) measured in the same
+// run, the floor of any in-process rendezvous.
+func BenchmarkSmallCollectives(b *testing.B) {
+	handoff := measureHandoff()
+	for _, ranks := range []int{2, 4} {
+		for _, bytes := range []int{64, 4096} {
+			for _, op := range []string{"AllReduce", "AlltoAllV"} {
+				b.Run(fmt.Sprintf("%s/ranks=%d/bytes=%d", op, ranks, bytes), func(b *testing.B) {
+					npu, err := fallback.New(fallback.WithDevices(ranks), fallback.WithDeviceMemory(16<<20))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := npu.Init(""); err != nil {
+						b.Fatal(err)
+					}
+					sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: 30 * time.Second})
+					b.Cleanup(func() { _ = sim.Close(); _ = npu.Close() })
+					devs := make([]int32, ranks)
+					for r := range devs {
+						devs[r] = int32(r)
+					}
+					hs, err := sim.CommInitAll(devs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					type st struct {
+						s    acl.StreamHandle
+						x, y unsafe.Pointer
+					}
+					sts := make([]st, ranks)
+					br := newBenchRanks(b, npu, ranks)
+					br.all(b, func(r int) error {
+						var err error
+						if sts[r].s, err = npu.CreateStream(); err != nil {
+							return err
+						}
+						if sts[r].x, err = npu.Malloc(uintptr(bytes), acl.MemMallocHugeFirst); err != nil {
+							return err
+						}
+						sts[r].y, err = npu.Malloc(uintptr(bytes), acl.MemMallocHugeFirst)
+						return err
+					})
+					per := uint64(bytes / 4 / ranks)
+					counts, displs := make([]uint64, ranks), make([]uint64, ranks)
+					for r := range counts {
+						counts[r], displs[r] = per, uint64(r)*per
+					}
+					step := func(r int) error {
+						var err error
+						if op == "AllReduce" {
+							err = sim.AllReduce(sts[r].x, sts[r].y, uint64(bytes/4), hccl.Float32, hccl.Sum, hs[r], sts[r].s)
+						} else {
+							err = sim.AlltoAllV(sts[r].x, counts, displs, hccl.Float32, sts[r].y, counts, displs, hccl.Float32, hs[r], sts[r].s)
+						}
+						if err != nil {
+							return err
+						}
+						return npu.SynchronizeStream(sts[r].s)
+					}
+					br.all(b, step)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						br.all(b, step)
+					}
+					ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+					b.ReportMetric(ns/1e3, "µs/op")
+					b.ReportMetric(ns/float64(handoff.Nanoseconds()), "x_handoff")
+				})
+			}
+		}
+	}
+}
+
+// measureHandoff is the mean round trip of a goroutine hand-off.
+func measureHandoff() time.Duration {
+	req, rep := make(chan struct{}), make(chan struct{})
+	go func() {
+		for range req {
+			rep <- struct{}{}
+		}
+	}()
+	defer close(req)
+	const n = 20000
+	t0 := time.Now()
+	for range n {
+		req <- struct{}{}
+		<-rep
+	}
+	return time.Since(t0) / n
+}
