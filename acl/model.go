@@ -82,6 +82,14 @@ type Model struct {
 
 	mu   sync.Mutex // held from IO refresh to launch
 	last *Stream    // stream of the latest launch not known to have completed
+	// ranAsync and ranSync record which backend call ran the model first. GE
+	// refuses aclmdlExecute after aclmdlExecuteAsync on one model id and
+	// the reverse (hicann/ge runtime/v1/graph/load/model_manager/
+	// davinci_model.cc:7636-7638), so the Model keeps to the first kind:
+	// Execute after ExecuteAsync queues on the default stream and waits;
+	// ExecuteAsync after Execute waits for the stream and runs
+	// synchronously.
+	ranAsync, ranSync bool
 }
 
 func (m *Model) rank() int { return 1 }
@@ -499,6 +507,14 @@ func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
 	return m.exec("Model.ExecuteAsync", s, in, out, true, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if m.ranSync {
+			return m.dev.bound(func() error {
+				if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
+					return err
+				}
+				return m.mb.Execute(m.id, in.h, out.h)
+			})
+		}
 		var err error
 		if m.last != nil && m.last != s {
 			err = m.launchAfter(s, in.h, out.h)
@@ -506,7 +522,7 @@ func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
 			err = m.launch(s, in.h, out.h)
 		}
 		if err == nil {
-			m.last = s
+			m.last, m.ranAsync = s, true
 		}
 		return err
 	})
@@ -586,7 +602,17 @@ func (m *Model) Execute(in, out *Dataset) error {
 			if err := m.waitLast(); err != nil {
 				return err
 			}
-			return m.mb.Execute(m.id, in.h, out.h)
+			if m.ranAsync {
+				if err := m.mb.ExecuteAsync(m.id, in.h, out.h, 0); err != nil {
+					return err
+				}
+				return m.dev.rt.b.SynchronizeStream(0)
+			}
+			err := m.mb.Execute(m.id, in.h, out.h)
+			if err == nil {
+				m.ranSync = true
+			}
+			return err
 		})
 	})
 }

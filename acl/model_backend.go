@@ -231,10 +231,14 @@ type ModelBackend interface {
 	// Needs a current context (checked first). Unknown id is
 	// ErrInvalidModelID; a NULL or unknown dataset or buffer is
 	// ErrInvalidParam; a buffer count other than the model's, or a buffer
-	// more than 64 bytes smaller than its IO, is ACL_ERROR_GE_PARAM_INVALID
-	// with a message naming the counts, or the IO and both sizes; a NULL or
-	// freed buffer address is ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID (both
-	// match ErrInvalidParam). Larger buffers are accepted.
+	// more than 64 bytes smaller than its IO, is ACL_ERROR_GE_FAILURE (GE
+	// logs E13025, which the message carries, naming the counts, or the IO
+	// and both sizes); a NULL or freed buffer address is
+	// ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID (ErrInvalidParam). Larger
+	// buffers are accepted. A model id runs with Execute or with
+	// ExecuteAsync, not both: after the first execution the other kind is
+	// ACL_ERROR_GE_FAILURE (acl.Model keeps to the first kind for its
+	// users).
 	Execute(id ModelID, in, out DatasetHandle) error
 	// ExecuteAsync (aclmdlExecuteAsync) checks as Execute, then queues the
 	// run on stream s (0: the current context's default stream; a stream of

@@ -172,6 +172,49 @@ func TestModelLoadDescExecute(t *testing.T) {
 	require.Empty(t, npuhook.Of(npu).LoadedModels())
 }
 
+// TestModelMixedExecution: GE fixes a model id to the kind of its first
+// execution (hicann/ge runtime/v1/graph/load/model_manager/
+// davinci_model.cc:7636-7638: the other kind is ACL_ERROR_GE_FAILURE); a
+// Model keeps to the first kind, so Execute after ExecuteAsync, and the
+// reverse, still work for its users and compute the right results.
+func TestModelMixedExecution(t *testing.T) {
+	npu, _, d := open(t)
+	rng := newRand(t)
+	p := newMLPModel(t, rng, 4, 8, 16, 6)
+	v := newIO(t, d, p)
+	st, err := d.NewStream()
+	require.NoError(t, err)
+	for _, asyncFirst := range []bool{true, false} {
+		m, err := d.LoadModel(p.Blob)
+		require.NoError(t, err)
+		runs := []func() error{
+			func() error { return m.Execute(v.inDS, v.outDS) },
+			func() error {
+				if err := m.ExecuteAsync(st, v.inDS, v.outDS); err != nil {
+					return err
+				}
+				return st.Synchronize()
+			},
+		}
+		if asyncFirst {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		for _, run := range append(runs, runs...) {
+			v.fill(t, rng, p)
+			require.NoError(t, run())
+			v.check(t)
+		}
+		// The backend itself refuses the other kind.
+		if asyncFirst {
+			err = d.Do(func() error { return npu.Execute(m.ID(), v.inDS.Handle(), v.outDS.Handle()) })
+		} else {
+			err = d.Do(func() error { return npu.ExecuteAsync(m.ID(), v.inDS.Handle(), v.outDS.Handle(), st.Handle()) })
+		}
+		assert.Equal(t, acl.CodeGEFailure, acl.CodeOf(err), "%v", err)
+		require.NoError(t, m.Close())
+	}
+}
+
 func TestModelBadInput(t *testing.T) {
 	_, rt, d := open(t, fallback.WithDevices(2))
 	rng := newRand(t)

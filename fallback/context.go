@@ -351,3 +351,26 @@ func (n *NPU) GetCurrentContext() (acl.ContextHandle, error) {
 	defer n.exit()
 	return c.ctx.h, nil
 }
+
+// countOnDevice counts the streams (or events) the program created on d's
+// contexts and has not destroyed; n.mu held.
+func (n *NPU) countOnDevice(d *device, events bool) int {
+	k := 0
+	for _, ctx := range n.contexts {
+		if ctx.dev == d {
+			if events {
+				k += len(ctx.events)
+			} else {
+				k += len(ctx.streams)
+			}
+		}
+	}
+	return k
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}

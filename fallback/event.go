@@ -120,6 +120,9 @@ func (c *call) createEvent(flag acl.EventFlag) (acl.EventHandle, error) {
 	if c.ctx.dead.Load() {
 		return 0, c.fail(acl.CodeRTContextNull, "the current context of OS thread %d was destroyed", c.tid)
 	}
+	if k, limit := n.countOnDevice(c.ctx.dev, true), orDefault(n.cfg.maxEvents, DefaultMaxEvents); k >= limit {
+		return 0, c.fail(acl.CodeRTNoEventResource, "device %d already has %d events, its limit", c.ctx.dev.id, k)
+	}
 	e := &event{h: acl.EventHandle(n.handle()), ctx: c.ctx, flag: flag, where: w, progress: make(chan struct{})}
 	n.events[e.h] = e
 	c.ctx.events[e.h] = e

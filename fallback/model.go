@@ -58,6 +58,7 @@ type model struct {
 	mu          sync.Mutex
 	unloaded    bool
 	syncRunning bool
+	execMode    execMode // the kind of the model's first execution
 	recs        []*execRec
 	syncRec     *execRec
 
@@ -148,12 +149,49 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, er
 	return c.parse(blob)
 }
 
+// A model that does not parse is ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
+// when it is too short (hicann/ge runtime/om2/om2_model_executor.cc:
+// 1698-1706) and ACL_ERROR_GE_PARAM_INVALID otherwise (ParseModelContent
+// or the partition table failing: base/common/helper/model_helper.cc:1083).
 func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
 	m, err := ge.ParseModel(blob)
 	if err != nil {
-		return nil, c.fail(acl.CodeOf(err), "cannot parse the model: %v", err)
+		code := acl.CodeGEParamInvalid
+		if acl.CodeOf(err) == acl.CodeInvalidFileSize {
+			code = acl.CodeGEExecModelDataSizeInvalid
+		}
+		return nil, c.fail(code, "cannot parse the model: %v", err)
 	}
 	return m, nil
+}
+
+// execMode is the kind of a model's executions: GE fixes it at the first
+// one and refuses the other kind afterwards ("NnExecute not support mix
+// execute", hicann/ge runtime/v1/graph/load/model_manager/
+// davinci_model.cc:7636-7638: INTERNAL_ERROR, which ACL returns as
+// ACL_ERROR_GE_FAILURE, api/acl/common/error_codes_inner.h:24-28).
+type execMode uint8
+
+const (
+	execNone execMode = iota
+	execSync
+	execAsync
+)
+
+// checkMode refuses an execution of the other kind than the model's
+// first; md.mu held.
+func (c *call) checkMode(md *model, want execMode) error {
+	if md.execMode != execNone && md.execMode != want {
+		return c.fail(acl.CodeGEFailure, "model %d: NnExecute not support mix execute: it ran with %s before, so %s is refused", md.id, modeCall(md.execMode), c.op)
+	}
+	return nil
+}
+
+func modeCall(m execMode) string {
+	if m == execSync {
+		return "aclmdlExecute"
+	}
+	return "aclmdlExecuteAsync"
 }
 
 // load parses the model, sets up its memory and its zero-copy runtime and

@@ -170,10 +170,11 @@ func (n *NPU) LoadWithConfig(h acl.ModelConfigHandle) (acl.ModelID, error) {
 		}
 		blob, rerr := os.ReadFile(cfg.path)
 		if rerr != nil {
-			return 0, c.fail(acl.CodeReadModelFailure, "cannot read model file: %v", rerr)
+			// hicann/ge runtime/om2/om2_model_executor.cc:1721-1732
+			return 0, c.fail(acl.CodeGEExecModelPathInvalid, "model file path %q is invalid: %v", cfg.path, rerr)
 		}
 		if len(blob) == 0 {
-			return 0, c.fail(acl.CodeInvalidFileSize, "model file %q is empty", cfg.path)
+			return 0, c.fail(acl.CodeGEExecModelDataSizeInvalid, "model file %q is empty", cfg.path)
 		}
 		spec.blob = blob
 	case acl.MdlLoadFromMem, acl.MdlLoadFromMemWithMem:

@@ -66,22 +66,10 @@ func (r *execRec) inUse() bool {
 // wait blocks until the request's stream task completed; false if the NPU
 // closed first.
 func (r *execRec) wait(n *NPU) bool {
-	s := r.s
-	for !r.done.Load() {
-		s.mu.Lock()
-		if s.completed >= r.seq {
-			s.mu.Unlock()
-			return true
-		}
-		ch := s.progress
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-n.done:
-			return false
-		}
+	if r.done.Load() {
+		return true
 	}
-	return true
+	return r.s.waitFor(r.seq, nil, nil, false) == waitDone
 }
 
 // ExecuteAsync is aclmdlExecuteAsync: the buffers are checked now (GE's
@@ -112,6 +100,9 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if md.unloaded {
 		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d was unloaded", id)
 	}
+	if err := c.checkMode(md, execAsync); err != nil {
+		return err
+	}
 	if md.syncRunning {
 		return c.fail(acl.CodeRTModelExecute, "model %d is executing (aclmdlExecute on another thread); one model id must not run concurrently", id)
 	}
@@ -132,6 +123,7 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err := c.prepare(md, rec, in, out, true); err != nil {
 		return err
 	}
+	md.execMode = execAsync
 	rec.s, rec.queued = st, true
 	rec.done.Store(false)
 	if err := c.enqueue(st, true, false, rec.run); err != nil {
@@ -165,6 +157,10 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		md.mu.Unlock()
 		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d was unloaded", id)
 	}
+	if err := c.checkMode(md, execSync); err != nil {
+		md.mu.Unlock()
+		return err
+	}
 	busy := md.syncRunning
 	for _, r := range md.recs {
 		busy = busy || r.inUse()
@@ -178,6 +174,7 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		md.mu.Unlock()
 		return err
 	}
+	md.execMode = execSync
 	md.syncRunning = true
 	md.mu.Unlock()
 	err = md.execute(rec)

@@ -149,7 +149,7 @@ func TestModelConfigOpt(t *testing.T) {
 	missing := append([]byte(filepath.Join(t.TempDir(), "none.om")), 0)
 	setPtrOpt(t, n, fh, acl.MdlPathPtr, ptrOf(missing))
 	_, err = n.LoadWithConfig(fh)
-	requireCode(t, acl.CodeReadModelFailure, err)
+	requireCode(t, acl.CodeGEExecModelPathInvalid, err) // hicann/ge runtime/om2/om2_model_executor.cc:1721-1732
 	setOpt(t, n, fh, acl.MdlLoadTypeSizet, acl.MdlLoadFromMemWithQ)
 	_, err = n.LoadWithConfig(fh)
 	requireCode(t, acl.CodeFeatureUnsupported, err)

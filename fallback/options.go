@@ -14,6 +14,13 @@ const (
 	DefaultSocName      = "Ascend910B1"
 )
 
+// Default per-device resource limits (WithResourceLimits). The public
+// source leaves the numbers to the driver; these are generous.
+const (
+	DefaultMaxStreams = 2048
+	DefaultMaxEvents  = 65536
+)
+
 // Limits on the options of New.
 const (
 	MaxDevices = 64
@@ -34,6 +41,8 @@ type config struct {
 	taskFault  []fault
 	shareable  bool // device arenas are memfd files (arena_file.go)
 	pedantic   bool // report what the device tolerates but is almost always a bug
+	maxStreams int  // streams per device (CreateStream), 0: DefaultMaxStreams
+	maxEvents  int  // events per device (CreateEvent*), 0: DefaultMaxEvents
 }
 
 type fault struct {
@@ -106,3 +115,14 @@ func WithTaskFault(k int, code acl.Code) Option {
 // corrects (ACL_ERROR_RT_INVALID_MEMORY_TYPE). Off by default, so that a
 // program behaves as on the device.
 func WithPedantic() Option { return func(c *config) { c.pedantic = true } }
+
+// WithResourceLimits sets how many streams (aclrtCreateStream) and events
+// (aclrtCreateEvent*) one device holds at once; one more is
+// ACL_ERROR_RT_NO_STREAM_RESOURCE 207008 or ACL_ERROR_RT_NO_EVENT_RESOURCE
+// 207007 (the driver's RT_ERROR_DRV_NO_STREAM_RESOURCES /
+// NO_EVENT_RESOURCES, hicann/runtime src/runtime/core/src/common/
+// errcode_manage.cc:93-94, 576-577). 0 keeps the default (DefaultMaxStreams,
+// DefaultMaxEvents).
+func WithResourceLimits(streams, events int) Option {
+	return func(c *config) { c.maxStreams, c.maxEvents = streams, events }
+}

@@ -3,6 +3,7 @@ package fallback
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,8 +43,13 @@ type stream struct {
 	completed uint64
 	errCode   acl.Code
 	errMsg    string
-	progress  chan struct{} // closed and replaced whenever a task completes
+	progress  chan struct{} // made by a waiter, closed (and dropped) when a task completes
 	closing   bool
+
+	// Mirrors of submitted and completed, for the bounded spins that spare
+	// a short wait the futex sleep and wake-up of a goroutine hand-off.
+	pushed atomic.Uint64
+	done   atomic.Uint64
 
 	wake   chan struct{}
 	exited chan struct{}
@@ -53,9 +59,8 @@ type stream struct {
 func newStream(n *NPU, ctx *rtContext, h acl.StreamHandle, w where) *stream {
 	s := &stream{
 		h: h, ctx: ctx, n: n, where: w,
-		progress: make(chan struct{}),
-		wake:     make(chan struct{}, 1),
-		exited:   make(chan struct{}),
+		wake:   make(chan struct{}, 1),
+		exited: make(chan struct{}),
 	}
 	go s.loop()
 	return s
@@ -70,6 +75,7 @@ func (s *stream) push(t task) bool {
 	}
 	s.q = append(s.q, t)
 	s.submitted++
+	s.pushed.Store(s.submitted)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -87,8 +93,13 @@ func (s *stream) loop() {
 				s.mu.Unlock()
 				return
 			}
+			seen := s.submitted
 			s.mu.Unlock()
-			<-s.wake
+			// A program that queues work in a loop queues the next task
+			// within microseconds: wait for it briefly before sleeping.
+			if !spin(taskSpin, func() bool { return s.pushed.Load() != seen }) {
+				<-s.wake
+			}
 			s.mu.Lock()
 		}
 		t := s.q[s.head]
@@ -120,8 +131,11 @@ func (s *stream) loop() {
 			s.errCode, s.errMsg = code, msg
 		}
 		s.completed++
-		close(s.progress)
-		s.progress = make(chan struct{})
+		s.done.Store(s.completed)
+		if s.progress != nil {
+			close(s.progress)
+			s.progress = nil
+		}
 		s.mu.Unlock()
 	}
 }
@@ -152,17 +166,54 @@ const (
 	waitClosed
 )
 
-// wait blocks until every task queued before the call has completed. A
-// nil timer channel waits forever; poll returns at once.
-func (s *stream) wait(ctx context.Context, timer <-chan time.Time, poll bool) int {
-	var cancel <-chan struct{}
-	if ctx != nil {
-		cancel = ctx.Done()
+// Spin budgets: how long the stream's goroutine looks for a next task,
+// and a synchronizing caller for completion, before each sleeps on a
+// channel. Bounded, so an idle stream costs no CPU after taskSpin.
+const (
+	taskSpin = 50 * time.Microsecond
+	waitSpin = 20 * time.Microsecond
+)
+
+// spin polls cond, yielding the processor between polls, for at most
+// budget; it reports whether cond became true.
+func spin(budget time.Duration, cond func() bool) bool {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return cond() // the other side cannot run while this one polls
+	}
+	var start time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i&15 == 0 {
+			if i == 0 {
+				start = time.Now()
+			} else if time.Since(start) > budget {
+				return false
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// progressCh returns the channel closed when the next task completes; s.mu
+// is held.
+func (s *stream) progressCh() chan struct{} {
+	if s.progress == nil {
+		s.progress = make(chan struct{})
+	}
+	return s.progress
+}
+
+// waitFor blocks until task number seq has completed (or cancel, timer or
+// the NPU's close fires: the wait* code says which).
+func (s *stream) waitFor(seq uint64, cancel <-chan struct{}, timer <-chan time.Time, poll bool) int {
+	if s.done.Load() >= seq || (!poll && spin(waitSpin, func() bool { return s.done.Load() >= seq })) {
+		return waitDone
 	}
 	s.mu.Lock()
-	target := s.submitted
-	for s.completed < target {
-		ch := s.progress
+	for s.completed < seq {
+		ch := s.progressCh()
 		s.mu.Unlock()
 		if poll {
 			return waitTimeout
@@ -180,6 +231,16 @@ func (s *stream) wait(ctx context.Context, timer <-chan time.Time, poll bool) in
 	}
 	s.mu.Unlock()
 	return waitDone
+}
+
+// wait blocks until every task queued before the call has completed. A
+// nil timer channel waits forever; poll returns at once.
+func (s *stream) wait(ctx context.Context, timer <-chan time.Time, poll bool) int {
+	var cancel <-chan struct{}
+	if ctx != nil {
+		cancel = ctx.Done()
+	}
+	return s.waitFor(s.pushed.Load(), cancel, timer, poll)
 }
 
 // takeError is what a synchronize reports: the context's failure once it
@@ -263,6 +324,9 @@ func (n *NPU) CreateStream() (acl.StreamHandle, error) {
 	defer n.mu.Unlock()
 	if c.ctx.dead.Load() {
 		return 0, c.fail(acl.CodeRTContextNull, "the current context of OS thread %d was destroyed", c.tid)
+	}
+	if k, limit := n.countOnDevice(c.ctx.dev, false), orDefault(n.cfg.maxStreams, DefaultMaxStreams); k >= limit {
+		return 0, c.fail(acl.CodeRTNoStreamResource, "device %d already has %d streams, its limit", c.ctx.dev.id, k)
 	}
 	h := acl.StreamHandle(n.handle())
 	s := newStream(n, c.ctx, h, w)

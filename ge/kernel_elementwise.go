@@ -1,6 +1,6 @@
 package ge
 
-import "math"
+import "github.com/ascend-go/cann/internal/vmath"
 
 // broadcastStrides returns element strides of a tensor with dims d when
 // broadcast to out: 0 along broadcast (size-1 or missing) dims.
@@ -101,22 +101,10 @@ func unaryKernel(t *Task, args [][]byte) error {
 			out[i] = v
 		}
 	case OpGelu:
-		for i, v := range x {
-			out[i] = float32(gelu(float64(v)))
-		}
+		vmath.Gelu(out, x)
 	case OpSilu:
-		for i, v := range x {
-			f := float64(v)
-			out[i] = float32(f / (1 + math.Exp(-f)))
-		}
+		vmath.Silu(out, x)
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil
-}
-
-// gelu is the tanh approximation used by the Ascend Gelu operator:
-// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-func gelu(x float64) float64 {
-	const c = 0.7978845608028654 // √(2/π)
-	return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x)))
 }

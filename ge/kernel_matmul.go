@@ -1,16 +1,15 @@
 package ge
 
 import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/ascend-go/cann/acl"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
-// matmulKernel computes C = op(A)·op(B) per batch with gonum's SGEMM.
-// float32 operands are used in place; float16/bfloat16 operands are staged
-// in float32 in the task's workspace (or scratch when the workspace is not
-// aligned), accumulated in float32 and rounded once into the output type.
+// matmulKernel computes C = op(A)·op(B) per batch with internal/sgemm.
+// float32 operands are used in place; float16/bfloat16 operands are widened
+// to float32 while sgemm packs them, the product accumulates in float32
+// (in the task's workspace, or scratch when it is not aligned) and is
+// rounded once into the output type. Batches run as one sgemm batch.
 func matmulKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
@@ -21,21 +20,13 @@ func matmulKernel(t *Task, args [][]byte) error {
 		return kernelError(t, "%v", err)
 	}
 	m, k, n := int(m64), int(k64), int(n64)
-	// Stored operand shapes: A is [M,K] or [K,M], B is [K,N] or [N,K].
-	aRows, aCols := m, k
+	// Stored operand widths: A is [M,K] or [K,M], B is [K,N] or [N,K].
+	aCols, bCols := k, n
 	if ta {
-		aRows, aCols = k, m
-	}
-	bRows, bCols := k, n
-	if tb {
-		bRows, bCols = n, k
-	}
-	transA, transB := blas.NoTrans, blas.NoTrans
-	if ta {
-		transA = blas.Trans
+		aCols = m
 	}
 	if tb {
-		transB = blas.Trans
+		bCols = k
 	}
 	nb := prod(batch)
 	aBatch, bBatch := ad.Dims[:len(ad.Dims)-2], bd.Dims[:len(bd.Dims)-2]
@@ -43,39 +34,40 @@ func matmulKernel(t *Task, args [][]byte) error {
 	es := ad.DataType.Size()
 	aMat, bMat, cMat := m*k, k*n, m*n
 
-	// float32 operands are used in place (or decoded once when unaligned);
-	// half operands are staged per batch in the workspace.
-	var wa, wb, wc, aAll, bAll, cAll []float32
 	half := ad.DataType != acl.Float32
+	var aAll, bAll, cAll []float32
 	if half {
-		ws := viewF32(args[3], aMat+bMat+cMat)
-		if ws == nil {
-			ws = s.f32(aMat + bMat + cMat)
+		// The workspace holds M·K+K·N+M·N floats; the products need only C.
+		if cAll = viewF32(args[3], nb*cMat); cAll == nil {
+			cAll = s.f32(nb * cMat)
 		}
-		wa, wb, wc = ws[:aMat], ws[aMat:aMat+bMat], ws[aMat+bMat:]
 	} else {
 		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
 		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
 		cAll = outFloats(&s, acl.Float32, args[2], nb*cMat)
 	}
+	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sg.Matrix {
+		if !half {
+			return sg.Matrix{F32: all[off*size : (off+1)*size], Stride: cols, Trans: trans}
+		}
+		kind := sg.F16
+		if ad.DataType == acl.BFloat16 {
+			kind = sg.BF16
+		}
+		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
+	}
+	var one [1]sg.Call
+	calls := one[:0]
+	if nb > 1 {
+		calls = make([]sg.Call, 0, nb)
+	}
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for bi := range nb {
-		var av, bv, cv []float32
-		if half {
-			decodeFloats(wa, ad.DataType, args[0][offA*aMat*es:(offA+1)*aMat*es])
-			decodeFloats(wb, bd.DataType, args[1][offB*bMat*es:(offB+1)*bMat*es])
-			av, bv, cv = wa, wb, wc
-		} else {
-			av, bv, cv = aAll[offA*aMat:(offA+1)*aMat], bAll[offB*bMat:(offB+1)*bMat], cAll[bi*cMat:(bi+1)*cMat]
-		}
-		blas32.Gemm(transA, transB, 1,
-			blas32.General{Rows: aRows, Cols: aCols, Stride: aCols, Data: av},
-			blas32.General{Rows: bRows, Cols: bCols, Stride: bCols, Data: bv},
-			0, blas32.General{Rows: m, Cols: n, Stride: n, Data: cv})
-		if half {
-			storeFloats(od.DataType, args[2][bi*cMat*es:(bi+1)*cMat*es], cv)
-		}
+		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: 1,
+			A: operand(aAll, args[0], offA, aMat, aCols, ta),
+			B: operand(bAll, args[1], offB, bMat, bCols, tb),
+			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n})
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++
 			offA += sa[d]
@@ -88,8 +80,9 @@ func matmulKernel(t *Task, args [][]byte) error {
 			idx[d] = 0
 		}
 	}
-	if !half {
-		storeFloats(acl.Float32, args[2], cAll)
+	if err := sg.GemmBatch(calls); err != nil {
+		return kernelError(t, "%v", err)
 	}
+	storeFloats(od.DataType, args[2], cAll)
 	return nil
 }

@@ -1,9 +1,9 @@
 package ge
 
-import "math"
+import "github.com/ascend-go/cann/internal/vmath"
 
-// Softmax, LayerNorm and RMSNorm accumulate in float64 and round once into
-// the output type.
+// Softmax, LayerNorm and RMSNorm run row by row on internal/vmath (float32
+// exps, sums accumulated in float64).
 
 func softmaxKernel(t *Task, args [][]byte) error {
 	var s scratch
@@ -17,19 +17,22 @@ func softmaxKernel(t *Task, args [][]byte) error {
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
 	outer, l, inner := prod(d.Dims[:axis]), int(d.Dims[axis]), prod(d.Dims[axis+1:])
-	for o := range outer {
-		for i := range inner {
-			base := o*l*inner + i
-			mx := math.Inf(-1)
-			for j := range l {
-				mx = math.Max(mx, float64(x[base+j*inner]))
-			}
-			var sum float64
-			for j := range l {
-				sum += math.Exp(float64(x[base+j*inner]) - mx)
-			}
-			for j := range l {
-				out[base+j*inner] = float32(math.Exp(float64(x[base+j*inner])-mx) / sum)
+	if inner == 1 {
+		for r := 0; r < n; r += l {
+			vmath.Softmax(out[r:r+l], x[r:r+l])
+		}
+	} else {
+		row := s.f32(l) // a strided row, gathered
+		for o := range outer {
+			for i := range inner {
+				base := o*l*inner + i
+				for j := range l {
+					row[j] = x[base+j*inner]
+				}
+				vmath.Softmax(row, row)
+				for j, v := range row {
+					out[base+j*inner] = v
+				}
 			}
 		}
 	}
@@ -57,26 +60,10 @@ func normKernel(t *Task, args [][]byte) error {
 	}
 	out := outFloats(&s, d.DataType, outArg, n)
 	for r := 0; r < n; r += l {
-		row, y := x[r:r+l], out[r:r+l]
-		var mean float64
 		if b != nil {
-			for _, v := range row {
-				mean += float64(v)
-			}
-			mean /= float64(l)
-		}
-		var sq float64
-		for _, v := range row {
-			dv := float64(v) - mean
-			sq += dv * dv
-		}
-		inv := 1 / math.Sqrt(sq/float64(l)+eps)
-		for j, v := range row {
-			o := (float64(v) - mean) * inv * float64(g[j])
-			if b != nil {
-				o += float64(b[j])
-			}
-			y[j] = float32(o)
+			vmath.LayerNorm(out[r:r+l], x[r:r+l], g, b, eps)
+		} else {
+			vmath.RMSNorm(out[r:r+l], x[r:r+l], g, eps)
 		}
 	}
 	storeFloats(d.DataType, outArg, out)

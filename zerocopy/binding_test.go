@@ -325,7 +325,10 @@ func TestBindingBadInput(t *testing.T) {
 	b, err := zerocopy.Bind(e.m, zerocopy.WithInputs(tiny, nil))
 	require.NoError(t, err)
 	err = b.Run()
-	require.ErrorIs(t, err, acl.ErrInvalidParam)
+	// GE logs E13025 and returns ACL_ERROR_GE_FAILURE (hicann/ge
+	// davinci_model.cc:6673, api/acl/common/error_codes_inner.h:24-28).
+	require.ErrorIs(t, err, &acl.Error{Code: acl.CodeGEFailure})
+	assert.Contains(t, err.Error(), "E13025")
 	assert.Contains(t, err.Error(), "input")
 	require.NoError(t, b.Close())
 

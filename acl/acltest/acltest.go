@@ -92,6 +92,7 @@ func Run(t *testing.T, b acl.Backend, opt Options) {
 	t.Run("Memory", s.memory)
 	t.Run("Copy", s.copy)
 	t.Run("HostRegister", s.hostRegister)
+	t.Run("SourceRules", s.sourceRules)
 	t.Run("Teardown", s.teardown)
 	t.Run("Idiomatic", s.idiomatic)
 	t.Run("Finalize", s.finalize)
@@ -168,21 +169,6 @@ func expect(t *testing.T, want acl.Code, what string, f func() error) bool {
 		return false
 	}
 	return true
-}
-
-// expectOneOf is expect for a misuse that two rows of docs/misuse.md both
-// describe: any of the codes is accepted.
-func expectOneOf(t *testing.T, want []acl.Code, what string, f func() error) bool {
-	t.Helper()
-	err := try(t, what, f)
-	got := acl.CodeOf(err)
-	for _, w := range want {
-		if got == w {
-			return true
-		}
-	}
-	t.Errorf("%s: got %v, want one of %v; error: %v", what, got, want, err)
-	return false
 }
 
 // ok runs f (panics are failures) and requires success.

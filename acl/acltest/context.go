@@ -133,6 +133,10 @@ func (s *suite) context(t *testing.T) {
 		expect(t, acl.CodeRTStreamContext, "MemsetAsync on a stream of another context", func() error {
 			return s.b.MemsetAsync(dev, 256, 0, 256, st)
 		})
+		// hicann/runtime src/runtime/api/impl/api_impl.cc:1582-1585
+		expect(t, acl.CodeRTStreamContext, "DestroyStream of a stream of another context", func() error {
+			return s.b.DestroyStream(st)
+		})
 		ok(t, "SetCurrentContext(own)", func() error { return s.b.SetCurrentContext(s.ctx) })
 		ok(t, "DestroyContext(other)", func() error { return s.b.DestroyContext(ctx2) })
 		ok(t, "MemcpyAsync in the stream's own context", func() error {

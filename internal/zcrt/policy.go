@@ -64,16 +64,20 @@ func ParseReusePairs(s string) []ReusePair {
 }
 
 // checkReusePairs is GE's CheckIoReuseAddrs: every pair must be in range
-// and name equal addresses.
+// and name equal addresses. Like every check of UpdateAllNodeArgs, a
+// failure reaches the caller as ACL_ERROR_GE_FAILURE: CopyModelData wraps
+// it in GE_ASSERT_SUCCESS (hicann/ge runtime/v1/graph/load/model_manager/
+// davinci_model.cc:6673, 6705), whose generic failure ACL maps to 500002
+// (api/acl/common/error_codes_inner.h:24-28); GE only logs E13025.
 func checkReusePairs(op string, pairs []ReusePair, in, out []UserBuffer) error {
 	for _, p := range pairs {
 		if p.In >= len(in) || p.Out >= len(out) {
-			return acl.Errorf(op, acl.CodeGEParamInvalid,
+			return acl.Errorf(op, acl.CodeGEFailure,
 				"input index %d or output index %d of option '%s' is out of range: %d inputs, %d outputs",
 				p.In, p.Out, OptionOutputReuseInputMemIndexes, len(in), len(out))
 		}
 		if in[p.In].Addr != out[p.Out].Addr {
-			return acl.Errorf(op, acl.CodeGEParamInvalid,
+			return acl.Errorf(op, acl.CodeGEFailure,
 				"Output[%d] address(0x%x) must be same as Input[%d] address(0x%x) because the option '%s' is set with value containing '%d,%d', addr reuse check not pass",
 				p.Out, out[p.Out].Addr, p.In, in[p.In].Addr, OptionOutputReuseInputMemIndexes, p.In, p.Out)
 		}
@@ -81,13 +85,13 @@ func checkReusePairs(op string, pairs []ReusePair, in, out []UserBuffer) error {
 	return nil
 }
 
-// CheckIOCount is the IO count check of GE's UpdateAllNodeArgs: E13025,
-// ACL_ERROR_GE_PARAM_INVALID when the caller gives a different number of
-// inputs or outputs than the model has. Prepare runs it first; a backend
+// CheckIOCount is the IO count check of GE's UpdateAllNodeArgs: E13025
+// (logged), ACL_ERROR_GE_FAILURE returned (see checkReusePairs) when the
+// caller gives a different number of inputs or outputs than the model has. Prepare runs it first; a backend
 // may run it before it looks at the buffers.
 func CheckIOCount(op string, m *ge.CompiledModel, nin, nout int) error {
 	if nin != len(m.Inputs) || nout != len(m.Outputs) {
-		return acl.Errorf(op, acl.CodeGEParamInvalid,
+		return acl.Errorf(op, acl.CodeGEFailure,
 			"E13025: The number of inputs or outputs provided by the user is inconsistent with that required by the model: %d inputs and %d outputs given, model %q has %d inputs and %d outputs",
 			nin, nout, m.Name, len(m.Inputs), len(m.Outputs))
 	}
@@ -99,7 +103,7 @@ func CheckIOCount(op string, m *ge.CompiledModel, nin, nout int) error {
 func checkSize(op string, r *IORecord, user uintptr) error {
 	model := uint64(r.Size)
 	if uint64(user)+SizeSlack < model {
-		return acl.Errorf(op, acl.CodeGEParamInvalid,
+		return acl.Errorf(op, acl.CodeGEFailure,
 			"E13025: %s: The %s memory size set by the user is invalid.The provided %d bytes of buffer size plus the aligned %d bytes is less than the tensor size %d bytes required by the model",
 			r.label(), r.Ref.Dir, user, SizeSlack, model)
 	}
@@ -109,7 +113,7 @@ func checkSize(op string, r *IORecord, user uintptr) error {
 // checkHostInReuseMode refuses a host buffer when the workspace excludes IO
 // memory (WORKSPACE_MEM_OPTIMIZE): there is no model block to copy through.
 func checkHostInReuseMode(op string, r *IORecord) error {
-	return acl.Errorf(op, acl.CodeGEParamInvalid,
+	return acl.Errorf(op, acl.CodeGEFailure,
 		"E13025: Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in device memory, but %s is located in host memory; allocate it with aclrtMalloc",
 		r.label())
 }

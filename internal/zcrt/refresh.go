@@ -51,10 +51,10 @@ func (e *Exec) Copies() int {
 
 // Prepare checks the caller's buffers and decides how each IO is bound,
 // filling e. The checks and their order follow GE's UpdateAllNodeArgs:
-// the IO count (E13025, ACL_ERROR_GE_PARAM_INVALID), the
+// the IO count (E13025, ACL_ERROR_GE_FAILURE), the
 // outputReuseInputMemIndexes pairs, then per IO a non-null address
 // (ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID), the size rule user + 64 < model
-// (E13025, ACL_ERROR_GE_PARAM_INVALID naming the IO and both sizes), host
+// (E13025, ACL_ERROR_GE_FAILURE naming the IO and both sizes), host
 // buffers refused when the workspace excludes IO memory, and a copied
 // output no smaller than its tensor. Prepare reads the Runtime only, so it
 // is safe while an earlier execution runs.
@@ -117,7 +117,9 @@ func (r *Runtime) bind(op string, rec *IORecord, u UserBuffer, b *IOBind) error 
 		b.CopyLen = min(u.Size, model)
 	} else {
 		if u.Size < model {
-			return acl.Errorf(op, acl.CodeGEParamInvalid,
+			// CopyOutputData fails (hicann/ge davinci_model.cc:5054) and
+			// the execute returns ACL_ERROR_GE_INTERNAL_ERROR (7911).
+			return acl.Errorf(op, acl.CodeGEInternalError,
 				"%s: the buffer of %d bytes is smaller than the %d bytes copied out to it (%s)", rec.label(), u.Size, model, copyWhy(rec, u))
 		}
 		b.CopyLen = model

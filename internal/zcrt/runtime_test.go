@@ -237,7 +237,7 @@ func TestHostBuffersAreCopied(t *testing.T) {
 	require.Equal(t, in[0].Size, e.In[0].CopyLen)
 	// A short host output cannot receive the tensor.
 	out[1].Size = uintptr(r.Outputs()[1].Size) - 8
-	requireCode(t, acl.CodeGEParamInvalid, r.Prepare("test", in, out, &e))
+	requireCode(t, acl.CodeGEInternalError, r.Prepare("test", in, out, &e))
 }
 
 // TestSizeRule checks GE's boundary: user + 64 < model fails, naming the
@@ -272,7 +272,7 @@ func TestSizeRule(t *testing.T) {
 					require.Equal(t, max(bufs[i].Size, uintptr(rec.Size)), map[ge.IODir][]IOBind{ge.IOInput: e.In, ge.IOOutput: e.Out}[dir][i].Extent)
 					continue
 				}
-				ae := requireCode(t, acl.CodeGEParamInvalid, err)
+				ae := requireCode(t, acl.CodeGEFailure, err)
 				require.Equal(t, "aclmdlExecute", ae.Op)
 				require.Contains(t, ae.Msg, rec.Name)
 				require.Contains(t, ae.Msg, "plus the aligned 64 bytes is less than the tensor size")
@@ -298,9 +298,9 @@ func TestPrepareErrors(t *testing.T) {
 	r := newRuntime(t, m, Config{})
 	in, out := devBufs(rng, r.Inputs(), 0), devBufs(rng, r.Outputs(), 0)
 	var e Exec
-	ae := requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", in[:1], out, &e))
+	ae := requireCode(t, acl.CodeGEFailure, r.Prepare("op", in[:1], out, &e))
 	require.Contains(t, ae.Msg, "The number of inputs or outputs provided by the user is inconsistent")
-	requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", in, append(out, out[0]), &e))
+	requireCode(t, acl.CodeGEFailure, r.Prepare("op", in, append(out, out[0]), &e))
 	in[1].Addr = 0
 	requireCode(t, acl.CodeGEExecModelAddrInvalid, r.Prepare("op", in, out, &e))
 }
@@ -315,14 +315,14 @@ func TestReusePairs(t *testing.T) {
 	require.Equal(t, []ReusePair{{1, 0}}, r.ReusePairs())
 	in, out := devBufs(rng, r.Inputs(), 0), devBufs(rng, r.Outputs(), 0)
 	var e Exec
-	ae := requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", in, out, &e))
+	ae := requireCode(t, acl.CodeGEFailure, r.Prepare("op", in, out, &e))
 	require.Contains(t, ae.Msg, "Output[0] address")
 	require.Contains(t, ae.Msg, "must be same as Input[1] address")
 	require.Contains(t, ae.Msg, "addr reuse check not pass")
 	out[0].Addr = in[1].Addr
 	require.NoError(t, r.Prepare("op", in, out, &e))
 	r2 := newRuntime(t, m, Config{ReusePairs: []ReusePair{{5, 0}}})
-	ae = requireCode(t, acl.CodeGEParamInvalid, r2.Prepare("op", in, out, &e))
+	ae = requireCode(t, acl.CodeGEFailure, r2.Prepare("op", in, out, &e))
 	require.Contains(t, ae.Msg, "out of range")
 }
 
@@ -346,7 +346,7 @@ func TestWorkspaceMemOptimize(t *testing.T) {
 	var e Exec
 	require.NoError(t, r.Prepare("op", in, out, &e))
 	out[rng.IntN(len(out))].Place = PlaceHost
-	ae = requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", in, out, &e))
+	ae = requireCode(t, acl.CodeGEFailure, r.Prepare("op", in, out, &e))
 	require.Contains(t, ae.Msg, "Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in device memory")
 }
 

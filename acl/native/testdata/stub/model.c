@@ -60,6 +60,7 @@ typedef struct model {
     int device; /* the device of the context it was loaded in */
     uint32_t pending;            /* asynchronous executions queued */
     stub_stream *pending_stream; /* the stream they are queued on */
+    int mode;                    /* 0 never executed, 1 aclmdlExecute, 2 aclmdlExecuteAsync */
 } model;
 
 struct aclmdlDesc {
@@ -119,23 +120,26 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     const char *p = data;
     if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model is NULL");
     if (size == 0) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model size is 0");
-    if (size < HDR) return stub_fail(ACL_ERROR_INVALID_FILE_SIZE, fn, "model size %zu is below the header", size);
-    if (memcmp(p, MAGIC, 8) != 0) return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "not a stub model (bad magic)");
+    /* Too short: ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID (hicann/ge
+     * runtime/om2/om2_model_executor.cc:1698-1706); any other parse failure
+     * ACL_ERROR_GE_PARAM_INVALID (base/common/helper/model_helper.cc:1083). */
+    if (size < HDR) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu is below the header", size);
+    if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
     memcpy(&m->work_size, p + 16, 8);
     memcpy(&m->weight_size, p + 24, 8);
-    if (m->n < 1 || m->n > MAX_IO) return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "io count %u not in [1, 8]", m->n);
+    if (m->n < 1 || m->n > MAX_IO) return stub_fail(GE_PARAM_INVALID, fn, "io count %u not in [1, 8]", m->n);
     if (m->work_size < 8 || m->weight_size < 8ull * m->n || m->weight_size > (1ull << 32) ||
         m->work_size > (1ull << 32))
-        return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "bad work or weight size");
+        return stub_fail(GE_PARAM_INVALID, fn, "bad work or weight size");
     size_t want = HDR + 2 * (size_t)m->n * IO_DESC + m->weight_size;
     if (size != want)
-        return stub_fail(ACL_ERROR_INVALID_FILE_SIZE, fn, "model size %zu, the header says %zu", size, want);
+        return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
     for (uint32_t k = 0; k < m->n; k++) {
         if (parse_io(p + HDR + k * IO_DESC, &m->in[k]) || parse_io(p + HDR + (m->n + k) * IO_DESC, &m->out[k]))
-            return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "bad descriptor of io %u", k);
+            return stub_fail(GE_PARAM_INVALID, fn, "bad descriptor of io %u", k);
         if (m->in[k].dtype != m->out[k].dtype || m->in[k].bytes != m->out[k].bytes)
-            return stub_fail(ACL_ERROR_PARSE_MODEL, fn, "input %u and output %u differ in type or size", k, k);
+            return stub_fail(GE_PARAM_INVALID, fn, "input %u and output %u differ in type or size", k, k);
     }
     m->weights = p + HDR + 2 * (size_t)m->n * IO_DESC;
     return ACL_SUCCESS;
@@ -393,7 +397,8 @@ static int has(const aclmdlConfigHandle *c, int attr) { return (c->set >> attr) 
 
 static aclError read_file(const char *fn, const char *path, char **data, size_t *size) {
     FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) return stub_fail(ACL_ERROR_READ_MODEL_FAILURE, fn, "cannot open model file %s", path ? path : "(NULL)");
+    /* hicann/ge runtime/om2/om2_model_executor.cc:1721-1732 */
+    if (!f) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, fn, "cannot open model file %s", path ? path : "(NULL)");
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -401,7 +406,7 @@ static aclError read_file(const char *fn, const char *path, char **data, size_t 
     if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) {
         free(b);
         fclose(f);
-        return stub_fail(ACL_ERROR_READ_MODEL_FAILURE, fn, "cannot read model file %s", path);
+        return stub_fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, fn, "cannot read model file %s", path);
     }
     fclose(f);
     *data = b;
@@ -751,8 +756,11 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
     const io *ios = out ? m->out : m->in;
     aclmdlDataset *d = get_dataset(h);
     if (!d) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "NULL or unknown %s dataset %p", what, h);
+    /* UpdateAllNodeArgs under GE_ASSERT_SUCCESS: E13025 is logged, the
+     * caller gets ACL_ERROR_GE_FAILURE (hicann/ge davinci_model.cc:6673,
+     * api/acl/common/error_codes_inner.h:24-28). */
     if (d->n != m->n)
-        return stub_fail(GE_PARAM_INVALID, fn,
+        return stub_fail(ACL_ERROR_GE_FAILURE, fn,
                          "E13025: The number of inputs or outputs provided by the user is inconsistent with that "
                          "required by the model: %zu %s buffers, the model has %u",
                          d->n, what, m->n);
@@ -768,7 +776,7 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
             b->size = ios[k].bytes;
         }
         if (b->size + SIZE_SLACK < ios[k].bytes)
-            return stub_fail(GE_PARAM_INVALID, fn, "E13025: %s %u (%s): buffer of %zu bytes, the model needs %zu", what,
+            return stub_fail(ACL_ERROR_GE_FAILURE, fn, "E13025: %s %u (%s): buffer of %zu bytes, the model needs %zu", what,
                              k, ios[k].name, b->size, ios[k].bytes);
         if (!b->data) return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): NULL address", what, k, ios[k].name);
         size_t n_touch = b->size < ios[k].bytes ? b->size : ios[k].bytes;
@@ -857,6 +865,9 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
                                 modelId, m->device, c->device));
     stub_stream *s = NULL;
     if (async && (r = resolve_stream(fn, stream, 1, &s))) LOCKED_RETURN(r);
+    /* One kind of execution per model (hicann/ge davinci_model.cc:7636-7638). */
+    if (m->mode && m->mode != (async ? 2 : 1))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_GE_FAILURE, fn, "model %u: NnExecute not support mix execute", modelId));
     if (m->pending && (!async || m->pending_stream != s))
         LOCKED_RETURN(stub_fail(RT_MODEL_EXECUTE, fn, "model %u is already executing on another stream", modelId));
     run *x = calloc(1, sizeof *x);
@@ -867,6 +878,7 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
         free(x);
         LOCKED_RETURN(r);
     }
+    m->mode = async ? 2 : 1;
     if (!async) {
         run_model(x, 1);
         LOCKED_RETURN(ACL_SUCCESS);

@@ -195,7 +195,9 @@ STUB_API aclError aclrtDestroyStream(aclrtStream stream) {
     if (r) LOCKED_RETURN(r);
     if (!stream) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "stream is NULL"));
     stub_stream *s;
-    if ((r = resolve_stream(__func__, stream, 0, &s))) LOCKED_RETURN(r);
+    /* The stream must be in the current context: hicann/runtime
+     * src/runtime/api/impl/api_impl.cc:1582-1585 → 107003. */
+    if ((r = resolve_stream(__func__, stream, 1, &s))) LOCKED_RETURN(r);
     kill_stream(s);
     LOCKED_RETURN(ACL_SUCCESS);
 }

@@ -1,0 +1,216 @@
+package acltest
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sourceRules: runtime rules taken from the CANN source (hicann/runtime
+// @681ef76) that the first round did not model: stream failure modes, peer
+// access between devices, aclrtResetDeviceForce, events and streams of one
+// device, aclrtHostRegisterV2 flags. Each case names its source line.
+func (s *suite) sourceRules(t *testing.T) {
+	t.Run("StopOnFailure", s.stopOnFailure)
+	t.Run("FailureModeChecks", func(t *testing.T) {
+		s.bind(t)
+		st := s.newStream(t)
+		ok(t, "SetStreamFailureMode(CONTINUE), the mode it has", func() error { return s.b.SetStreamFailureMode(st, acl.ContinueOnFailure) })
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(s.dev)
+			if !check(t, err, "CreateContext") {
+				return
+			}
+			// The mode checks come first, then the context
+			// (src/runtime/api/impl/api_impl.cc:2012-2033).
+			expect(t, acl.CodeRTStreamContext, "SetStreamFailureMode(STOP) of another context's stream", func() error {
+				return s.b.SetStreamFailureMode(st, acl.StopOnFailure)
+			})
+			check(t, s.b.DestroyContext(ctx), "DestroyContext")
+		})
+		s.undefined(t, "unknown stream", func() {
+			expect(t, acl.CodeRTInvalidHandle, "SetStreamFailureMode(unknown stream)", func() error {
+				return s.b.SetStreamFailureMode(bogusHandle, acl.StopOnFailure)
+			})
+		})
+	})
+	t.Run("PeerAccess", s.peerAccess)
+	t.Run("ResetDeviceForce", func(t *testing.T) {
+		// The reference count of aclrtSetDevice is dropped at once
+		// (src/acl/aclrt_impl/device.cpp:101-108; acl_rt.h:1587-1607).
+		// It releases every context of the device, so it runs on a
+		// device the suite has no context on.
+		if s.devCount < 2 {
+			t.Skip("needs a second device")
+		}
+		other := (s.dev + 1) % s.devCount
+		onThread(t, func() {
+			for range 3 {
+				if !check(t, s.b.SetDevice(other), "SetDevice") {
+					return
+				}
+			}
+			check(t, s.b.ResetDevice(other), "ResetDevice (two references left)")
+			check(t, s.b.ResetDeviceForce(other), "ResetDeviceForce")
+			// runtime.cc:2931: nothing left to release → 507007.
+			expect(t, acl.CodeRTContextReleaseError, "ResetDevice after ResetDeviceForce", func() error { return s.b.ResetDevice(other) })
+		})
+	})
+	t.Run("EventOfAnotherDevice", func(t *testing.T) {
+		// Event and stream must be on one device; the code is not in the
+		// public source: both backends give ACL_ERROR_RT_STREAM_CONTEXT.
+		if s.devCount < 2 {
+			t.Skip("needs two devices")
+		}
+		other := (s.dev + 1) % s.devCount
+		var ev acl.EventHandle
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(other)
+			if !check(t, err, "CreateContext(other device)") {
+				return
+			}
+			ev, err = s.b.CreateEvent()
+			check(t, err, "CreateEvent on the other device")
+			t.Cleanup(func() {
+				onThread(t, func() {
+					check(t, s.b.SetCurrentContext(ctx), "SetCurrentContext")
+					check(t, s.b.DestroyEvent(ev), "DestroyEvent")
+					check(t, s.b.DestroyContext(ctx), "DestroyContext")
+				})
+			})
+		})
+		require.NotZero(t, ev)
+		s.bind(t)
+		st := s.newStream(t)
+		expect(t, acl.CodeRTStreamContext, "RecordEvent(event of another device)", func() error { return s.b.RecordEvent(ev, st) })
+		expect(t, acl.CodeRTStreamContext, "StreamWaitEvent(event of another device)", func() error { return s.b.StreamWaitEvent(st, ev) })
+	})
+	t.Run("HostRegisterV2Flags", func(t *testing.T) {
+		// src/runtime/api/impl/api_error.cc:2015-2021: an OR of MAPPED,
+		// IOMEMORY, READONLY and PINNED, at least one.
+		s.bind(t)
+		mem := pages(t, 1)
+		for _, flag := range []acl.HostRegFlag{0, 1, 0x20, acl.HostRegMapped | 0x100} {
+			expect(t, acl.CodeRTParamInvalid, "HostRegisterV2(undefined flag)", func() error {
+				return s.b.HostRegisterV2(hostPtr(mem), pageSize, flag)
+			})
+		}
+		ok(t, "HostRegisterV2(PINNED)", func() error { return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegPinned) })
+		expect(t, acl.CodeHostMemoryAlreadyRegistered, "HostRegisterV2(PINNED) again", func() error {
+			return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegPinned)
+		})
+		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(hostPtr(mem)) })
+	})
+}
+
+// stopOnFailure: ACL_STOP_ON_FAILURE on one stream makes the first failure
+// on any stream of its context stop the context (docs/zh/api_ref/
+// 06_stream_management.md:475, 484-486; src/runtime/core/src/stream/
+// stream.cc:4336-4352, 1772-1788; src/runtime/core/src/context/
+// context.cc:2889). It runs in a context of its own, which it destroys.
+func (s *suite) stopOnFailure(t *testing.T) {
+	if s.opt.FailNextTask == nil {
+		t.Skip("the backend cannot fail a stream task (Options.FailNextTask is nil)")
+	}
+	runtime.LockOSThread() // never unlocked: the thread ends with the subtest
+	ctx, err := s.b.CreateContext(s.dev)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.b.DestroyContext(ctx)) }()
+	const n = 1024
+	x, err := s.b.Malloc(n, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.b.Free(x)) }()
+	st, err := s.b.CreateStream()
+	require.NoError(t, err)
+	st2, err := s.b.CreateStream()
+	require.NoError(t, err)
+	defer func() {
+		assert.NoError(t, s.b.DestroyStream(st))
+		assert.NoError(t, s.b.DestroyStream(st2))
+	}()
+
+	ok(t, "SetStreamFailureMode(STOP)", func() error { return s.b.SetStreamFailureMode(st, acl.StopOnFailure) })
+	ok(t, "SetStreamFailureMode(STOP) again (the mode it has)", func() error { return s.b.SetStreamFailureMode(st, acl.StopOnFailure) })
+	// src/runtime/api/impl/api_impl.cc:2018-2021
+	expect(t, acl.CodeRTFeatureNotSupport, "SetStreamFailureMode(CONTINUE) after STOP", func() error {
+		return s.b.SetStreamFailureMode(st, acl.ContinueOnFailure)
+	})
+	ok(t, "Memset", func() error { return s.b.Memset(x, n, 0x33, n) })
+	release := s.hold(t, st)
+	ok(t, "FailNextTask", func() error { return s.opt.FailNextTask(st, acl.CodeRTAICoreException) })
+	ok(t, "MemsetAsync (fails on the device)", func() error { return s.b.MemsetAsync(x, n, 0x11, n, st) })
+	ok(t, "MemsetAsync behind the failure (queued)", func() error { return s.b.MemsetAsync(x, n, 0x22, n, st) })
+	release()
+	for range 2 {
+		expect(t, acl.CodeRTAICoreException, "SynchronizeStream (sticky)", func() error { return s.b.SynchronizeStream(st) })
+	}
+	got := make([]byte, n)
+	ok(t, "Memcpy D2H", func() error { return s.b.Memcpy(hostPtr(got), n, x, n, acl.MemcpyDeviceToHost) })
+	assert.Equal(t, fill(n, 0x33), got, "the failed task and the one behind it must not run")
+	// The whole context stopped: another stream reports the failure and
+	// takes no new task, nor does the default stream.
+	expect(t, acl.CodeRTAICoreException, "SynchronizeStream(another stream of the context)", func() error { return s.b.SynchronizeStream(st2) })
+	expect(t, acl.CodeRTAICoreException, "MemsetAsync on another stream of the context", func() error { return s.b.MemsetAsync(x, n, 0x44, n, st2) })
+	expect(t, acl.CodeRTAICoreException, "MemsetAsync on the default stream", func() error { return s.b.MemsetAsync(x, n, 0x44, n, 0) })
+	ok(t, "Memcpy D2H", func() error { return s.b.Memcpy(hostPtr(got), n, x, n, acl.MemcpyDeviceToHost) })
+	assert.Equal(t, fill(n, 0x33), got)
+}
+
+// peerAccess: aclrtDeviceCanAccessPeer / EnablePeerAccess /
+// DisablePeerAccess (src/acl/aclrt_impl/memory.cpp:881-960). A copy
+// between memory of two devices needs peer access; the code when it is
+// missing is the driver's (not in the public source): both backends give
+// ACL_ERROR_RT_PARAM_INVALID.
+func (s *suite) peerAccess(t *testing.T) {
+	s.bind(t)
+	expect(t, acl.CodeInvalidParam, "DeviceCanAccessPeer(same device)", func() error {
+		_, err := s.b.DeviceCanAccessPeer(s.dev, s.dev)
+		return err
+	})
+	expect(t, acl.CodeInvalidParam, "DeviceEnablePeerAccess(current device)", func() error { return s.b.DeviceEnablePeerAccess(s.dev, 0) })
+	expect(t, acl.CodeFeatureUnsupported, "DeviceEnablePeerAccess(flags 1)", func() error { return s.b.DeviceEnablePeerAccess(s.dev, 1) })
+	expect(t, acl.CodeRTInvalidDeviceID, "DeviceEnablePeerAccess(bad id)", func() error { return s.b.DeviceEnablePeerAccess(s.devCount+3, 0) })
+	if s.devCount < 2 {
+		t.Skip("needs two devices")
+	}
+	other := (s.dev + 1) % s.devCount
+	var can int32
+	ok(t, "DeviceCanAccessPeer", func() error {
+		var err error
+		can, err = s.b.DeviceCanAccessPeer(s.dev, other)
+		return err
+	})
+	assert.Equal(t, int32(1), can)
+	const n = 4096
+	here := s.devMem(t, n)
+	var there unsafe.Pointer
+	onThread(t, func() {
+		ctx, err := s.b.CreateContext(other)
+		if !check(t, err, "CreateContext(other device)") {
+			return
+		}
+		there, err = s.b.Malloc(n, acl.MemMallocHugeFirst)
+		check(t, err, "Malloc on the other device")
+		check(t, s.b.DestroyContext(ctx), "DestroyContext")
+	})
+	require.NotNil(t, there)
+	defer func() { assert.NoError(t, s.b.Free(there)) }()
+	want := s.randBytes(n)
+	ok(t, "Memcpy H2D", func() error { return s.b.Memcpy(here, n, hostPtr(want), n, acl.MemcpyHostToDevice) })
+	expect(t, acl.CodeRTParamInvalid, "Memcpy between devices without peer access", func() error {
+		return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice)
+	})
+	ok(t, "DeviceEnablePeerAccess", func() error { return s.b.DeviceEnablePeerAccess(other, 0) })
+	ok(t, "Memcpy between devices with peer access", func() error { return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice) })
+	got := make([]byte, n)
+	ok(t, "Memcpy D2H from the other device", func() error { return s.b.Memcpy(hostPtr(got), n, there, n, acl.MemcpyDeviceToHost) })
+	assert.Equal(t, want, got)
+	ok(t, "DeviceDisablePeerAccess", func() error { return s.b.DeviceDisablePeerAccess(other) })
+	expect(t, acl.CodeRTParamInvalid, "Memcpy between devices after DisablePeerAccess", func() error {
+		return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice)
+	})
+}

@@ -1,0 +1,164 @@
+package sgemm
+
+// smallWork is the M·N·K up to which a float32 product is computed by
+// plain dot products: packing would cost more than it saves.
+const smallWork = 4096
+
+// run computes a validated call with kernel kern on at most threads threads.
+func run(c *Call, kern kernel, threads int) {
+	m, n, k := c.M, c.N, c.K
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || c.Alpha == 0 {
+		scaleC(c)
+		return
+	}
+	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
+		small(c)
+		return
+	}
+	if w := c.work(); w < parallelWork*threads {
+		threads = max(1, w/parallelWork)
+	}
+	nr := kern.nr
+	nc := min(NC, (n+nr-1)/nr*nr)
+	bpBuf := packedBPool.get(KC * nc)
+	defer packedBPool.put(bpBuf)
+	for jc := 0; jc < n; jc += NC {
+		for pc := 0; pc < k; pc += KC {
+			kb, nb, beta := min(KC, k-pc), min(NC, n-jc), c.Beta
+			if pc > 0 {
+				beta = 1
+			}
+			if threads > 1 {
+				stepParallel(*c, kern, *bpBuf, pc, kb, jc, nb, beta, threads)
+				continue
+			}
+			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+			s.packB(0, s.panelsN())
+			s.block(0, m, 0, s.panelsN())
+		}
+	}
+}
+
+// step is one (NC, KC) block of the product: B rows [pc,pc+kb) and
+// columns [jc,jc+nb), packed into bp, applied to all of C's rows.
+type step struct {
+	c      *Call
+	kern   kernel
+	bp     []float32
+	pc, kb int
+	jc, nb int
+	beta   float32
+}
+
+func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
+
+// stepParallel packs B and computes a step on threads goroutines. The
+// split is along the longer side, at tile boundaries, so every element is
+// computed exactly as on one thread.
+//
+// It takes copies: the goroutines see only values
+// made here, so the caller's Call (often on its stack) does not escape to
+// the heap on the serial path.
+func stepParallel(c Call, kern kernel, bp []float32, pc, kb, jc, nb int, beta float32, threads int) {
+	t := &step{c: &c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+	mr := kern.mr
+	m, pn := c.M, t.panelsN()
+	pm := (m + mr - 1) / mr
+	parallel(threads, pn, t.packB)
+	if pm >= pn {
+		parallel(threads, pm, func(lo, hi int) { t.block(lo*mr, min(hi*mr, m), 0, pn) })
+	} else {
+		parallel(threads, pn, func(lo, hi int) { t.block(0, m, lo, hi) })
+	}
+}
+
+// packB packs B panels [lo,hi) of the step.
+func (s *step) packB(lo, hi int) {
+	nr, kb := s.kern.nr, s.kb
+	buf := widenPool.get(nr * kb)
+	for jp := lo; jp < hi; jp++ {
+		packBPanel(s.bp[jp*nr*kb:(jp+1)*nr*kb], &s.c.B, s.pc, kb, s.jc+jp*nr, min(nr, s.nb-jp*nr), nr, *buf)
+	}
+	widenPool.put(buf)
+}
+
+// block computes rows [i0,i1) × B panels [jp0,jp1) of the step: packs A mc
+// rows at a time, then runs the kernel on every tile. Edge tiles go
+// through a local tile.
+func (s *step) block(i0, i1, jp0, jp1 int) {
+	c, kern, kb := s.c, s.kern, s.kb
+	mr, nr := kern.mr, kern.nr
+	mc := kern.mcRows()
+	abuf := packedAPool.get(mc*kb + mr*nr + mr*kb)
+	defer packedAPool.put(abuf)
+	ap := (*abuf)[:mc*kb]
+	tile := (*abuf)[mc*kb : mc*kb+mr*nr]
+	wbuf := (*abuf)[mc*kb+mr*nr:]
+	ldc := c.LDC
+	for ic := i0; ic < i1; ic += mc {
+		mb := min(mc, i1-ic)
+		packA(ap, &c.A, ic, mb, s.pc, kb, mr, wbuf)
+		for jp := jp0; jp < jp1; jp++ {
+			j := s.jc + jp*nr
+			cols := min(nr, s.nb-jp*nr)
+			bpan := s.bp[jp*nr*kb:]
+			for ip := 0; ip*mr < mb; ip++ {
+				i := ic + ip*mr
+				rows := min(mr, mb-ip*mr)
+				apan := ap[ip*mr*kb:]
+				if rows == mr && cols == nr {
+					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, s.beta)
+					continue
+				}
+				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
+				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, s.beta)
+			}
+		}
+	}
+}
+
+// small computes a tiny float32 product directly: per element a sequential
+// dot product, then C = alpha·acc (+ beta·C), rounded as in the kernels.
+func small(c *Call) {
+	a, b := c.A.F32, c.B.F32
+	// Element (i,p) of op(A) is a[i·ai + p·ap]; (p,j) of op(B) is b[p·bp + j·bj].
+	ai, ap := c.A.Stride, 1
+	if c.A.Trans {
+		ai, ap = 1, c.A.Stride
+	}
+	bp, bj := c.B.Stride, 1
+	if c.B.Trans {
+		bp, bj = 1, c.B.Stride
+	}
+	for i := range c.M {
+		row := c.C[i*c.LDC : i*c.LDC+c.N]
+		for j := range row {
+			var acc float32
+			for p := range c.K {
+				acc += a[i*ai+p*ap] * b[p*bp+j*bj]
+			}
+			acc = float32(c.Alpha * acc)
+			if c.Beta != 0 {
+				acc += float32(c.Beta * row[j])
+			}
+			row[j] = acc
+		}
+	}
+}
+
+// scaleC sets C = Beta·C (C = 0 when Beta is 0, whatever C held).
+func scaleC(c *Call) {
+	for i := range c.M {
+		row := c.C[i*c.LDC : i*c.LDC+c.N]
+		if c.Beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= c.Beta
+		}
+	}
+}

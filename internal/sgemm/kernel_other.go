@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package sgemm
+
+func archKernels() []kernel { return nil }
+
+// PeakLoop returns nil: there is no assembly FMA loop on this architecture.
+func PeakLoop() (loop func(n int), flopsPerIter int) { return nil, 0 }
+
+func kern512(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }
+func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }

@@ -1,0 +1,84 @@
+package sgemm
+
+import "github.com/ascend-go/cann/internal/floatx"
+
+// rowSeg returns n elements of stored row r from column c0 as float32: in
+// place for float32 data, widened into buf for half data.
+func (x *Matrix) rowSeg(buf []float32, r, c0, n int) []float32 {
+	off := r*x.Stride + c0
+	switch x.Kind {
+	case F32:
+		return x.F32[off : off+n]
+	case F16:
+		floatx.DecodeF16(buf[:n], x.Half[2*off:2*(off+n)])
+	default:
+		floatx.DecodeBF16(buf[:n], x.Half[2*off:2*(off+n)])
+	}
+	return buf[:n]
+}
+
+// packA packs rows [i0,i0+mb) and columns [p0,p0+kb) of op(A) into panels
+// of mr rows: dst[ip·mr·kb + p·mr + i]. Rows past mb are zero. buf is
+// scratch of at least mr·kb elements for widening half data.
+func packA(dst []float32, a *Matrix, i0, mb, p0, kb, mr int, buf []float32) {
+	for ip := 0; ip*mr < mb; ip++ {
+		d := dst[ip*mr*kb : (ip+1)*mr*kb]
+		rows := min(mr, mb-ip*mr)
+		if a.Trans { // stored [K,M]: a stored row holds this panel's rows at one p
+			for p := range kb {
+				seg := a.rowSeg(buf, p0+p, i0+ip*mr, rows)
+				dp := d[p*mr : p*mr+mr]
+				copy(dp, seg)
+				clear(dp[rows:])
+			}
+			continue
+		}
+		// Stored [M,K]: interleave the panel's rows.
+		var segs [maxNR][]float32
+		for i := range rows {
+			segs[i] = a.rowSeg(buf[i*kb:(i+1)*kb], i0+ip*mr+i, p0, kb)
+		}
+		interleave(d, segs[:mr], rows, kb)
+	}
+}
+
+// interleave writes d[p·w+i] = segs[i][p] for p < kb and i < w = len(segs),
+// with zeros for i ≥ rows: one element of each stored row per p, so the
+// writes are sequential and each row is read as a stream.
+func interleave(d []float32, segs [][]float32, rows, kb int) {
+	for i := rows; i < len(segs); i++ {
+		segs[i] = zeros[:kb]
+	}
+	w := len(segs)
+	for p := range kb {
+		dp := d[p*w : p*w+w]
+		for i := range dp {
+			dp[i] = segs[i][p]
+		}
+	}
+}
+
+// maxNR bounds every kernel's mr and nr; zeros pads past a matrix's edge.
+const maxNR = 32
+
+var zeros [KC]float32
+
+// packBPanel packs rows [p0,p0+kb) and columns [j0,j0+cols) of op(B) into
+// one panel of nr columns: d[p·nr + j]. Columns past cols are zero. buf is
+// scratch of at least nr·kb elements for widening half data.
+func packBPanel(d []float32, b *Matrix, p0, kb, j0, cols, nr int, buf []float32) {
+	if !b.Trans { // stored [K,N]: a stored row holds the panel's columns at one p
+		for p := range kb {
+			seg := b.rowSeg(buf, p0+p, j0, cols)
+			dp := d[p*nr : p*nr+nr]
+			copy(dp, seg)
+			clear(dp[cols:])
+		}
+		return
+	}
+	var segs [maxNR][]float32
+	for j := range cols {
+		segs[j] = b.rowSeg(buf[j*kb:(j+1)*kb], j0+j, p0, kb)
+	}
+	interleave(d, segs[:nr], cols, kb)
+}

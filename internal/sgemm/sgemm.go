@@ -1,0 +1,135 @@
+package sgemm
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// Kind is how an operand's elements are stored.
+type Kind uint8
+
+// Element kinds.
+const (
+	F32  Kind = iota // float32, in Matrix.F32
+	F16              // IEEE half, little-endian, in Matrix.Half
+	BF16             // bfloat16, little-endian, in Matrix.Half
+)
+
+// Matrix is a GEMM operand as stored: row-major, Stride elements between
+// consecutive stored rows. The operand the product uses is op(X): the
+// stored matrix, or its transpose when Trans is set.
+type Matrix struct {
+	Kind   Kind
+	F32    []float32 // elements of a F32 matrix
+	Half   []byte    // elements of a F16 or BF16 matrix, 2 bytes each
+	Stride int
+	Trans  bool
+}
+
+// Call is one product C = Alpha·op(A)·op(B) + Beta·C with op(A) M×K, op(B)
+// K×N and C M×N row-major with LDC elements between rows. Beta = 0 means C
+// is not read (NaN or Inf there do not leak into the result); Alpha = 0 or
+// K = 0 leaves C = Beta·C. C must not overlap A or B.
+type Call struct {
+	M, N, K     int
+	Alpha, Beta float32
+	A, B        Matrix
+	C           []float32
+	LDC         int
+}
+
+// ErrShape reports a Call whose sizes, strides or slice lengths disagree.
+var ErrShape = errors.New("sgemm: bad shape")
+
+// Gemm computes c on up to GOMAXPROCS threads.
+func Gemm(c *Call) error { return GemmThreads(c, 0) }
+
+// GemmThreads computes c on at most threads threads (≤ 0: GOMAXPROCS). The
+// result does not depend on threads.
+func GemmThreads(c *Call, threads int) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	run(c, best, threads)
+	return nil
+}
+
+// GemmBatch computes every call. Small calls are spread over the threads
+// whole, one thread per call; large ones each use all threads. Either way
+// each result is the one Gemm gives.
+func GemmBatch(calls []Call) error {
+	for i := range calls {
+		if err := calls[i].validate(); err != nil {
+			return fmt.Errorf("batch %d: %w", i, err)
+		}
+	}
+	threads := runtime.GOMAXPROCS(0)
+	if threads == 1 || len(calls) == 1 || calls[0].work() >= parallelWork {
+		for i := range calls {
+			run(&calls[i], best, threads)
+		}
+		return nil
+	}
+	// A heap copy for the goroutines keeps the caller's slice off the heap.
+	cs := append([]Call(nil), calls...)
+	parallel(threads, len(cs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			run(&cs[i], best, 1)
+		}
+	})
+	return nil
+}
+
+func (c *Call) work() int { return c.M * c.N * c.K }
+
+func (c *Call) validate() error {
+	if c.M < 0 || c.N < 0 || c.K < 0 {
+		return fmt.Errorf("%w: M=%d N=%d K=%d", ErrShape, c.M, c.N, c.K)
+	}
+	if err := c.A.check("A", c.M, c.K); err != nil {
+		return err
+	}
+	if err := c.B.check("B", c.K, c.N); err != nil {
+		return err
+	}
+	if c.M > 0 && c.N > 0 {
+		if c.LDC < c.N {
+			return fmt.Errorf("%w: LDC %d < N %d", ErrShape, c.LDC, c.N)
+		}
+		if need := (c.M-1)*c.LDC + c.N; len(c.C) < need {
+			return fmt.Errorf("%w: C holds %d elements, %d×%d with LDC %d needs %d", ErrShape, len(c.C), c.M, c.N, c.LDC, need)
+		}
+	}
+	return nil
+}
+
+// check validates an operand whose op() is rows×cols.
+func (x *Matrix) check(name string, rows, cols int) error {
+	if x.Trans {
+		rows, cols = cols, rows
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	if x.Stride < cols {
+		return fmt.Errorf("%w: %s stride %d < %d stored columns", ErrShape, name, x.Stride, cols)
+	}
+	need := (rows-1)*x.Stride + cols
+	have := 0
+	switch x.Kind {
+	case F32:
+		have = len(x.F32)
+	case F16, BF16:
+		have = len(x.Half) / 2
+	default:
+		return fmt.Errorf("%w: %s has unknown kind %d", ErrShape, name, x.Kind)
+	}
+	if have < need {
+		return fmt.Errorf("%w: %s holds %d elements, %d×%d with stride %d needs %d", ErrShape, name, have, rows, cols, x.Stride, need)
+	}
+	return nil
+}
