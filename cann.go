@@ -28,6 +28,10 @@ import (
 	"github.com/ascend-go/cann/fallback"
 )
 
+// Version is the SDK's release, a semantic version without the "v"; the
+// first entry of CHANGELOG.md describes it (a test keeps the two in step).
+const Version = "0.1.0"
+
 // Mode says which backend Open should use.
 type Mode string
 
