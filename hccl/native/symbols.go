@@ -80,3 +80,21 @@ var syms = [numSyms]symInfo{
 	symCommDeregister:         {"HcclCommDeregister", true},
 	symCommExchangeMem:        {"HcclCommExchangeMem", true},
 }
+
+// RequiredSymbols lists the C functions Open fails without, in table order.
+func RequiredSymbols() []string { return symNames(false) }
+
+// OptionalSymbols lists the C functions whose absence only makes the method
+// that calls them return an error matching hccl.ErrNotSupported, in table
+// order.
+func OptionalSymbols() []string { return symNames(true) }
+
+func symNames(optional bool) []string {
+	var out []string
+	for _, s := range syms {
+		if s.optional == optional {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
