@@ -15,7 +15,7 @@ import (
 // uses only them builds fully static with CGO_ENABLED=0.
 func TestAPIPackagesDoNotImportPurego(t *testing.T) {
 	goTool(t)
-	pkgs := []string{"./acl", "./fallback/...", "./hccl", "./ge/...", "./zerocopy/...", "./internal/floatx"}
+	pkgs := []string{"./acl", "./fallback/...", "./hccl", "./ge/...", "./zerocopy/...", "./floatx"}
 	var present []string
 	for _, p := range pkgs {
 		if out, err := exec.Command("go", "list", p).CombinedOutput(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
@@ -67,4 +67,28 @@ func goTool(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go tool not on PATH")
 	}
+}
+
+// The SDK neither requires nor imports the report tool's plotting and
+// benchmark-parsing modules: bench/report is its own module, so a program
+// importing the SDK gets no gonum/plot or x/perf requirement from us.
+// (gonum itself lists plot in its go.mod; with module graph pruning that
+// never reaches a user's go.mod, since no package we build imports it.)
+func TestNoReportDependencies(t *testing.T) {
+	goTool(t)
+	banned := []string{"gonum.org/v1/plot", "golang.org/x/perf"}
+	gomod, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	for _, b := range banned {
+		require.NotContains(t, string(gomod), b+" ", "go.mod requires %s (it belongs to bench/report's module)", b)
+	}
+	out, err := exec.Command("go", "list", "-deps", "-test", "./...").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, dep := range strings.Fields(string(out)) {
+		for _, b := range banned {
+			require.False(t, strings.HasPrefix(dep, b), "a package of the SDK depends on %s", dep)
+		}
+	}
+	_, err = os.Stat(filepath.Join("bench", "report", "go.mod"))
+	require.NoError(t, err, "bench/report must be its own module")
 }

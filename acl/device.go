@@ -282,10 +282,12 @@ func (d *Device) MallocHost(size uintptr) (*HostBuffer, error) {
 
 // RegisterHost registers b for device access (aclrtHostRegister) and
 // returns the registration, whose DevicePtr is the device-side address of
-// b[0]. b must be 4 KiB aligned and stay unchanged in place until Close;
-// the registration keeps a reference to it. The device reads and writes b
-// behind Go's back, so b should not be memory the Go heap owns (use mmap'ed
-// or MallocHost memory).
+// b[0]. b must start on a 4 KiB page (else ACL_ERROR_RT_PARAM_INVALID,
+// checked here because the runtime leaves it to the driver) and stay unchanged in
+// place until Close. The device reads and writes b behind Go's back, so
+// memory outside the Go heap (MallocHost, mmap) is the natural choice; a
+// slice of the Go heap is pinned (runtime.Pinner) until Close, as the Go
+// rules require for memory a foreign agent keeps a pointer to.
 func (d *Device) RegisterHost(b []byte, typ HostRegisterType) (*HostRegistration, error) {
 	const op = "Device.RegisterHost"
 	if len(b) == 0 {
@@ -294,18 +296,38 @@ func (d *Device) RegisterHost(b []byte, typ HostRegisterType) (*HostRegistration
 	return d.registerHost(op, unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b)), typ, b)
 }
 
-// RegisterHostPointer is RegisterHost for memory given by address and size.
+// RegisterHostPointer is RegisterHost for memory given by address and
+// size; the memory must not belong to the Go heap.
 func (d *Device) RegisterHostPointer(p unsafe.Pointer, size uint64, typ HostRegisterType) (*HostRegistration, error) {
 	return d.registerHost("Device.RegisterHostPointer", p, size, typ, nil)
 }
 
+// HostRegisterAlign is the alignment aclrtHostRegister requires of the
+// host address ("Host 内存地址需 4K 页对齐", hicann/runtime
+// docs/api_docs/aclrtHostRegister.md, parameter ptr). The ACL layer does
+// not check it (hicann/runtime src/acl/aclrt_impl/memory.cpp,
+// aclrtHostRegisterImpl checks only null pointers and size > 0 before
+// rtsHostRegister), so it is checked here, before the device sees the
+// address, with the code the driver's refusal maps to (107000,
+// ACL_ERROR_RT_PARAM_INVALID: hicann/runtime errcode_manage.cc:38), as the
+// fallback gives it.
+const HostRegisterAlign = 4096
+
 func (d *Device) registerHost(op string, p unsafe.Pointer, size uint64, typ HostRegisterType, keep []byte) (*HostRegistration, error) {
+	if uintptr(p)%HostRegisterAlign != 0 {
+		return nil, Errorf(op, CodeRTParamInvalid, "host address %#x is not %d-byte (page) aligned", uintptr(p), HostRegisterAlign)
+	}
 	c, err := d.adopt(op, func() (child, error) {
 		dp, err := d.rt.b.HostRegister(p, size, typ)
 		if err != nil {
 			return nil, err
 		}
-		return &HostRegistration{res: newRes("host registration"), dev: d, host: p, devPtr: dp, size: size, keep: keep}, nil
+		r := &HostRegistration{res: newRes("host registration"), dev: d, host: p, devPtr: dp, size: size}
+		if keep != nil {
+			// Pin does nothing for memory outside the Go heap.
+			r.pin.Pin(unsafe.SliceData(keep))
+		}
+		return r, nil
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package acl
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ascend-go/cann/internal/callerr"
 )
@@ -66,9 +67,26 @@ type Error struct {
 	Msg  string
 }
 
-// Errorf builds an *Error with a formatted message.
+// Errorf builds an *Error with a formatted message. An argument that is an
+// *Error with the same code is formatted without its code ("Op: message"),
+// so that a message never repeats the code it is reported under.
 func Errorf(op string, code Code, format string, args ...any) *Error {
-	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, uncoded(code, args)...)}
+}
+
+// uncoded returns args with every *Error of code replaced by its code-free
+// text; args itself (possibly the caller's slice) is not modified.
+func uncoded(code Code, args []any) []any {
+	out, cloned := args, false
+	for i, a := range args {
+		if e, ok := a.(*Error); ok && e != nil && e.Code == code {
+			if !cloned {
+				out, cloned = slices.Clone(args), true
+			}
+			out[i] = callerr.Uncoded(e.Op, e.Msg)
+		}
+	}
+	return out
 }
 
 // Error formats as "Op: ACL_ERROR_NAME (code): message".

@@ -33,13 +33,17 @@ func nilError(op string) *Error {
 	return &Error{Op: op, Code: CodeRTInvalidHandle, Msg: "nil handle"}
 }
 
+// maxHeld is the most handles one operation takes: a stream and up to
+// seven memories (Stream.Do).
+const maxHeld = 8
+
 // held is a set of handles taken shared by acquire, released together.
 type held struct {
-	rs [3]*res
+	rs [maxHeld]*res
 	n  int
 }
 
-// acquire takes up to three handles shared, in creation order so that two
+// acquire takes up to maxHeld handles shared, in creation order so that two
 // calls naming the same handles in a different order cannot deadlock with a
 // pending Close. It fails, holding nothing, if any handle is nil or closed.
 func acquire(op string, rs ...*res) (held, error) {
@@ -57,7 +61,7 @@ func acquire(op string, rs ...*res) (held, error) {
 			h.n++
 		}
 	}
-	// Insertion sort of at most three entries.
+	// Insertion sort of a few entries.
 	for i := 1; i < h.n; i++ {
 		for j := i; j > 0 && h.rs[j].seq < h.rs[j-1].seq; j-- {
 			h.rs[j], h.rs[j-1] = h.rs[j-1], h.rs[j]

@@ -1,6 +1,9 @@
 package acl
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // HostBuffer is pinned host memory (aclrtMallocHost), the host side of
 // asynchronous copies.
@@ -59,7 +62,7 @@ type HostRegistration struct {
 	host   unsafe.Pointer
 	devPtr unsafe.Pointer
 	size   uint64
-	keep   []byte // the registered slice, kept reachable while registered
+	pin    runtime.Pinner // pins a registered Go-heap slice until unregistered
 }
 
 func (r *HostRegistration) rank() int { return 3 }
@@ -100,4 +103,8 @@ func (r *HostRegistration) Close() error {
 
 func (r *HostRegistration) retire() { r.markClosed() }
 
-func (r *HostRegistration) destroy() error { return r.dev.rt.b.HostUnregister(r.host) }
+func (r *HostRegistration) destroy() error {
+	err := r.dev.rt.b.HostUnregister(r.host)
+	r.pin.Unpin()
+	return err
+}

@@ -3,6 +3,7 @@ package acl
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -145,6 +146,22 @@ func (d *Device) LoadModel(model []byte) (*Model, error) {
 	m, err := d.loadModel(op, mb, func() (ModelID, error) { return mb.LoadFromMem(p, n) })
 	runtime.KeepAlive(model)
 	return m, err
+}
+
+// LoadModelFile reads the model file at path and loads it as LoadModel
+// does: an .om on the device; on the fallback the model's source (its ge
+// model format or ONNX) with the same IO. A file that cannot be read is
+// ACL_ERROR_READ_MODEL_FAILURE, as aclmdlLoadFromFile reports it.
+func (d *Device) LoadModelFile(path string) (*Model, error) {
+	const op = "Device.LoadModelFile"
+	if d == nil {
+		return nil, nilError(op)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Op: op, Code: CodeReadModelFailure, Msg: err.Error()}
+	}
+	return d.LoadModel(data)
 }
 
 // LoadModelWithMem loads a serialized model into work and weight memory the

@@ -140,3 +140,33 @@ func (s *Stream) destroy() error {
 	_ = b.SynchronizeStream(s.h) // a sticky task error is not Close's to report
 	return b.DestroyStream(s.h)
 }
+
+// Do runs fn, which queues work on the stream through raw backend calls
+// (those of another library bound to the same runtime, such as HCCL), with
+// the calling goroutine locked to its OS thread and the stream's Device
+// context current there. While fn runs the stream and every memory in use
+// stay open (a concurrent Close waits); afterwards each memory's Close
+// waits for the stream, so it is never freed under the queued work. fn
+// gets the stream handle and must not keep the context current past its
+// return. At most seven memories may be named; a nil or closed one fails
+// with ACL_ERROR_RT_INVALID_HANDLE before fn runs.
+func (s *Stream) Do(fn func(StreamHandle) error, use ...Memory) error {
+	const op = "Stream.Do"
+	if len(use) > maxHeld-1 {
+		return Errorf(op, CodeInvalidParam, "%d memories named, at most %d", len(use), maxHeld-1)
+	}
+	var rs [maxHeld]*res
+	rs[0] = s.r()
+	for i, m := range use {
+		rs[i+1] = memoryBase(m).r()
+	}
+	h, err := acquire(op, rs[:1+len(use)]...)
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	for _, m := range use {
+		memoryBase(m).usedBy(s)
+	}
+	return s.dev.call(op, func() error { return fn(s.h) })
+}

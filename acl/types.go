@@ -80,7 +80,10 @@ func (d DataType) Size() int {
 // Format is aclFormat.
 type Format int32
 
-// aclFormat values.
+// aclFormat values. 50-54 are the FRACTAL_NZ layouts with an explicit C0
+// (ACL_FORMAT_FRACTAL_NZ_C0_16 ... _C0_8), as enum aclFormat in
+// hicann/runtime include/external/acl/acl_base_rt.h (commit 31e824c9) names
+// them.
 const (
 	FormatUndefined     Format = -1
 	FormatNCHW          Format = 0
@@ -98,10 +101,10 @@ const (
 	FormatNC            Format = 35
 	FormatNCL           Format = 47
 	FormatFractalNZC016 Format = 50
-	FormatC032          Format = 51
-	FormatC02           Format = 52
-	FormatC04           Format = 53
-	FormatC08           Format = 54
+	FormatFractalNZC032 Format = 51
+	FormatFractalNZC02  Format = 52
+	FormatFractalNZC04  Format = 53
+	FormatFractalNZC08  Format = 54
 )
 
 var formatNames = map[Format]string{
@@ -110,8 +113,8 @@ var formatNames = map[Format]string{
 	FormatNC1HWC0C04: "ACL_FORMAT_NC1HWC0_C04", FormatHWCN: "ACL_FORMAT_HWCN", FormatNDHWC: "ACL_FORMAT_NDHWC",
 	FormatFractalNZ: "ACL_FORMAT_FRACTAL_NZ", FormatNCDHW: "ACL_FORMAT_NCDHW", FormatNDC1HWC0: "ACL_FORMAT_NDC1HWC0",
 	FormatFractalZ3D: "ACL_FRACTAL_Z_3D", FormatNC: "ACL_FORMAT_NC", FormatNCL: "ACL_FORMAT_NCL",
-	FormatFractalNZC016: "ACL_FORMAT_FRACTAL_NZ_C0_16", FormatC032: "ACL_FORMAT_C0_32", FormatC02: "ACL_FORMAT_C0_2",
-	FormatC04: "ACL_FORMAT_C0_4", FormatC08: "ACL_FORMAT_C0_8",
+	FormatFractalNZC016: "ACL_FORMAT_FRACTAL_NZ_C0_16", FormatFractalNZC032: "ACL_FORMAT_FRACTAL_NZ_C0_32", FormatFractalNZC02: "ACL_FORMAT_FRACTAL_NZ_C0_2",
+	FormatFractalNZC04: "ACL_FORMAT_FRACTAL_NZ_C0_4", FormatFractalNZC08: "ACL_FORMAT_FRACTAL_NZ_C0_8",
 }
 
 // String returns the ACL_FORMAT_* name of the format.

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/onnx"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/ascend-go/cann/internal/zcrt"
 )
@@ -149,11 +151,33 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, er
 	return c.parse(blob)
 }
 
+// omMagic opens every offline model ATC writes: ModelFileHeader.magic is
+// MODEL_FILE_MAGIC_NUM = 0x444F4D49 (CANN GE, inc/framework/common/types.h),
+// stored little-endian.
+var omMagic = []byte("IMOD")
+
+// parse accepts the two model formats the fallback runs: ge's own
+// (ge.ModelMagic) and ONNX, which it imports and compiles as ATC would. An
+// offline model built by ATC holds device kernels the fallback cannot run;
+// it gets an error saying so.
+//
 // A model that does not parse is ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
 // when it is too short (hicann/ge runtime/om2/om2_model_executor.cc:
 // 1698-1706) and ACL_ERROR_GE_PARAM_INVALID otherwise (ParseModelContent
 // or the partition table failing: base/common/helper/model_helper.cc:1083).
 func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
+	switch {
+	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
+	case bytes.HasPrefix(blob, omMagic):
+		return nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
+			"the fallback cannot run its device kernels; load the ONNX model it was built from (or a ge model) instead")
+	case onnx.LooksLikeONNX(blob):
+		m, err := onnx.Compile(blob)
+		if err != nil {
+			return nil, c.fail(acl.CodeOf(err), "cannot import the ONNX model: %v", err)
+		}
+		return m, nil
+	}
 	m, err := ge.ParseModel(blob)
 	if err != nil {
 		code := acl.CodeGEParamInvalid

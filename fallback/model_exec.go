@@ -3,6 +3,7 @@ package fallback
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -45,9 +46,9 @@ func (r *execRec) bind(i int) *zcrt.IOBind {
 
 func newExecRec(md *model) *execRec {
 	r := &execRec{md: md}
-	r.run = func(*stream) error {
+	r.run = func(s *stream) error {
 		defer r.done.Store(true)
-		return md.execute(r)
+		return md.execute(r, s)
 	}
 	return r
 }
@@ -177,7 +178,7 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	md.execMode = execSync
 	md.syncRunning = true
 	md.mu.Unlock()
-	err = md.execute(rec)
+	err = md.execute(rec, nil)
 	md.mu.Lock()
 	md.syncRunning = false
 	md.mu.Unlock()
@@ -358,8 +359,9 @@ func (c *call) checkExtents(md *model, rec *execRec) error {
 
 // execute runs one prepared execution: refresh the changed argument
 // slots, copy the copied inputs in, launch every task on the memory its
-// slots address, copy the copied outputs out.
-func (md *model) execute(rec *execRec) error {
+// slots address, copy the copied outputs out. s is the stream it runs on
+// (nil for a synchronous execute), for the device profile.
+func (md *model) execute(rec *execRec, s *stream) error {
 	n := md.n
 	for _, l := range [...]*loc{&md.workLoc, &md.weightLoc} {
 		if err := l.alive("model memory"); err != nil {
@@ -396,7 +398,18 @@ func (md *model) execute(rec *execRec) error {
 		// The tasks were validated once by ParseModel (ge.RunTask would
 		// re-validate at every launch); the slices are exactly the slot
 		// sizes, which is all a kernel relies on.
+		var t0 time.Time
+		if n.prof != nil {
+			t0 = time.Now()
+		}
 		err := md.kernels[ti](t, md.scratch[:len(args)])
+		if n.prof != nil {
+			var sh acl.StreamHandle
+			if s != nil {
+				sh = s.h
+			}
+			n.prof.add(profKey{model: md.m.Name, op: t.Name, opType: t.Op.String(), stream: sh}, time.Since(t0))
+		}
 		n.ctr.launches.Add(1)
 		if err != nil {
 			return err

@@ -46,6 +46,7 @@ type NPU struct {
 	threads threadTable
 	ctr     counters
 	faults  faults
+	prof    *deviceProfile // nil unless WithDeviceProfile
 
 	leakMu sync.Mutex
 	leaks  []Leak
@@ -95,6 +96,9 @@ func New(opts ...Option) (*NPU, error) {
 		nextH:    0x0ac10000,
 	}
 	n.threads.m = make(map[int]*threadState)
+	if cfg.profile {
+		n.prof = newDeviceProfile(time.Now())
+	}
 	fail := func(err error) (*NPU, error) {
 		for _, a := range n.arenas {
 			a.unmap()

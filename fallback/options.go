@@ -40,6 +40,7 @@ type config struct {
 	allocFault []fault
 	taskFault  []fault
 	shareable  bool // device arenas are memfd files (arena_file.go)
+	profile    bool // record task device times (profile.go)
 	pedantic   bool // report what the device tolerates but is almost always a bug
 	maxStreams int  // streams per device (CreateStream), 0: DefaultMaxStreams
 	maxEvents  int  // events per device (CreateEvent*), 0: DefaultMaxEvents

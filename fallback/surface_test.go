@@ -14,7 +14,7 @@ import (
 
 // TestNPUSurface: *NPU's exported methods are acl.Backend and
 // acl.ModelBackend and acl.OpBackend plus the few a user calls (counters to read, leaks,
-// fault injection, a context-bounded synchronize). The machinery the
+// fault injection, a context-bounded synchronize, the device-time profile). The machinery the
 // fallback's subsystems share (queueing arbitrary stream work, raw device
 // views, copy counting) is only reachable through internal/npuhook, so a
 // caller cannot fake the counters that prove zero copy.
@@ -28,6 +28,8 @@ func TestNPUSurface(t *testing.T) {
 	user := map[string]bool{
 		"Close": true, "Counters": true, "ResetCounters": true, "Leaks": true, "ClearLeaks": true,
 		"FailAllocation": true, "FailTask": true, "ModelStats": true, "SynchronizeStreamContext": true,
+		// The device-time profile (WithDeviceProfile) a user writes for pprof.
+		"WriteDeviceProfile": true, "ResetDeviceProfile": true,
 	}
 	nt := reflect.TypeFor[*fallback.NPU]()
 	var extra []string

@@ -118,4 +118,7 @@ const (
 	AttrSize       = "size"        // Slice: ints, -1 means to the end
 	AttrDstType    = "dst_type"    // Cast: int (acl.DataType)
 	AttrIndex      = "index"       // Data: int, the model input index
+	// AttrNegativeIndices makes Gather accept indices in [-dim, 0) as
+	// counting from the end (ONNX Gather): bool.
+	AttrNegativeIndices = "negative_indices"
 )

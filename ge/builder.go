@@ -1,8 +1,10 @@
 package ge
 
 import (
+	"strconv"
+
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // Data adds model input number index with the given type and dims (format
@@ -81,6 +83,23 @@ func (g *Graph) Output(ts ...*Tensor) *Node {
 	}
 	return g.addOp(OpNetOutput, ts, nil, Name("NetOutput"))
 }
+
+// OutputNamed adds the NetOutput node like Output and names the model
+// outputs (what aclmdlGetOutputNameByIndex reports) instead of the default
+// "node:index"; names and ts have the same length.
+func (g *Graph) OutputNamed(names []string, ts ...*Tensor) *Node {
+	n := g.Output(ts...)
+	if len(names) != len(ts) {
+		g.record(g.nodeErr(n, acl.CodeGEParamInvalid, "%d output names for %d outputs", len(names), len(ts)))
+		return n
+	}
+	for i, name := range names {
+		n.attrs[outputNameAttr(i)] = StringAttr(name)
+	}
+	return n
+}
+
+func outputNameAttr(i int) string { return "output_name_" + strconv.Itoa(i) }
 
 // MatMul multiplies the last two dims: [..., M, K] × [..., K, N] → [..., M, N]
 // (TransposeA / TransposeB take the stored operand as [K, M] / [N, K]).

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/internal/floatx"
 )
 
 var castTypes = []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Float8E4M3FN, acl.Float8E5M2,

@@ -281,7 +281,11 @@ func zcFlags(all bool, caps []bool, n int) []bool {
 func (c *compiler) fixOutputs() {
 	claimed := map[*cval]bool{}
 	for j, v := range c.netout.inputs {
-		c.outNames = append(c.outNames, v.name())
+		outName := v.name()
+		if n := c.netout.attrs.String(outputNameAttr(j)); n != "" {
+			outName = n
+		}
+		c.outNames = append(c.outNames, outName)
 		r := v.root
 		if r.producer.op != OpData && r.producer.op != OpConst && !claimed[r] {
 			claimed[r] = true

@@ -66,9 +66,13 @@ func broadcastDims(a, b []int64) ([]int64, error) {
 	return out, nil
 }
 
+// inferBinary covers the numpy-broadcasting arithmetic ops: float types,
+// and int32/int64 (computed exactly in int64).
 func inferBinary(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
-	if err := needFloat("input 0", in[0].DataType); err != nil {
-		return nil, err
+	if dt := in[0].DataType; !isInt(dt) {
+		if err := needFloat("input 0", dt); err != nil {
+			return nil, err
+		}
 	}
 	if err := sameType(in); err != nil {
 		return nil, err
@@ -198,10 +202,10 @@ func inferGather(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 }
 
 func inferReshape(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
-	shape := a.Ints(AttrShape)
-	if shape == nil {
+	if v, ok := a[AttrShape]; !ok || v.Kind != AttrInts {
 		return nil, fmt.Errorf("missing %q attribute", AttrShape)
 	}
+	shape := a.Ints(AttrShape) // empty: a scalar
 	if len(shape) > MaxRank {
 		return nil, fmt.Errorf("shape %s: rank exceeds %d", dimsString(shape), MaxRank)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // Cast semantics (documented on Graph.Cast): float to float rounds once to

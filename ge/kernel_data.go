@@ -21,6 +21,7 @@ func gatherKernel(t *Task, args [][]byte) error {
 	outer, dim, inner := prod(p.Dims[:axis]), p.Dims[axis], prod(p.Dims[axis+1:])*es
 	nIdx := prod(id.Dims)
 	src, dst, ib := args[0], args[2], args[1]
+	wrap := t.Attrs.Bool(AttrNegativeIndices)
 	for o := range outer {
 		for j := range nIdx {
 			var v int64
@@ -28,6 +29,9 @@ func gatherKernel(t *Task, args [][]byte) error {
 				v = int64(int32(binary.LittleEndian.Uint32(ib[4*j:])))
 			} else {
 				v = int64(binary.LittleEndian.Uint64(ib[8*j:]))
+			}
+			if v < 0 && wrap {
+				v += dim
 			}
 			if v < 0 || v >= dim {
 				return kernelError(t, "index %d at position %d out of range [0, %d)", v, j, dim)

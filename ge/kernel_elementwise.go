@@ -18,6 +18,9 @@ func broadcastStrides(d, out []int64) []int {
 }
 
 func binaryKernel(t *Task, args [][]byte) error {
+	if !isFloat(t.Inputs[0].DataType) {
+		return intBinaryKernel(t, args)
+	}
 	var s scratch
 	defer s.release()
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
@@ -81,6 +84,10 @@ func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
 	case OpDiv:
 		for i := range out {
 			out[i] = a[i*sa] / b[i*sb]
+		}
+	default:
+		for i := range out {
+			out[i] = floatBinOp(op, a[i*sa], b[i*sb])
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // nativeLE reports whether the host stores integers little-endian, the

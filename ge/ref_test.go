@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
-	"github.com/ascend-go/cann/internal/floatx"
 )
 
 // This file is the float64 reference the kernels are tested against. It is

@@ -28,7 +28,7 @@ func init() {
 	registerOp(OpRMSNorm, &opSpec{name: "RMSNorm", minIn: 2, maxIn: 2,
 		attrs: map[string]AttrKind{AttrEpsilon: AttrFloat}, infer: inferNorm, kernel: normKernel})
 	registerOp(OpGather, &opSpec{name: "Gather", minIn: 2, maxIn: 2,
-		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferGather, kernel: gatherKernel})
+		attrs: map[string]AttrKind{AttrAxis: AttrInt, AttrNegativeIndices: AttrBool}, infer: inferGather, kernel: gatherKernel})
 	registerOp(OpReshape, &opSpec{name: "Reshape", class: classAlias, minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrShape: AttrInts}, infer: inferReshape})
 	registerOp(OpIdentity, &opSpec{name: "Identity", class: classAlias, minIn: 1, maxIn: 1, infer: inferSame})

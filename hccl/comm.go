@@ -2,6 +2,7 @@ package hccl
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -13,16 +14,27 @@ import (
 // handle, its rank and size, the device it runs on and the stream its
 // operations are issued to.
 //
-// Comm is safe for concurrent use in the sense that its methods do not race
-// on Go state and Close may be called from any goroutine; but every rank
-// must issue the collectives of a communicator in the same order, so drive
-// one Comm from one goroutine (locked to its OS thread when the backend's
-// device context is per thread, as ACL's is).
+// On an acl.Stream (OnStream, UseStream) a Comm binds that stream's device
+// context itself for every call, as acl.Device does, so any goroutine may
+// drive it; the *Mem methods take acl device memory, keep it open while
+// the call uses it and make its Close wait for the queued work. With a raw
+// stream handle (WithStream) the caller binds the context (a goroutine
+// locked to its OS thread) and passes raw pointers.
 //
-// The context of each operation is checked before the call is issued; a
-// call in progress is bounded by the backend's timeout (HCCL_E_TIMEOUT),
-// not by the context, because a C call cannot be abandoned while it may
-// still touch the buffers.
+// Contexts: each operation checks its context first. On an acl.Stream a
+// context with a deadline or cancel also ends the wait for peers (a
+// communicator's formation, a barrier, a collective some rank has not
+// called): the operation returns an *Error with code HCCL_E_TIMEOUT whose
+// Err is ctx.Err(), so errors.Is matches both. The abandoned call finishes
+// in the backend (it cannot be torn out of C while it may touch the
+// buffers): it keeps the buffers it uses open, and the next operation of
+// the Comm waits for it. With a raw stream a call in progress is bounded
+// by the backend's timeout (HCCL_E_TIMEOUT) only.
+//
+// Comm is safe for concurrent use in the sense that its methods do not
+// race on Go state and Close may be called from any goroutine; but every
+// rank must issue the collectives of a communicator in the same order, so
+// drive one Comm from one goroutine at a time.
 type Comm struct {
 	b      Backend
 	h      CommHandle
@@ -30,6 +42,12 @@ type Comm struct {
 	size   int
 	device int32
 	stream atomic.Uintptr
+	astrm  atomic.Pointer[acl.Stream] // set by OnStream / UseStream
+
+	// turn is held by the operation in the backend: an operation the
+	// caller's context abandoned keeps it until the backend returns, so
+	// the next one cannot overtake it (every rank must issue in order).
+	turn chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -40,6 +58,7 @@ type Comm struct {
 type CommOption func(*commOptions)
 
 type commOptions struct {
+	astrm     *acl.Stream
 	stream    acl.StreamHandle
 	streams   []acl.StreamHandle
 	device    int32
@@ -50,6 +69,16 @@ type commOptions struct {
 // WithStream issues the communicator's operations to s (default: the null
 // stream, 0).
 func WithStream(s acl.StreamHandle) CommOption { return func(o *commOptions) { o.stream = s } }
+
+// OnStream issues the communicator's operations to s and binds s's device
+// context for every call, including the communicator's formation (so the
+// rank runs on s's device).
+func OnStream(s *acl.Stream) CommOption {
+	return func(o *commOptions) {
+		o.astrm, o.stream = s, s.Handle()
+		o.device, o.deviceSet = s.Device().ID(), true
+	}
+}
 
 // WithStreams gives InitAll one stream per communicator, in device order.
 func WithStreams(s []acl.StreamHandle) CommOption { return func(o *commOptions) { o.streams = s } }
@@ -74,21 +103,81 @@ func collect(opts []CommOption) commOptions {
 // InitRootInfo joins rank of an nRanks communicator described by root (the
 // bytes rank 0 got from GetRootInfo). It blocks until every rank joined.
 func InitRootInfo(b Backend, root *RootInfo, nRanks, rank int, opts ...CommOption) (*Comm, error) {
+	return InitRootInfoContext(context.Background(), b, root, nRanks, rank, opts...)
+}
+
+// InitRootInfoContext is InitRootInfo whose wait for the other ranks also
+// ends when ctx does, on a Comm created OnStream (see Comm for what a
+// context ends): the result is then an HCCL_E_TIMEOUT *Error wrapping
+// ctx.Err(), and a communicator the backend forms later is destroyed.
+func InitRootInfoContext(ctx context.Context, b Backend, root *RootInfo, nRanks, rank int, opts ...CommOption) (*Comm, error) {
+	const op = "HcclCommInitRootInfo"
 	o := collect(opts)
-	if nRanks < 0 || rank < 0 || uint64(nRanks) > 1<<32-1 || uint64(rank) > 1<<32-1 {
-		return nil, Errorf("HcclCommInitRootInfo", EPara, "nRanks %d, rank %d", nRanks, rank)
-	}
-	var h CommHandle
-	var err error
-	if o.cfg != nil {
-		h, err = b.CommInitRootInfoConfig(uint32(nRanks), root, uint32(rank), o.cfg)
-	} else {
-		h, err = b.CommInitRootInfo(uint32(nRanks), root, uint32(rank))
-	}
-	if err != nil {
+	if err := ctxDone(op, ctx); err != nil {
 		return nil, err
 	}
-	return wrapNew(b, h, o)
+	if nRanks < 0 || rank < 0 || uint64(nRanks) > 1<<32-1 || uint64(rank) > 1<<32-1 {
+		return nil, Errorf(op, EPara, "nRanks %d, rank %d", nRanks, rank)
+	}
+	return form(ctx, op, b, o, func() (CommHandle, error) {
+		if o.cfg != nil {
+			return b.CommInitRootInfoConfig(uint32(nRanks), root, uint32(rank), o.cfg)
+		}
+		return b.CommInitRootInfo(uint32(nRanks), root, uint32(rank))
+	})
+}
+
+// form creates a communicator through mk and wraps it: directly with a raw
+// stream, else under the acl.Stream's device context, abandoned (and the
+// late handle destroyed) when ctx ends first.
+func form(ctx context.Context, op string, b Backend, o commOptions, mk func() (CommHandle, error)) (*Comm, error) {
+	if o.astrm == nil {
+		h, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		return wrapNew(b, h, o)
+	}
+	dev := o.astrm.Device()
+	type result struct {
+		c   *Comm
+		err error
+	}
+	run := func() (r result) {
+		bindErr := dev.Do(func() error {
+			var h CommHandle
+			if h, r.err = mk(); r.err == nil {
+				r.c, r.err = wrapNew(b, h, o)
+			}
+			return nil
+		})
+		if bindErr != nil {
+			r.err = bindErr
+		}
+		return r
+	}
+	if ctx == nil || ctx.Done() == nil {
+		r := run()
+		return r.c, r.err
+	}
+	done := make(chan result, 1)
+	go func() { done <- run() }()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.c, r.err
+		default:
+		}
+		go func() {
+			if r := <-done; r.c != nil {
+				_ = r.c.Close()
+			}
+		}()
+		return nil, ctxError(op, ctx)
+	}
 }
 
 // InitClusterInfo joins rank of the communicator described by a rank table
@@ -97,11 +186,9 @@ func InitClusterInfo(b Backend, rankTablePath string, rank int, opts ...CommOpti
 	if rank < 0 || uint64(rank) > 1<<32-1 {
 		return nil, Errorf("HcclCommInitClusterInfo", EPara, "rank %d", rank)
 	}
-	h, err := b.CommInitClusterInfo(rankTablePath, uint32(rank))
-	if err != nil {
-		return nil, err
-	}
-	return wrapNew(b, h, collect(opts))
+	return form(context.Background(), "HcclCommInitClusterInfo", b, collect(opts), func() (CommHandle, error) {
+		return b.CommInitClusterInfo(rankTablePath, uint32(rank))
+	})
 }
 
 // InitAll creates one communicator per device in a single call (rank i runs
@@ -161,7 +248,8 @@ func wrap(b Backend, h CommHandle, o commOptions) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Comm{b: b, h: h, rank: int(rank), size: int(size), device: o.device}
+	c := &Comm{b: b, h: h, rank: int(rank), size: int(size), device: o.device, turn: make(chan struct{}, 1)}
+	c.astrm.Store(o.astrm)
 	if !o.deviceSet {
 		c.device = -1
 	}
@@ -187,8 +275,22 @@ func (c *Comm) Device() int32 { return c.device }
 // Stream is the stream operations are issued to.
 func (c *Comm) Stream() acl.StreamHandle { return acl.StreamHandle(c.stream.Load()) }
 
-// SetStream changes the stream of later operations.
-func (c *Comm) SetStream(s acl.StreamHandle) { c.stream.Store(uintptr(s)) }
+// SetStream changes the stream of later operations to a raw handle; the
+// caller binds the device context from then on.
+func (c *Comm) SetStream(s acl.StreamHandle) {
+	c.astrm.Store(nil)
+	c.stream.Store(uintptr(s))
+}
+
+// UseStream issues later operations to s, binding its device context.
+func (c *Comm) UseStream(s *acl.Stream) {
+	c.astrm.Store(s)
+	c.stream.Store(uintptr(s.Handle()))
+}
+
+// ACLStream is the acl.Stream operations are issued to, nil when the
+// Comm has a raw stream handle.
+func (c *Comm) ACLStream() *acl.Stream { return c.astrm.Load() }
 
 // Name returns the communicator name (HcclGetCommName).
 func (c *Comm) Name() (string, error) {
@@ -224,59 +326,127 @@ func (c *Comm) live(op string) error {
 }
 
 func (c *Comm) pre(ctx context.Context, op string) error {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	if err := ctxDone(op, ctx); err != nil {
+		return err
 	}
 	return c.live(op)
 }
 
-// Barrier blocks until every rank reached it.
-func (c *Comm) Barrier(ctx context.Context) error {
-	if err := c.pre(ctx, "HcclBarrier"); err != nil {
+// ctxDone fails when ctx has already ended.
+func ctxDone(op string, ctx context.Context) error {
+	if ctx != nil && ctx.Err() != nil {
+		return ctxError(op, ctx)
+	}
+	return nil
+}
+
+// ctxError is the error of a wait the caller's context ended: the code a
+// wait for peers that gives up has (HCCL_E_TIMEOUT), wrapping ctx.Err().
+func ctxError(op string, ctx context.Context) *Error {
+	err := ctx.Err()
+	return &Error{Op: op, Code: ETimeout, Msg: "the caller's context ended the wait: " + err.Error(), Err: err}
+}
+
+// issue makes one backend call that queues work on the Comm's stream: on a
+// raw stream directly, on an acl.Stream through Stream.Do (device context
+// bound, use kept open and waited for by its Close), in turn, and given up
+// when ctx ends first (see Comm).
+func (c *Comm) issue(ctx context.Context, op string, fn func(acl.StreamHandle) error, use ...acl.Memory) error {
+	if err := c.pre(ctx, op); err != nil {
 		return err
 	}
-	return c.b.Barrier(c.h, c.Stream())
+	as := c.astrm.Load()
+	if as == nil {
+		if len(use) > 0 {
+			return Errorf(op, EPara, "acl memory needs a communicator on an acl.Stream (OnStream or UseStream)")
+		}
+		return fn(c.Stream())
+	}
+	if ctx == nil || ctx.Done() == nil {
+		c.turn <- struct{}{}
+		defer func() { <-c.turn }()
+		return as.Do(fn, use...)
+	}
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctxError(op, ctx)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-c.turn }()
+		done <- as.Do(fn, use...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
+		return ctxError(op, ctx)
+	}
+}
+
+// Wait blocks until the work issued to the Comm's acl.Stream has completed
+// and returns the stream's error (a failed collective is reported here,
+// as on the device). A context that ends first gives an HCCL_E_TIMEOUT
+// *Error wrapping ctx.Err(); the work is not cancelled. A Comm on a raw
+// stream has nothing to wait with: synchronize that stream instead.
+func (c *Comm) Wait(ctx context.Context) error {
+	const op = "Comm.Wait"
+	as := c.astrm.Load()
+	if as == nil {
+		return Errorf(op, EPara, "the communicator has a raw stream: synchronize it through its backend")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := as.Wait(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return ctxError(op, ctx)
+	}
+	return err
+}
+
+// Barrier blocks until every rank reached it.
+func (c *Comm) Barrier(ctx context.Context) error {
+	return c.issue(ctx, "HcclBarrier", func(s acl.StreamHandle) error { return c.b.Barrier(c.h, s) })
 }
 
 // AllReduce reduces count elements of send over all ranks with op and
 // leaves the result in recv on every rank (send may equal recv).
 func (c *Comm) AllReduce(ctx context.Context, send, recv unsafe.Pointer, count uint64, dt DataType, op ReduceOp) error {
-	if err := c.pre(ctx, "HcclAllReduce"); err != nil {
-		return err
-	}
-	return c.b.AllReduce(send, recv, count, dt, op, c.h, c.Stream())
+	return c.issue(ctx, "HcclAllReduce", func(s acl.StreamHandle) error {
+		return c.b.AllReduce(send, recv, count, dt, op, c.h, s)
+	})
 }
 
 // Broadcast copies count elements of buf on root to buf on every rank.
 func (c *Comm) Broadcast(ctx context.Context, buf unsafe.Pointer, count uint64, dt DataType, root int) error {
-	if err := c.pre(ctx, "HcclBroadcast"); err != nil {
-		return err
-	}
 	r, err := c.peer("HcclBroadcast", root)
 	if err != nil {
 		return err
 	}
-	return c.b.Broadcast(buf, count, dt, r, c.h, c.Stream())
+	return c.issue(ctx, "HcclBroadcast", func(s acl.StreamHandle) error { return c.b.Broadcast(buf, count, dt, r, c.h, s) })
 }
 
 // AllGather concatenates sendCount elements from every rank, in rank
 // order, into recv (Size × sendCount elements) on every rank.
 func (c *Comm) AllGather(ctx context.Context, send, recv unsafe.Pointer, sendCount uint64, dt DataType) error {
-	if err := c.pre(ctx, "HcclAllGather"); err != nil {
-		return err
-	}
-	return c.b.AllGather(send, recv, sendCount, dt, c.h, c.Stream())
+	return c.issue(ctx, "HcclAllGather", func(s acl.StreamHandle) error {
+		return c.b.AllGather(send, recv, sendCount, dt, c.h, s)
+	})
 }
 
 // ReduceScatter reduces Size × recvCount elements of send over all ranks
 // and leaves block r of the result in recv of rank r.
 func (c *Comm) ReduceScatter(ctx context.Context, send, recv unsafe.Pointer, recvCount uint64, dt DataType, op ReduceOp) error {
-	if err := c.pre(ctx, "HcclReduceScatter"); err != nil {
-		return err
-	}
-	return c.b.ReduceScatter(send, recv, recvCount, dt, op, c.h, c.Stream())
+	return c.issue(ctx, "HcclReduceScatter", func(s acl.StreamHandle) error {
+		return c.b.ReduceScatter(send, recv, recvCount, dt, op, c.h, s)
+	})
 }
 
 // AlltoAllV sends sendCounts[j] elements at send+sdispls[j] to rank j and
@@ -284,72 +454,56 @@ func (c *Comm) ReduceScatter(ctx context.Context, send, recv unsafe.Pointer, rec
 // and displacements in elements; each slice has Size entries).
 func (c *Comm) AlltoAllV(ctx context.Context, send unsafe.Pointer, sendCounts, sdispls []uint64, sendType DataType,
 	recv unsafe.Pointer, recvCounts, rdispls []uint64, recvType DataType) error {
-	if err := c.pre(ctx, "HcclAlltoAllV"); err != nil {
-		return err
-	}
 	for _, s := range [][]uint64{sendCounts, sdispls, recvCounts, rdispls} {
 		if len(s) != c.size {
 			return Errorf("HcclAlltoAllV", EPara, "count/displacement slice of %d entries for %d ranks", len(s), c.size)
 		}
 	}
-	return c.b.AlltoAllV(send, sendCounts, sdispls, sendType, recv, recvCounts, rdispls, recvType, c.h, c.Stream())
+	return c.issue(ctx, "HcclAlltoAllV", func(s acl.StreamHandle) error {
+		return c.b.AlltoAllV(send, sendCounts, sdispls, sendType, recv, recvCounts, rdispls, recvType, c.h, s)
+	})
 }
 
 // Send sends count elements of buf to rank dest; it pairs with dest's Recv.
 func (c *Comm) Send(ctx context.Context, buf unsafe.Pointer, count uint64, dt DataType, dest int) error {
-	if err := c.pre(ctx, "HcclSend"); err != nil {
-		return err
-	}
 	r, err := c.peer("HcclSend", dest)
 	if err != nil {
 		return err
 	}
-	return c.b.Send(buf, count, dt, r, c.h, c.Stream())
+	return c.issue(ctx, "HcclSend", func(s acl.StreamHandle) error { return c.b.Send(buf, count, dt, r, c.h, s) })
 }
 
 // Recv receives count elements from rank src into buf.
 func (c *Comm) Recv(ctx context.Context, buf unsafe.Pointer, count uint64, dt DataType, src int) error {
-	if err := c.pre(ctx, "HcclRecv"); err != nil {
-		return err
-	}
 	r, err := c.peer("HcclRecv", src)
 	if err != nil {
 		return err
 	}
-	return c.b.Recv(buf, count, dt, r, c.h, c.Stream())
+	return c.issue(ctx, "HcclRecv", func(s acl.StreamHandle) error { return c.b.Recv(buf, count, dt, r, c.h, s) })
 }
 
 // BatchSendRecv issues a set of sends and receives at once, so that
 // patterns such as rings cannot deadlock.
 func (c *Comm) BatchSendRecv(ctx context.Context, items []SendRecvItem) error {
-	if err := c.pre(ctx, "HcclBatchSendRecv"); err != nil {
-		return err
-	}
-	return c.b.BatchSendRecv(items, c.h, c.Stream())
+	return c.issue(ctx, "HcclBatchSendRecv", func(s acl.StreamHandle) error { return c.b.BatchSendRecv(items, c.h, s) })
 }
 
 // BatchGet reads every descriptor's range of peer memory into local memory.
 func (c *Comm) BatchGet(ctx context.Context, peer int, descs []OneSideOpDesc) error {
-	if err := c.pre(ctx, "HcclBatchGet"); err != nil {
-		return err
-	}
 	r, err := c.peer("HcclBatchGet", peer)
 	if err != nil {
 		return err
 	}
-	return c.b.BatchGet(c.h, r, descs, c.Stream())
+	return c.issue(ctx, "HcclBatchGet", func(s acl.StreamHandle) error { return c.b.BatchGet(c.h, r, descs, s) })
 }
 
 // BatchPut writes every descriptor's local range into peer memory.
 func (c *Comm) BatchPut(ctx context.Context, peer int, descs []OneSideOpDesc) error {
-	if err := c.pre(ctx, "HcclBatchPut"); err != nil {
-		return err
-	}
 	r, err := c.peer("HcclBatchPut", peer)
 	if err != nil {
 		return err
 	}
-	return c.b.BatchPut(c.h, r, descs, c.Stream())
+	return c.issue(ctx, "HcclBatchPut", func(s acl.StreamHandle) error { return c.b.BatchPut(c.h, r, descs, s) })
 }
 
 // peer converts a rank argument; out-of-range values reach the backend as
@@ -371,5 +525,12 @@ func (c *Comm) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	if as := c.astrm.Load(); as != nil {
+		// Bound to the rank's device; unbound if that Device is closed.
+		var err error
+		if bindErr := as.Device().Do(func() error { err = c.b.CommDestroy(c.h); return nil }); bindErr == nil {
+			return err
+		}
+	}
 	return c.b.CommDestroy(c.h)
 }

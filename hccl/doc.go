@@ -18,4 +18,14 @@
 // order; ranks that disagree on an argument get HCCL_E_PARA and a rank that
 // never arrives makes the others fail with HCCL_E_TIMEOUT (see
 // docs/misuse.md, section HCCL).
+//
+// On the acl types: a Comm created OnStream(s) binds s's device context
+// itself for every call (any goroutine may drive it), its *Mem methods
+// (AllReduceMem, BroadcastMem, AllGatherMem, ReduceScatterMem, SendMem,
+// RecvMem) take acl.DeviceBuffer or acl.HostBuffer and keep them open
+// while queued work uses them (their Close waits for it), and a context
+// with a deadline or cancel ends a wait for peers with an HCCL_E_TIMEOUT
+// *Error that wraps ctx.Err(). Comm.Wait reports the stream's result. The
+// raw forms (unsafe.Pointer buffers, WithStream handles) remain for
+// callers that bind contexts themselves.
 package hccl

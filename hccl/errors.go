@@ -1,9 +1,11 @@
 package hccl
 
 import (
+	"slices"
+
 	"errors"
 	"fmt"
-	"strconv"
+	"github.com/ascend-go/cann/internal/callerr"
 )
 
 // Sentinel errors. An *Error matches (errors.Is) the sentinel of its code's
@@ -60,23 +62,41 @@ type Error struct {
 	Op   string
 	Code Result
 	Msg  string
+	// Err is the cause beside the code, nil when the failure is HCCL's
+	// own; a wait for peers that the caller's context ended carries
+	// ctx.Err() here, so errors.Is matches both the code's sentinel and
+	// context.DeadlineExceeded or context.Canceled.
+	Err error
 }
 
-// Errorf builds an *Error with a formatted message.
+// Unwrap returns the cause (Err).
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error with a formatted message. An argument that is an
+// *Error with the same code is formatted without its code ("Op: message"),
+// so that a message never repeats the code it is reported under.
 func Errorf(op string, code Result, format string, args ...any) *Error {
-	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, uncoded(code, args)...)}
+}
+
+// uncoded returns args with every *Error of code replaced by its code-free
+// text; args itself (possibly the caller's slice) is not modified.
+func uncoded(code Result, args []any) []any {
+	out, cloned := args, false
+	for i, a := range args {
+		if e, ok := a.(*Error); ok && e != nil && e.Code == code {
+			if !cloned {
+				out, cloned = slices.Clone(args), true
+			}
+			out[i] = callerr.Uncoded(e.Op, e.Msg)
+		}
+	}
+	return out
 }
 
 // Error formats as "Op: HCCL_E_PARA (1): message".
 func (e *Error) Error() string {
-	s := e.Op + ": " + e.Code.String()
-	if e.Code.Known() {
-		s += " (" + strconv.Itoa(int(e.Code)) + ")"
-	}
-	if e.Msg != "" {
-		s += ": " + e.Msg
-	}
-	return s
+	return callerr.Message(e.Op, e.Code.String(), int64(e.Code), e.Code.Known(), e.Msg)
 }
 
 // Is reports whether target is the sentinel of e's class, or an *Error with

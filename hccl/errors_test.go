@@ -43,3 +43,17 @@ func TestErrorIs(t *testing.T) {
 	assert.Equal(t, "X: HcclResult(99)", (&Error{Op: "X", Code: 99}).Error())
 	assert.False(t, (&Error{Code: 99}).Is(nil))
 }
+
+// TestErrorfSaysCodeOnce: an *Error quoted inside another error of the
+// same code is formatted without its code; one of another code keeps it.
+// The caller's arguments are not modified.
+func TestErrorfSaysCodeOnce(t *testing.T) {
+	inner := Errorf("HcclAllReduce", ERemote, "rank %d lost", 3)
+	args := []any{inner}
+	outer := Errorf("HcclCommDestroy", ERemote, "queued work failed: %v", args...)
+	assert.Equal(t, "HcclCommDestroy: HCCL_E_REMOTE (21): queued work failed: HcclAllReduce: rank 3 lost", outer.Error())
+	assert.Same(t, inner, args[0])
+	other := Errorf("HcclCommDestroy", EInternal, "queued work failed: %v", inner)
+	assert.Equal(t, "HcclCommDestroy: HCCL_E_INTERNAL (4): queued work failed: HcclAllReduce: HCCL_E_REMOTE (21): rank 3 lost", other.Error())
+	assert.Equal(t, "Op: HCCL_E_PARA (1)", (&Error{Op: "Op", Code: EPara}).Error())
+}

@@ -2,13 +2,18 @@ package hccl_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
 )
 
@@ -92,4 +97,90 @@ func ExampleError() {
 	// Output:
 	// step 7: HcclAllReduce: HCCL_E_TIMEOUT (9): rank 3 did not arrive
 	// true true
+}
+
+// Two ranks on the fallback NPU sum a vector with AllReduce. Each rank is
+// a plain goroutine: a Comm on an acl.Stream binds its device itself. The
+// device buffers stay open while the collective uses them.
+func ExampleComm_AllReduceMem() {
+	npu, err := fallback.New(fallback.WithDevices(2))
+	if err != nil {
+		panic(err)
+	}
+	rt, err := acl.Init(npu, "")
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close()
+	sim := hcclsim.New(npu, hcclsim.Options{}) // hccl.Backend of the fallback
+	defer sim.Close()
+	root, err := sim.GetRootInfo() // rank 0's job; sent to the others by any means
+	if err != nil {
+		panic(err)
+	}
+
+	const n, count = 2, 4
+	results := make([][]float32, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() {
+			out, err := rank(rt, sim, &root, n, r, count)
+			if err != nil {
+				fmt.Println("rank", r, err)
+			}
+			results[r] = out
+		})
+	}
+	wg.Wait()
+	for r, v := range results {
+		fmt.Println("rank", r, v)
+	}
+	// Output:
+	// rank 0 [3 6 9 12]
+	// rank 1 [3 6 9 12]
+}
+
+// rank runs one rank: its vector is (r+1)·[1 2 3 4].
+func rank(rt *acl.Runtime, b hccl.Backend, root *hccl.RootInfo, n, r, count int) ([]float32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dev, err := rt.OpenDevice(int32(r))
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	s, err := dev.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	c, err := hccl.InitRootInfoContext(ctx, b, root, n, r, hccl.OnStream(s))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	buf, err := dev.Malloc(uintptr(4*count), acl.MemMallocHugeFirst)
+	if err != nil {
+		return nil, err
+	}
+	host := make([]byte, 4*count)
+	for i := range count {
+		binary.LittleEndian.PutUint32(host[4*i:], math.Float32bits(float32((r+1)*(i+1))))
+	}
+	if err := buf.CopyFromHost(host); err != nil {
+		return nil, err
+	}
+	if err := c.AllReduceMem(ctx, buf, buf, uint64(count), hccl.Float32, hccl.Sum); err != nil {
+		return nil, err
+	}
+	if err := c.Wait(ctx); err != nil { // collective errors surface at the stream
+		return nil, err
+	}
+	if err := buf.CopyToHost(host); err != nil {
+		return nil, err
+	}
+	out := make([]float32, count)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(host[4*i:]))
+	}
+	return out, nil
 }

@@ -123,15 +123,24 @@ func (s *suite) bind(t *testing.T) {
 	require.NoError(t, s.b.SetCurrentContext(s.ctx))
 }
 
-// undefined runs f, a misuse that is undefined behaviour in C, unless
-// Options.SkipUndefined says the backend may crash on it.
-func (s *suite) undefined(t *testing.T, what string, f func()) {
+// undefined runs f, a misuse that is undefined behaviour in C, as the
+// subtest what — skipped, visibly and with the reason, when
+// Options.SkipUndefined says the backend may crash on it. The subtest runs
+// on its own goroutine: it locks that to a thread (for its life, as bind
+// does) and makes current there the context current on the caller's.
+func (s *suite) undefined(t *testing.T, what string, f func(t *testing.T)) {
 	t.Helper()
-	if s.opt.SkipUndefined {
-		t.Logf("left out (undefined in C): %s", what)
-		return
-	}
-	f()
+	cur, curErr := s.b.GetCurrentContext()
+	t.Run(what, func(t *testing.T) {
+		if s.opt.SkipUndefined {
+			t.Skipf("undefined behaviour in C, left out where the backend may crash on it (Options.SkipUndefined): %s", what)
+		}
+		runtime.LockOSThread()
+		if curErr == nil && cur != 0 {
+			_ = s.b.SetCurrentContext(cur) // may be destroyed already: the misuse under test
+		}
+		f(t)
+	})
 }
 
 // errPanicked stands for the result of a call that panicked.

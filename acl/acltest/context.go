@@ -30,7 +30,7 @@ func (s *suite) context(t *testing.T) {
 		assert.Equal(t, ctx2, cur, "CreateContext makes the new context current")
 		ok(t, "SetCurrentContext(first)", func() error { return s.b.SetCurrentContext(s.ctx) })
 		ok(t, "DestroyContext", func() error { return s.b.DestroyContext(ctx2) })
-		s.undefined(t, "destroyed context", func() {
+		s.undefined(t, "destroyed context", func(t *testing.T) {
 			// hicann/runtime src/runtime/api/impl/api_impl.cc:4184-4187 and
 			// 4133-4139: RT_ERROR_CONTEXT_NULL → 107002.
 			expect(t, acl.CodeRTContextNull, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(ctx2) })
@@ -44,7 +44,7 @@ func (s *suite) context(t *testing.T) {
 		s.bind(t)
 		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
 		expect(t, acl.CodeInvalidParam, "DestroyContext(NULL)", func() error { return s.b.DestroyContext(0) })
-		s.undefined(t, "unknown context", func() {
+		s.undefined(t, "unknown context", func(t *testing.T) {
 			// api_impl.cc:4184-4187, 4133-4139
 			expect(t, acl.CodeRTContextNull, "SetCurrentContext(unknown)", func() error { return s.b.SetCurrentContext(bogusHandle) })
 			expect(t, acl.CodeRTContextNull, "DestroyContext(unknown)", func() error { return s.b.DestroyContext(bogusHandle) })

@@ -68,7 +68,7 @@ func (s *suite) teardown(t *testing.T) {
 	ok(t, "ResetDevice", func() error { return s.b.ResetDevice(s.dev) })
 	// hicann/runtime src/runtime/core/src/runtime.cc:2931 → 507007.
 	expect(t, acl.CodeRTContextReleaseError, "ResetDevice of a device already reset", func() error { return s.b.ResetDevice(s.dev) })
-	s.undefined(t, "destroyed context", func() {
+	s.undefined(t, "destroyed context", func(t *testing.T) {
 		// hicann/runtime src/runtime/api/impl/api_impl.cc:4184-4187 → 107002.
 		expect(t, acl.CodeRTContextNull, "SetCurrentContext(destroyed)", func() error { return s.b.SetCurrentContext(s.ctx) })
 	})

@@ -53,7 +53,7 @@ func (s *suite) event(t *testing.T) {
 			}
 			ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
 			ok(t, "DestroyEvent", func() error { return s.b.DestroyEvent(ev) })
-			s.undefined(t, "destroyed event", func() {
+			s.undefined(t, "destroyed event", func(t *testing.T) {
 				s.badEvent(t, st, ev, "destroyed")
 				expect(t, acl.CodeRTInvalidHandle, "DestroyEvent twice", func() error { return s.b.DestroyEvent(ev) })
 			})
@@ -62,7 +62,7 @@ func (s *suite) event(t *testing.T) {
 	t.Run("BadHandle", func(t *testing.T) {
 		s.bind(t)
 		st := s.newStream(t)
-		s.undefined(t, "unknown event", func() { s.badEvent(t, st, bogusHandle, "unknown") })
+		s.undefined(t, "unknown event", func(t *testing.T) { s.badEvent(t, st, bogusHandle, "unknown") })
 		good := s.newEvent(t, acl.EventTimeLine)
 		ok(t, "RecordEvent", func() error { return s.b.RecordEvent(good, st) })
 		ok(t, "SynchronizeEvent", func() error { return s.b.SynchronizeEvent(good) })
@@ -79,7 +79,7 @@ func (s *suite) event(t *testing.T) {
 		} {
 			expect(t, acl.CodeInvalidParam, c.name, c.call)
 		}
-		s.undefined(t, "unknown event", func() {
+		s.undefined(t, "unknown event timed", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "EventElapsedTime(unknown start)", func() error {
 				_, err := s.b.EventElapsedTime(bogusHandle, good)
 				return err

@@ -97,7 +97,7 @@ func (s *suite) memory(t *testing.T) {
 		require.NoError(t, err)
 		expect(t, acl.CodeRTParamInvalid, "Free(interior pointer)", func() error { return s.b.Free(unsafe.Add(p, 64)) })
 		ok(t, "Free", func() error { return s.b.Free(p) })
-		s.undefined(t, "double free", func() {
+		s.undefined(t, "double free", func(t *testing.T) {
 			expect(t, acl.CodeRTParamInvalid, "Free twice", func() error { return s.b.Free(p) })
 		})
 	})
@@ -107,7 +107,7 @@ func (s *suite) memory(t *testing.T) {
 		p, err := s.b.MallocHost(4096)
 		require.NoError(t, err)
 		ok(t, "FreeHost", func() error { return s.b.FreeHost(p) })
-		s.undefined(t, "double free", func() {
+		s.undefined(t, "double free", func(t *testing.T) {
 			err := try(t, "FreeHost twice", func() error { return s.b.FreeHost(p) })
 			assert.ErrorIs(t, err, acl.ErrInvalidParam, "FreeHost twice")
 		})

@@ -32,7 +32,7 @@ func (s *suite) sourceRules(t *testing.T) {
 			})
 			check(t, s.b.DestroyContext(ctx), "DestroyContext")
 		})
-		s.undefined(t, "unknown stream", func() {
+		s.undefined(t, "unknown stream", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "SetStreamFailureMode(unknown stream)", func() error {
 				return s.b.SetStreamFailureMode(bogusHandle, acl.StopOnFailure)
 			})

@@ -46,14 +46,14 @@ func (s *suite) stream(t *testing.T) {
 			ok(t, "SynchronizeStreamWithTimeout(idle)", func() error { return s.b.SynchronizeStreamWithTimeout(st, ms) })
 		}
 		ok(t, "DestroyStream", func() error { return s.b.DestroyStream(st) })
-		s.undefined(t, "destroyed stream", func() {
+		s.undefined(t, "destroyed stream", func(t *testing.T) {
 			s.badStream(t, st, "destroyed")
 			expect(t, acl.CodeRTInvalidHandle, "DestroyStream twice", func() error { return s.b.DestroyStream(st) })
 		})
 	})
 	t.Run("BadHandle", func(t *testing.T) {
 		s.bind(t)
-		s.undefined(t, "unknown stream", func() { s.badStream(t, bogusHandle, "unknown") })
+		s.undefined(t, "unknown stream", func(t *testing.T) { s.badStream(t, bogusHandle, "unknown") })
 		expect(t, acl.CodeInvalidParam, "DestroyStream(NULL)", func() error { return s.b.DestroyStream(0) })
 	})
 	t.Run("BadTimeout", func(t *testing.T) {

@@ -84,9 +84,7 @@ func Open(opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{lib: lib}
 	syms := make([]dl.Symbol, 0, len(b.fns)+len(b.mdl))
-	for i, s := range runtimeSyms {
-		syms = append(syms, dl.Symbol{Name: s.name, Slot: &b.fns[i], Optional: s.optional})
-	}
+	syms = append(syms, dl.Table(runtimeSyms[:], b.fns[:])...)
 	for i, name := range modelSyms {
 		syms = append(syms, dl.Symbol{Name: name, Slot: &b.mdl[i], Optional: true})
 	}
@@ -141,7 +139,7 @@ func (b *Backend) Close() error {
 func (b *Backend) invoke(id sym, f *frame, n int) error {
 	fn := b.fns[id]
 	if fn == 0 || b.closed.Load() {
-		return b.unavailable(runtimeSyms[id].name, fn)
+		return b.unavailable(runtimeSyms[id].Name, fn)
 	}
 	runtime.LockOSThread()
 	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
@@ -149,7 +147,7 @@ func (b *Backend) invoke(id sym, f *frame, n int) error {
 		runtime.UnlockOSThread()
 		return nil
 	}
-	err := b.failure(runtimeSyms[id].name, int32(r))
+	err := b.failure(runtimeSyms[id].Name, int32(r))
 	runtime.UnlockOSThread()
 	return err
 }
@@ -192,35 +190,18 @@ func joinPaths(ps []string) string {
 	return s
 }
 
-// maxCString bounds the scan of a C string, against a missing terminator.
-const maxCString = 1 << 16
-
-// goString copies the NUL-terminated C string at p ("" for NULL).
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	ptr := ptrOf(p)
-	n := 0
-	for n < maxCString && *(*byte)(unsafe.Add(ptr, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(ptr), n))
-}
-
-// ptrOf turns an address returned by C into a pointer. The address is
-// never in the Go heap, so the GC ignores it.
-func ptrOf(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+// goString and ptrOf are the shared C-string and address conversions.
+var (
+	goString = dl.GoString
+	ptrOf    = dl.PtrOf
+)
 
 // cString returns s as a NUL-terminated byte slice, refusing interior NULs.
 func cString(op, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return nil, &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "native: string contains NUL"}
-		}
+	b, ok := dl.CString(s)
+	if !ok {
+		return nil, &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "native: string contains NUL"}
 	}
-	b := make([]byte, len(s)+1)
-	copy(b, s)
 	return b, nil
 }
 

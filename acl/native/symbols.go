@@ -1,5 +1,7 @@
 package native
 
+import "github.com/ascend-go/cann/internal/dl"
+
 // sym indexes the symbol table of the runtime API.
 type sym int
 
@@ -50,70 +52,64 @@ const (
 	numRuntimeSyms
 )
 
-// symInfo is the C name of a symbol and whether Open requires it.
-type symInfo struct {
-	name     string
-	optional bool
-}
-
 // runtimeSyms lists the runtime symbols. Required are those every CANN
 // release since the 5.x series exports; optional are the newer or
 // deprecated ones (host registration appears only in recent runtimes,
 // aclrtGetVersion is deprecated), whose absence makes the method return
 // ACL_ERROR_API_NOT_SUPPORT.
-var runtimeSyms = [numRuntimeSyms]symInfo{
-	symInit:                         {"aclInit", false},
-	symFinalize:                     {"aclFinalize", false},
-	symSetDevice:                    {"aclrtSetDevice", false},
-	symResetDevice:                  {"aclrtResetDevice", false},
-	symGetDevice:                    {"aclrtGetDevice", false},
-	symGetDeviceCount:               {"aclrtGetDeviceCount", false},
-	symGetRunMode:                   {"aclrtGetRunMode", false},
-	symCreateContext:                {"aclrtCreateContext", false},
-	symDestroyContext:               {"aclrtDestroyContext", false},
-	symSetCurrentContext:            {"aclrtSetCurrentContext", false},
-	symGetCurrentContext:            {"aclrtGetCurrentContext", false},
-	symCreateStream:                 {"aclrtCreateStream", false},
-	symDestroyStream:                {"aclrtDestroyStream", false},
-	symSynchronizeStream:            {"aclrtSynchronizeStream", false},
-	symSynchronizeStreamWithTimeout: {"aclrtSynchronizeStreamWithTimeout", true},
-	symCreateEvent:                  {"aclrtCreateEvent", false},
-	symCreateEventWithFlag:          {"aclrtCreateEventWithFlag", true},
-	symRecordEvent:                  {"aclrtRecordEvent", false},
-	symSynchronizeEvent:             {"aclrtSynchronizeEvent", false},
-	symStreamWaitEvent:              {"aclrtStreamWaitEvent", false},
-	symEventElapsedTime:             {"aclrtEventElapsedTime", false},
-	symDestroyEvent:                 {"aclrtDestroyEvent", false},
-	symMalloc:                       {"aclrtMalloc", false},
-	symFree:                         {"aclrtFree", false},
-	symMallocHost:                   {"aclrtMallocHost", false},
-	symFreeHost:                     {"aclrtFreeHost", false},
-	symMemcpy:                       {"aclrtMemcpy", false},
-	symMemcpyAsync:                  {"aclrtMemcpyAsync", false},
-	symMemset:                       {"aclrtMemset", false},
-	symMemsetAsync:                  {"aclrtMemsetAsync", false},
-	symGetMemInfo:                   {"aclrtGetMemInfo", false},
-	symHostRegister:                 {"aclrtHostRegister", true},
-	symHostUnregister:               {"aclrtHostUnregister", true},
-	symHostRegisterV2:               {"aclrtHostRegisterV2", true},
-	symHostGetDevicePointer:         {"aclrtHostGetDevicePointer", true},
-	symGetRecentErrMsg:              {"aclGetRecentErrMsg", true},
-	symGetSocName:                   {"aclrtGetSocName", true},
-	symGetVersion:                   {"aclrtGetVersion", true},
+var runtimeSyms = [numRuntimeSyms]dl.Entry{
+	symInit:                         {Name: "aclInit", Optional: false},
+	symFinalize:                     {Name: "aclFinalize", Optional: false},
+	symSetDevice:                    {Name: "aclrtSetDevice", Optional: false},
+	symResetDevice:                  {Name: "aclrtResetDevice", Optional: false},
+	symGetDevice:                    {Name: "aclrtGetDevice", Optional: false},
+	symGetDeviceCount:               {Name: "aclrtGetDeviceCount", Optional: false},
+	symGetRunMode:                   {Name: "aclrtGetRunMode", Optional: false},
+	symCreateContext:                {Name: "aclrtCreateContext", Optional: false},
+	symDestroyContext:               {Name: "aclrtDestroyContext", Optional: false},
+	symSetCurrentContext:            {Name: "aclrtSetCurrentContext", Optional: false},
+	symGetCurrentContext:            {Name: "aclrtGetCurrentContext", Optional: false},
+	symCreateStream:                 {Name: "aclrtCreateStream", Optional: false},
+	symDestroyStream:                {Name: "aclrtDestroyStream", Optional: false},
+	symSynchronizeStream:            {Name: "aclrtSynchronizeStream", Optional: false},
+	symSynchronizeStreamWithTimeout: {Name: "aclrtSynchronizeStreamWithTimeout", Optional: true},
+	symCreateEvent:                  {Name: "aclrtCreateEvent", Optional: false},
+	symCreateEventWithFlag:          {Name: "aclrtCreateEventWithFlag", Optional: true},
+	symRecordEvent:                  {Name: "aclrtRecordEvent", Optional: false},
+	symSynchronizeEvent:             {Name: "aclrtSynchronizeEvent", Optional: false},
+	symStreamWaitEvent:              {Name: "aclrtStreamWaitEvent", Optional: false},
+	symEventElapsedTime:             {Name: "aclrtEventElapsedTime", Optional: false},
+	symDestroyEvent:                 {Name: "aclrtDestroyEvent", Optional: false},
+	symMalloc:                       {Name: "aclrtMalloc", Optional: false},
+	symFree:                         {Name: "aclrtFree", Optional: false},
+	symMallocHost:                   {Name: "aclrtMallocHost", Optional: false},
+	symFreeHost:                     {Name: "aclrtFreeHost", Optional: false},
+	symMemcpy:                       {Name: "aclrtMemcpy", Optional: false},
+	symMemcpyAsync:                  {Name: "aclrtMemcpyAsync", Optional: false},
+	symMemset:                       {Name: "aclrtMemset", Optional: false},
+	symMemsetAsync:                  {Name: "aclrtMemsetAsync", Optional: false},
+	symGetMemInfo:                   {Name: "aclrtGetMemInfo", Optional: false},
+	symHostRegister:                 {Name: "aclrtHostRegister", Optional: true},
+	symHostUnregister:               {Name: "aclrtHostUnregister", Optional: true},
+	symHostRegisterV2:               {Name: "aclrtHostRegisterV2", Optional: true},
+	symHostGetDevicePointer:         {Name: "aclrtHostGetDevicePointer", Optional: true},
+	symGetRecentErrMsg:              {Name: "aclGetRecentErrMsg", Optional: true},
+	symGetSocName:                   {Name: "aclrtGetSocName", Optional: true},
+	symGetVersion:                   {Name: "aclrtGetVersion", Optional: true},
 	// Not in the ABI reference's list of required functions: optional.
-	symResetDeviceForce:        {"aclrtResetDeviceForce", true},
-	symSetStreamFailureMode:    {"aclrtSetStreamFailureMode", true},
-	symDeviceCanAccessPeer:     {"aclrtDeviceCanAccessPeer", true},
-	symDeviceEnablePeerAccess:  {"aclrtDeviceEnablePeerAccess", true},
-	symDeviceDisablePeerAccess: {"aclrtDeviceDisablePeerAccess", true},
+	symResetDeviceForce:        {Name: "aclrtResetDeviceForce", Optional: true},
+	symSetStreamFailureMode:    {Name: "aclrtSetStreamFailureMode", Optional: true},
+	symDeviceCanAccessPeer:     {Name: "aclrtDeviceCanAccessPeer", Optional: true},
+	symDeviceEnablePeerAccess:  {Name: "aclrtDeviceEnablePeerAccess", Optional: true},
+	symDeviceDisablePeerAccess: {Name: "aclrtDeviceDisablePeerAccess", Optional: true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.
 func RequiredSymbols() []string {
 	var out []string
 	for _, s := range runtimeSyms {
-		if !s.optional {
-			out = append(out, s.name)
+		if !s.Optional {
+			out = append(out, s.Name)
 		}
 	}
 	return out
@@ -124,8 +120,8 @@ func RequiredSymbols() []string {
 func OptionalSymbols() []string {
 	var out []string
 	for _, s := range runtimeSyms {
-		if s.optional {
-			out = append(out, s.name)
+		if s.Optional {
+			out = append(out, s.Name)
 		}
 	}
 	return out

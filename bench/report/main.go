@@ -2,7 +2,10 @@
 // report with tables, SVG plots and the top functions of CPU profiles:
 //
 //	go test ./bench -run '^$' -bench . -count 5 -cpuprofile cpu.prof | tee bench.txt
-//	go run ./bench/report -o bench-report -profile cpu.prof bench.txt
+//	cd bench/report && go run . -o ../../bench-report -profile ../../cpu.prof ../../bench.txt
+//
+// It is its own module (bench/report/go.mod), so its plotting and parsing
+// dependencies stay out of the SDK's module graph.
 //
 // Usage:
 //

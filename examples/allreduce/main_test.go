@@ -43,3 +43,18 @@ func TestParseSize(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// TestLaunchFailure: ranks that cannot finish (a 1 ms timeout leaves them
+// no time to connect) make launch fail and name the failed ranks; the
+// launcher must not report success.
+func TestLaunchFailure(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cfg := config{ranks: 2, size: 1 << 10, iters: 1, rows: 10, rowSize: 64, timeout: time.Millisecond}
+	err := launch(cfg, &out, &errOut)
+	s := out.String()
+	t.Log("\n" + s + errOut.String())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "of 2 ranks failed")
+	require.NotContains(t, s, "all ranks OK")
+	require.Contains(t, s, "FAILED")
+}

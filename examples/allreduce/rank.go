@@ -49,8 +49,10 @@ const tableRows = 1 << 16
 // what it should read from any peer.
 func tableByte(r, k, j int) byte { return byte(uint32(r*2654435761) ^ uint32(k*40503) ^ uint32(j*97)) }
 
-// runRank is one rank of the job, on its own fallback NPU (device 0).
-func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) error {
+// runRank is one rank of the job, on its own fallback NPU (device 0). A
+// failed step panics through must; the deferred recover turns that into
+// runRank's result, which is why the result is named.
+func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) (err error) {
 	// The NPU binds the current device to the OS thread, as ACL does.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -34,6 +34,7 @@ func main() {
 	flag.IntVar(&cfg.hidden, "hidden", 16, "hidden units")
 	flag.IntVar(&cfg.out, "out", 1024, "output features")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
+	flag.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile to this file (go tool pprof -top FILE)")
 	flag.Parse()
 	if err := run(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -22,7 +23,8 @@ type config struct {
 	iters, warmup          int
 	batch, in, hidden, out int
 	seed                   uint64
-	corrupt                bool // tests only: damage one output value to prove the check fails
+	deviceProfile          string // file for the fallback's device-time profile
+	corrupt                bool   // tests only: damage one output value to prove the check fails
 }
 
 // tolerance is the relative error allowed between the float32 results and
@@ -75,7 +77,11 @@ func run(cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	picked, err := cann.Open(want, cann.Options{})
+	var opts cann.Options
+	if cfg.deviceProfile != "" {
+		opts.Fallback = append(opts.Fallback, fallback.WithDeviceProfile())
+	}
+	picked, err := cann.Open(want, opts)
 	if err != nil {
 		return fmt.Errorf("opening the %s backend: %w", want, err)
 	}
@@ -166,7 +172,32 @@ func run(cfg config, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "result: OK, both modes match the float64 reference")
-	return nil
+	return writeDeviceProfile(w, cfg.deviceProfile, picked.Backend)
+}
+
+// writeDeviceProfile writes the fallback's device-time profile (every task
+// of every run) for go tool pprof; the native library keeps none.
+func writeDeviceProfile(w io.Writer, path string, be acl.Backend) error {
+	if path == "" {
+		return nil
+	}
+	npu, ok := be.(*fallback.NPU)
+	if !ok {
+		fmt.Fprintln(w, "device profile: n/a (only the fallback records one)")
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = npu.WriteDeviceProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		fmt.Fprintf(w, "device profile: %s (go tool pprof -top %s)\n", path, path)
+	}
+	return err
 }
 
 // allocOrNil allocates n bytes of device memory; nil (left to the

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/hccl"
-	"github.com/ascend-go/cann/internal/floatx"
 )
 
 // Large collectives on 3 ranks (not a power of two), with counts that do

@@ -68,10 +68,14 @@ func startCluster(t testing.TB, n int, opts procs.Options) *procs.Cluster {
 	return cl
 }
 
+// procsLack is what ranks in separate processes lack: CommInitClusterInfo
+// forms communicators within one process only (see the package doc).
+var procsLack = []hccltest.Feature{hccltest.ClusterInfo}
+
 // TestConformanceMultiProcess runs the shared HCCL suite on 1–8 ranks, each
 // in its own process: the rendezvous runs in the test process, data moves
 // through shared memory.
 func TestConformanceMultiProcess(t *testing.T) {
 	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout})
+	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
 }

@@ -234,7 +234,7 @@ func TestDirectPathTaken(t *testing.T) {
 // the fallback path stays correct, and no byte moves directly.
 func TestStagedPathConformance(t *testing.T) {
 	cl := startCluster(t, 3, procs.Options{ConnectTimeout: testTimeout, Staged: true})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout})
+	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
 	for r, tr := range traffic(t, cl) {
 		require.Zero(t, tr.DirectBytes, "rank %d", r)
 		require.NotZero(t, tr.StagedBytes, "rank %d", r)

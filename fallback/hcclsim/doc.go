@@ -100,6 +100,8 @@
 //
 // CommInitClusterInfo forms communicators within one process only. A
 // root info forms a world of at most 512 ranks. A multi-process rank
-// holds at most 1024 registrations. Timeouts default to
-// 120 s (HCCL_EXEC_TIMEOUT, HCCL_CONNECT_TIMEOUT, or Options).
+// holds at most 1024 registrations. Timeouts come from Options, else
+// HCCL_EXEC_TIMEOUT and HCCL_CONNECT_TIMEOUT, else DefaultExecTimeout and
+// DefaultConnectTimeout (10 s each: a missing rank fails a test in
+// seconds; the device waits 1836 s and 120 s).
 package hcclsim

@@ -147,6 +147,10 @@ func newHub(id [16]byte, secret worldSecret, dir string, ln net.Listener, connec
 	hubs.Lock()
 	hubs.m[id] = h
 	hubs.Unlock()
+	// The timer is set under h.mu: a tiny timeout fires at once, and its
+	// callback (which takes h.mu) must find h.timer set when it closes
+	// the hub.
+	h.mu.Lock()
 	h.timer = time.AfterFunc(connectTimeout, func() {
 		h.mu.Lock()
 		forming := h.phase == phaseForming
@@ -155,6 +159,7 @@ func newHub(id [16]byte, secret worldSecret, dir string, ln net.Listener, connec
 			h.fail(errf(codeTimeout, "not all ranks joined within %v", connectTimeout))
 		}
 	})
+	h.mu.Unlock()
 	go h.accept()
 	return h
 }

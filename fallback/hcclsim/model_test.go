@@ -3,8 +3,6 @@ package hcclsim_test
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/ascend-go/cann/ge/getest"
-	"github.com/ascend-go/cann/internal/npuhook"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -19,9 +17,11 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/hccl"
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/ascend-go/cann/internal/zcrt"
 )
 

@@ -3,7 +3,7 @@ package hcclsim
 import (
 	"unsafe"
 
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // Reductions over raw device bytes.

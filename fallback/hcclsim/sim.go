@@ -8,17 +8,26 @@ import (
 	"time"
 )
 
+// Default timeouts of the model when neither Options nor the HCCL
+// environment variables set them. The device waits far longer (1836 s for
+// execution, 120 s for connection); the model is for tests and
+// development, where a rank that never arrives should fail the run in
+// seconds. A caller's context ends a wait sooner (see hccl.Comm).
+const (
+	DefaultExecTimeout    = 10 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+)
+
 // Options configure a Sim (a plain value, copied by New). Zero fields take
 // the HCCL environment variables the device honours, then the defaults
-// below.
+// above.
 type Options struct {
 	// ExecTimeout bounds every wait for a peer during an operation
 	// (collectives, send/recv pairing, exchanges, one-sided requests).
-	// Default: HCCL_EXEC_TIMEOUT seconds, else 120 s (the device default
-	// is 1836 s; a CI run should not hang half an hour).
+	// Default: HCCL_EXEC_TIMEOUT seconds, else DefaultExecTimeout.
 	ExecTimeout time.Duration
 	// ConnectTimeout bounds communicator initialisation.
-	// Default: HCCL_CONNECT_TIMEOUT seconds, else 120 s.
+	// Default: HCCL_CONNECT_TIMEOUT seconds, else DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// BufferBytes is the staging memory of each rank of a multi-process
 	// communicator. Default: HCCL_BUFFSIZE MiB, else 64 MiB. Larger
@@ -36,10 +45,10 @@ func (o Options) withDefaults() Options {
 		return def
 	}
 	if o.ExecTimeout <= 0 {
-		o.ExecTimeout = envSeconds("HCCL_EXEC_TIMEOUT", 120*time.Second)
+		o.ExecTimeout = envSeconds("HCCL_EXEC_TIMEOUT", DefaultExecTimeout)
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = envSeconds("HCCL_CONNECT_TIMEOUT", 120*time.Second)
+		o.ConnectTimeout = envSeconds("HCCL_CONNECT_TIMEOUT", DefaultConnectTimeout)
 	}
 	if o.BufferBytes <= 0 {
 		o.BufferBytes = 64 << 20

@@ -1,6 +1,10 @@
 package hcclsim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ascend-go/cann/hccl"
+)
 
 // dtype mirrors HcclDataType: the values are the C enum values, so the
 // adapter converts with a plain type conversion.
@@ -119,7 +123,9 @@ type simError struct {
 	msg  string
 }
 
-func (e *simError) Error() string { return fmt.Sprintf("hccl code %d: %s", e.code, e.msg) }
+// Error names the code as HCCL does (HCCL_E_REMOTE), never as a bare number:
+// this text reaches users inside the stream error of a failed HCCL task.
+func (e *simError) Error() string { return hccl.Result(e.code).String() + ": " + e.msg }
 
 func errf(c code, format string, args ...any) *simError {
 	return &simError{code: c, msg: fmt.Sprintf(format, args...)}

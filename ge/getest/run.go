@@ -1,6 +1,7 @@
 package getest
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -104,6 +105,33 @@ func RunZeroCopy(m *ge.CompiledModel, inputs, outputs [][]byte) (copies int, err
 // runTasks resolves each slot and runs the task. With user buffers given,
 // MemModelIO slots resolve to them; otherwise to the arena.
 func runTasks(m *ge.CompiledModel, mem, w []byte, inputs, outputs [][]byte) error {
+	return runTasksTimed(m, mem, w, inputs, outputs, nil)
+}
+
+// RunTimed is Run that also returns each task's wall time, in task order:
+// a per-op profile of the kernels on the host.
+func RunTimed(m *ge.CompiledModel, inputs [][]byte) ([][]byte, []time.Duration, error) {
+	if err := checkIO(m, inputs, nil); err != nil {
+		return nil, nil, err
+	}
+	mem := alignedBytes(m.MemorySize, Poison)
+	w := alignedBytes(m.WeightSize, 0)
+	copy(w, m.Weights)
+	for i, d := range m.Inputs {
+		copy(mem[d.BasicOffset:d.BasicOffset+d.Size], inputs[i])
+	}
+	times := make([]time.Duration, len(m.Tasks))
+	if err := runTasksTimed(m, mem, w, nil, nil, times); err != nil {
+		return nil, nil, err
+	}
+	out := make([][]byte, len(m.Outputs))
+	for i, d := range m.Outputs {
+		out[i] = append([]byte(nil), mem[d.BasicOffset:d.BasicOffset+d.Size]...)
+	}
+	return out, times, nil
+}
+
+func runTasksTimed(m *ge.CompiledModel, mem, w []byte, inputs, outputs [][]byte, times []time.Duration) error {
 	for ti := range m.Tasks {
 		t := &m.Tasks[ti]
 		args := make([][]byte, len(t.Args))
@@ -125,8 +153,12 @@ func runTasks(m *ge.CompiledModel, mem, w []byte, inputs, outputs [][]byte) erro
 				args[i] = mem[a.Offset : a.Offset+a.Size]
 			}
 		}
+		start := time.Now()
 		if err := ge.RunTask(t, args); err != nil {
 			return err
+		}
+		if times != nil {
+			times[ti] = time.Since(start)
 		}
 	}
 	return nil

@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/hccl"
-	"github.com/ascend-go/cann/internal/floatx"
 )
 
 // reducibleTypes are the types reductions accept.

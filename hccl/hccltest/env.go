@@ -86,7 +86,26 @@ type Options struct {
 	// 20 × Timeout when that is larger).
 	Watchdog time.Duration
 	// SkipOneSided skips the one-sided service subtests (for a library
-	// known to lack them; a backend returning ErrNotSupported is skipped
-	// anyway).
+	// known to lack them, or where they may crash).
 	SkipOneSided bool
+	// Lacks declares the optional features the backend may lack. A
+	// subtest that meets ErrNotSupported from a declared feature skips,
+	// saying so; from any other feature it fails: the fallback and the
+	// stubs run every subtest, so an unsupported answer there is a
+	// regression, not a reason to skip.
+	Lacks []Feature
+	// Skipped, when set, is called with the full name and the reason of
+	// every subtest the suite skips, so a test can check that the skips
+	// it expects happened (and no others).
+	Skipped func(name, reason string)
 }
+
+// Feature is an optional part of HCCL that a backend may lack.
+type Feature string
+
+// The optional features the suite knows.
+const (
+	OneSided    Feature = "the one-sided service" // HcclRegisterMem … HcclBatchGet/Put
+	Windows     Feature = "buffer windows"        // HcclCommRegister, HcclCommExchangeMem
+	ClusterInfo Feature = "CommInitClusterInfo"   // communicators from a rank table
+)

@@ -98,7 +98,7 @@ func (s *suite) testErrors(t *testing.T) {
 // HCCL_E_TIMEOUT within the configured timeout.
 func (s *suite) testTimeout(t *testing.T) {
 	if s.opts.Timeout <= 0 {
-		t.Skip("Options.Timeout not set")
+		s.skip(t, "Options.Timeout not set")
 	}
 	to := s.opts.Timeout
 	slack := 5*to + 2*time.Second

@@ -88,7 +88,7 @@ func (s *suite) testInit(t *testing.T) {
 			}
 			return err
 		})
-		skipUnsupported(t, errs[0], "CommInitClusterInfo")
+		s.unsupported(t, ClusterInfo, errs[0])
 		g.noErr("CommInitClusterInfo", errs)
 		g.checkQueries(t, "")
 		g.noErr("CommDestroy", g.destroy())

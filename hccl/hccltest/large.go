@@ -45,7 +45,7 @@ func (s *suite) testLarge(t *testing.T) {
 			for _, mib := range lc.mib {
 				t.Run(fmt.Sprintf("size=%dMiB", mib), func(t *testing.T) {
 					if s.short {
-						t.Skip("buffers up to 64 MiB per rank: skipped with Options.Short or -short")
+						s.skip(t, "buffers up to 64 MiB per rank: skipped with Options.Short or -short")
 					}
 					s.needRanks(t, lc.ranks)
 					rng := s.rng(t)

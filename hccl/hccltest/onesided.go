@@ -26,7 +26,7 @@ type osState struct {
 func (s *suite) setupOneSided(t *testing.T, g *group, rng *rand.Rand) *osState {
 	t.Helper()
 	if s.opts.SkipOneSided {
-		t.Skip("Options.SkipOneSided")
+		s.skip(t, "Options.SkipOneSided")
 	}
 	n := len(g.ws)
 	st := &osState{size: make([]int, n), data: make([][]byte, n), region: make([]unsafe.Pointer, n),
@@ -52,7 +52,7 @@ func (s *suite) setupOneSided(t *testing.T, g *group, rng *rand.Rand) *osState {
 		}
 		return nil
 	})
-	skipUnsupported(t, errs[0], "the one-sided service")
+	s.unsupported(t, OneSided, errs[0])
 	g.noErr("RegisterMem", errs)
 	g.noErr("ExchangeMemDesc", g.each(func(w *worker) error {
 		r := w.rank

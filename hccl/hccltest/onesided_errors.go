@@ -312,7 +312,7 @@ func (s *suite) testWindows(t *testing.T) {
 		wins[w.rank], err = b.CommRegister(w.comm, p, 8192, 0)
 		return err
 	})
-	skipUnsupported(t, errs[0], "HcclCommRegister")
+	s.unsupported(t, Windows, errs[0])
 	g.noErr("CommRegister", errs)
 	g.noErr("CommExchangeMem", g.each(func(w *worker) error {
 		var peers []uint32

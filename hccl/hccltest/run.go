@@ -85,7 +85,7 @@ const maxSuiteRanks = 8
 func (s *suite) needRanks(t *testing.T, n int) {
 	t.Helper()
 	if n > s.maxRanks {
-		t.Skipf("%d ranks: the env hosts at most %d", n, s.maxRanks)
+		s.skip(t, "%d ranks: the env hosts at most %d", n, s.maxRanks)
 	}
 }
 

@@ -3,6 +3,7 @@ package hccltest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ascend-go/cann/hccl"
@@ -15,13 +16,30 @@ func sprintf(format string, args ...any) string {
 	return fmt.Sprintf(format, args...)
 }
 
-// skipUnsupported skips the test when err says the backend lacks the
-// feature.
-func skipUnsupported(t testing.TB, err error, what string) {
+// skip skips t with reason, reporting it to Options.Skipped.
+func (s *suite) skip(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if errors.Is(err, hccl.ErrNotSupported) {
-		t.Skipf("%s not supported by this backend: %v", what, err)
+	reason := sprintf(format, args...)
+	if s.opts.Skipped != nil {
+		s.opts.Skipped(t.Name(), reason)
 	}
+	t.Skip(reason)
+}
+
+// lacks reports whether the backend declared it lacks f.
+func (s *suite) lacks(f Feature) bool { return slices.Contains(s.opts.Lacks, f) }
+
+// unsupported skips t when err says the backend lacks f and the backend
+// declared so (Options.Lacks); an undeclared ErrNotSupported fails t.
+func (s *suite) unsupported(t testing.TB, f Feature, err error) {
+	t.Helper()
+	if !errors.Is(err, hccl.ErrNotSupported) {
+		return
+	}
+	if s.lacks(f) {
+		s.skip(t, "the backend declares it lacks %s: %v", f, err)
+	}
+	t.Fatalf("%s: ErrNotSupported from a backend that does not declare it lacks it (Options.Lacks): %v", f, err)
 }
 
 // allCode asserts that every listed rank's error carries want.

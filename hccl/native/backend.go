@@ -70,11 +70,7 @@ func Open(opts ...Option) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{lib: lib}
-	table := make([]dl.Symbol, 0, numSyms)
-	for i, s := range syms {
-		table = append(table, dl.Symbol{Name: s.name, Slot: &b.fns[i], Optional: s.optional})
-	}
-	if err := lib.Resolve(table); err != nil {
+	if err := lib.Resolve(dl.Table(syms[:], b.fns[:])); err != nil {
 		lib.Close()
 		return nil, err
 	}
@@ -104,7 +100,7 @@ func (b *Backend) Symbol(name string) uintptr {
 // or is exported (any other name).
 func (b *Backend) Has(name string) bool {
 	for i, s := range syms {
-		if s.name == name {
+		if s.Name == name {
 			return b.fns[i] != 0 && !b.closed.Load()
 		}
 	}
@@ -137,11 +133,11 @@ func (b *Backend) call(id sym, args ...uintptr) error {
 	if int32(r) == 0 {
 		return nil
 	}
-	return &hccl.Error{Op: syms[id].name, Code: hccl.Result(int32(r))}
+	return &hccl.Error{Op: syms[id].Name, Code: hccl.Result(int32(r))}
 }
 
 func (b *Backend) unavailable(id sym) error {
-	op := syms[id].name
+	op := syms[id].Name
 	if b.closed.Load() {
 		return &hccl.Error{Op: op, Code: hccl.EUnavail, Msg: "native: backend is closed"}
 	}
@@ -151,7 +147,7 @@ func (b *Backend) unavailable(id sym) error {
 
 // errorf builds an error found before calling C.
 func errorf(id sym, code hccl.Result, format string, args ...any) error {
-	return hccl.Errorf(syms[id].name, code, format, args...)
+	return hccl.Errorf(syms[id].Name, code, format, args...)
 }
 
 // rawCall calls fn and returns its raw result, for C functions that do not
@@ -188,7 +184,7 @@ func (b *Backend) invoke(id sym, f *frame, n int) error {
 	if int32(r) == 0 {
 		return nil
 	}
-	return &hccl.Error{Op: syms[id].name, Code: hccl.Result(int32(r))}
+	return &hccl.Error{Op: syms[id].Name, Code: hccl.Result(int32(r))}
 }
 
 func getFrame() *frame { return framePool.Get().(*frame) }

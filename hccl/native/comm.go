@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // GetRootInfo calls HcclGetRootInfo.
@@ -110,26 +111,13 @@ func (b *Backend) ErrorString(r hccl.Result) string {
 
 // cString returns s as a NUL-terminated byte slice, refusing interior NULs.
 func cString(id sym, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return nil, errorf(id, hccl.EPara, "string contains NUL")
-		}
+	b, ok := dl.CString(s)
+	if !ok {
+		return nil, errorf(id, hccl.EPara, "string contains NUL")
 	}
-	out := make([]byte, len(s)+1)
-	copy(out, s)
-	return out, nil
+	return b, nil
 }
-
-// maxCString bounds the scan of a C string, against a missing terminator.
-const maxCString = 1 << 16
 
 // goString copies the NUL-terminated C string at p, which C owns (static
-// storage); the address is never in the Go heap.
-func goString(p uintptr) string {
-	ptr := *(*unsafe.Pointer)(unsafe.Pointer(&p))
-	n := 0
-	for n < maxCString && *(*byte)(unsafe.Add(ptr, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(ptr), n))
-}
+// storage).
+var goString = dl.GoString

@@ -1,5 +1,7 @@
 package native
 
+import "github.com/ascend-go/cann/internal/dl"
+
 // sym indexes the symbol table.
 type sym int
 
@@ -37,48 +39,42 @@ const (
 	numSyms
 )
 
-// symInfo is the C name of a symbol and whether Open requires it.
-type symInfo struct {
-	name     string
-	optional bool
-}
-
 // syms lists every bound function. Required are the ones every CANN
 // release since the 5.x series exports. HcclBarrier and
 // HcclCommInitRootInfoConfig are absent from older headers, HcclGetCommName
 // and HcclCommInitAll from some builds, and the one-sided service and window
 // functions live in headers the vendor may change.
-var syms = [numSyms]symInfo{
-	symGetRootInfo:            {"HcclGetRootInfo", false},
-	symCommInitRootInfo:       {"HcclCommInitRootInfo", false},
-	symCommInitRootInfoConfig: {"HcclCommInitRootInfoConfig", true},
-	symCommInitClusterInfo:    {"HcclCommInitClusterInfo", false},
-	symCommInitAll:            {"HcclCommInitAll", true},
-	symCommDestroy:            {"HcclCommDestroy", false},
-	symGetRankSize:            {"HcclGetRankSize", false},
-	symGetRankId:              {"HcclGetRankId", false},
-	symGetCommName:            {"HcclGetCommName", true},
-	symGetCommAsyncError:      {"HcclGetCommAsyncError", true},
-	symGetErrorString:         {"HcclGetErrorString", true},
-	symBarrier:                {"HcclBarrier", true},
-	symAllReduce:              {"HcclAllReduce", false},
-	symBroadcast:              {"HcclBroadcast", false},
-	symAllGather:              {"HcclAllGather", false},
-	symReduceScatter:          {"HcclReduceScatter", false},
-	symAlltoAllV:              {"HcclAlltoAllV", true},
-	symSend:                   {"HcclSend", false},
-	symRecv:                   {"HcclRecv", false},
-	symBatchSendRecv:          {"HcclBatchSendRecv", true},
-	symRegisterMem:            {"HcclRegisterMem", true},
-	symDeregisterMem:          {"HcclDeregisterMem", true},
-	symExchangeMemDesc:        {"HcclExchangeMemDesc", true},
-	symEnableMemAccess:        {"HcclEnableMemAccess", true},
-	symDisableMemAccess:       {"HcclDisableMemAccess", true},
-	symBatchGet:               {"HcclBatchGet", true},
-	symBatchPut:               {"HcclBatchPut", true},
-	symCommRegister:           {"HcclCommRegister", true},
-	symCommDeregister:         {"HcclCommDeregister", true},
-	symCommExchangeMem:        {"HcclCommExchangeMem", true},
+var syms = [numSyms]dl.Entry{
+	symGetRootInfo:            {Name: "HcclGetRootInfo", Optional: false},
+	symCommInitRootInfo:       {Name: "HcclCommInitRootInfo", Optional: false},
+	symCommInitRootInfoConfig: {Name: "HcclCommInitRootInfoConfig", Optional: true},
+	symCommInitClusterInfo:    {Name: "HcclCommInitClusterInfo", Optional: false},
+	symCommInitAll:            {Name: "HcclCommInitAll", Optional: true},
+	symCommDestroy:            {Name: "HcclCommDestroy", Optional: false},
+	symGetRankSize:            {Name: "HcclGetRankSize", Optional: false},
+	symGetRankId:              {Name: "HcclGetRankId", Optional: false},
+	symGetCommName:            {Name: "HcclGetCommName", Optional: true},
+	symGetCommAsyncError:      {Name: "HcclGetCommAsyncError", Optional: true},
+	symGetErrorString:         {Name: "HcclGetErrorString", Optional: true},
+	symBarrier:                {Name: "HcclBarrier", Optional: true},
+	symAllReduce:              {Name: "HcclAllReduce", Optional: false},
+	symBroadcast:              {Name: "HcclBroadcast", Optional: false},
+	symAllGather:              {Name: "HcclAllGather", Optional: false},
+	symReduceScatter:          {Name: "HcclReduceScatter", Optional: false},
+	symAlltoAllV:              {Name: "HcclAlltoAllV", Optional: true},
+	symSend:                   {Name: "HcclSend", Optional: false},
+	symRecv:                   {Name: "HcclRecv", Optional: false},
+	symBatchSendRecv:          {Name: "HcclBatchSendRecv", Optional: true},
+	symRegisterMem:            {Name: "HcclRegisterMem", Optional: true},
+	symDeregisterMem:          {Name: "HcclDeregisterMem", Optional: true},
+	symExchangeMemDesc:        {Name: "HcclExchangeMemDesc", Optional: true},
+	symEnableMemAccess:        {Name: "HcclEnableMemAccess", Optional: true},
+	symDisableMemAccess:       {Name: "HcclDisableMemAccess", Optional: true},
+	symBatchGet:               {Name: "HcclBatchGet", Optional: true},
+	symBatchPut:               {Name: "HcclBatchPut", Optional: true},
+	symCommRegister:           {Name: "HcclCommRegister", Optional: true},
+	symCommDeregister:         {Name: "HcclCommDeregister", Optional: true},
+	symCommExchangeMem:        {Name: "HcclCommExchangeMem", Optional: true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.

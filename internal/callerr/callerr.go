@@ -18,3 +18,16 @@ func Message(op, name string, code int64, known bool, msg string) string {
 	}
 	return s
 }
+
+// Uncoded formats a failed call without its code, "Op: message", for an
+// error quoted inside another error reported under the same code, so the
+// code is not said twice.
+func Uncoded(op, msg string) string {
+	switch {
+	case op == "":
+		return msg
+	case msg == "":
+		return op
+	}
+	return op + ": " + msg
+}

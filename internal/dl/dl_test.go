@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ebitengine/purego"
@@ -225,4 +226,31 @@ func TestRefcountAndClose(t *testing.T) {
 	assert.True(t, errors.Is(err, dl.ErrClosed))
 	var x uintptr
 	assert.ErrorIs(t, l.Resolve([]dl.Symbol{{Name: "dl_shared", Slot: &x}}), dl.ErrClosed)
+}
+
+// TestNotFoundAdvice: the message ends with what to do, naming the
+// authoritative setting that failed or, after a default search, the
+// variables that point at an install and the fallback.
+func TestNotFoundAdvice(t *testing.T) {
+	f := newFixture(t)
+	empty := f.dir(t, "empty", nil)
+	t.Setenv(dl.EnvAscendHome, "")
+	t.Setenv(dl.EnvToolkitHome, "")
+
+	_, err := dl.Open(spec(empty))
+	require.Error(t, err)
+	assert.True(t, strings.HasSuffix(err.Error(), "The path given to Open is authoritative: point it at the library, or pick the fallback backend (CANN_BACKEND=fallback)."), err.Error())
+
+	t.Setenv(testEnv, empty)
+	_, err = dl.Open(spec(""))
+	var nf *dl.NotFoundError
+	require.ErrorAs(t, err, &nf)
+	assert.Equal(t, "$"+testEnv, nf.Authoritative)
+	assert.True(t, strings.HasSuffix(err.Error(), "$"+testEnv+" is authoritative: point it at the TEST library or unset it, or pick the fallback backend (CANN_BACKEND=fallback)."), err.Error())
+
+	t.Setenv(testEnv, "")
+	_, err = dl.Open(dl.Spec{Family: "TEST", Names: []string{"libcann-no-such-lib.so"}, EnvVar: testEnv})
+	require.ErrorAs(t, err, &nf)
+	assert.Empty(t, nf.Authoritative)
+	assert.True(t, strings.HasSuffix(err.Error(), "Set ASCEND_HOME_PATH to the CANN install (its lib64 is searched), or "+testEnv+" to the library file, or pick the fallback backend (CANN_BACKEND=fallback)."), err.Error())
 }

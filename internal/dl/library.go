@@ -74,6 +74,23 @@ type Symbol struct {
 	Optional bool
 }
 
+// Entry is one row of a binding's symbol table: the C name of a function
+// and whether Open may succeed without it.
+type Entry struct {
+	Name     string
+	Optional bool
+}
+
+// Table pairs a binding's entries with the slots that receive their
+// addresses (slots[i] for entries[i]), ready for Resolve.
+func Table(entries []Entry, slots []uintptr) []Symbol {
+	out := make([]Symbol, len(entries))
+	for i, e := range entries {
+		out[i] = Symbol{Name: e.Name, Slot: &slots[i], Optional: e.Optional}
+	}
+	return out
+}
+
 // MissingSymbolsError says which required symbols a library lacks; it is
 // not modified after Resolve returns it.
 type MissingSymbolsError struct {

@@ -50,9 +50,16 @@ type Attempt struct {
 type NotFoundError struct {
 	Family   string
 	Attempts []Attempt
+	// Authoritative names the caller's option ("option") or the
+	// environment override ("$CANN_ACL_LIB") when that was the only place
+	// tried; "" when the default locations were searched.
+	Authoritative string
+	// EnvVar is Spec.EnvVar, named in the advice that ends the message.
+	EnvVar string
 }
 
-// Error says which library was not found and where it was looked for.
+// Error says which library was not found, where it was looked for, and
+// what to do about it.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dl: cannot load the %s library", e.Family)
@@ -64,7 +71,24 @@ func (e *NotFoundError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s: %v", a.Path, a.Err)
 	}
+	b.WriteString(". ")
+	b.WriteString(e.Advice())
 	return b.String()
+}
+
+// Advice is the last sentence of Error: what the user can do.
+func (e *NotFoundError) Advice() string {
+	switch {
+	case e.Authoritative == "option":
+		return "The path given to Open is authoritative: point it at the library, or pick the fallback backend (CANN_BACKEND=fallback)."
+	case e.Authoritative != "":
+		return fmt.Sprintf("%s is authoritative: point it at the %s library or unset it, or pick the fallback backend (CANN_BACKEND=fallback).", e.Authoritative, e.Family)
+	}
+	env := ""
+	if e.EnvVar != "" {
+		env = ", or " + e.EnvVar + " to the library file"
+	}
+	return fmt.Sprintf("Set %s to the CANN install (its lib64 is searched)%s, or pick the fallback backend (CANN_BACKEND=fallback).", EnvAscendHome, env)
 }
 
 var errNoFile = errors.New("no such file")
@@ -117,8 +141,12 @@ func Open(s Spec) (*Library, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	nf := &NotFoundError{Family: s.Family}
-	for _, loc := range s.locations() {
+	nf := &NotFoundError{Family: s.Family, EnvVar: s.EnvVar}
+	locs := s.locations()
+	if len(locs) == 1 && locs[0].source != "loader path" {
+		nf.Authoritative = locs[0].source
+	}
+	for _, loc := range locs {
 		lib, attempts := openAt(&s, loc, flags)
 		nf.Attempts = append(nf.Attempts, attempts...)
 		if lib != nil {

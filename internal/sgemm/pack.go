@@ -1,6 +1,6 @@
 package sgemm
 
-import "github.com/ascend-go/cann/internal/floatx"
+import "github.com/ascend-go/cann/floatx"
 
 // rowSeg returns n elements of stored row r from column c0 as float32: in
 // place for float32 data, widened into buf for half data.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ascend-go/cann/internal/floatx"
+	"github.com/ascend-go/cann/floatx"
 )
 
 // operand is a random stored matrix in one kind, with its values widened

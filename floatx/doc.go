@@ -1,6 +1,8 @@
 // Package floatx converts between float32 and the narrow floating-point
 // formats the NPU stores: IEEE binary16 (float16), bfloat16, and the OCP 8-bit
-// formats float8 e4m3fn and e5m2.
+// formats float8 e4m3fn and e5m2. Programs use it to prepare and read tensor
+// data of those types (zerocopy.WriteInput and ReadOutput convert with it);
+// the fallback's kernels and the HCCL model reduce with it.
 //
 // Every conversion to a narrow format rounds to nearest, ties to even, and is
 // exact in the sense that the result is the representable value closest to

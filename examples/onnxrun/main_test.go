@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/ge/onnx"
+)
+
+// TestRunCNN feeds the CNN test model its NumPy input as a .npy file and
+// checks the .npy output against NumPy's result (ge/onnx/testdata).
+func TestRunCNN(t *testing.T) {
+	dir := t.TempDir()
+	read := func(p string) ([]byte, []int64) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		h, err := onnx.DecodeTensor(b)
+		require.NoError(t, err)
+		return h.Data, h.Desc.Dims
+	}
+	in, dims := read("../../ge/onnx/testdata/cnn_input_0.pb")
+	want, _ := read("../../ge/onnx/testdata/cnn_output_0.pb")
+	var buf bytes.Buffer
+	require.NoError(t, writeNpy(&buf, 0, dims, in)) // 0: acl.Float32
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.npy"), buf.Bytes(), 0o644))
+	var out bytes.Buffer
+	cfg := config{model: "../../ge/onnx/testdata/cnn.onnx", inputs: multi{"image=" + filepath.Join(dir, "x.npy")}, out: dir, seed: 1, runs: 3,
+		deviceProfile: filepath.Join(dir, "dev.pb.gz")}
+	require.NoError(t, run(cfg, &out))
+	pf, err := os.Open(cfg.deviceProfile)
+	require.NoError(t, err)
+	prof, err := profile.Parse(pf)
+	require.NoError(t, pf.Close())
+	require.NoError(t, err)
+	var tasks int64
+	for _, s := range prof.Sample {
+		tasks += s.Value[0]
+	}
+	require.Equal(t, int64(3*10), tasks, "3 timed runs of the 10 tasks")
+	require.Contains(t, out.String(), `output "probs"`)
+	require.Contains(t, out.String(), "Conv")
+	require.Contains(t, out.String(), "p99")
+	_, gotDims, got, err := readNpy(filepath.Join(dir, "probs.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 10}, gotDims)
+	for i := 0; i < len(want); i += 4 {
+		w := math.Float32frombits(binary.LittleEndian.Uint32(want[i:]))
+		g := math.Float32frombits(binary.LittleEndian.Uint32(got[i:]))
+		require.InDelta(t, w, g, 1e-5+1e-4*math.Abs(float64(w)))
+	}
+	// Wrong inputs are refused with what is wrong.
+	cfg.inputs = multi{"nope=" + filepath.Join(dir, "x.npy")}
+	require.ErrorContains(t, run(cfg, &out), "no such input")
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/ge/onnx"
+	"github.com/ascend-go/cann/zerocopy"
+)
+
+type config struct {
+	model          string
+	inputs, shapes multi
+	out            string
+	seed           uint64
+	runs           int
+	deviceProfile  string
+}
+
+func run(cfg config, w io.Writer) error {
+	var opts []onnx.Option
+	for _, s := range cfg.shapes {
+		name, dims, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("-shape %q: want NAME=D,D (comma-separated dims)", s)
+		}
+		var ds []int64
+		for _, f := range strings.Split(dims, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return fmt.Errorf("-shape %q: %v", s, err)
+			}
+			ds = append(ds, v)
+		}
+		opts = append(opts, onnx.WithInputShape(name, ds))
+	}
+	data, err := os.ReadFile(cfg.model)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, onnx.WithExternalDataDir(filepath.Dir(cfg.model)))
+	g, err := onnx.Import(data, opts...)
+	if err != nil {
+		return err
+	}
+	m, err := ge.Compile(g)
+	if err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for _, s := range cfg.inputs {
+		name, file, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("-input %q: want NAME=FILE.npy", s)
+		}
+		files[name] = file
+	}
+	bounds := indexBounds(g)
+	rng := rand.New(rand.NewPCG(cfg.seed, 0x6f6e6e78))
+	inputs := make([][]byte, len(m.Inputs))
+	for i, d := range m.Inputs {
+		if f, ok := files[d.Name]; ok {
+			dt, dims, b, err := readNpy(f)
+			if err != nil {
+				return err
+			}
+			if dt != d.DataType || !equalDims(dims, d.Dims) {
+				return fmt.Errorf("-input %s: %s is %s%v, the model wants %s%v", d.Name, f, dt, dims, d.DataType, d.Dims)
+			}
+			inputs[i] = b
+			delete(files, d.Name)
+			continue
+		}
+		inputs[i] = randomInput(rng, d, bounds[d.Name])
+	}
+	for name := range files {
+		return fmt.Errorf("-input %s: the model has no such input", name)
+	}
+
+	// Load on the fallback, bind device buffers zero-copy, run.
+	blob, err := m.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	fopts := []fallback.Option{fallback.WithDeviceMemory(uintptr(max(1<<30, 2*(m.MemorySize+m.WeightSize))))}
+	if cfg.deviceProfile != "" {
+		fopts = append(fopts, fallback.WithDeviceProfile())
+	}
+	npu, err := fallback.New(fopts...)
+	if err != nil {
+		return err
+	}
+	rt, err := acl.Init(npu, "")
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	dev, err := rt.OpenDevice(0)
+	if err != nil {
+		return err
+	}
+	am, err := dev.LoadModel(blob)
+	if err != nil {
+		return err
+	}
+	defer am.Close()
+	bd, err := zerocopy.Bind(am)
+	if err != nil {
+		return err
+	}
+	defer bd.Close()
+	for i, in := range inputs {
+		if err := bd.Input(i).(*acl.DeviceBuffer).CopyFromHost(in); err != nil {
+			return err
+		}
+	}
+	if err := bd.Run(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "model %s: %d inputs, %d outputs, %d tasks\n", cfg.model, len(m.Inputs), len(m.Outputs), len(m.Tasks))
+	for i, d := range m.Outputs {
+		out := make([]byte, d.Size)
+		if err := bd.Output(i).(*acl.DeviceBuffer).CopyToHostAt(out, 0); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "output %-20q %s%v  checksum %s\n", d.Name, shortType(d.DataType), d.Dims, checksum(d.DataType, out))
+		if cfg.out != "" {
+			if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+				return err
+			}
+			f, err := os.Create(filepath.Join(cfg.out, safeName(d.Name)+".npy"))
+			if err != nil {
+				return err
+			}
+			err = writeNpy(f, d.DataType, d.Dims, out)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+
+	// Per-op times: one run of the same kernels on the host interpreter.
+	_, times, err := getest.RunTimed(m, inputs)
+	if err != nil {
+		return err
+	}
+	perOp := map[string]time.Duration{}
+	count := map[string]int{}
+	var total time.Duration
+	for i, t := range m.Tasks {
+		perOp[t.Op.String()] += times[i]
+		count[t.Op.String()]++
+		total += times[i]
+	}
+	var ops []string
+	for op := range perOp {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool { return perOp[ops[i]] > perOp[ops[j]] })
+	fmt.Fprintln(w, "per-op time (one run on the host interpreter):")
+	for _, op := range ops {
+		fmt.Fprintf(w, "  %-14s %3d tasks %10s %5.1f%%\n", op, count[op], perOp[op].Round(time.Microsecond), 100*float64(perOp[op])/float64(max(total, 1)))
+	}
+
+	// Latency of whole runs on the fallback.
+	npu.ResetDeviceProfile()
+	lat := make([]time.Duration, cfg.runs)
+	for i := range lat {
+		t0 := time.Now()
+		if err := bd.Run(); err != nil {
+			return err
+		}
+		lat[i] = time.Since(t0)
+	}
+	if len(lat) > 0 {
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		p := func(q float64) time.Duration {
+			return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(time.Microsecond)
+		}
+		fmt.Fprintf(w, "latency over %d runs: p50 %s  p90 %s  p99 %s  max %s\n", len(lat), p(0.5), p(0.9), p(0.99), lat[len(lat)-1].Round(time.Microsecond))
+	}
+	if cfg.deviceProfile != "" {
+		f, err := os.Create(cfg.deviceProfile)
+		if err != nil {
+			return err
+		}
+		err = npu.WriteDeviceProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "device profile written to %s (go tool pprof -top %s)\n", cfg.deviceProfile, cfg.deviceProfile)
+	}
+	return nil
+}
+
+// indexBounds finds graph inputs used as Gather indices and the size of
+// the dim they index.
+func indexBounds(g *ge.Graph) map[string]int64 {
+	b := map[string]int64{}
+	for _, n := range g.Nodes() {
+		if n.Op() != ge.OpGather {
+			continue
+		}
+		in := n.Inputs()
+		if len(in) != 2 || in[1].Node().Op() != ge.OpData {
+			continue
+		}
+		p := in[0].Desc().Dims
+		axis := n.Attrs().Int(ge.AttrAxis, 0)
+		if axis < 0 {
+			axis += int64(len(p))
+		}
+		if axis >= 0 && axis < int64(len(p)) {
+			name := in[1].Node().Name()
+			if old, ok := b[name]; !ok || p[axis] < old {
+				b[name] = p[axis]
+			}
+		}
+	}
+	return b
+}
+
+func randomInput(rng *rand.Rand, d ge.IODesc, bound int64) []byte {
+	n := int(d.Size) / max(d.DataType.Size(), 1)
+	f := make([]float64, n)
+	for i := range f {
+		switch {
+		case d.DataType == acl.Bool:
+			f[i] = float64(rng.IntN(2))
+		case d.DataType == acl.Int32 || d.DataType == acl.Int64 || d.DataType == acl.Uint8 || d.DataType == acl.Int8:
+			if bound <= 0 {
+				bound = 8
+			}
+			f[i] = float64(rng.Int64N(bound))
+		default:
+			f[i] = rng.NormFloat64()
+		}
+	}
+	src := make([]byte, 8*n)
+	for i, v := range f {
+		binary.LittleEndian.PutUint64(src[8*i:], math.Float64bits(v))
+	}
+	out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(d.DataType))},
+		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{int64(n)}}, Data: src}})
+	if err != nil {
+		return make([]byte, d.Size)
+	}
+	return out[0].Data
+}
+
+// checksum prints the sum of the values (as float64) and an FNV-1a hash
+// of the bytes.
+func checksum(dt acl.DataType, b []byte) string {
+	h := fnv.New64a()
+	h.Write(b)
+	sum := math.NaN()
+	n := len(b) / max(dt.Size(), 1)
+	if out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))},
+		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{int64(n)}}, Data: b}}); err == nil {
+		sum = 0
+		for i := range n {
+			sum += math.Float64frombits(binary.LittleEndian.Uint64(out[0].Data[8*i:]))
+		}
+	}
+	return fmt.Sprintf("sum=%.6g fnv=%016x", sum, h.Sum64())
+}
+
+func equalDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func shortType(dt acl.DataType) string {
+	return strings.ToLower(strings.TrimPrefix(dt.String(), "ACL_"))
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}

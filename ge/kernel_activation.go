@@ -1,0 +1,161 @@
+package ge
+
+import "math"
+
+// Element-wise float functions. Each computes in float64 (float32 for the
+// cheap ones) and rounds once into the output type.
+const (
+	OpSigmoid    OpType = 60
+	OpTanh       OpType = 61
+	OpErf        OpType = 62
+	OpExp        OpType = 63
+	OpLog        OpType = 64
+	OpSqrt       OpType = 65
+	OpReciprocal OpType = 66
+	OpNeg        OpType = 67
+	OpAbs        OpType = 68
+	OpLeakyRelu  OpType = 69
+	OpClip       OpType = 70
+	OpElu        OpType = 77
+	OpSelu       OpType = 78
+	OpSoftplus   OpType = 79
+)
+
+// Attributes of the activations.
+const (
+	AttrAlpha = "alpha" // LeakyRelu: float slope of the negative part
+	AttrMin   = "min"   // Clip: float lower bound (absent: none)
+	AttrMax   = "max"   // Clip: float upper bound (absent: none)
+	AttrGamma = "gamma" // Selu: float scale
+)
+
+func init() {
+	for _, op := range []struct {
+		t OpType
+		n string
+	}{{OpSigmoid, "Sigmoid"}, {OpTanh, "Tanh"}, {OpErf, "Erf"}, {OpExp, "Exp"}, {OpLog, "Log"},
+		{OpSqrt, "Sqrt"}, {OpReciprocal, "Reciprocal"}, {OpNeg, "Neg"}, {OpAbs, "Abs"}, {OpSoftplus, "Softplus"}} {
+		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, infer: inferUnaryFloat, kernel: activationKernel})
+	}
+	registerOp(OpLeakyRelu, &opSpec{name: "LeakyRelu", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+	registerOp(OpElu, &opSpec{name: "Elu", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+	registerOp(OpSelu, &opSpec{name: "Selu", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat, AttrGamma: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+	registerOp(OpClip, &opSpec{name: "Clip", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrMin: AttrFloat, AttrMax: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+}
+
+// Unary applies a one-input float op (OpSigmoid ... OpAbs, or OpRelu,
+// OpGelu, OpSilu) to x.
+func (g *Graph) Unary(op OpType, x *Tensor, opts ...OpOption) *Tensor {
+	return g.single(op, []*Tensor{x}, nil, opts)
+}
+
+// LeakyRelu returns x for x >= 0 and alpha·x elsewhere.
+func (g *Graph) LeakyRelu(x *Tensor, alpha float64, opts ...OpOption) *Tensor {
+	return g.single(OpLeakyRelu, []*Tensor{x}, Attrs{AttrAlpha: FloatAttr(alpha)}, opts)
+}
+
+// Clip limits x to [lo, hi]; a nil bound is no bound. NaN stays NaN.
+func (g *Graph) Clip(x *Tensor, lo, hi *float64, opts ...OpOption) *Tensor {
+	a := Attrs{}
+	if lo != nil {
+		a[AttrMin] = FloatAttr(*lo)
+	}
+	if hi != nil {
+		a[AttrMax] = FloatAttr(*hi)
+	}
+	return g.single(OpClip, []*Tensor{x}, a, opts)
+}
+
+func activationKernel(t *Task, args [][]byte) error {
+	var s scratch
+	defer s.release()
+	d := t.Inputs[0]
+	n := prod(d.Dims)
+	x := readFloats(&s, d.DataType, args[0], n)
+	out := outFloats(&s, d.DataType, args[1], n)
+	f64 := func(f func(float64) float64) {
+		for i, v := range x {
+			out[i] = float32(f(float64(v)))
+		}
+	}
+	switch t.Op {
+	case OpSigmoid:
+		f64(func(v float64) float64 { return 1 / (1 + math.Exp(-v)) })
+	case OpTanh:
+		f64(math.Tanh)
+	case OpErf:
+		f64(math.Erf)
+	case OpExp:
+		f64(math.Exp)
+	case OpLog:
+		f64(math.Log)
+	case OpSqrt:
+		f64(math.Sqrt)
+	case OpReciprocal:
+		for i, v := range x {
+			out[i] = 1 / v
+		}
+	case OpNeg:
+		for i, v := range x {
+			out[i] = -v
+		}
+	case OpAbs:
+		for i, v := range x {
+			out[i] = float32(math.Abs(float64(v)))
+		}
+	case OpLeakyRelu:
+		alpha := float32(t.Attrs.Float(AttrAlpha, 0.01))
+		for i, v := range x {
+			if v < 0 {
+				v *= alpha
+			}
+			out[i] = v
+		}
+	case OpElu:
+		alpha := t.Attrs.Float(AttrAlpha, 1)
+		f64(func(v float64) float64 {
+			if v < 0 {
+				return alpha * math.Expm1(v)
+			}
+			return v
+		})
+	case OpSelu:
+		alpha, gamma := t.Attrs.Float(AttrAlpha, 1.67326319217681884765625), t.Attrs.Float(AttrGamma, 1.05070102214813232421875)
+		f64(func(v float64) float64 {
+			if v <= 0 {
+				return gamma * alpha * math.Expm1(v)
+			}
+			return gamma * v
+		})
+	case OpSoftplus:
+		f64(func(v float64) float64 {
+			if v > 30 {
+				return v
+			}
+			return math.Log1p(math.Exp(v))
+		})
+	case OpClip:
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		if v, ok := t.Attrs[AttrMin]; ok {
+			lo = float32(v.F)
+		}
+		if v, ok := t.Attrs[AttrMax]; ok {
+			hi = float32(v.F)
+		}
+		for i, v := range x {
+			if v < lo {
+				v = lo
+			}
+			if v > hi {
+				v = hi
+			}
+			out[i] = v
+		}
+	}
+	storeFloats(d.DataType, args[1], out)
+	return nil
+}

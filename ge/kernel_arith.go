@@ -1,0 +1,255 @@
+package ge
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ascend-go/cann/acl"
+)
+
+// Element-wise arithmetic beyond Add/Sub/Mul/Div: Pow, Max, Min and PRelu
+// (numpy broadcasting), the comparisons Equal/Less/Greater (bool output)
+// and Where. The arithmetic ops also take int32/int64, as ONNX shape
+// computations use them.
+const (
+	OpPow     OpType = 50
+	OpMax     OpType = 51
+	OpMin     OpType = 52
+	OpEqual   OpType = 53
+	OpLess    OpType = 54
+	OpGreater OpType = 55
+	OpWhere   OpType = 56
+	OpPRelu   OpType = 57
+)
+
+func init() {
+	for _, op := range []struct {
+		t OpType
+		n string
+	}{{OpPow, "Pow"}, {OpMax, "Max"}, {OpMin, "Min"}} {
+		registerOp(op.t, &opSpec{name: op.n, minIn: 2, maxIn: 2, infer: inferBinary, kernel: binaryKernel})
+	}
+	registerOp(OpPRelu, &opSpec{name: "PRelu", minIn: 2, maxIn: 2, infer: inferPRelu, kernel: binaryKernel})
+	for _, op := range []struct {
+		t OpType
+		n string
+	}{{OpEqual, "Equal"}, {OpLess, "Less"}, {OpGreater, "Greater"}} {
+		registerOp(op.t, &opSpec{name: op.n, minIn: 2, maxIn: 2, infer: inferCompare, kernel: compareKernel})
+	}
+	registerOp(OpWhere, &opSpec{name: "Where", minIn: 3, maxIn: 3, infer: inferWhere, kernel: whereKernel})
+}
+
+// Pow returns a^b, Max and Min the element-wise extremes (NaN wins), all
+// with numpy broadcasting.
+func (g *Graph) Pow(a, b *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpPow, []*Tensor{a, b}, nil, opts)
+}
+
+// Max returns the element-wise maximum of a and b (NaN if either is NaN).
+func (g *Graph) Max(a, b *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpMax, []*Tensor{a, b}, nil, opts)
+}
+
+// Min returns the element-wise minimum of a and b (NaN if either is NaN).
+func (g *Graph) Min(a, b *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpMin, []*Tensor{a, b}, nil, opts)
+}
+
+// PRelu returns x where x >= 0 and slope·x elsewhere; slope broadcasts to x.
+func (g *Graph) PRelu(x, slope *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpPRelu, []*Tensor{x, slope}, nil, opts)
+}
+
+// Compare returns the bool tensor a op b for op OpEqual, OpLess or
+// OpGreater, with numpy broadcasting.
+func (g *Graph) Compare(op OpType, a, b *Tensor, opts ...OpOption) *Tensor {
+	return g.single(op, []*Tensor{a, b}, nil, opts)
+}
+
+// Where returns x where cond is true and y elsewhere (all three broadcast).
+func (g *Graph) Where(cond, x, y *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpWhere, []*Tensor{cond, x, y}, nil, opts)
+}
+
+func inferPRelu(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	out, err := inferBinary(in, a)
+	if err != nil {
+		return nil, err
+	}
+	if !isFloat(in[0].DataType) {
+		return nil, &dtypeError{fmt.Sprintf("input has data type %s, want float32, float16 or bfloat16", in[0].DataType)}
+	}
+	if !dimsEqual(out[0].Dims, in[0].Dims) {
+		return nil, fmt.Errorf("slope %s does not broadcast to x %s", dimsString(in[1].Dims), dimsString(in[0].Dims))
+	}
+	return out, nil
+}
+
+func inferCompare(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
+	if err := sameType(in); err != nil {
+		return nil, err
+	}
+	dt := in[0].DataType
+	if !isFloat(dt) && !isInt(dt) && dt != acl.Bool && dt != acl.Int8 && dt != acl.Uint8 {
+		return nil, &dtypeError{fmt.Sprintf("cannot compare %s", dt)}
+	}
+	dims, err := broadcastDims(in[0].Dims, in[1].Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []TensorDesc{{DataType: acl.Bool, Format: in[0].Format, Dims: dims}}, nil
+}
+
+func inferWhere(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
+	if in[0].DataType != acl.Bool {
+		return nil, &dtypeError{fmt.Sprintf("condition has data type %s, want bool", in[0].DataType)}
+	}
+	if err := sameType(in[1:]); err != nil {
+		return nil, err
+	}
+	dims, err := broadcastAll(in[0].Dims, in[1].Dims, in[2].Dims)
+	if err != nil {
+		return nil, err
+	}
+	if len(dims) > MaxRank {
+		return nil, fmt.Errorf("output rank %d exceeds %d", len(dims), MaxRank)
+	}
+	return []TensorDesc{{DataType: in[1].DataType, Format: in[1].Format, Dims: dims}}, nil
+}
+
+// intBinaryKernel runs Add/Sub/Mul/Div/Pow/Max/Min on int32/int64 in int64:
+// division truncates toward zero, division by zero fails the task (the
+// device raises an exception), Pow with a negative exponent is 0 unless
+// the base is ±1.
+func intBinaryKernel(t *Task, args [][]byte) error {
+	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	a := intsOf(ad.DataType, args[0], prod(ad.Dims))
+	b := intsOf(bd.DataType, args[1], prod(bd.Dims))
+	out := make([]int64, prod(od.Dims))
+	var err error
+	bcastWalk(od.Dims, [][]int64{ad.Dims, bd.Dims}, func(i int, o []int) {
+		x, y := a[o[0]], b[o[1]]
+		switch t.Op {
+		case OpAdd:
+			out[i] = x + y
+		case OpSub:
+			out[i] = x - y
+		case OpMul:
+			out[i] = x * y
+		case OpDiv:
+			if y == 0 {
+				if err == nil {
+					err = kernelError(t, "integer division by zero at element %d", i)
+				}
+				return
+			}
+			out[i] = x / y
+		case OpPow:
+			out[i] = ipow(x, y)
+		case OpMax:
+			out[i] = max(x, y)
+		case OpMin:
+			out[i] = min(x, y)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	storeInts(od.DataType, args[2], out)
+	return nil
+}
+
+func ipow(x, y int64) int64 {
+	if y < 0 {
+		switch x {
+		case 1:
+			return 1
+		case -1:
+			if y%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := int64(1)
+	for y > 0 {
+		if y&1 == 1 {
+			r *= x
+		}
+		x *= x
+		y >>= 1
+	}
+	return r
+}
+
+// floatBinOp is the scalar form of the float binary ops (binLoop's fast
+// loops cover Add/Sub/Mul/Div).
+func floatBinOp(op OpType, x, y float32) float32 {
+	switch op {
+	case OpPow:
+		return float32(math.Pow(float64(x), float64(y)))
+	case OpMax:
+		if y > x || y != y {
+			return y
+		}
+		return x
+	case OpMin:
+		if y < x || y != y {
+			return y
+		}
+		return x
+	case OpPRelu:
+		if x < 0 {
+			return x * y
+		}
+		return x
+	}
+	return float32(math.NaN())
+}
+
+func compareKernel(t *Task, args [][]byte) error {
+	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	na, nb := prod(ad.Dims), prod(bd.Dims)
+	out := args[2]
+	ins := [][]int64{ad.Dims, bd.Dims}
+	if isFloat(ad.DataType) || ad.DataType == acl.Float64 {
+		a, b := f64sOf(ad.DataType, args[0], na), f64sOf(bd.DataType, args[1], nb)
+		bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
+		return nil
+	}
+	a, b := intsOf(ad.DataType, args[0], na), intsOf(bd.DataType, args[1], nb)
+	bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
+	return nil
+}
+
+func cmp[T int64 | float64](op OpType, x, y T) bool {
+	switch op {
+	case OpEqual:
+		return x == y
+	case OpLess:
+		return x < y
+	}
+	return x > y
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func whereKernel(t *Task, args [][]byte) error {
+	cd, xd, yd, od := t.Inputs[0], t.Inputs[1], t.Inputs[2], t.Outputs[0]
+	es := od.DataType.Size()
+	c, x, y, out := args[0], args[1], args[2], args[3]
+	bcastWalk(od.Dims, [][]int64{cd.Dims, xd.Dims, yd.Dims}, func(i int, o []int) {
+		if c[o[0]] != 0 {
+			copy(out[i*es:(i+1)*es], x[o[1]*es:])
+		} else {
+			copy(out[i*es:(i+1)*es], y[o[2]*es:])
+		}
+	})
+	return nil
+}

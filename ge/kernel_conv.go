@@ -1,0 +1,258 @@
+package ge
+
+import "fmt"
+
+// Convolutions. Conv is im2col followed by one sgemm per batch and group;
+// ConvTranspose is one sgemm per batch and group followed by col2im. Both
+// take 1 to 3 spatial dims, groups (depthwise included), strides,
+// dilations and explicit pads (an importer resolves auto_pad), and an
+// optional bias; float16/bfloat16 compute in float32 and round once.
+const (
+	OpConv          OpType = 72
+	OpConvTranspose OpType = 73
+)
+
+func init() {
+	attrs := map[string]AttrKind{AttrStrides: AttrInts, AttrPads: AttrInts, AttrDilations: AttrInts,
+		AttrGroups: AttrInt, AttrOutputPadding: AttrInts}
+	registerOp(OpConv, &opSpec{name: "Conv", minIn: 2, maxIn: 3, attrs: attrs, infer: func(in []TensorDesc, a Attrs) ([]TensorDesc, error) { return inferConvOp(OpConv, in, a) }, kernel: convKernel})
+	registerOp(OpConvTranspose, &opSpec{name: "ConvTranspose", minIn: 2, maxIn: 3, attrs: attrs, infer: func(in []TensorDesc, a Attrs) ([]TensorDesc, error) { return inferConvOp(OpConvTranspose, in, a) }, kernel: convKernel})
+}
+
+// Conv convolves x [N, C, spatial...] with w [M, C/groups, kernel...] and
+// adds bias [M] when it is not nil. Set strides, pads, dilations and
+// groups with WithAttr (AttrStrides, AttrPads, AttrDilations, AttrGroups).
+func (g *Graph) Conv(x, w, bias *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpConv, convInputs(x, w, bias), nil, opts)
+}
+
+// ConvTranspose is the gradient of Conv with respect to its input: x
+// [N, C, spatial...], w [C, M/groups, kernel...], bias [M] or nil;
+// AttrOutputPadding adds to the end of each output dim.
+func (g *Graph) ConvTranspose(x, w, bias *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpConvTranspose, convInputs(x, w, bias), nil, opts)
+}
+
+func convInputs(x, w, bias *Tensor) []*Tensor {
+	if bias == nil {
+		return []*Tensor{x, w}
+	}
+	return []*Tensor{x, w, bias}
+}
+
+// convGeometry checks a Conv/ConvTranspose and returns its window, groups
+// and output channels.
+func convGeometry(op OpType, in []TensorDesc, a Attrs) (w *window, groups, m int, err error) {
+	if err := needFloat("input 0", in[0].DataType); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := sameType(in); err != nil {
+		return nil, 0, 0, err
+	}
+	x, wt := in[0].Dims, in[1].Dims
+	if len(wt) != len(x) {
+		return nil, 0, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
+	}
+	if len(x) < 3 {
+		return nil, 0, 0, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
+	}
+	g := a.Int(AttrGroups, 1)
+	c := x[1]
+	if g < 1 || c%g != 0 {
+		return nil, 0, 0, fmt.Errorf("groups %d must divide the %d input channels", g, c)
+	}
+	if w, err = spatialWindow(x, wt[2:], a); err != nil {
+		return nil, 0, 0, err
+	}
+	var mOut int64
+	if op == OpConv {
+		if wt[1] != c/g || wt[0]%g != 0 {
+			return nil, 0, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), c, g)
+		}
+		if err := w.outDims(false); err != nil {
+			return nil, 0, 0, err
+		}
+		mOut = wt[0]
+	} else {
+		if wt[0] != c {
+			return nil, 0, 0, fmt.Errorf("weight %s must have %d input channels first", dimsString(wt), c)
+		}
+		op := a.Ints(AttrOutputPadding)
+		if op != nil && len(op) != w.sp {
+			return nil, 0, 0, fmt.Errorf("output_padding %s: want %d values", dimsString(op), w.sp)
+		}
+		for i := range w.sp {
+			j := maxSpatial - w.sp + i
+			var extra int64
+			if op != nil {
+				extra = op[i]
+			}
+			if extra < 0 || extra >= int64(max(w.s[j], w.d[j])) {
+				return nil, 0, 0, fmt.Errorf("output_padding %d must be in [0, max(stride, dilation))", extra)
+			}
+			o := int64(w.s[j])*int64(w.in[j]-1) + extra + int64(w.effK(j)) - int64(w.pb[j]+w.pe[j])
+			if o < 1 || o > MaxDim {
+				return nil, 0, 0, fmt.Errorf("output dim %d is %d", i, o)
+			}
+			w.out[j] = int(o)
+		}
+		mOut = wt[1] * g
+	}
+	if len(in) == 3 && (len(in[2].Dims) != 1 || in[2].Dims[0] != mOut) {
+		return nil, 0, 0, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), mOut)
+	}
+	return w, int(g), int(mOut), nil
+}
+
+func inferConvOp(op OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	w, _, m, err := convGeometry(op, in, a)
+	if err != nil {
+		return nil, err
+	}
+	dims := w.outShape(in[0].Dims[0], int64(m))
+	if err := checkDesc(TensorDesc{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}); err != nil {
+		return nil, err
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
+}
+
+func convKernel(t *Task, args [][]byte) error {
+	var s scratch
+	defer s.release()
+	w, groups, m, err := convGeometry(t.Op, t.Inputs, t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
+	xd, wd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	dt := xd.DataType
+	x := readFloats(&s, dt, args[0], prod(xd.Dims))
+	wt := readFloats(&s, dt, args[1], prod(wd.Dims))
+	outArg := args[len(t.Inputs)]
+	out := outFloats(&s, dt, outArg, prod(od.Dims))
+	var bias []float32
+	if len(t.Inputs) == 3 {
+		bias = readFloats(&s, dt, args[2], m)
+	}
+	n, c := int(xd.Dims[0]), int(xd.Dims[1])
+	cg, mg := c/groups, m/groups
+	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
+	kk := cg * ks
+	if t.Op == OpConv {
+		col := s.f32(kk * pout)
+		for b := range n {
+			for g := range groups {
+				xg := x[(b*c+g*cg)*pin:]
+				og := out[(b*m+g*mg)*pout : (b*m+(g+1)*mg)*pout]
+				if ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1} {
+					// A 1×1 convolution without stride or padding is a plain product.
+					sgemm(false, false, mg, pout, kk, 1, wt[g*mg*kk:], kk, xg, pout, 0, og, pout)
+					continue
+				}
+				im2col(w, cg, xg, col)
+				sgemm(false, false, mg, pout, kk, 1, wt[g*mg*kk:], kk, col, pout, 0, og, pout)
+			}
+		}
+	} else {
+		// w is [C, M/g, k...]: group g's slice is [cg, mg·ks]; col = wᵀ·x.
+		col := s.f32(mg * ks * pin)
+		clear(out)
+		for b := range n {
+			for g := range groups {
+				xg := x[(b*c+g*cg)*pin:]
+				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
+				col2im(w, mg, col, out[(b*m+g*mg)*pout:])
+			}
+		}
+	}
+	if bias != nil {
+		for b := range n {
+			for j := range m {
+				o := out[(b*m+j)*pout : (b*m+j+1)*pout]
+				for i := range o {
+					o[i] += bias[j]
+				}
+			}
+		}
+	}
+	storeFloats(od.DataType, outArg, out)
+	return nil
+}
+
+// im2col lays out the receptive fields of c channels of x as rows
+// (channel, kernel position) by columns (output position); taps in the
+// padding are 0.
+func im2col(w *window, c int, x, col []float32) {
+	pin, pout := w.inSize(), w.outSize()
+	row := 0
+	for ch := range c {
+		xc := x[ch*pin : (ch+1)*pin]
+		for k0 := range w.k[0] {
+			for k1 := range w.k[1] {
+				for k2 := range w.k[2] {
+					dst := col[row*pout : (row+1)*pout]
+					row++
+					i := 0
+					for o0 := range w.out[0] {
+						i0 := o0*w.s[0] - w.pb[0] + k0*w.d[0]
+						for o1 := range w.out[1] {
+							i1 := o1*w.s[1] - w.pb[1] + k1*w.d[1]
+							if i0 < 0 || i0 >= w.in[0] || i1 < 0 || i1 >= w.in[1] {
+								clear(dst[i : i+w.out[2]])
+								i += w.out[2]
+								continue
+							}
+							base := (i0*w.in[1] + i1) * w.in[2]
+							for o2 := range w.out[2] {
+								i2 := o2*w.s[2] - w.pb[2] + k2*w.d[2]
+								if i2 < 0 || i2 >= w.in[2] {
+									dst[i] = 0
+								} else {
+									dst[i] = xc[base+i2]
+								}
+								i++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im scatter-adds the columns of a transposed convolution into m
+// output channels: rows (channel, kernel position), columns (input
+// position); w.in is the transposed op's input and w.out its output.
+func col2im(w *window, m int, col, out []float32) {
+	pin, pout := w.inSize(), w.outSize()
+	row := 0
+	for ch := range m {
+		oc := out[ch*pout : (ch+1)*pout]
+		for k0 := range w.k[0] {
+			for k1 := range w.k[1] {
+				for k2 := range w.k[2] {
+					src := col[row*pin : (row+1)*pin]
+					row++
+					i := 0
+					for i0 := range w.in[0] {
+						o0 := i0*w.s[0] - w.pb[0] + k0*w.d[0]
+						for i1 := range w.in[1] {
+							o1 := i1*w.s[1] - w.pb[1] + k1*w.d[1]
+							if o0 < 0 || o0 >= w.out[0] || o1 < 0 || o1 >= w.out[1] {
+								i += w.in[2]
+								continue
+							}
+							base := (o0*w.out[1] + o1) * w.out[2]
+							for i2 := range w.in[2] {
+								o2 := i2*w.s[2] - w.pb[2] + k2*w.d[2]
+								if o2 >= 0 && o2 < w.out[2] {
+									oc[base+o2] += src[i]
+								}
+								i++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package ge
+
+import "fmt"
+
+// Data-layout ops on bytes (every storable type): Transpose, StridedSlice
+// (ONNX Slice: negative indices, clamping, any non-zero step), Expand
+// (numpy broadcast to a shape) and Pad (constant value).
+const (
+	OpTranspose    OpType = 85
+	OpStridedSlice OpType = 86
+	OpExpand       OpType = 87
+	OpPad          OpType = 88
+)
+
+// Attributes of the layout ops.
+const (
+	AttrPerm   = "perm"   // Transpose: ints, a permutation of the dims
+	AttrStarts = "starts" // StridedSlice: ints, one per dim
+	AttrEnds   = "ends"   // StridedSlice: ints, one per dim (exclusive)
+	AttrSteps  = "steps"  // StridedSlice: ints, one per dim, non-zero
+	AttrValue  = "value"  // Pad: float fill value
+)
+
+func init() {
+	registerOp(OpTranspose, &opSpec{name: "Transpose", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrPerm: AttrInts}, infer: inferTranspose, kernel: transposeKernel})
+	registerOp(OpStridedSlice, &opSpec{name: "StridedSlice", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrStarts: AttrInts, AttrEnds: AttrInts, AttrSteps: AttrInts},
+		infer: inferStridedSlice, kernel: stridedSliceKernel})
+	registerOp(OpExpand, &opSpec{name: "Expand", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrShape: AttrInts}, infer: inferExpand, kernel: expandKernel})
+	registerOp(OpPad, &opSpec{name: "Pad", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrPads: AttrInts, AttrValue: AttrFloat}, infer: inferPad, kernel: padKernel})
+}
+
+// Transpose permutes x's dims: output dim i is input dim perm[i] (nil
+// perm reverses the dims).
+func (g *Graph) Transpose(x *Tensor, perm []int64, opts ...OpOption) *Tensor {
+	a := Attrs{}
+	if perm != nil {
+		a[AttrPerm] = IntsAttr(perm)
+	}
+	return g.single(OpTranspose, []*Tensor{x}, a, opts)
+}
+
+// StridedSlice takes x[starts[i]:ends[i]:steps[i]] in every dim with
+// numpy/ONNX rules: negative positions count from the end and positions
+// are clamped to the dim. The result must not be empty.
+func (g *Graph) StridedSlice(x *Tensor, starts, ends, steps []int64, opts ...OpOption) *Tensor {
+	return g.single(OpStridedSlice, []*Tensor{x}, Attrs{AttrStarts: IntsAttr(starts), AttrEnds: IntsAttr(ends), AttrSteps: IntsAttr(steps)}, opts)
+}
+
+// Expand broadcasts x and shape together (numpy rules) and returns x
+// repeated to the result.
+func (g *Graph) Expand(x *Tensor, shape []int64, opts ...OpOption) *Tensor {
+	return g.single(OpExpand, []*Tensor{x}, Attrs{AttrShape: IntsAttr(shape)}, opts)
+}
+
+// Pad adds pads[i] elements before and pads[rank+i] after dim i, filled
+// with value (converted to x's type).
+func (g *Graph) Pad(x *Tensor, pads []int64, value float64, opts ...OpOption) *Tensor {
+	return g.single(OpPad, []*Tensor{x}, Attrs{AttrPads: IntsAttr(pads), AttrValue: FloatAttr(value)}, opts)
+}
+
+func transposePerm(r int, a Attrs) ([]int, error) {
+	p := a.Ints(AttrPerm)
+	perm := make([]int, r)
+	if p == nil {
+		for i := range perm {
+			perm[i] = r - 1 - i
+		}
+		return perm, nil
+	}
+	if len(p) != r {
+		return nil, fmt.Errorf("perm %s has %d entries, input has rank %d", dimsString(p), len(p), r)
+	}
+	seen := make([]bool, r)
+	for i, v := range p {
+		if v < 0 || v >= int64(r) || seen[v] {
+			return nil, fmt.Errorf("perm %s is not a permutation of [0, %d)", dimsString(p), r)
+		}
+		seen[v] = true
+		perm[i] = int(v)
+	}
+	return perm, nil
+}
+
+func inferTranspose(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	perm, err := transposePerm(len(in[0].Dims), a)
+	if err != nil {
+		return nil, err
+	}
+	dims := make([]int64, len(perm))
+	for i, p := range perm {
+		dims[i] = in[0].Dims[p]
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
+}
+
+func transposeKernel(t *Task, args [][]byte) error {
+	d := t.Inputs[0]
+	perm, err := transposePerm(len(d.Dims), t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
+	es := d.DataType.Size()
+	r := len(d.Dims)
+	inSt := make([]int, r)
+	acc := 1
+	for i := r - 1; i >= 0; i-- {
+		inSt[i] = acc
+		acc *= int(d.Dims[i])
+	}
+	// Walk the output in order; src offset advances by the permuted stride.
+	od := t.Outputs[0].Dims
+	st := make([]int, r)
+	for i, p := range perm {
+		st[i] = inSt[p]
+	}
+	gather(args[0], args[1], es, od, st, 0)
+	return nil
+}
+
+// gather writes the dense tensor of dims od whose element at index idx is
+// src's element at base + Σ idx[i]·st[i] (element strides).
+func gather(src, dst []byte, es int, od []int64, st []int, base int) {
+	r := len(od)
+	if r == 0 {
+		copy(dst[:es], src[base*es:])
+		return
+	}
+	idx := make([]int, r)
+	off := base
+	n := prod(od)
+	last, ls := int(od[r-1]), st[r-1]
+	for o := 0; o < n; o += last {
+		if ls == 1 {
+			copy(dst[o*es:(o+last)*es], src[off*es:])
+		} else {
+			for j := range last {
+				copy(dst[(o+j)*es:(o+j+1)*es], src[(off+j*ls)*es:])
+			}
+		}
+		for i := r - 2; i >= 0; i-- {
+			idx[i]++
+			off += st[i]
+			if idx[i] < int(od[i]) {
+				break
+			}
+			off -= st[i] * idx[i]
+			idx[i] = 0
+		}
+	}
+}
+
+// sliceGeometry resolves ONNX slice positions: the first element and the
+// count of every dim.
+func sliceGeometry(dims []int64, a Attrs) (start, count, step []int64, err error) {
+	s, e, st := a.Ints(AttrStarts), a.Ints(AttrEnds), a.Ints(AttrSteps)
+	r := len(dims)
+	if len(s) != r || len(e) != r || len(st) != r {
+		return nil, nil, nil, fmt.Errorf("starts %s, ends %s and steps %s must have rank %d", dimsString(s), dimsString(e), dimsString(st), r)
+	}
+	start, count, step = make([]int64, r), make([]int64, r), cloneDims(st)
+	for i, d := range dims {
+		b, en, k := s[i], e[i], st[i]
+		if k == 0 || k < -MaxDim || k > MaxDim {
+			return nil, nil, nil, fmt.Errorf("step %d of dim %d out of range", k, i)
+		}
+		b, en = max(min(b, MaxDim), -MaxDim), max(min(en, MaxDim), -MaxDim)
+		if b < 0 {
+			b += d
+		}
+		if en < 0 {
+			en += d
+		}
+		if k > 0 {
+			b, en = min(max(b, 0), d), min(max(en, 0), d)
+			count[i] = max(0, (en-b+k-1)/k)
+		} else {
+			b, en = min(max(b, 0), d-1), min(max(en, -1), d-1)
+			count[i] = max(0, (b-en+(-k)-1)/(-k))
+		}
+		if count[i] == 0 {
+			return nil, nil, nil, fmt.Errorf("dim %d: slice is empty (empty tensors are not supported)", i)
+		}
+		start[i] = b
+	}
+	return start, count, step, nil
+}
+
+func inferStridedSlice(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	_, count, _, err := sliceGeometry(in[0].Dims, a)
+	if err != nil {
+		return nil, err
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: count}}, nil
+}
+
+func stridedSliceKernel(t *Task, args [][]byte) error {
+	d := t.Inputs[0]
+	start, count, step, err := sliceGeometry(d.Dims, t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
+	r := len(d.Dims)
+	st := make([]int, r)
+	base, acc := 0, 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = acc * int(step[i])
+		base += acc * int(start[i])
+		acc *= int(d.Dims[i])
+	}
+	gather(args[0], args[1], d.DataType.Size(), count, st, base)
+	return nil
+}
+
+func inferExpand(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	shape := a.Ints(AttrShape)
+	if len(shape) > MaxRank {
+		return nil, fmt.Errorf("shape %s: rank exceeds %d", dimsString(shape), MaxRank)
+	}
+	dims, err := broadcastDims(in[0].Dims, shape)
+	if err != nil {
+		return nil, err
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
+}
+
+func expandKernel(t *Task, args [][]byte) error {
+	d, od := t.Inputs[0], t.Outputs[0]
+	st := broadcastStrides(d.Dims, od.Dims)
+	gather(args[0], args[1], d.DataType.Size(), od.Dims, st, 0)
+	return nil
+}
+
+func inferPad(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	x := in[0].Dims
+	p := a.Ints(AttrPads)
+	if len(p) != 2*len(x) {
+		return nil, fmt.Errorf("pads %s: want %d values", dimsString(p), 2*len(x))
+	}
+	if !castable(in[0].DataType) {
+		return nil, &dtypeError{fmt.Sprintf("cannot pad %s", in[0].DataType)}
+	}
+	dims := cloneDims(x)
+	for i := range x {
+		if p[i] < 0 || p[len(x)+i] < 0 || p[i] > MaxDim || p[len(x)+i] > MaxDim {
+			return nil, fmt.Errorf("pads %s: negative pads (cropping) are not supported", dimsString(p))
+		}
+		dims[i] += p[i] + p[len(x)+i]
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
+}
+
+func padKernel(t *Task, args [][]byte) error {
+	d, od := t.Inputs[0], t.Outputs[0]
+	dt := d.DataType
+	es := dt.Size()
+	p := t.Attrs.Ints(AttrPads)
+	// Fill with the value, then copy the input rows into place.
+	fill := make([]byte, es)
+	if v := t.Attrs.Float(AttrValue, 0); isIntType(dt) {
+		writeInt(fill, dt, 0, int64(v))
+	} else {
+		writeFloat(fill, dt, 0, v)
+	}
+	out := args[1][:od.Size()]
+	for i := 0; i < len(out); i += es {
+		copy(out[i:], fill)
+	}
+	r := len(d.Dims)
+	if r == 0 {
+		copy(out, args[0][:es])
+		return nil
+	}
+	ost := make([]int, r)
+	acc := 1
+	for i := r - 1; i >= 0; i-- {
+		ost[i] = acc
+		acc *= int(od.Dims[i])
+	}
+	n, row := prod(d.Dims), int(d.Dims[r-1])
+	idx := make([]int, r)
+	for src := 0; src < n; src += row {
+		off := 0
+		for i := range r {
+			off += (idx[i] + int(p[i])) * ost[i]
+		}
+		copy(out[off*es:(off+row)*es], args[0][src*es:(src+row)*es])
+		for i := r - 2; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < int(d.Dims[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return nil
+}

@@ -1,0 +1,381 @@
+package onnx_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/ge/onnx"
+	pb "github.com/ascend-go/cann/ge/onnx/internal/onnxpb"
+)
+
+// The official ONNX backend test data (Debian package libonnx-testdata):
+// per test a model.onnx and test_data_set_*/{input,output}_*.pb.
+const (
+	testDataDir = "/usr/share/libonnx-testdata/data"
+	// EnvRequireTestData makes a missing libonnx-testdata a failure (CI
+	// installs it) instead of a skip.
+	EnvRequireTestData = "CANN_REQUIRE_ONNX_TESTDATA"
+)
+
+var updateTable = flag.Bool("update-onnx-table", false, "rewrite docs/onnx-conformance.md from the backend test results")
+
+// knownFailures lists backend tests whose ops import but whose expected
+// outputs this implementation does not reproduce, each with the reason
+// (also printed in docs/onnx-conformance.md). Every other test whose
+// model imports must pass.
+var knownFailures = map[string]string{
+	"test_castlike_BFLOAT16_to_FLOAT_expanded": "the model declares input \"like\" as [3,4] but the data set feeds [1]; inputs are fixed-shape here",
+	"test_castlike_FLOAT_to_BFLOAT16_expanded": "the model declares input \"like\" as [3,4] but the data set feeds [1]; inputs are fixed-shape here",
+}
+
+// result of one backend test.
+type result struct {
+	suite, name, ops string
+	status           string // "pass", "skip", "known"
+	reason           string
+}
+
+func testDataOrSkip(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(testDataDir); err != nil {
+		if os.Getenv(EnvRequireTestData) != "" {
+			t.Fatalf("%s is set but the ONNX backend test data is missing (%v): apt-get install libonnx-testdata", EnvRequireTestData, err)
+		}
+		t.Skipf("ONNX backend test data not installed (%v); apt-get install libonnx-testdata to run", err)
+	}
+}
+
+func TestBackendNode(t *testing.T) {
+	testDataOrSkip(t)
+	var results []result
+	for _, suite := range []string{"node", "pytorch-converted", "pytorch-operator", "simple"} {
+		dirs, err := filepath.Glob(filepath.Join(testDataDir, suite, "test_*"))
+		require.NoError(t, err)
+		for _, dir := range dirs {
+			r := runBackendTest(t, suite, dir)
+			results = append(results, r)
+		}
+	}
+	pass, skip := 0, 0
+	for _, r := range results {
+		switch r.status {
+		case "pass":
+			pass++
+		case "skip":
+			skip++
+		}
+	}
+	reasons := map[string]int{}
+	for _, r := range results {
+		if r.status == "skip" {
+			k := r.reason
+			if i := strings.Index(k, "): "); i >= 0 {
+				k = k[i+3:]
+			}
+			reasons[k]++
+		}
+	}
+	if testing.Verbose() {
+		for k, n := range reasons {
+			t.Logf("skip x%d: %s", n, k)
+		}
+	}
+	t.Logf("%d backend tests: %d pass, %d skipped (unsupported), %d known failures", len(results), pass, skip, len(results)-pass-skip)
+	if *updateTable {
+		require.NoError(t, os.WriteFile("../../docs/onnx-conformance.md", []byte(conformanceTable(results)), 0o644))
+	}
+}
+
+func runBackendTest(t *testing.T, suite, dir string) result {
+	name := filepath.Base(dir)
+	r := result{suite: suite, name: name}
+	data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+	require.NoError(t, err)
+	var mp pb.ModelProto
+	require.NoError(t, proto.Unmarshal(data, &mp))
+	var ops []string
+	seen := map[string]bool{}
+	for _, n := range mp.GetGraph().GetNode() {
+		if !seen[n.GetOpType()] {
+			seen[n.GetOpType()] = true
+			ops = append(ops, n.GetOpType())
+		}
+	}
+	r.ops = strings.Join(ops, " ")
+	m, err := onnx.Compile(data, onnx.WithExternalDataDir(dir))
+	frozen := map[string]bool{}
+	if errors.Is(err, onnx.ErrDynamicShape) {
+		// Shape-like inputs fed by the data set (Reshape's shape, Slice's
+		// starts, ...) are frozen to data set 0's values, as a deployment
+		// fixes them at import; the other data sets must agree.
+		opts := []onnx.Option{onnx.WithExternalDataDir(dir)}
+		files, _ := filepath.Glob(filepath.Join(dir, "test_data_set_0", "input_*.pb"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var tp pb.TensorProto
+			require.NoError(t, proto.Unmarshal(b, &tp))
+			h, err := onnx.DecodeTensor(b)
+			if err == nil && h.Desc.DataType == acl.Int64 || h.Desc.DataType == acl.Int32 {
+				opts = append(opts, onnx.WithInputValue(tp.GetName(), h))
+				frozen[tp.GetName()] = true
+			}
+		}
+		m, err = onnx.Compile(data, opts...)
+	}
+	if err != nil {
+		var e *onnx.Error
+		require.True(t, errors.As(err, &e), "%s/%s: import error is not *onnx.Error: %v", suite, name, err)
+		require.NotEqual(t, acl.Code(0), acl.CodeOf(err), "%s: no ACL code in %v", name, err)
+		if errors.Is(err, onnx.ErrInvalidModel) {
+			// An official test model must never be judged invalid.
+			t.Errorf("%s/%s: %v", suite, name, err)
+		}
+		r.status, r.reason = "skip", e.Error()
+		return r
+	}
+	sets, _ := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
+	failed := ""
+	if len(frozen) > 0 {
+		sets = sets[:min(len(sets), 1)]
+	}
+	for _, set := range sets {
+		if msg := runDataSet(t, m, set, frozen); msg != "" {
+			failed = filepath.Base(set) + ": " + msg
+			break
+		}
+	}
+	if reason, known := knownFailures[name]; known {
+		r.status, r.reason = "known", reason
+		if failed == "" {
+			t.Errorf("%s/%s passes now: drop it from knownFailures", suite, name)
+		}
+		return r
+	}
+	if failed != "" {
+		t.Errorf("%s/%s (%s): %s", suite, name, r.ops, failed)
+		r.status, r.reason = "FAIL", failed
+		return r
+	}
+	r.status = "pass"
+	return r
+}
+
+func readTensor(t *testing.T, path string) (*pb.TensorProto, ge.HostTensor) {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var tp pb.TensorProto
+	require.NoError(t, proto.Unmarshal(b, &tp))
+	h, err := onnx.DecodeTensor(b)
+	require.NoError(t, err, path)
+	return &tp, h
+}
+
+// runDataSet feeds the inputs of one data set and compares the outputs
+// with ONNX's tolerances; it returns "" or what differs.
+func runDataSet(t *testing.T, m *ge.CompiledModel, set string, frozen map[string]bool) string {
+	inFiles, _ := filepath.Glob(filepath.Join(set, "input_*.pb"))
+	outFiles, _ := filepath.Glob(filepath.Join(set, "output_*.pb"))
+	sort.Slice(inFiles, func(i, j int) bool { return fileIndex(inFiles[i]) < fileIndex(inFiles[j]) })
+	sort.Slice(outFiles, func(i, j int) bool { return fileIndex(outFiles[i]) < fileIndex(outFiles[j]) })
+	inputs := make([][]byte, len(m.Inputs))
+	if len(inFiles) != len(m.Inputs) {
+		// Inputs that are also initializers may be fed; they are constants here.
+		if len(inFiles) < len(m.Inputs) {
+			return fmt.Sprintf("%d input files for %d model inputs", len(inFiles), len(m.Inputs))
+		}
+	}
+	byName := map[string]int{}
+	for i, d := range m.Inputs {
+		byName[d.Name] = i
+	}
+	next := 0
+	for _, f := range inFiles {
+		tp, h := readTensor(t, f)
+		if frozen[tp.GetName()] {
+			continue
+		}
+		i, ok := byName[tp.GetName()]
+		if !ok {
+			if tp.GetName() != "" {
+				continue // an initializer fed as input
+			}
+			i = next
+		}
+		next = i + 1
+		if i >= len(inputs) {
+			continue
+		}
+		if d := m.Inputs[i]; d.DataType == acl.BFloat16 && h.Desc.DataType == acl.Uint16 {
+			h.Desc.DataType = acl.BFloat16 // ONNX 1.12's test data stores bfloat16 as uint16
+		}
+		if d := m.Inputs[i]; d.DataType != h.Desc.DataType || int64(len(h.Data)) != d.Size {
+			return fmt.Sprintf("input %q is %s, model wants %s%v", d.Name, h.Desc, d.DataType, d.Dims)
+		}
+		inputs[i] = h.Data
+	}
+	outs, err := getest.Run(m, inputs)
+	if err != nil {
+		return err.Error()
+	}
+	if len(outFiles) != len(outs) {
+		return fmt.Sprintf("%d expected outputs, model has %d", len(outFiles), len(outs))
+	}
+	for j, f := range outFiles {
+		_, want := readTensor(t, f)
+		d := m.Outputs[j]
+		if d.DataType == acl.BFloat16 && want.Desc.DataType == acl.Uint16 {
+			want.Desc.DataType = acl.BFloat16
+		}
+		if d.DataType != want.Desc.DataType || !sameDims(d.Dims, want.Desc.Dims) {
+			return fmt.Sprintf("output %d (%q) is %s%v, want %s", j, d.Name, d.DataType, d.Dims, want.Desc)
+		}
+		if msg := compareTensor(d.DataType, outs[j], want.Data); msg != "" {
+			return fmt.Sprintf("output %d (%q): %s", j, d.Name, msg)
+		}
+	}
+	return ""
+}
+
+func fileIndex(p string) int {
+	var i int
+	base := filepath.Base(p)
+	fmt.Sscanf(base[strings.LastIndexByte(base, '_')+1:], "%d", &i)
+	return i
+}
+
+func sameDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// compareTensor applies ONNX's backend tolerances: rtol 1e-3 and atol 1e-7
+// for float32 and float64, NaN equal to NaN; exact for integers and bool.
+// float16/bfloat16 results are rounded from float32 computation, so they
+// get one unit in the last place of their type as rtol.
+func compareTensor(dt acl.DataType, got, want []byte) string {
+	gd := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{int64(len(got) / dt.Size())}}, Data: got}
+	wd := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: gd.Desc.Dims}, Data: want}
+	switch dt {
+	case acl.Float32, acl.Float64, acl.Float16, acl.BFloat16:
+		g, w := toF64(gd), toF64(wd)
+		rtol, atol := 1e-3, 1e-7
+		switch dt {
+		case acl.Float16:
+			rtol = 1.0 / 1024
+		case acl.BFloat16:
+			rtol = 1.0 / 128
+		}
+		for i := range g {
+			if math.IsNaN(w[i]) && math.IsNaN(g[i]) {
+				continue
+			}
+			if math.IsInf(w[i], 0) && g[i] == w[i] {
+				continue
+			}
+			if !(math.Abs(g[i]-w[i]) <= atol+rtol*math.Abs(w[i])) {
+				return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
+			}
+		}
+		return ""
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fmt.Sprintf("byte %d is %d, want %d", i, got[i], want[i])
+		}
+	}
+	return ""
+}
+
+func toF64(h ge.HostTensor) []float64 {
+	out, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))}, []ge.HostTensor{h})
+	if err != nil {
+		panic(err)
+	}
+	v := make([]float64, len(out[0].Data)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(leU64(out[0].Data[8*i:]))
+	}
+	return v
+}
+
+func leU64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+func conformanceTable(rs []result) string {
+	var b strings.Builder
+	b.WriteString("# ONNX backend conformance\n\n")
+	b.WriteString("Generated by `go test ./ge/onnx -run TestBackendNode -update-onnx-table` from the\n")
+	b.WriteString("official ONNX backend test data (Debian `libonnx-testdata`, ONNX 1.12). A test\n")
+	b.WriteString("whose model imports must pass within ONNX's tolerances (rtol 1e-3, atol 1e-7);\n")
+	b.WriteString("a test is skipped only when the importer refuses the model, for the reason shown\n")
+	b.WriteString("(the importer's own error message). Integer graph inputs that a model uses as\n")
+	b.WriteString("shapes, axes or indices (Reshape's shape, Slice's starts, ...) are frozen to the first\n")
+	b.WriteString("data set's values with onnx.WithInputValue, as a deployment fixes them at import.\n\n")
+	// Per-op summary.
+	type agg struct{ pass, skip, known int }
+	per := map[string]*agg{}
+	for _, r := range rs {
+		if r.suite != "node" {
+			continue
+		}
+		op := strings.Fields(r.ops + " ?")[0]
+		a := per[op]
+		if a == nil {
+			a = &agg{}
+			per[op] = a
+		}
+		switch r.status {
+		case "pass":
+			a.pass++
+		case "skip":
+			a.skip++
+		default:
+			a.known++
+		}
+	}
+	var ops []string
+	for op := range per {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	b.WriteString("## Node tests by op\n\n| op | pass | skip | known failure |\n| --- | --- | --- | --- |\n")
+	for _, op := range ops {
+		a := per[op]
+		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", op, a.pass, a.skip, a.known)
+	}
+	b.WriteString("\n## Every test\n\n| suite | test | ops | result | reason |\n| --- | --- | --- | --- | --- |\n")
+	for _, r := range rs {
+		reason := strings.ReplaceAll(r.reason, "|", "\\|")
+		if len(reason) > 160 {
+			reason = reason[:160] + "…"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.suite, r.name, r.ops, r.status, reason)
+	}
+	return b.String()
+}

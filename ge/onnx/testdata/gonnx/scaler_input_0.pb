@@ -1,0 +1,1 @@
+BXJ<Æï°AR-ÔA˜'¥A#ÒcAù“A‹l€AÓ¬ÄAÑ9gA¥MÃAêÐAU:ÜA²:CA1ºApÕAw#A

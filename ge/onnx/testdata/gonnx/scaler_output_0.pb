@@ -1,0 +1,1 @@
+BvariableJ<โ•BำÿAวE4มศ;Bํ@ป>มัkงBCผ@๊E,ม|KฒB๔ฬAy1Fม๋BSA.Kม
