@@ -88,8 +88,8 @@ func OptionalSymbols() []string { return symNames(true) }
 func symNames(optional bool) []string {
 	var out []string
 	for _, s := range syms {
-		if s.optional == optional {
-			out = append(out, s.name)
+		if s.Optional == optional {
+			out = append(out, s.Name)
 		}
 	}
 	return out
