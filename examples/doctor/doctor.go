@@ -16,6 +16,7 @@ import (
 	aclnative "github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/hccl"
 	hcclnative "github.com/ascend-go/cann/hccl/native"
 )
 
@@ -46,7 +47,10 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	if nb, ok := picked.Backend.(*aclnative.Backend); ok {
 		fmt.Fprintf(w, "acl library: %s\n", strings.Join(nb.Paths(), ", "))
 		symbolReport(w, "acl", nb.Has, aclnative.RequiredSymbols(), aclnative.OptionalSymbols(), aclnative.ModelSymbols(), aclnative.OpSymbols())
-		reportHCCL(w)
+	}
+	if hb, ok := picked.HCCL.(*hcclnative.Backend); ok {
+		fmt.Fprintf(w, "hccl library: %s\n", strings.Join(hb.Paths(), ", "))
+		symbolReport(w, "hccl", hb.Has, hcclnative.RequiredSymbols(), hcclnative.OptionalSymbols())
 	}
 	rt, err := acl.Init(picked.Backend, "")
 	if err != nil {
@@ -71,21 +75,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	if n == 0 {
 		return errors.New("no device")
 	}
-	return smoke(ctx, rt, n, w)
-}
-
-// reportHCCL loads the HCCL library the same way hccl/native does and lists
-// its symbols; a missing HCCL library is reported, not fatal (ACL alone is
-// usable), but a missing required symbol is.
-func reportHCCL(w io.Writer) {
-	hb, err := hcclnative.Open()
-	if err != nil {
-		fmt.Fprintf(w, "hccl library: unavailable (%v)\n", err)
-		return
-	}
-	defer hb.Close()
-	fmt.Fprintf(w, "hccl library: %s\n", strings.Join(hb.Paths(), ", "))
-	symbolReport(w, "hccl", hb.Has, hcclnative.RequiredSymbols(), hcclnative.OptionalSymbols())
+	return smoke(ctx, rt, picked.HCCL, n, w)
 }
 
 // symbolReport prints how many of each list are present and names the
@@ -114,7 +104,7 @@ func symbolReport(w io.Writer, lib string, has func(string) bool, required []str
 }
 
 // smoke runs the checks on device 0 and prints one line each.
-func smoke(ctx context.Context, rt *acl.Runtime, devices int, w io.Writer) error {
+func smoke(ctx context.Context, rt *acl.Runtime, hb hccl.Backend, devices int, w io.Writer) error {
 	dev, err := rt.OpenDevice(0)
 	if err != nil {
 		return fmt.Errorf("open device 0: %w", err)
@@ -144,11 +134,14 @@ func smoke(ctx context.Context, rt *acl.Runtime, devices int, w io.Writer) error
 		}
 		fmt.Fprintf(tw, "smoke %s\t%s\t%v\t%s\n", c.name, status, time.Since(start).Round(time.Millisecond), what)
 	}
-	if devices < 2 {
+	switch {
+	case hb == nil:
+		fmt.Fprintf(tw, "smoke hccl\tskip\t\tno HCCL backend\n")
+	case devices < 2:
 		fmt.Fprintf(tw, "smoke hccl\tskip\t\tone device\n")
-	} else {
+	default:
 		start := time.Now()
-		what, err := checkHCCL(ctx, rt, rng)
+		what, err := checkHCCL(ctx, rt, hb, rng)
 		status := "ok"
 		if err != nil {
 			status, what = "FAIL", err.Error()

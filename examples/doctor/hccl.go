@@ -8,33 +8,15 @@ import (
 	"sync"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
-	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/hccl"
-	hcclnative "github.com/ascend-go/cann/hccl/native"
 )
 
 // checkHCCL runs an AllReduce (float32 sum) of random vectors on devices 0
 // and 1, one rank each, and compares every element with the sum computed on
-// the host. The HCCL backend matches the ACL one: the installed libhccl for
-// the native library, the fallback's HCCL model otherwise.
-func checkHCCL(ctx context.Context, rt *acl.Runtime, rng *rand.Rand) (string, error) {
+// the host. hb is the HCCL backend cann.Open picked beside the ACL one.
+func checkHCCL(ctx context.Context, rt *acl.Runtime, hb hccl.Backend, rng *rand.Rand) (string, error) {
 	const ranks, count = 2, 1 << 16
-	var hb hccl.Backend
-	switch b := rt.Backend().(type) {
-	case *fallback.NPU:
-		sim := hcclsim.New(b, hcclsim.Options{})
-		defer sim.Close()
-		hb = sim
-	default:
-		nb, err := hcclnative.Open()
-		if err != nil {
-			return "", err
-		}
-		defer nb.Close()
-		hb = nb
-	}
 	root, err := hb.GetRootInfo()
 	if err != nil {
 		return "", err
