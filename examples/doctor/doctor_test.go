@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ascend-go/cann/acl"
 	aclnative "github.com/ascend-go/cann/acl/native"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
 	hcclnative "github.com/ascend-go/cann/hccl/native"
 	"github.com/ascend-go/cann/internal/stubbuild"
 )
@@ -102,3 +106,24 @@ func TestDoctorMain(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestDoctorModelFile: -model loads and runs the given file (here a ge
+// model on the fallback), and a file that is not a model fails the check.
+func TestDoctorModelFile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m, err := ge.Compile(getest.MLP(rng, acl.Float32, 4, 16, 8))
+	require.NoError(t, err)
+	blob, err := m.MarshalBinary()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "mlp.model"), filepath.Join(dir, "junk.om")
+	require.NoError(t, os.WriteFile(good, blob, 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("not a model"), 0o644))
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), config{backend: "fallback", model: good}, &out))
+	assert.Regexp(t, `smoke model +ok .*mlp.model: 1 inputs, 1 outputs, one execution`, out.String())
+	out.Reset()
+	err = run(context.Background(), config{backend: "fallback", model: bad}, &out)
+	require.ErrorContains(t, err, "smoke test failed: model")
+	assert.Regexp(t, `smoke model +FAIL `, out.String())
+}

@@ -6,6 +6,7 @@
 //
 //	go run ./examples/doctor                    # backend from CANN_BACKEND, the fallback when unset
 //	go run ./examples/doctor -backend native    # the installed libascendcl
+//	go run ./examples/doctor -backend native -model resnet50.om
 //
 // It exits with status 1 when the library lacks a required symbol (naming
 // it) or a smoke test fails. docs/compatibility.md says what each missing
@@ -27,6 +28,7 @@ func main() {
 		def = "fallback"
 	}
 	flag.StringVar(&cfg.backend, "backend", def, "backend: fallback, native or auto (default from CANN_BACKEND)")
+	flag.StringVar(&cfg.model, "model", "", "offline model (.om for a CANN runtime) to load and run once in the smoke test")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "time allowed for the smoke test")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
