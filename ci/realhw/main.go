@@ -6,7 +6,7 @@
 // report: pass/skip/fail of every subtest, the examples' output, and a
 // table per benchmark.
 //
-//	ci/real-hardware -o report.md            # CANN_REAL_LIB_DIR=/usr/local/Ascend/ascend-toolkit/latest/lib64
+//	ci/real-hardware -o report.md -model resnet50.om   # CANN_REAL_LIB_DIR=/usr/local/Ascend/ascend-toolkit/latest/lib64
 //	ci/real-hardware --dry-run -o report.md  # the same steps over the C stubs
 //
 // The dry run builds the C stub libraries (internal/stubbuild), puts them
@@ -29,6 +29,7 @@ func main() {
 	flag.StringVar(&cfg.out, "o", "real-hardware-report.md", "Markdown report to write")
 	flag.StringVar(&cfg.bench, "bench", "", "benchmark regexp (default: all; a few in a dry run)")
 	flag.StringVar(&cfg.benchtime, "benchtime", "", "go test -benchtime (default 1s; 1x in a dry run)")
+	flag.StringVar(&cfg.model, "model", "", "offline model (.om) the doctor loads and runs")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "time allowed for everything")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)

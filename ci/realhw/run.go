@@ -25,6 +25,7 @@ type config struct {
 	dryRun           bool
 	libDir, out      string
 	bench, benchtime string
+	model            string // offline model for the doctor's smoke test
 	timeout          time.Duration
 	root             string // module root; "" finds it from the working directory
 }
@@ -108,7 +109,11 @@ func run(ctx context.Context, cfg config, log io.Writer) (ok bool, err error) {
 
 	md.WriteString("\n## Examples\n\n")
 	md.WriteString("`examples/doctor` runs on the native libraries; quickstart, allreduce and engram are fallback programs (the SDK's ge-format model and HCCL rank processes on the host-memory NPU).\n\n")
-	for _, ex := range [][]string{{"./examples/doctor", "-backend", "native"}} {
+	doctor := []string{"./examples/doctor", "-backend", "native"}
+	if cfg.model != "" {
+		doctor = append(doctor, "-model", cfg.model)
+	}
+	for _, ex := range [][]string{doctor} {
 		fmt.Fprintf(log, "== %s\n", ex[0])
 		cmd := exec.CommandContext(ctx, "go", append([]string{"run"}, ex...)...)
 		cmd.Dir, cmd.Env = root, env
