@@ -77,6 +77,7 @@ const (
 	CodeRTAICPUException            Code = 507018
 	CodeRTStreamSyncTimeout         Code = 507046
 	CodeRTEventSyncTimeout          Code = 507047
+	CodeRTFftsPlusTimeout           Code = 507048 // HCCL tasks (FFTS+ on A2/A3) that hit HCCL_EXEC_TIMEOUT
 	CodeRTDeviceMemError            Code = 507053
 	CodeRTHBMMultiBitECCError       Code = 507054
 	CodeRTDrvInternalError          Code = 507899
@@ -165,6 +166,7 @@ var codeNames = map[Code]string{
 	CodeRTAICPUException:            "ACL_ERROR_RT_AICPU_EXCEPTION",
 	CodeRTStreamSyncTimeout:         "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT",
 	CodeRTEventSyncTimeout:          "ACL_ERROR_RT_EVENT_SYNC_TIMEOUT",
+	CodeRTFftsPlusTimeout:           "ACL_ERROR_RT_FFTS_PLUS_TIMEOUT",
 	CodeRTDeviceMemError:            "ACL_ERROR_RT_DEVICE_MEM_ERROR",
 	CodeRTHBMMultiBitECCError:       "ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR",
 	CodeRTDrvInternalError:          "ACL_ERROR_RT_DRV_INTERNAL_ERROR",

@@ -40,7 +40,7 @@ var classes = map[error][]Code{
 	ErrInvalidDevice:  {CodeInvalidDevice, CodeRTInvalidDeviceID, CodeRTNoDevice, CodeRTContextReleaseError},
 	ErrInvalidHandle:  {CodeInvalidResourceHandle, CodeRTInvalidHandle},
 	ErrContext:        {CodeRTContextNull, CodeRTStreamContext},
-	ErrTimeout:        {CodeRTWaitTimeout, CodeRTTaskTimeout, CodeRTStreamSyncTimeout, CodeRTEventSyncTimeout, CodeGEModelExecuteTimeout, CodeRTAICoreTimeout},
+	ErrTimeout:        {CodeRTWaitTimeout, CodeRTTaskTimeout, CodeRTStreamSyncTimeout, CodeRTEventSyncTimeout, CodeRTFftsPlusTimeout, CodeGEModelExecuteTimeout, CodeRTAICoreTimeout},
 	ErrInvalidModelID: {CodeInvalidModelID, CodeGEExecModelIDInvalid},
 	ErrInvalidModel:   {CodeGEExecModelPathInvalid, CodeInvalidFile, CodeInvalidFileSize, CodeParseFile, CodeDeserializeModel, CodeParseModel, CodeReadModelFailure, CodeModelSizeInvalid, CodeGELoadModel},
 	ErrMemoryFree:     {CodeRTMemoryFree},

@@ -8,7 +8,10 @@ import (
 
 // Backend is HCCL, one method per C function, with the C semantics: the same
 // argument checks, the same result codes, the same blocking behaviour (a
-// collective returns once every rank has joined it, or with HCCL_E_TIMEOUT).
+// communicator's first operation returns once every rank has joined it,
+// or with HCCL_E_TIMEOUT / HCCL_E_INTERNAL; later ones only enqueue, and
+// a peer that never comes or disagrees fails the stream's synchronize
+// with ACL_ERROR_RT_FFTS_PLUS_TIMEOUT after HCCL_EXEC_TIMEOUT).
 // The rules both implementations follow are in docs/misuse.md, section
 // HCCL, and are asserted by package hccl/hccltest. Two implementations
 // exist: the purego binding of libhccl/libhcomm (package hccl/native) and
@@ -23,8 +26,8 @@ import (
 //
 // Implementations are safe for concurrent use. Each rank of a communicator
 // is normally driven by its own goroutine (locked to its OS thread when the
-// device context matters), since the collective calls block until all
-// ranks arrive.
+// device context matters), since a communicator's first operation blocks
+// until all ranks arrive.
 type Backend interface {
 	// Name says which implementation this is ("native", "fallback").
 	Name() string

@@ -48,15 +48,28 @@ func (d DataType) Size() uintptr { return dataTypeInfo[d].size }
 // Valid reports whether d is a defined data type.
 func (d DataType) Valid() bool { return d.Size() != 0 }
 
-// Reducible reports whether reductions (AllReduce, ReduceScatter) accept d:
-// the integer and floating-point types up to 64 bits. int128, hif8 and the
-// fp8 types can be moved but not reduced.
+// Reducible reports whether reductions (AllReduce, ReduceScatter) accept d
+// with some operation: int8/16/32/64, fp16, bf16 and fp32. HCCL refuses
+// the unsigned types and fp64 (HCCL_E_NOT_SUPPORT; hcomm legacy
+// hccl_communicator_host.cc:1002-1006, CheckDataType), and int128, hif8 and
+// the fp8 types move but are not reduced. See ReducibleBy for the
+// operation.
 func (d DataType) Reducible() bool {
 	switch d {
-	case Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Float16, BFloat16, Float32, Float64:
+	case Int8, Int16, Int32, Int64, Float16, BFloat16, Float32:
 		return true
 	}
 	return false
+}
+
+// ReducibleBy reports whether op may reduce d: Reducible, except PROD of
+// int16 and bf16 (A2/A3: hcomm legacy param_check.cc:327-345,
+// HcomCheckReduceDataType).
+func (d DataType) ReducibleBy(op ReduceOp) bool {
+	if op == Prod && (d == Int16 || d == BFloat16) {
+		return false
+	}
+	return d.Reducible() && op.Valid()
 }
 
 // String returns the short name ("fp16", "int32", …).

@@ -66,6 +66,9 @@ func (s *Sim) initRoot(op string, nRanks uint32, root *hccl.RootInfo, rank uint3
 	if nRanks == 0 || rank >= nRanks {
 		return 0, hccl.Errorf(op, hccl.EPara, "rank %d of %d", rank, nRanks)
 	}
+	if s.envErr != nil {
+		return 0, herr(op, s.envErr)
+	}
 	name, timeout, err := s.config(op, cfg)
 	if err != nil {
 		return 0, err
@@ -73,6 +76,12 @@ func (s *Sim) initRoot(op string, nRanks uint32, root *hccl.RootInfo, rank uint3
 	dev, err := s.env.currentDevice()
 	if err != nil {
 		return 0, hccl.Errorf(op, hccl.ERuntime, "no current device on this thread: %v", err)
+	}
+	// Communicator names are unique per device (ob:1747-1753): checked
+	// before joining, so the peers time out rather than form a world
+	// with a rank that failed.
+	if name != "" && s.nameTaken(dev, name) {
+		return 0, hccl.Errorf(op, hccl.EPara, "device %d already has a communicator named %q", dev, name)
 	}
 	c, err := s.joinWorld(int(nRanks), int(rank), root[:], dev, name, timeout)
 	if err != nil {
@@ -82,6 +91,18 @@ func (s *Sim) initRoot(op string, nRanks uint32, root *hccl.RootInfo, rank uint3
 		c.name = fmt.Sprintf("hcclsim_%x", c.world[:8])
 	}
 	return hccl.CommHandle(s.register(c)), nil
+}
+
+// nameTaken reports whether a live communicator on dev has the name.
+func (s *Sim) nameTaken(dev int32, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.comms {
+		if c.dev == dev && c.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // config reads the fields of cfg the simulator honours.
@@ -94,7 +115,12 @@ func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time
 	if magic != hccl.CommConfigMagic || version == 0 || size < uint64(unsafe.Offsetof(cfg.ExecTimeOut)+4) {
 		return "", 0, hccl.Errorf(op, hccl.EPara, "config header size %d magic %#x version %d: not initialised with HcclCommConfigInit", size, magic, version)
 	}
-	if cfg.ExecTimeOut > 0 {
+	// hcclExecTimeOut overrides HCCL_EXEC_TIMEOUT for this communicator;
+	// like the variable, 0 means never (HCCL_EXEC_TIMEOUT.md, "以通信域粒度的配置为准").
+	switch {
+	case cfg.ExecTimeOut == 0:
+		timeout = never
+	case cfg.ExecTimeOut > 0:
 		timeout = time.Duration(cfg.ExecTimeOut) * time.Second
 	}
 	return cfg.Name(), timeout, nil
@@ -104,6 +130,9 @@ func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time
 // process.
 func (s *Sim) CommInitAll(devices []int32) ([]hccl.CommHandle, error) {
 	const op = "HcclCommInitAll"
+	if s.envErr != nil {
+		return nil, herr(op, s.envErr)
+	}
 	if len(devices) == 0 {
 		return nil, hccl.Errorf(op, hccl.EPara, "no devices")
 	}
@@ -132,7 +161,7 @@ func (s *Sim) CommInitAll(devices []int32) ([]hccl.CommHandle, error) {
 // CommDestroy releases a communicator; queued work finishes first.
 func (s *Sim) CommDestroy(h hccl.CommHandle) error {
 	if h == 0 {
-		return hccl.Errorf("HcclCommDestroy", hccl.EPtr, "null communicator")
+		return nil // op_base.cc:3656: "An empty comm given, skip destroy"
 	}
 	return herr("HcclCommDestroy", s.destroy(uintptr(h)))
 }
@@ -184,20 +213,49 @@ func (s *Sim) GetCommAsyncError(h hccl.CommHandle) (hccl.Result, error) {
 	return hccl.Result(c.asyncErr), nil
 }
 
-// elemBytes checks dt (and, for reductions, that it can be reduced) and
-// returns count × its size.
-func elemBytes(op string, count uint64, dt hccl.DataType, reduce bool) (uint64, error) {
+// maxCount is the largest element count HCCL accepts (SYS_MAX_COUNT,
+// hcomm legacy pub_inc/hccl_common.h:64; param_check.cc:150-158,
+// HcomCheckCount: larger is HCCL_E_PARA).
+const maxCount = 0x7FFFFFFFF
+
+// elemBytes checks dt and count and returns count × the element size. An
+// undefined data type is HCCL_E_NOT_SUPPORT (param_check.cc:281-291,
+// HcomCheckDataType).
+func elemBytes(op string, count uint64, dt hccl.DataType) (uint64, error) {
 	d := dtype(dt)
 	if dt < 0 || d.size() == 0 {
-		return 0, hccl.Errorf(op, hccl.EPara, "undefined data type %d", int32(dt))
+		return 0, hccl.Errorf(op, hccl.ENotSupport, "undefined data type %d", int32(dt))
 	}
-	if reduce && !d.reducible() {
-		return 0, hccl.Errorf(op, hccl.ENotSupport, "%v cannot be reduced", dt)
-	}
-	if count > (1<<63)/d.size() {
-		return 0, hccl.Errorf(op, hccl.EPara, "count %d overflows", count)
+	if count > maxCount {
+		return 0, hccl.Errorf(op, hccl.EPara, "count %d is above the largest HCCL accepts (%#x)", count, uint64(maxCount))
 	}
 	return count * d.size(), nil
+}
+
+// reduceArgs checks the operation and data type of a reduction: an
+// undefined operation is HCCL_E_NOT_SUPPORT (param_check.cc:307-325,
+// HcomCheckReductionOp), as is a type HCCL does not reduce with it.
+func reduceArgs(op string, dt hccl.DataType, rop hccl.ReduceOp) error {
+	if !rop.Valid() {
+		return hccl.Errorf(op, hccl.ENotSupport, "undefined reduce op %d", int32(rop))
+	}
+	d := dtype(dt)
+	if dt < 0 || d.size() == 0 {
+		return hccl.Errorf(op, hccl.ENotSupport, "undefined data type %d", int32(dt))
+	}
+	if !d.reducibleBy(redOp(rop)) {
+		return hccl.Errorf(op, hccl.ENotSupport, "%v cannot be reduced with %v", dt, redOp(rop))
+	}
+	return nil
+}
+
+// stream checks the stream argument of an operation: null is HCCL_E_PTR
+// (op_base_host.cc:79-82, CHK_PTR_NULL(stream)).
+func stream(op string, st acl.StreamHandle) error {
+	if st == 0 {
+		return hccl.Errorf(op, hccl.EPtr, "null stream")
+	}
+	return nil
 }
 
 // buffer checks a buffer argument at the call: non-null when it holds
@@ -222,27 +280,38 @@ func (s *Sim) Barrier(h hccl.CommHandle, st acl.StreamHandle) error {
 	if err != nil {
 		return err
 	}
+	if err := stream(op, st); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, &opDesc{Kind: kindBarrier}, nil, nil, 0, 0))
 }
 
 // AllReduce is HcclAllReduce.
 func (s *Sim) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.DataType, rop hccl.ReduceOp, h hccl.CommHandle, st acl.StreamHandle) error {
 	const op = "HcclAllReduce"
+	// op_base_host.cc:67-83: count 0 succeeds before anything is checked;
+	// then comm, buffers and stream must not be null.
+	if count == 0 {
+		return nil
+	}
 	c, err := s.comm(op, h)
 	if err != nil {
 		return err
 	}
-	if !rop.Valid() {
-		return hccl.Errorf(op, hccl.EPara, "undefined reduce op %d", int32(rop))
+	if err := reduceArgs(op, dt, rop); err != nil {
+		return err
 	}
-	n, err := elemBytes(op, count, dt, true)
-	if err != nil || count == 0 {
+	n, err := elemBytes(op, count, dt)
+	if err != nil {
 		return err
 	}
 	if err := c.buffer(op, "send buffer", send, n); err != nil {
 		return err
 	}
 	if err := c.buffer(op, "receive buffer", recv, n); err != nil {
+		return err
+	}
+	if err := stream(op, st); err != nil {
 		return err
 	}
 	d := &opDesc{Kind: kindAllReduce, Count: count, DT: dtype(dt), Op: redOp(rop)}
@@ -259,11 +328,14 @@ func (s *Sim) Broadcast(buf unsafe.Pointer, count uint64, dt hccl.DataType, root
 	if int(root) >= c.n {
 		return hccl.Errorf(op, hccl.EPara, "root %d of %d ranks", root, c.n)
 	}
-	n, err := elemBytes(op, count, dt, false)
+	n, err := elemBytes(op, count, dt)
 	if err != nil || count == 0 {
 		return err
 	}
 	if err := c.buffer(op, "buffer", buf, n); err != nil {
+		return err
+	}
+	if err := stream(op, st); err != nil {
 		return err
 	}
 	d := &opDesc{Kind: kindBroadcast, Count: count, DT: dtype(dt), Root: root}
@@ -277,7 +349,7 @@ func (s *Sim) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl.Dat
 	if err != nil {
 		return err
 	}
-	n, err := elemBytes(op, sendCount, dt, false)
+	n, err := elemBytes(op, sendCount, dt)
 	if err != nil || sendCount == 0 {
 		return err
 	}
@@ -288,6 +360,9 @@ func (s *Sim) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl.Dat
 		return err
 	}
 	if err := c.buffer(op, "receive buffer", recv, n*uint64(c.n)); err != nil {
+		return err
+	}
+	if err := stream(op, st); err != nil {
 		return err
 	}
 	d := &opDesc{Kind: kindAllGather, Count: sendCount, DT: dtype(dt)}
@@ -301,10 +376,10 @@ func (s *Sim) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl
 	if err != nil {
 		return err
 	}
-	if !rop.Valid() {
-		return hccl.Errorf(op, hccl.EPara, "undefined reduce op %d", int32(rop))
+	if err := reduceArgs(op, dt, rop); err != nil {
+		return err
 	}
-	n, err := elemBytes(op, recvCount, dt, true)
+	n, err := elemBytes(op, recvCount, dt)
 	if err != nil || recvCount == 0 {
 		return err
 	}
@@ -315,6 +390,9 @@ func (s *Sim) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl
 		return err
 	}
 	if err := c.buffer(op, "receive buffer", recv, n); err != nil {
+		return err
+	}
+	if err := stream(op, st); err != nil {
 		return err
 	}
 	d := &opDesc{Kind: kindReduceScatter, Count: recvCount, DT: dtype(dt), Op: redOp(rop)}
@@ -332,10 +410,10 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 	if err != nil {
 		return err
 	}
-	if _, err := elemBytes(op, 0, sendType, false); err != nil {
+	if _, err := elemBytes(op, 0, sendType); err != nil {
 		return err
 	}
-	if _, err := elemBytes(op, 0, recvType, false); err != nil {
+	if _, err := elemBytes(op, 0, recvType); err != nil {
 		return err
 	}
 	if len(sendCounts) < c.n || len(sdispls) < c.n || len(recvCounts) < c.n || len(rdispls) < c.n {
@@ -374,6 +452,14 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 		if err := c.buffer(op, "receive buffer", recv, recvBytes); err != nil {
 			return err
 		}
+		// param_check.cc:163-165 (HcomCheckAlltoAllVExternalMem): one
+		// buffer for both directions is HCCL_E_PARA.
+		if send != nil && send == recv {
+			return hccl.Errorf(op, hccl.EPara, "send and receive buffer are the same (%p)", send)
+		}
+	}
+	if err := stream(op, st); err != nil {
+		return err
 	}
 	return herr(op, c.runCollective(st, d, send, recv, sendBytes, recvBytes))
 }
@@ -398,6 +484,9 @@ func (s *Sim) sendRecv(op string, send bool, buf unsafe.Pointer, count uint64, d
 	if err != nil || count == 0 {
 		return err
 	}
+	if err := stream(op, st); err != nil {
+		return err
+	}
 	return herr(op, c.runP2P(st, []p2pItem{it}))
 }
 
@@ -406,7 +495,7 @@ func (c *comm) p2pArg(op string, send bool, buf unsafe.Pointer, count uint64, dt
 	if int(peer) >= c.n || int(peer) == c.rank {
 		return p2pItem{}, hccl.Errorf(op, hccl.EPara, "peer rank %d (this rank %d of %d)", peer, c.rank, c.n)
 	}
-	n, err := elemBytes(op, count, dt, false)
+	n, err := elemBytes(op, count, dt)
 	if err != nil {
 		return p2pItem{}, err
 	}
@@ -416,26 +505,95 @@ func (c *comm) p2pArg(op string, send bool, buf unsafe.Pointer, count uint64, dt
 	return p2pItem{send: send, peer: int(peer), count: count, dt: dtype(dt), ptr: buf}, nil
 }
 
+// selfArg checks a BatchSendRecv item naming this rank.
+func (c *comm) selfArg(op string, send bool, buf unsafe.Pointer, count uint64, dt hccl.DataType) (p2pItem, error) {
+	n, err := elemBytes(op, count, dt)
+	if err != nil {
+		return p2pItem{}, err
+	}
+	if err := c.buffer(op, "buffer", buf, n); err != nil {
+		return p2pItem{}, err
+	}
+	return p2pItem{send: send, peer: c.rank, count: count, dt: dtype(dt), ptr: buf}, nil
+}
+
 // BatchSendRecv is HcclBatchSendRecv: every item pairs with its peer's
-// call at once, so the order of items never deadlocks.
+// call at once, so the order of items never deadlocks. Items naming this
+// rank pair among themselves, the k-th send with the k-th receive, and
+// run as a local copy; an unmatched one is HCCL_E_PARA
+// (coll_batch_send_recv_executor.cc:118-150).
 func (s *Sim) BatchSendRecv(items []hccl.SendRecvItem, h hccl.CommHandle, st acl.StreamHandle) error {
 	const op = "HcclBatchSendRecv"
 	c, err := s.comm(op, h)
 	if err != nil {
 		return err
 	}
-	var its []p2pItem
+	var its, selfSend, selfRecv []p2pItem
 	for i, x := range items {
 		if x.Type != hccl.SendType && x.Type != hccl.RecvType {
 			return hccl.Errorf(op, hccl.EPara, "item %d: send/recv type %d", i, x.Type)
 		}
-		it, err := c.p2pArg(op, x.Type == hccl.SendType, x.Buf, x.Count, x.DataType, x.RemoteRank)
+		self := int(x.RemoteRank) == c.rank
+		var it p2pItem
+		if self {
+			it, err = c.selfArg(op, x.Type == hccl.SendType, x.Buf, x.Count, x.DataType)
+		} else {
+			it, err = c.p2pArg(op, x.Type == hccl.SendType, x.Buf, x.Count, x.DataType, x.RemoteRank)
+		}
 		if err != nil {
 			return err
 		}
-		if x.Count > 0 {
+		if x.Count == 0 {
+			continue
+		}
+		switch {
+		case self:
+			if it.send {
+				selfSend = append(selfSend, it)
+			} else {
+				selfRecv = append(selfRecv, it)
+			}
+		default:
 			its = append(its, it)
 		}
+	}
+	if len(selfSend) != len(selfRecv) {
+		return hccl.Errorf(op, hccl.EPara, "%d sends to this rank and %d receives from it: every one needs its partner", len(selfSend), len(selfRecv))
+	}
+	for k := range selfSend {
+		a, b := selfSend[k], selfRecv[k]
+		if a.count != b.count || a.dt != b.dt {
+			return hccl.Errorf(op, hccl.EPara, "send %d to this rank of %d × %v, receive of %d × %v", k, a.count, a.dt, b.count, b.dt)
+		}
+	}
+	if len(its) == 0 && len(selfSend) == 0 {
+		return nil
+	}
+	if err := stream(op, st); err != nil {
+		return err
+	}
+	if len(selfSend) > 0 {
+		g := newGate[struct{}]()
+		err := enqueueGated(c, st, g, func(struct{}) error {
+			for k := range selfSend {
+				a, b := selfSend[k], selfRecv[k]
+				n := a.count * a.dt.size()
+				src, err := c.view(a.ptr, n)
+				if err != nil {
+					return err
+				}
+				dst, err := c.view(b.ptr, n)
+				if err != nil {
+					return err
+				}
+				copy(dst, src)
+			}
+			return nil
+		})
+		if err != nil {
+			return herr(op, err)
+		}
+		g.open(struct{}{}, nil)
 	}
 	if len(its) == 0 {
 		return nil

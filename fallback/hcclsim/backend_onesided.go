@@ -2,6 +2,7 @@ package hcclsim
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -88,6 +89,17 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 	if int(remoteRank) >= c.n {
 		return 0, hccl.Errorf(op, hccl.EPara, "remote rank %d of %d", remoteRank, c.n)
 	}
+	// timeout is in seconds: 0 is HCCL_CONNECT_TIMEOUT, -1 never, -2 and
+	// below HCCL_E_PARA (one_sided_service_adapt.cc:277-290).
+	wait := c.connect
+	switch {
+	case timeout <= -2:
+		return 0, hccl.Errorf(op, hccl.EPara, "timeout %d s: want -1 (never) or at least 0", timeout)
+	case timeout == -1:
+		wait = never
+	case timeout > 0:
+		wait = time.Duration(timeout) * time.Second
+	}
 	if int(remoteRank) == c.rank {
 		return 0, nil
 	}
@@ -107,7 +119,7 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 	if bad != nil {
 		return 0, bad // before any rendezvous
 	}
-	res, err := c.tr.pair(c, pairXchg, peer, c.rank < peer, offer, c.timeout)
+	res, err := c.tr.pair(c, pairXchg, peer, c.rank < peer, offer, wait)
 	if err != nil {
 		return 0, herr(op, err)
 	}
@@ -215,8 +227,13 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		}
 	}()
 	for i, d := range descs {
-		n, err := elemBytes(op, d.Count, d.DataType, false)
+		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
+			if hccl.ResultOf(err) == hccl.ENotSupport {
+				// A descriptor's type is checked by the one-sided service,
+				// not HcomCheckDataType: HCCL_E_PARA (hccl-vs-source.md).
+				return hccl.Errorf(op, hccl.EPara, "descriptor %d: undefined data type %d", i, int32(d.DataType))
+			}
 			return err
 		}
 		if n == 0 {

@@ -46,6 +46,9 @@ var clusters = struct {
 // process) has joined, or the connect timeout.
 func (s *Sim) CommInitClusterInfo(clusterInfo string, rank uint32) (hccl.CommHandle, error) {
 	const op = "HcclCommInitClusterInfo"
+	if s.envErr != nil {
+		return 0, herr(op, s.envErr)
+	}
 	raw, err := os.ReadFile(clusterInfo)
 	if err != nil {
 		return 0, hccl.Errorf(op, hccl.EOpenFileFailure, "%v", err)

@@ -169,7 +169,7 @@ func TestLargeCollectives(t *testing.T) {
 			}{
 				{hccl.Float32, hccl.Sum, 200_003}, {hccl.Float32, hccl.Max, 70_001}, {hccl.BFloat16, hccl.Sum, 150_001},
 				{hccl.Float16, hccl.Sum, 40_000}, {hccl.Int8, hccl.Sum, 300_007}, {hccl.Int64, hccl.Min, 30_011},
-				{hccl.Uint16, hccl.Max, 90_000}, {hccl.Float64, hccl.Sum, 33_333}, {hccl.Int32, hccl.Prod, 50_001},
+				{hccl.Int16, hccl.Max, 90_000}, {hccl.Float32, hccl.Min, 33_333}, {hccl.Int32, hccl.Prod, 50_001},
 			}
 			for _, c := range cases {
 				for _, inPlace := range []bool{false, true} {

@@ -14,11 +14,13 @@ import (
 // run on the caller's goroutine and block until the peers arrive; data
 // phases (collective, p2p, oneSided) run on the rank's stream.
 type transport interface {
-	// join exchanges the descriptors of collective seq among all ranks
-	// and returns them by rank; an abandoned collective (a rank did not
-	// arrive in time) fails with HCCL_E_TIMEOUT on every rank, late ones
-	// included.
-	join(c *comm, seq uint64, d *opDesc, timeout time.Duration) ([]*opDesc, error)
+	// post announces this rank's descriptor of collective seq without
+	// waiting; collect then waits for every rank's and returns them by
+	// rank. An abandoned collective (a rank did not post in time) fails
+	// with HCCL_E_TIMEOUT on every rank, late ones included. The call
+	// posts, so collectives pair in call order; the stream task collects.
+	post(c *comm, seq uint64, d *opDesc, timeout time.Duration) (ticket, error)
+	collect(c *comm, t ticket) ([]*opDesc, error)
 	// pair meets peer for a send/recv or an exchange (see pair.go).
 	pair(c *comm, kind uint8, peer int, sending bool, offer pairOffer, timeout time.Duration) (pairResult, error)
 	// collective is the data phase of a joined collective. bufs holds this
@@ -43,6 +45,23 @@ type transport interface {
 	stopWaits(c *comm)
 	// close releases the rank's share of the transport.
 	close(c *comm)
+}
+
+// ticket is a posted collective descriptor (transport.post).
+type ticket struct {
+	seq     uint64
+	timeout time.Duration
+	mt      *meeting  // in-process
+	ch      chan *msg // multi-process: the hub's answer
+}
+
+// join posts and collects at once.
+func (c *comm) join(seq uint64, d *opDesc, timeout time.Duration) ([]*opDesc, error) {
+	t, err := c.tr.post(c, seq, d, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return c.tr.collect(c, t)
 }
 
 // opBufs are one rank's views of its buffers for a collective.
@@ -81,7 +100,10 @@ type comm struct {
 	rank, n int
 	dev     int32
 	name    string
-	timeout time.Duration
+	timeout time.Duration // HCCL_EXEC_TIMEOUT or the config's
+	connect time.Duration // HCCL_CONNECT_TIMEOUT: links of the first operation
+	checkOp string        // inconsistent_check: checkFirst, checkOn, checkOff
+	stop    chan struct{} // closed by destroy: held and waiting tasks give up
 	tr      transport
 	world   [16]byte
 	red     *reducer // data phases of a rank are serialised, so one suffices
@@ -89,8 +111,11 @@ type comm struct {
 	mu        sync.Mutex
 	nextSeq   uint64 // collectives issued at call time
 	lastDone  chan struct{}
-	asyncErr  code
-	broken    error // sticky: a data phase lost a peer
+	linked    bool                // the first operation built the links (and checked consistency)
+	asyncErr  code                // HcclGetCommAsyncError
+	broken    error               // sticky: an operation failed its stream; every later one fails too
+	doomed    bool                // an operation is holding until its exec timeout to fail
+	ahead     [maxAhead]aheadSlot // collectives in flight, by sequence number
 	destroyed bool
 	queued    map[*queuedTask]struct{} // work on streams (queued.go)
 	queueChg  chan struct{}            // closed and replaced when a queued task finishes
@@ -109,6 +134,17 @@ func (c *comm) reducer() *reducer {
 	return c.red
 }
 
+// usable fails a call on a destroyed communicator. A failed one still
+// takes calls, as on the device: their stream tasks fail (execFail).
+func (c *comm) usable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.destroyed {
+		return errf(codePara, "communicator destroyed")
+	}
+	return nil
+}
+
 // check fails when the communicator can no longer run operations.
 func (c *comm) check() error {
 	c.mu.Lock()
@@ -119,9 +155,9 @@ func (c *comm) check() error {
 	return c.broken
 }
 
-// fail records a failure of asynchronous work (HcclGetCommAsyncError). A
-// data phase that timed out leaves the ranks out of step, so it also
-// breaks the communicator for good, as on the device.
+// fail records a failure of one-sided or in-model work
+// (HcclGetCommAsyncError). A data phase that timed out leaves the ranks
+// out of step, so it also breaks the communicator for good.
 func (c *comm) fail(err error) {
 	if err == nil {
 		return
@@ -134,6 +170,96 @@ func (c *comm) fail(err error) {
 	if codeOf(err) == codeTimeout && c.broken == nil {
 		c.broken = err
 	}
+}
+
+// execFail is how a stream task of a collective or send/recv fails when
+// it cannot complete with its peers (a mismatch after the first
+// operation, a rank that never came or died, a communicator that failed
+// before): on the device its notify wait times out, so the task fails
+// only once HCCL_EXEC_TIMEOUT has passed since it started, with
+// ACL_ERROR_RT_FFTS_PLUS_TIMEOUT 507048 at synchronize, and the
+// communicator is unusable after (hcclsim docs; hccl-vs-source.md,
+// "where failures surface": transport_manager.cc:1650, EI0002). The
+// message says more than the device's: what disagreed, which rank was
+// lost.
+func (c *comm) execFail(start time.Time, cause error) error {
+	c.mu.Lock()
+	if c.destroyed {
+		c.mu.Unlock()
+		return cause
+	}
+	c.doomed = true
+	c.mu.Unlock()
+	if d := time.Until(start.Add(c.timeout)); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-c.stop:
+		}
+		t.Stop()
+	}
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = cause
+	}
+	c.mu.Unlock()
+	msg := cause.Error()
+	if se, ok := cause.(*simError); ok {
+		msg = se.msg
+	}
+	return acl.Errorf("HCCL", acl.CodeRTFftsPlusTimeout, "rank %d: not complete within HCCL_EXEC_TIMEOUT %s: %s",
+		c.rank, fmtTimeout(c.timeout), msg)
+}
+
+// setAsync records the code HcclGetCommAsyncError reports.
+func (c *comm) setAsync(k code) {
+	c.mu.Lock()
+	if c.asyncErr == codeSuccess {
+		c.asyncErr = k
+	}
+	c.mu.Unlock()
+}
+
+// firstOp reports whether the next operation builds the links, and marks
+// them built: the first operation's call blocks until its peers arrive
+// (within the connect timeout) and checks consistency; later calls only
+// enqueue.
+func (c *comm) firstOp() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.linked
+}
+
+func (c *comm) setLinked() {
+	c.mu.Lock()
+	c.linked = true
+	c.mu.Unlock()
+}
+
+// inconsistent is the verdict of a first operation whose ranks disagree:
+// with inconsistent_check first or on, the consistency check of link
+// building fails the call with HCCL_E_INTERNAL on every rank
+// (rank_consistentcy_checker.cc:195-243, CheckFrameRecv; EI0005).
+func (c *comm) inconsistent(v error) error {
+	if v == nil || c.checkOp == checkOff {
+		return nil
+	}
+	msg := v.Error()
+	if se, ok := v.(*simError); ok {
+		msg = se.msg
+	}
+	return errf(codeInternal, "inconsistent operation on the ranks (HCCL_DFS_CONFIG inconsistent_check:%s): %s", c.checkOp, msg)
+}
+
+// laterMismatch is what a disagreement after the first operation does:
+// with inconsistent_check on the heartbeat records it and
+// HcclGetCommAsyncError reports HCCL_E_PARA (heartbeat.cc:2082-2106);
+// either way the ranks wait for each other in vain (execFail).
+func (c *comm) laterMismatch(start time.Time, v error) error {
+	if c.checkOp == checkOn {
+		c.setAsync(codePara)
+	}
+	return c.execFail(start, v)
 }
 
 // gate is how a call hands its call-time result to the data phase it
@@ -154,6 +280,12 @@ func (g gate[T]) wait() (T, error)    { x := <-g.ch; return x.v, x.err }
 // enqueue queues task on the rank's stream, tracked for destroy; task
 // runs only if the gate opens without an error.
 func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) error) error {
+	_, err := enqueueTracked(c, s, g, task)
+	return err
+}
+
+// enqueueTracked is enqueueGated that also returns the task's record.
+func enqueueTracked[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) error) (*queuedTask, error) {
 	qt := c.track()
 	skipped, err := c.sim.env.enqueue(c.dev, s, func() error {
 		defer c.untrack(qt)
@@ -161,37 +293,93 @@ func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) er
 		if err != nil {
 			return nil // the call already reported it
 		}
-		if err := c.check(); err != nil {
+		if err := c.usable(); err != nil {
 			return err
 		}
 		return task(v)
 	})
 	if err != nil {
 		c.untrack(qt)
-		return errf(codePara, "stream: %v", err)
+		return nil, errf(codePara, "stream: %v", err)
 	}
 	c.setSkipped(qt, skipped)
-	return nil
+	return qt, nil
+}
+
+// maxAhead is how many collectives a rank's calls may run ahead of its
+// data phases. The device's streams hold a bounded number of tasks and a
+// launch waits for room; here it also bounds the descriptors a rank posts
+// to its peers before they are consumed.
+const maxAhead = 256
+
+// aheadSlot is a collective still in flight: done closes when its data
+// phase ends; qt says whether its stream failed (then it never runs).
+type aheadSlot struct {
+	done chan struct{}
+	qt   *queuedTask
+}
+
+// waitRoom waits until the collective maxAhead calls back has left the
+// stream (finished, or skipped by a failed stream), or destroy.
+func (c *comm) waitRoom(old aheadSlot) {
+	if old.done == nil {
+		return
+	}
+	skipped := func() bool {
+		c.mu.Lock()
+		f := old.qt.skipped
+		c.mu.Unlock()
+		return f != nil && f()
+	}
+	select {
+	case <-old.done:
+		return
+	default:
+	}
+	if skipped() {
+		return
+	}
+	poll := time.NewTicker(queuePoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-old.done:
+			return
+		case <-c.stop:
+			return
+		case <-poll.C:
+			if skipped() {
+				return
+			}
+		}
+	}
 }
 
 // runCollective is the common path of every collective call (local
-// argument checks are the caller's): the data phase is queued on the
+// argument checks are the caller's). The data phase is queued on the
 // stream first, so a bad stream fails before the sequence number is taken
-// and before any peer waits; then the ranks agree at the call (HCCL_E_PARA
-// on every rank if they do not), and the call returns once all have
-// joined, leaving the data phase to the stream.
+// and before any peer waits; then the call posts its descriptor. The
+// first operation of a communicator waits at the call for every rank
+// (within the connect timeout: it builds the links) and checks that all
+// issued the same operation; later calls return at once, and the stream
+// task collects the descriptors, compares them and moves the data, or
+// fails after the exec timeout (execFail).
 func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) error {
-	if err := c.check(); err != nil {
+	if err := c.usable(); err != nil {
 		return err
 	}
 	type joined struct {
 		seq        uint64
-		ds         []*opDesc
+		tk         ticket
+		postErr    error
+		ds         []*opDesc // collected at the call (first operation)
+		verdict    error     // of the first operation, inconsistent_check off
 		prev, done chan struct{}
 	}
 	g := newGate[joined]()
-	err := enqueueGated(c, s, g, func(j joined) error {
+	qt, err := enqueueTracked(c, s, g, func(j joined) error {
 		defer close(j.done)
+		start := time.Now()
 		if j.prev != nil {
 			// Data phases of one communicator run in call order on each rank.
 			t := time.NewTimer(c.timeout)
@@ -199,31 +387,68 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 			case <-j.prev:
 				t.Stop()
 			case <-t.C:
-				err := errf(codeTimeout, "%v: the previous collective did not finish", d.Kind)
-				c.fail(err)
-				return err
+				return c.execFail(start, errf(codeTimeout, "%v: the previous collective did not finish", d.Kind))
+			case <-c.stop:
+				t.Stop()
+				return errf(codePara, "communicator destroyed")
 			}
+		}
+		if err := c.check(); err != nil {
+			return c.execFail(start, err)
+		}
+		ds, verdict := j.ds, j.verdict
+		if j.postErr != nil {
+			return c.execFail(start, j.postErr)
+		}
+		if ds == nil {
+			var err error
+			if ds, err = c.tr.collect(c, j.tk); err != nil {
+				return c.execFail(start, err)
+			}
+			if verdict = agree(ds); verdict != nil {
+				return c.laterMismatch(start, verdict)
+			}
+		} else if verdict != nil {
+			return c.execFail(start, verdict)
 		}
 		bufs := opBufs{}
 		bufs.send, bufs.err = c.view(send, sendBytes)
 		if bufs.err == nil {
 			bufs.recv, bufs.err = c.view(recv, recvBytes)
 		}
-		err := c.exclusive(func() error { return c.tr.collective(c, j.seq, j.ds, bufs, c.timeout) })
-		c.fail(err)
-		return err
+		if err := c.exclusive(func() error { return c.tr.collective(c, j.seq, ds, bufs, c.timeout) }); err != nil {
+			return c.execFail(start, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
+	first := c.firstOp()
 	c.mu.Lock()
 	j := joined{seq: c.nextSeq, prev: c.lastDone, done: make(chan struct{})}
 	c.nextSeq++
 	c.lastDone = j.done
+	slot := &c.ahead[j.seq%maxAhead]
+	old := *slot
+	*slot = aheadSlot{done: j.done, qt: qt}
+	broken := c.broken
 	c.mu.Unlock()
-	j.ds, err = c.tr.join(c, j.seq, d, c.timeout)
+	if !first {
+		c.waitRoom(old)
+		if broken != nil {
+			j.postErr = broken // peers are not waiting for this rank any more
+		} else {
+			j.tk, j.postErr = c.tr.post(c, j.seq, d, c.timeout)
+		}
+		g.open(j, nil)
+		return nil
+	}
+	j.ds, err = c.join(j.seq, d, c.connect)
 	if err == nil {
-		err = agree(j.ds)
+		c.setLinked()
+		j.verdict = agree(j.ds)
+		err = c.inconsistent(j.verdict)
 	}
 	if err != nil {
 		close(j.done) // the data phase will not run
@@ -232,30 +457,73 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 	return err
 }
 
-// runP2P pairs every item with its peer's call (in call order; a count or
-// type disagreement fails both sides with HCCL_E_PARA) and queues the data
-// movement on the stream.
+// runP2P queues the data movement of sends and receives. Every item pairs
+// with its peer's (in call order per peer and direction; a count or type
+// disagreement is a mismatch). The first operation of a communicator pairs
+// at the call (within the connect timeout; a disagreement fails both sides
+// with HCCL_E_INTERNAL unless inconsistent_check is off); later calls
+// return at once and the stream task pairs, failing after the exec
+// timeout if the peer never comes or disagrees.
 func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
-	if err := c.check(); err != nil {
+	if err := c.usable(); err != nil {
 		return err
 	}
-	g := newGate[[]p2pItem]()
-	err := enqueueGated(c, s, g, func(items []p2pItem) error {
+	type paired struct {
+		items   []p2pItem
+		verdict error // first operation: the pairing's disagreement, inconsistent_check off
+		done    bool  // paired at the call
+	}
+	g := newGate[paired]()
+	err := enqueueGated(c, s, g, func(p paired) error {
+		start := time.Now()
+		if err := c.check(); err != nil {
+			return c.execFail(start, err)
+		}
+		items := p.items
+		if !p.done {
+			if err := c.pairItems(items, c.timeout); err != nil {
+				if codeOf(err) == codePara {
+					return c.laterMismatch(start, err)
+				}
+				return c.execFail(start, err)
+			}
+		} else if p.verdict != nil {
+			return c.execFail(start, p.verdict)
+		}
 		for i := range items {
 			it := &items[i]
 			it.view, it.err = c.view(it.ptr, it.count*it.dt.size())
 		}
-		err := c.exclusive(func() error { return c.tr.p2p(c, items, c.timeout) })
-		c.fail(err)
-		return err
+		if err := c.exclusive(func() error { return c.tr.p2p(c, items, c.timeout) }); err != nil {
+			return c.execFail(start, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	// Items to different peers (or in different directions) pair at once,
-	// so a batch never waits on its own order; items of one peer and
-	// direction pair in item order, so their messages match in the order
-	// both sides posted them.
+	if !c.firstOp() {
+		g.open(paired{items: items}, nil)
+		return nil
+	}
+	err = c.pairItems(items, c.connect)
+	p := paired{items: items, done: true}
+	if err == nil || codeOf(err) == codePara {
+		c.setLinked()
+		p.verdict = err
+		err = c.inconsistent(err)
+	}
+	g.open(p, err)
+	return err
+}
+
+// pairItems pairs every item with its peer's. Items to different peers
+// (or in different directions) pair at once, so a batch never waits on
+// its own order; items of one peer and direction pair in item order, so
+// their messages match in the order both sides posted them. A count or
+// type disagreement is HCCL_E_PARA (after every item paired, so both
+// sides stay in step).
+func (c *comm) pairItems(items []p2pItem, timeout time.Duration) error {
 	type group struct {
 		peer int
 		send bool
@@ -273,7 +541,7 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 	pairGroup := func(idx []int) {
 		for _, i := range idx {
 			it := &items[i]
-			res, err := c.tr.pair(c, pairP2P, it.peer, it.send, pairOffer{Count: it.count, DT: it.dt}, c.timeout)
+			res, err := c.tr.pair(c, pairP2P, it.peer, it.send, pairOffer{Count: it.count, DT: it.dt}, timeout)
 			if err != nil {
 				errs[i] = err
 				return
@@ -301,14 +569,16 @@ func (c *comm) runP2P(s acl.StreamHandle, items []p2pItem) error {
 		}
 		wg.Wait()
 	}
+	var para error
 	for _, e := range errs {
-		if e != nil {
-			err = e
-			break
+		if e != nil && codeOf(e) != codePara {
+			return e
+		}
+		if e != nil && para == nil {
+			para = e
 		}
 	}
-	g.open(items, err)
-	return err
+	return para
 }
 
 // exclusive runs a data phase under execMu; a panic (a bug) still

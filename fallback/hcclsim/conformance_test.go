@@ -12,7 +12,10 @@ import (
 	"github.com/ascend-go/cann/hccl/hccltest"
 )
 
-const testTimeout = time.Second
+// testTimeout is the exec and connect timeout of the tests: long enough
+// for a 64 MiB collective on a loaded machine, short enough that the
+// subtests that wait one out stay quick.
+const testTimeout = 3 * time.Second
 
 // newNPU returns an initialised fallback NPU with n devices, closed at the
 // end of the test.

@@ -7,17 +7,23 @@
 // # Operations
 //
 // Every operation is stream-ordered and asynchronous like any other stream
-// task, and blocks at the call only as HCCL does: a collective returns once
-// every rank has called it (the ranks' arguments are compared then: count,
-// data type, reduce op, root, AlltoAllV counts; a disagreement fails every
-// rank with HCCL_E_PARA and leaves the communicator usable), a Send or Recv
-// once its partner has called (pairs match in call order), and the data
-// moves when each rank's stream reaches the operation. A rank that does not
-// arrive within the timeout fails the others with HCCL_E_TIMEOUT (the
-// abandoned collective stays abandoned: a late rank gets HCCL_E_TIMEOUT
-// too, and the next one works); a rank whose data phase loses a peer
-// records the failure (GetCommAsyncError), fails its stream, and the
-// communicator stays failed until destroyed.
+// task, and surfaces failures where HCCL does (docs/misuse.md, HCCL). The
+// first operation of a communicator builds its links: its call waits for
+// every peer (HCCL_E_TIMEOUT after the connect timeout) and compares the
+// ranks' arguments (count, data type, reduce op, root, AlltoAllV counts and
+// types, a Send's and its Recv's count and type); with HCCL_DFS_CONFIG
+// inconsistent_check first (the default) or on a disagreement fails the
+// call with HCCL_E_INTERNAL on every rank. Every later call checks its
+// own arguments, posts its descriptor and returns; its stream task
+// collects the peers' descriptors, compares them and moves the data. A
+// disagreement, a rank that never calls, or a lost rank makes the task
+// wait out the exec timeout (counted from when it started) and fail the
+// stream with ACL_ERROR_RT_FFTS_PLUS_TIMEOUT 507048, the message naming
+// what differed or which rank was missing; GetCommAsyncError reports
+// HCCL_E_PARA for a disagreement under inconsistent_check on and nothing
+// else; the communicator is unusable after it (later tasks fail the same
+// way). A rank's calls run at most 256 collectives ahead of its stream.
+// Send/Recv pairs match in call order per peer and direction.
 //
 // Reductions cover every integer type (wrapping like C), fp16 and bf16
 // (accumulated in float32 over all ranks in rank order, rounded once), fp32
@@ -100,8 +106,8 @@
 //
 // CommInitClusterInfo forms communicators within one process only. A
 // root info forms a world of at most 512 ranks. A multi-process rank
-// holds at most 1024 registrations. Timeouts come from Options, else
-// HCCL_EXEC_TIMEOUT and HCCL_CONNECT_TIMEOUT, else DefaultExecTimeout and
-// DefaultConnectTimeout (10 s each: a missing rank fails a test in
-// seconds; the device waits 1836 s and 120 s).
+// holds at most 1024 registrations. Timeouts come from Options, then
+// HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT, then the device's defaults
+// (1836 s and 120 s; 30 s each with Options.ShortDefaults or
+// CANN_HCCLSIM_SHORT_TIMEOUTS=1).
 package hcclsim

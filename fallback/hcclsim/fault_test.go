@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback/hcclsim/procs"
 	"github.com/ascend-go/cann/hccl"
 )
@@ -41,10 +42,13 @@ func settle(f func() bool) bool {
 }
 
 // TestKilledRankMidCollective kills one rank process while all ranks loop
-// on a large AllReduce, on the direct and the staged path: the others fail with HCCL_E_TIMEOUT well within
-// the timeout (the rendezvous sees the connection drop), their
-// communicator stays failed, destroying it releases everything (no
-// segment, no goroutine left), and the survivors exit cleanly.
+// on a large AllReduce, on the direct and the staged path. As on the
+// device, the survivors' calls keep returning (they only enqueue) and
+// their stream fails with 507048 (ACL_ERROR_RT_FFTS_PLUS_TIMEOUT) once the
+// exec timeout has passed; GetCommAsyncError stays HCCL_SUCCESS (a lost
+// peer is only logged: hccl-vs-source.md); the communicator stays failed
+// (a later AllReduce is accepted and fails its stream); destroying it
+// releases everything (no segment, no goroutine left).
 func TestKilledRankMidCollective(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		t.Run(map[bool]string{false: "direct", true: "staged"}[staged], func(t *testing.T) {
@@ -86,10 +90,14 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 			defer wg.Done()
 			w := g.ws[r].r.(*procRank)
 			_, lh, _ := b.Local(g.ws[r].comm)
-			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.Float32, hccl.Sum, 1_000_000)
+			_, err := cl.Proc(r).LoopAllReduce(lh, w.s, send[r], send[r], size/4, hccl.Float32, hccl.Sum, 3000)
 			res[r] = rankRes{err, time.Now()}
 		}()
 	}
+	// 3000 collectives of 8 MiB outlast the sleep by far; the calls run at
+	// most 256 ahead of the streams, so the loop is still going when the
+	// victim dies, and after the failure its remaining calls only enqueue
+	// onto the failed stream.
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	require.NoError(t, cl.Kill(victim))
@@ -99,8 +107,9 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 			continue
 		}
 		require.Error(t, res[r].err, "rank %d", r)
+		assert.Equal(t, acl.CodeRTFftsPlusTimeout, acl.CodeOf(res[r].err), "rank %d: %v", r, res[r].err)
 		el := res[r].at.Sub(killed)
-		assert.Less(t, el, timeout+2*time.Second, "rank %d noticed the loss after %v", r, el)
+		assert.Less(t, el, timeout+20*time.Second, "rank %d noticed the loss after %v", r, el)
 		t.Logf("rank %d: failed %v after the kill: %v", r, el, res[r].err)
 	}
 	g.ws = g.ws[:victim] // the victim's worker has nothing left to close
@@ -109,17 +118,16 @@ func killedRankMidCollective(t *testing.T, staged bool) {
 		done := make(chan struct{})
 		w.reqs <- func() {
 			defer close(done)
-			// The communicator stays failed: a later collective fails at
-			// once with HCCL_E_TIMEOUT, and the async error says so.
+			// A lost peer is only logged: no async error
+			// (op_base.cc:4828-4844 reports error CQEs and, with
+			// inconsistent_check on, mismatches).
 			a, err := b.GetCommAsyncError(w.comm)
 			require.NoError(t, err)
-			if a != hccl.Success {
-				assert.Equal(t, hccl.ETimeout, a, "rank %d async error", r)
-			}
-			t0 := time.Now()
+			assert.Equal(t, hccl.Success, a, "rank %d async error", r)
+			// The communicator stays failed: a later AllReduce is
+			// accepted and fails the stream.
 			err = b.AllReduce(foreign(send[r]), foreign(send[r]), 16, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
-			assert.Equal(t, hccl.ETimeout, hccl.ResultOf(err), "rank %d: AllReduce after the loss: %v", r, err)
-			assert.Less(t, time.Since(t0), time.Second)
+			assert.NoError(t, err, "rank %d: AllReduce after the loss only enqueues", r)
 			require.NoError(t, b.CommDestroy(w.comm))
 			w.comm = 0
 		}
@@ -165,8 +173,9 @@ func TestKilledRankDuringInit(t *testing.T) {
 	assert.Empty(t, shmLeftovers(t))
 }
 
-// TestMismatchedCountsAcrossProcesses: ranks disagreeing on the count get
-// HCCL_E_PARA on every rank, and the communicator stays usable.
+// TestMismatchedCountsAcrossProcesses: ranks in processes disagreeing on
+// the count of their first operation get HCCL_E_INTERNAL on every rank
+// (inconsistent_check first), and the communicator stays usable.
 func TestMismatchedCountsAcrossProcesses(t *testing.T) {
 	const n = 3
 	cl := startCluster(t, n, procs.Options{})
@@ -179,7 +188,7 @@ func TestMismatchedCountsAcrossProcesses(t *testing.T) {
 		return g.b.AllReduce(p, p, uint64(100+w.rank), hccl.Int32, hccl.Sum, w.comm, w.r.Stream())
 	})
 	for r, err := range errs {
-		assert.Equal(t, hccl.EPara, hccl.ResultOf(err), "rank %d: %v", r, err)
+		assert.Equal(t, hccl.EInternal, hccl.ResultOf(err), "rank %d: %v", r, err)
 	}
 	g.must("AllReduce after the mismatch", g.each(func(w *rankW) error {
 		p, err := w.buf(nil, 4096)

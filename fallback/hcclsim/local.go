@@ -24,8 +24,13 @@ func newLocalWorld(n int) *localWorld {
 
 func allKey(kind uint8, seq uint64) meetKey { return meetKey{kind: kind, seq: seq, lo: -1, hi: -1} }
 
-func (w *localWorld) join(c *comm, seq uint64, d *opDesc, timeout time.Duration) ([]*opDesc, error) {
-	vals, err := w.place.meet(allKey(meetJoin, seq), c.rank, w.n, d, timeout)
+func (w *localWorld) post(c *comm, seq uint64, d *opDesc, timeout time.Duration) (ticket, error) {
+	mt, err := w.place.enter(allKey(meetJoin, seq), c.rank, w.n, d, timeout)
+	return ticket{seq: seq, mt: mt, timeout: timeout}, err
+}
+
+func (w *localWorld) collect(c *comm, t ticket) ([]*opDesc, error) {
+	vals, err := w.place.await(allKey(meetJoin, t.seq), t.mt, c.stop)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +47,7 @@ func (w *localWorld) pair(c *comm, kind uint8, peer int, sending bool, offer pai
 }
 
 func (w *localWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, timeout time.Duration) error {
-	vals, err := w.place.meet(allKey(meetStart, seq), c.rank, w.n, bufs, timeout)
+	vals, err := w.place.meet(allKey(meetStart, seq), c.rank, w.n, bufs, timeout, c.stop)
 	if err != nil {
 		return err
 	}
@@ -65,7 +70,7 @@ func (w *localWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, 
 		return nil
 	}
 	localCompute(c, d, ds, all)
-	_, err = w.place.meet(allKey(meetEnd, seq), c.rank, w.n, nil, timeout)
+	_, err = w.place.meet(allKey(meetEnd, seq), c.rank, w.n, nil, timeout, c.stop)
 	return err
 }
 
@@ -150,7 +155,7 @@ func (w *localWorld) p2p(c *comm, items []p2pItem, timeout time.Duration) error 
 	}
 	for i := range items {
 		it := &items[i]
-		vals, err := w.place.await(keys[i], mts[i])
+		vals, err := w.place.await(keys[i], mts[i], c.stop)
 		if err != nil {
 			keep(err)
 			continue
@@ -180,7 +185,7 @@ func (w *localWorld) p2p(c *comm, items []p2pItem, timeout time.Duration) error 
 		mts[i] = mt
 	}
 	for i := range items {
-		if _, err := w.place.await(keys[i], mts[i]); err != nil {
+		if _, err := w.place.await(keys[i], mts[i], c.stop); err != nil {
 			keep(err)
 		}
 	}

@@ -54,14 +54,14 @@ func newMeetingPlace() *meetingPlace {
 }
 
 // meet deposits v as participant slot of a meeting of need participants,
-// waits for the others (at most timeout from the meeting's first arrival)
-// and returns all values by slot.
-func (m *meetingPlace) meet(k meetKey, slot, need int, v any, timeout time.Duration) ([]any, error) {
+// waits for the others (at most timeout from the meeting's first arrival,
+// or until stop is closed) and returns all values by slot.
+func (m *meetingPlace) meet(k meetKey, slot, need int, v any, timeout time.Duration, stop <-chan struct{}) ([]any, error) {
 	mt, err := m.enter(k, slot, need, v, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return m.await(k, mt)
+	return m.await(k, mt, stop)
 }
 
 // enter deposits v without waiting, so one rank can take part in several
@@ -95,8 +95,11 @@ func (m *meetingPlace) touch(k meetKey, mt *meeting) {
 	}
 }
 
-// await waits until mt is complete or abandoned.
-func (m *meetingPlace) await(k meetKey, mt *meeting) ([]any, error) {
+// await waits until mt is complete or abandoned, or stop is closed (the
+// participant's communicator is being destroyed: it leaves, and the others
+// wait out the deadline as for a rank that never came).
+func (m *meetingPlace) await(k meetKey, mt *meeting, stop <-chan struct{}) ([]any, error) {
+	stopped := false
 	select {
 	case <-mt.done:
 	default:
@@ -104,11 +107,17 @@ func (m *meetingPlace) await(k meetKey, mt *meeting) ([]any, error) {
 		select {
 		case <-mt.done:
 		case <-timer.C:
+		case <-stop:
+			stopped = true
 		}
 		timer.Stop()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if stopped && mt.got < mt.need && !mt.abandoned {
+		m.touch(k, mt)
+		return nil, errf(codePara, "communicator destroyed while waiting at the %s", k.describe())
+	}
 	if mt.got < mt.need && !mt.abandoned {
 		mt.abandoned = true
 		close(mt.done)

@@ -91,7 +91,10 @@ func (m modelComm) AllReduce(send, recv []byte, count uint64, dt acl.DataType, r
 	if !rop.Valid() {
 		return hccl.Errorf(op, hccl.EPara, "undefined reduce op %d", int32(rop))
 	}
-	n, err := elemBytes(op, count, hccl.DataType(d), true)
+	if err := reduceArgs(op, hccl.DataType(d), hccl.ReduceOp(rop)); err != nil {
+		return err
+	}
+	n, err := elemBytes(op, count, hccl.DataType(d))
 	if err != nil || count == 0 {
 		return err
 	}
@@ -127,7 +130,7 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 	c.lastDone = done
 	c.mu.Unlock()
 	defer close(done)
-	ds, err := c.tr.join(c, seq, d, c.timeout)
+	ds, err := c.join(seq, d, c.timeout)
 	if err == nil {
 		err = agree(ds)
 	}

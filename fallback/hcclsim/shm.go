@@ -142,18 +142,22 @@ func (w *shmWorld) waitChan(ch chan *msg, timeout time.Duration, what string) (*
 // verdict (the hub decides timeouts so that all ranks agree).
 const hubGrace = 5 * time.Second
 
-func (w *shmWorld) join(c *comm, seq uint64, d *opDesc, timeout time.Duration) ([]*opDesc, error) {
+func (w *shmWorld) post(c *comm, seq uint64, d *opDesc, timeout time.Duration) (ticket, error) {
 	if err := w.stop(); err != nil {
-		return nil, err
+		return ticket{}, err
 	}
 	ch := make(chan *msg, 1)
 	w.mu.Lock()
 	w.joins[seq] = ch
 	w.mu.Unlock()
 	w.l.send(&msg{Kind: mJoin, Seq: seq, Desc: d, Timeout: timeout})
-	m, err := w.waitChan(ch, timeout+hubGrace, "a collective")
+	return ticket{seq: seq, ch: ch, timeout: timeout}, nil
+}
+
+func (w *shmWorld) collect(c *comm, t ticket) ([]*opDesc, error) {
+	m, err := w.waitChan(t.ch, t.timeout+hubGrace, "a collective")
 	w.mu.Lock()
-	delete(w.joins, seq)
+	delete(w.joins, t.seq)
 	w.mu.Unlock()
 	if err != nil {
 		return nil, err

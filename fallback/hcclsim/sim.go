@@ -2,66 +2,9 @@ package hcclsim
 
 import (
 	"crypto/rand"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 )
-
-// Default timeouts of the model when neither Options nor the HCCL
-// environment variables set them. The device waits far longer (1836 s for
-// execution, 120 s for connection); the model is for tests and
-// development, where a rank that never arrives should fail the run in
-// seconds. A caller's context ends a wait sooner (see hccl.Comm).
-const (
-	DefaultExecTimeout    = 10 * time.Second
-	DefaultConnectTimeout = 10 * time.Second
-)
-
-// Options configure a Sim (a plain value, copied by New). Zero fields take
-// the HCCL environment variables the device honours, then the defaults
-// above.
-type Options struct {
-	// ExecTimeout bounds every wait for a peer during an operation
-	// (collectives, send/recv pairing, exchanges, one-sided requests).
-	// Default: HCCL_EXEC_TIMEOUT seconds, else DefaultExecTimeout.
-	ExecTimeout time.Duration
-	// ConnectTimeout bounds communicator initialisation.
-	// Default: HCCL_CONNECT_TIMEOUT seconds, else DefaultConnectTimeout.
-	ConnectTimeout time.Duration
-	// BufferBytes is the staging memory of each rank of a multi-process
-	// communicator. Default: HCCL_BUFFSIZE MiB, else 64 MiB. Larger
-	// transfers move in pieces.
-	BufferBytes int
-	// ShmDir is where segments are created. Default /dev/shm.
-	ShmDir string
-}
-
-func (o Options) withDefaults() Options {
-	envSeconds := func(name string, def time.Duration) time.Duration {
-		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-			return time.Duration(v) * time.Second
-		}
-		return def
-	}
-	if o.ExecTimeout <= 0 {
-		o.ExecTimeout = envSeconds("HCCL_EXEC_TIMEOUT", DefaultExecTimeout)
-	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = envSeconds("HCCL_CONNECT_TIMEOUT", DefaultConnectTimeout)
-	}
-	if o.BufferBytes <= 0 {
-		o.BufferBytes = 64 << 20
-		if v, err := strconv.Atoi(os.Getenv("HCCL_BUFFSIZE")); err == nil && v > 0 {
-			o.BufferBytes = v << 20
-		}
-	}
-	o.BufferBytes = max(o.BufferBytes, 64<<10) / 4096 * 4096
-	if o.ShmDir == "" {
-		o.ShmDir = "/dev/shm"
-	}
-	return o
-}
 
 // Sim is the HCCL model of the host-memory NPU: communicators whose ranks
 // are goroutines of one process (data moves directly between their device
@@ -71,6 +14,10 @@ func (o Options) withDefaults() Options {
 type Sim struct {
 	env  env
 	opts Options
+	// envErr is a malformed HCCL environment variable, reported by every
+	// communicator initialisation (as the device parses the environment
+	// at init).
+	envErr error
 
 	mu     sync.Mutex
 	comms  map[uintptr]*comm
@@ -80,7 +27,8 @@ type Sim struct {
 }
 
 func newSim(e env, opts Options) *Sim {
-	return &Sim{env: e, opts: opts.withDefaults(), comms: make(map[uintptr]*comm), next: 0x5100}
+	o, envErr := opts.withDefaults()
+	return &Sim{env: e, opts: o, envErr: envErr, comms: make(map[uintptr]*comm), next: 0x5100}
 }
 
 // newWorldID returns a random world id.
@@ -115,7 +63,8 @@ func (s *Sim) register(c *comm) uintptr {
 
 // newComm builds rank `rank` of n on device dev over transport tr.
 func (s *Sim) newComm(tr transport, world [16]byte, n, rank int, dev int32, name string, timeout time.Duration) *comm {
-	c := &comm{sim: s, rank: rank, n: n, dev: dev, name: name, timeout: timeout, tr: tr, world: world}
+	c := &comm{sim: s, rank: rank, n: n, dev: dev, name: name, timeout: timeout, tr: tr, world: world,
+		connect: s.opts.ConnectTimeout, checkOp: s.opts.InconsistentCheck, stop: make(chan struct{})}
 	c.os.init()
 	return c
 }
@@ -179,11 +128,12 @@ func (s *Sim) destroy(h uintptr) error {
 	// stream that failed for another reason skips them too: waitQueued
 	// does not wait for those.
 	c.mu.Lock()
-	failed := c.broken != nil || c.asyncErr != codeSuccess
+	failed := c.broken != nil || c.asyncErr != codeSuccess || c.doomed
 	c.mu.Unlock()
 	if !failed {
-		c.waitQueued(c.timeout)
+		c.waitQueued(min(c.timeout, c.connect))
 	}
+	close(c.stop) // held and waiting tasks give up now
 	c.tr.stopWaits(c)
 	c.mu.Lock()
 	c.destroyed = true

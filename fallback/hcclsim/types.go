@@ -48,15 +48,23 @@ func (d dtype) size() uint64 {
 	return 0
 }
 
-// reducible reports whether reductions are defined for d: every integer
-// and float type except int128 and the 8-bit floats, which move as bytes
-// but are not reduced (HCCL_E_NOT_SUPPORT, as on the device).
+// reducible reports whether HCCL reduces d: int8/16/32/64, fp16, bf16 and
+// fp32. The unsigned types and fp64 are refused (HCCL_E_NOT_SUPPORT; hcomm
+// legacy hccl_communicator_host.cc:1002-1006), int128 and the 8-bit
+// floats move as bytes but are not reduced. The kernels (reduce.go) cover
+// more types than this, for the model's collectives.
 func (d dtype) reducible() bool {
 	switch d {
-	case dtInt128, dtHIF8, dtFP8E4M3, dtFP8E5M2, dtFP8E8M0:
-		return false
+	case dtInt8, dtInt16, dtInt32, dtInt64, dtFP16, dtBF16, dtFP32:
+		return true
 	}
-	return d.size() != 0
+	return false
+}
+
+// reducibleBy adds the operation: PROD of int16 and bf16 is refused on
+// A2/A3 (param_check.cc:327-345, HcomCheckReduceDataType).
+func (d dtype) reducibleBy(op redOp) bool {
+	return d.reducible() && !(op == opProd && (d == dtInt16 || d == dtBF16))
 }
 
 func (d dtype) String() string {

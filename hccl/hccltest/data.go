@@ -10,9 +10,9 @@ import (
 	"github.com/ascend-go/cann/hccl"
 )
 
-// reducibleTypes are the types reductions accept.
-var reducibleTypes = []hccl.DataType{hccl.Int8, hccl.Int16, hccl.Int32, hccl.Int64, hccl.Uint8, hccl.Uint16,
-	hccl.Uint32, hccl.Uint64, hccl.Float16, hccl.BFloat16, hccl.Float32, hccl.Float64}
+// reducibleTypes are the types reductions accept (hccl.DataType.Reducible;
+// PROD of int16 and bf16 is refused, see ReducibleBy).
+var reducibleTypes = []hccl.DataType{hccl.Int8, hccl.Int16, hccl.Int32, hccl.Int64, hccl.Float16, hccl.BFloat16, hccl.Float32}
 
 type kind int
 

@@ -72,10 +72,13 @@ type LiveCounter interface {
 
 // Options tune Run. A plain value.
 type Options struct {
-	// Timeout is the rendezvous timeout the env configured on its backend
-	// (HCCL_CONNECT_TIMEOUT/HCCL_EXEC_TIMEOUT, or a backend option). The
-	// timeout subtests check that a rank that never arrives yields
-	// HCCL_E_TIMEOUT within it (plus slack); 0 skips them.
+	// Timeout is both the connect and the exec timeout the env configured
+	// on its backend (HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT, a config,
+	// or a backend option). The Timeout subtests check that a rank that
+	// never arrives yields HCCL_E_TIMEOUT at initialisation and at the
+	// first operation within it (plus slack), and a 507048 synchronize no
+	// earlier than it for a later operation; Mismatch/Later waits it out
+	// too. 0 skips those.
 	Timeout time.Duration
 	// Seed seeds the random data (0: a fresh seed, logged).
 	Seed int64

@@ -3,78 +3,91 @@ package hccltest
 import (
 	"fmt"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/hccl"
 )
 
-// testMismatch: ranks of one collective that disagree on an argument all
-// get HCCL_E_PARA, and the communicator stays usable.
-func (s *suite) testMismatch(t *testing.T) {
-	n := min(3, s.maxRanks)
-	g := s.newGroup(t, n).mustInit()
+// Where a disagreement between ranks surfaces (hccl-vs-source.md, "where
+// failures surface"). The first operation of a communicator builds its
+// links and, with HCCL_DFS_CONFIG inconsistent_check=first (the default),
+// compares the ranks' operations: a disagreement fails that call with
+// HCCL_E_INTERNAL on every rank (hcomm src/legacy/ascend910/common/health/
+// rank_consistentcy_checker.cc:195-243, CheckFrameRecv returns
+// HCCL_E_INTERNAL; env_config.h:107 default FIRST). Later calls only
+// enqueue and return HCCL_SUCCESS; the ranks' tasks wait for each other
+// in vain and the stream's synchronize fails with 507048
+// (ACL_ERROR_RT_FFTS_PLUS_TIMEOUT) once HCCL_EXEC_TIMEOUT has passed;
+// HcclGetCommAsyncError stays HCCL_SUCCESS unless inconsistent_check is on
+// (op_base.cc:4828-4844, heartbeat.cc:2082-2106).
+
+// mismatchCase is one way for ranks to disagree; f issues rank w's call.
+type mismatchCase struct {
+	name string
+	f    func(g *group, w *worker, a, b unsafe.Pointer) error
+}
+
+func mismatchCases(n int) []mismatchCase {
 	const count = 16
 	last := n - 1
-	type call func(w *worker, a, b unsafe.Pointer) error
-	cases := []struct {
-		name string
-		f    call
-	}{
-		{"AllReduce count", func(w *worker, a, b unsafe.Pointer) error {
+	return []mismatchCase{
+		{"AllReduce count", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			c := uint64(count)
 			if w.rank == last {
 				c = count - 1
 			}
 			return g.b.AllReduce(a, b, c, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		}},
-		{"AllReduce data type", func(w *worker, a, b unsafe.Pointer) error {
+		{"AllReduce data type", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			dt := hccl.Float32
 			if w.rank == last {
 				dt = hccl.Int32
 			}
 			return g.b.AllReduce(a, b, count, dt, hccl.Sum, w.comm, w.r.Stream())
 		}},
-		{"AllReduce op", func(w *worker, a, b unsafe.Pointer) error {
+		{"AllReduce op", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			op := hccl.Sum
 			if w.rank == last {
 				op = hccl.Max
 			}
 			return g.b.AllReduce(a, b, count, hccl.Float32, op, w.comm, w.r.Stream())
 		}},
-		{"Broadcast root", func(w *worker, a, b unsafe.Pointer) error {
+		{"Broadcast root", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			root := uint32(0)
 			if w.rank == last {
 				root = 1
 			}
 			return g.b.Broadcast(a, count, hccl.Int8, root, w.comm, w.r.Stream())
 		}},
-		{"ReduceScatter op", func(w *worker, a, b unsafe.Pointer) error {
+		{"ReduceScatter op", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			op := hccl.Min
 			if w.rank == 0 {
 				op = hccl.Prod
 			}
-			return g.b.ReduceScatter(a, b, 2, hccl.Int16, op, w.comm, w.r.Stream())
+			return g.b.ReduceScatter(a, b, 2, hccl.Int32, op, w.comm, w.r.Stream())
 		}},
-		{"AllGather count", func(w *worker, a, b unsafe.Pointer) error {
+		{"AllGather count", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			c := uint64(4)
 			if w.rank == 0 {
 				c = 3
 			}
 			return g.b.AllGather(a, b, c, hccl.Int8, w.comm, w.r.Stream())
 		}},
-		{"operation", func(w *worker, a, b unsafe.Pointer) error {
+		{"operation", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			if w.rank == last {
 				return g.b.AllGather(a, b, 4, hccl.Int8, w.comm, w.r.Stream())
 			}
 			return g.b.AllReduce(a, b, 4, hccl.Int8, hccl.Sum, w.comm, w.r.Stream())
 		}},
-		{"Barrier vs AllReduce", func(w *worker, a, b unsafe.Pointer) error {
+		{"Barrier vs AllReduce", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			if w.rank == 0 {
 				return g.b.Barrier(w.comm, w.r.Stream())
 			}
 			return g.b.AllReduce(a, b, 4, hccl.Int8, hccl.Sum, w.comm, w.r.Stream())
 		}},
-		{"AlltoAllV counts", func(w *worker, a, b unsafe.Pointer) error {
+		{"AlltoAllV counts", func(g *group, w *worker, a, b unsafe.Pointer) error {
 			sc, sd, rc, rd := make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 			for j := 0; j < n; j++ {
 				sc[j], rc[j] = 2, 2
@@ -85,70 +98,187 @@ func (s *suite) testMismatch(t *testing.T) {
 			}
 			return g.b.AlltoAllV(a, sc, sd, hccl.Int32, b, rc, rd, hccl.Int32, w.comm, w.r.Stream())
 		}},
+		{"AlltoAllV types", func(g *group, w *worker, a, b unsafe.Pointer) error {
+			cnt, dsp := make([]uint64, n), make([]uint64, n)
+			for j := range cnt {
+				cnt[j], dsp[j] = 1, uint64(j)
+			}
+			return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.Float32, w.comm, w.r.Stream())
+		}},
+		{"Send/Recv count", func(g *group, w *worker, a, b unsafe.Pointer) error {
+			switch w.rank {
+			case 0:
+				return g.b.Send(a, 8, hccl.Int32, 1, w.comm, w.r.Stream())
+			case 1:
+				return g.b.Recv(a, 7, hccl.Int32, 0, w.comm, w.r.Stream())
+			}
+			return nil
+		}},
+		{"Send/Recv type", func(g *group, w *worker, a, b unsafe.Pointer) error {
+			switch w.rank {
+			case 0:
+				return g.b.Send(a, 8, hccl.Int32, 1, w.comm, w.r.Stream())
+			case 1:
+				return g.b.Recv(a, 8, hccl.Float32, 0, w.comm, w.r.Stream())
+			}
+			return nil
+		}},
 	}
-	for _, c := range cases {
-		errs := g.each(func(w *worker) error {
-			a, err := w.alloc(1024)
-			if err != nil {
-				return err
-			}
-			defer w.free(a)
-			b, err := w.alloc(1024)
-			if err != nil {
-				return err
-			}
-			defer w.free(b)
-			return c.f(w, a, b)
-		})
-		allCode(t, hccl.EPara, errs, nil, "mismatched "+c.name)
-		// The communicator is still usable and in step.
-		g.noErr("AllReduce after mismatched "+c.name, g.each(func(w *worker) error {
-			a, err := w.alloc(64)
-			if err != nil {
-				return err
-			}
-			defer w.free(a)
-			if err := g.b.AllReduce(a, a, 4, hccl.Int32, hccl.Max, w.comm, w.r.Stream()); err != nil {
-				return err
-			}
-			return w.r.Sync()
-		}))
-	}
+}
 
-	// AlltoAllV whose send and receive types differ.
-	errs := g.each(func(w *worker) error {
-		a, _ := w.alloc(256)
-		defer w.free(a)
-		b, _ := w.alloc(256)
-		defer w.free(b)
-		cnt, dsp := make([]uint64, n), make([]uint64, n)
-		for j := range cnt {
-			cnt[j], dsp[j] = 1, uint64(j)
+// involved lists the ranks a case's call involves.
+func (c mismatchCase) involved(n int) []int {
+	if len(c.name) > 9 && c.name[:9] == "Send/Recv" {
+		return []int{0, 1}
+	}
+	return nil
+}
+
+// runCase issues the case's calls on every rank with fresh buffers.
+func (g *group) runCase(c mismatchCase) []error {
+	return g.each(func(w *worker) error {
+		a, err := w.alloc(1024)
+		if err != nil {
+			return err
 		}
-		return g.b.AlltoAllV(a, cnt, dsp, hccl.Int32, b, cnt, dsp, hccl.Float32, w.comm, w.r.Stream())
+		defer w.free(a)
+		b, err := w.alloc(1024)
+		if err != nil {
+			return err
+		}
+		defer w.free(b)
+		return c.f(g, w, a, b)
 	})
-	for r, err := range errs {
-		code(t, hccl.EPara, err, "AlltoAllV with send type int32 and receive type fp32, rank %d", r)
-	}
+}
 
-	// Send/Recv disagreeing on count or type: both sides fail.
-	for _, c := range []struct {
-		name     string
-		rc       uint64
-		sdt, rdt hccl.DataType
-	}{{"count", 7, hccl.Int32, hccl.Int32}, {"type", 8, hccl.Int32, hccl.Float32}} {
-		errs := g.some([]int{0, 1}, func(w *worker) error {
-			a, err := w.alloc(256)
-			if err != nil {
-				return err
+// allReduceSync is a good operation: every rank issues the same AllReduce
+// and synchronizes.
+func (g *group) allReduceSync() []error {
+	return g.each(func(w *worker) error {
+		a, err := w.alloc(64)
+		if err != nil {
+			return err
+		}
+		defer w.free(a)
+		if err := g.b.AllReduce(a, a, 4, hccl.Int32, hccl.Max, w.comm, w.r.Stream()); err != nil {
+			return err
+		}
+		return w.r.Sync()
+	})
+}
+
+// testMismatch: a disagreement in the first operation fails the call with
+// HCCL_E_INTERNAL on every rank; a later one returns success and fails
+// every rank's synchronize with 507048 after the exec timeout.
+func (s *suite) testMismatch(t *testing.T) {
+	n := min(3, s.maxRanks)
+	cases := mismatchCases(n)
+	t.Run("First", func(t *testing.T) {
+		g := s.newGroup(t, n)
+		for _, c := range cases {
+			g.mustInit()
+			errs := g.runCase(c)
+			// rank_consistentcy_checker.cc:235 (CompareFrame → HCCL_E_INTERNAL).
+			allCode(t, hccl.EInternal, errs, c.involved(n), "first operation mismatched "+c.name)
+			// The links are built: the communicator works on.
+			g.noErr("AllReduce after mismatched "+c.name, g.allReduceSync())
+			g.noErr("CommDestroy", g.destroy())
+		}
+	})
+	t.Run("Later", func(t *testing.T) {
+		if s.opts.Timeout <= 0 {
+			t.Skip("Options.Timeout not set")
+		}
+		// Each case waits out the exec timeout (twice for the first, which
+		// also shows the communicator stays unusable), so a few kinds
+		// stand for all: the comparison itself is the one the first
+		// operation's cases exercise.
+		later := map[string]bool{"AllReduce count": true, "operation": true, "AlltoAllV counts": true, "Send/Recv count": true}
+		if s.short {
+			later = map[string]bool{"AllReduce count": true, "Send/Recv count": true}
+		}
+		after := true
+		for _, c := range cases {
+			if !later[c.name] {
+				continue
 			}
-			defer w.free(a)
-			if w.rank == 0 {
-				return g.b.Send(a, 8, c.sdt, 1, w.comm, w.r.Stream())
-			}
-			return g.b.Recv(a, c.rc, c.rdt, 0, w.comm, w.r.Stream())
-		})
-		allCode(t, hccl.EPara, errs, []int{0, 1}, fmt.Sprintf("Send/Recv mismatched %s", c.name))
+			// Fresh ranks: a failed stream stays failed.
+			g := s.newGroup(t, n).mustInit()
+			g.noErr("first AllReduce", g.allReduceSync())
+			start := time.Now()
+			errs := g.runCase(c)
+			g.noErr("later mismatched "+c.name+" (the call only enqueues)", errs)
+			s.syncFails(t, g, c.involved(n), start, "later mismatched "+c.name, after)
+			after = false
+			g.noErr("CommDestroy", g.destroy())
+			g.stop()
+		}
+	})
+}
+
+// syncFails asserts that the listed ranks' (all when nil) synchronize
+// fails with 507048 no earlier than the exec timeout after start, that
+// GetCommAsyncError stays HCCL_SUCCESS (inconsistent_check first), and
+// with after, that the communicator stays unusable: a later AllReduce is
+// accepted and fails the stream again.
+func (s *suite) syncFails(t *testing.T, g *group, ranks []int, start time.Time, what string, after bool) {
+	t.Helper()
+	to := s.opts.Timeout
+	slack := 5*to + 2*time.Second
+	errs := g.some(ranks, func(w *worker) error {
+		err := w.r.Sync()
+		el := time.Since(start)
+		if acl.CodeOf(err) != acl.CodeRTFftsPlusTimeout {
+			return fmt.Errorf("synchronize: got %v, want ACL_ERROR_RT_FFTS_PLUS_TIMEOUT", err)
+		}
+		if el < to*9/10 || el > slack {
+			return fmt.Errorf("synchronize failed after %v, exec timeout %v", el, to)
+		}
+		r, err := g.b.GetCommAsyncError(w.comm)
+		if err != nil || r != hccl.Success {
+			return fmt.Errorf("GetCommAsyncError = %v, %v; want HCCL_SUCCESS (inconsistent_check first)", r, err)
+		}
+		return nil
+	})
+	for _, r := range orAll(ranks, len(g.ws)) {
+		if errs[r] != nil {
+			t.Errorf("%s: rank %d: %v", what, r, errs[r])
+		}
 	}
-	g.noErr("CommDestroy", g.destroy())
+	if !after {
+		return
+	}
+	// The communicator is unusable: the next operation is accepted and
+	// fails its stream too.
+	errs = g.some(ranks, func(w *worker) error {
+		a, err := w.alloc(64)
+		if err != nil {
+			return err
+		}
+		defer w.free(a)
+		if err := g.b.AllReduce(a, a, 4, hccl.Int32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+			return fmt.Errorf("AllReduce on the failed communicator: %v (the call only enqueues)", err)
+		}
+		if err := w.r.Sync(); acl.CodeOf(err) != acl.CodeRTFftsPlusTimeout {
+			return fmt.Errorf("synchronize after AllReduce on the failed communicator: got %v, want 507048", err)
+		}
+		return nil
+	})
+	for _, r := range orAll(ranks, len(g.ws)) {
+		if errs[r] != nil {
+			t.Errorf("%s: rank %d: %v", what, r, errs[r])
+		}
+	}
+}
+
+// orAll returns ranks, or every rank of n when ranks is nil.
+func orAll(ranks []int, n int) []int {
+	if ranks != nil {
+		return ranks
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

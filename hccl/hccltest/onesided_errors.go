@@ -55,6 +55,11 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 		code(t, hccl.EPtr, err, "EnableMemAccess of a null descriptor")
 		code(t, hccl.ENotFound, b.DisableMemAccess(c, &junk), "DisableMemAccess of bytes never enabled")
 
+		// A timeout of -2 s or less: HCCL_E_PARA, before any rendezvous
+		// (one_sided_service_adapt.cc:277-290; -1 is never, 0 the connect
+		// timeout).
+		_, err = b.ExchangeMemDesc(c, 1, nil, -2, make([]hccl.MemDesc, 1))
+		code(t, hccl.EPara, err, "ExchangeMemDesc with timeout -2")
 		// Offering a descriptor registered for another rank fails before
 		// any rendezvous.
 		if n >= 3 {

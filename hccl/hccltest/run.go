@@ -26,7 +26,8 @@ type suite struct {
 //	Init/RootInfo, Init/RootInfoConfig, Init/All, Init/ClusterInfo,
 //	Init/Errors, Barrier, AllReduce, Broadcast, AllGather, ReduceScatter,
 //	AlltoAllV, CountZero, Large (buffers up to 64 MiB per rank; skipped
-//	when short), SendRecv, BatchSendRecv, Mismatch, Errors, Timeout,
+//	when short), SendRecv, BatchSendRecv, Mismatch/First, Mismatch/Later,
+//	Errors, Timeout,
 //	OneSided, OneSidedErrors, Windows, Comm (the idiomatic layer),
 //	Destroy.
 func Run(t *testing.T, env Env, opts Options) {

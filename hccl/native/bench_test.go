@@ -9,6 +9,7 @@ import (
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/hccl/native"
 )
@@ -28,14 +29,15 @@ func soloComm(b *testing.B, be *native.Backend) hccl.CommHandle {
 func BenchmarkAllReduceCall(b *testing.B) {
 	be := openStub(b)
 	c := soloComm(b, be)
-	mem := &plainRank{}
+	mem := &plainRank{t: b, b: be, s: acl.StreamHandle(stubCall(b, be, "HcclStubStreamCreate"))}
 	defer mem.Close()
 	buf, err := mem.Alloc(64)
 	require.NoError(b, err)
+	st := mem.Stream()
 
 	fn := be.Symbol("HcclAllReduce")
 	// The bare call: a prepared argument slice, no checks, no error value.
-	args := []uintptr{uintptr(buf), uintptr(buf), 16, uintptr(hccl.Float32), uintptr(hccl.Sum), uintptr(c), 0}
+	args := []uintptr{uintptr(buf), uintptr(buf), 16, uintptr(hccl.Float32), uintptr(hccl.Sum), uintptr(c), uintptr(st)}
 	raw := func(n int) time.Duration {
 		start := time.Now()
 		for i := 0; i < n; i++ {
@@ -49,7 +51,7 @@ func BenchmarkAllReduceCall(b *testing.B) {
 
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := be.AllReduce(buf, buf, 16, hccl.Float32, hccl.Sum, c, 0); err != nil {
+		if err := be.AllReduce(buf, buf, 16, hccl.Float32, hccl.Sum, c, st); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,7 +56,8 @@ func setTimeout(t testing.TB, b *native.Backend, d time.Duration) {
 
 // stubEnv runs the conformance suite over the stub: ranks are goroutines
 // of this process, buffers are anonymous mappings (plain memory outside the
-// Go heap), operations are synchronous.
+// Go heap), operations run at the call and report failures on the rank's
+// stub stream (testdata/stub/stream.c), whose synchronize is a stub hook.
 type stubEnv struct {
 	t testing.TB
 	b *native.Backend
@@ -71,17 +72,30 @@ func (e *stubEnv) Devices(n int) []int32 {
 	}
 	return d
 }
-func (e *stubEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) { return &plainRank{}, nil }
-func (e *stubEnv) Live() int                                           { return int(stubCall(e.t, e.b, "HcclStubLive")) }
+func (e *stubEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) {
+	return &plainRank{t: e.t, b: e.b, s: acl.StreamHandle(stubCall(e.t, e.b, "HcclStubStreamCreate"))}, nil
+}
+func (e *stubEnv) Live() int { return int(stubCall(e.t, e.b, "HcclStubLive")) }
 
-// plainRank hands out mmap'ed memory.
+// plainRank hands out mmap'ed memory and has a stub stream.
 type plainRank struct {
+	t    testing.TB
+	b    *native.Backend
+	s    acl.StreamHandle
 	maps map[unsafe.Pointer][]byte
 }
 
-func (r *plainRank) Stream() acl.StreamHandle { return 0 }
-func (r *plainRank) Sync() error              { return nil }
-func (r *plainRank) MemType() hccl.MemType    { return hccl.MemDevice }
+func (r *plainRank) Stream() acl.StreamHandle { return r.s }
+
+// Sync is the stub's synchronize: the code of a failure an HCCL operation
+// left on the stream (507048), once it has surfaced.
+func (r *plainRank) Sync() error {
+	if c := acl.Code(stubCall(r.t, r.b, "HcclStubStreamSync", uintptr(r.s))); c != acl.Success {
+		return acl.Errorf("aclrtSynchronizeStream", c, "stub stream %#x", uintptr(r.s))
+	}
+	return nil
+}
+func (r *plainRank) MemType() hccl.MemType { return hccl.MemDevice }
 
 func (r *plainRank) Alloc(size uintptr) (unsafe.Pointer, error) {
 	m, err := unix.Mmap(-1, 0, int(max(size, 1)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
@@ -118,6 +132,10 @@ func (r *plainRank) Read(dst []byte, src unsafe.Pointer) error {
 func (r *plainRank) Close() error {
 	for p := range r.maps {
 		_ = r.Free(p)
+	}
+	if r.s != 0 {
+		stubCall(r.t, r.b, "HcclStubStreamDestroy", uintptr(r.s))
+		r.s = 0
 	}
 	return nil
 }

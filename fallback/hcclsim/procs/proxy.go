@@ -193,6 +193,9 @@ func (b *Backend) CommInitAll(devices []int32) ([]hccl.CommHandle, error) {
 
 // CommDestroy is HcclCommDestroy in the owning process.
 func (b *Backend) CommDestroy(h hccl.CommHandle) error {
+	if h == 0 {
+		return nil // as HcclCommDestroy (op_base.cc:3656)
+	}
 	_, err := b.on("CommDestroy", h, &req{})
 	return err
 }
@@ -229,6 +232,9 @@ func (b *Backend) Barrier(h hccl.CommHandle, s acl.StreamHandle) error {
 
 // AllReduce is HcclAllReduce.
 func (b *Backend) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.DataType, op hccl.ReduceOp, h hccl.CommHandle, s acl.StreamHandle) error {
+	if count == 0 {
+		return nil // checked before the communicator (op_base_host.cc:67)
+	}
 	_, err := b.on("AllReduce", h, &req{A: addr(send), B: addr(recv), Count: count, DT: int32(dt), ROp: int32(op), S: uint64(s)})
 	return err
 }

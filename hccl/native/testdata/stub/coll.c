@@ -311,7 +311,20 @@ static HcclResult enter(HcclComm comm, struct comm **c)
     return rc;
 }
 
-static HcclResult run(HcclComm comm, struct coll_arg *a)
+/* run_checked meets the other ranks (stub_mu held, c resolved) and turns
+ * the result into what the call returns (stream.c). A null stream is
+ * HCCL_E_PTR (op_base_host.cc:79-82, CHK_PTR_NULL(stream)). */
+static HcclResult run_checked(struct comm *c, struct coll_arg *a, aclrtStream stream)
+{
+    if (stream == NULL)
+        return HCCL_E_PTR;
+    struct timespec start;
+    if (op_begin(c, stream, &start))
+        return HCCL_SUCCESS;
+    return op_outcome(c, stream, coll_run(c, a), &start);
+}
+
+static HcclResult run(HcclComm comm, struct coll_arg *a, aclrtStream stream)
 {
     struct comm *c;
     HcclResult rc = enter(comm, &c);
@@ -320,85 +333,105 @@ static HcclResult run(HcclComm comm, struct coll_arg *a)
     if (a->kind == K_BROADCAST && a->root >= c->g->n)
         rc = HCCL_E_PARA;
     else
-        rc = coll_run(c, a);
+        rc = run_checked(c, a, stream);
     pthread_mutex_unlock(&stub_mu);
     return rc;
 }
 
-static HcclResult check_reduce(int dt, int op)
+/* SYS_MAX_COUNT (hccl_common.h:64): a larger count is HCCL_E_PARA
+ * (param_check.cc:150-158). */
+#define MAX_COUNT 0x7FFFFFFFFull
+
+/* check_type: an undefined data type is HCCL_E_NOT_SUPPORT
+ * (param_check.cc:281-291). */
+static HcclResult check_type(int dt, uint64_t count)
 {
-    if (dt_size(dt) == 0 || op < HCCL_REDUCE_SUM || op > HCCL_REDUCE_MIN)
+    if (dt_size(dt) == 0)
+        return HCCL_E_NOT_SUPPORT;
+    if (count > MAX_COUNT)
         return HCCL_E_PARA;
+    return HCCL_SUCCESS;
+}
+
+/* check_reduce: an undefined op is HCCL_E_NOT_SUPPORT (param_check.cc:307-325),
+ * as is a type HCCL does not reduce, and PROD of int16 and bf16 on A2/A3
+ * (param_check.cc:327-345). */
+static HcclResult check_reduce(int dt, int op, uint64_t count)
+{
+    HcclResult rc = check_type(dt, count);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    if (op < HCCL_REDUCE_SUM || op > HCCL_REDUCE_MIN)
+        return HCCL_E_NOT_SUPPORT;
     if (!dt_reducible(dt))
+        return HCCL_E_NOT_SUPPORT;
+    if (op == HCCL_REDUCE_PROD && (dt == HCCL_DATA_TYPE_INT16 || dt == HCCL_DATA_TYPE_BFP16))
         return HCCL_E_NOT_SUPPORT;
     return HCCL_SUCCESS;
 }
 
 EXPORT HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
-    (void)stream;
     struct coll_arg a = {.kind = K_BARRIER};
-    return run(comm, &a);
+    return run(comm, &a, stream);
 }
 
 #ifndef STUB_OMIT_REQUIRED /* variant without a required symbol, to test Open */
 EXPORT HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
                                 HcclComm comm, aclrtStream stream)
 {
-    (void)stream;
+    if (count == 0)
+        return HCCL_SUCCESS; /* op_base_host.cc:67: before the comm is looked at */
     if (comm == NULL)
         return HCCL_E_PTR;
-    HcclResult rc = check_reduce(dataType, op);
+    HcclResult rc = check_reduce(dataType, op, count);
     if (rc != HCCL_SUCCESS)
         return rc;
-    if (count == 0)
-        return HCCL_SUCCESS;
     if (sendBuf == NULL || recvBuf == NULL)
         return HCCL_E_PTR;
     struct coll_arg a = {.kind = K_ALLREDUCE, .send = sendBuf, .recv = recvBuf, .count = count, .dt = dataType, .op = op};
-    return run(comm, &a);
+    return run(comm, &a, stream);
 }
 #endif
 
 EXPORT HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
                                 aclrtStream stream)
 {
-    (void)stream;
     if (comm == NULL)
         return HCCL_E_PTR;
-    if (dt_size(dataType) == 0)
-        return HCCL_E_PARA;
+    HcclResult rc = check_type(dataType, count);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     if (count == 0)
         return HCCL_SUCCESS;
     if (buf == NULL)
         return HCCL_E_PTR;
     struct coll_arg a = {.kind = K_BROADCAST, .send = buf, .count = count, .dt = dataType, .root = root};
-    return run(comm, &a);
+    return run(comm, &a, stream);
 }
 
 EXPORT HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm,
                                 aclrtStream stream)
 {
-    (void)stream;
     if (comm == NULL)
         return HCCL_E_PTR;
-    if (dt_size(dataType) == 0)
-        return HCCL_E_PARA;
+    HcclResult rc = check_type(dataType, sendCount);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     if (sendCount == 0)
         return HCCL_SUCCESS;
     if (sendBuf == NULL || recvBuf == NULL)
         return HCCL_E_PTR;
     struct coll_arg a = {.kind = K_ALLGATHER, .send = sendBuf, .recv = recvBuf, .count = sendCount, .dt = dataType};
-    return run(comm, &a);
+    return run(comm, &a, stream);
 }
 
 EXPORT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
                                     HcclReduceOp op, HcclComm comm, aclrtStream stream)
 {
-    (void)stream;
     if (comm == NULL)
         return HCCL_E_PTR;
-    HcclResult rc = check_reduce(dataType, op);
+    HcclResult rc = check_reduce(dataType, op, recvCount);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (recvCount == 0)
@@ -406,18 +439,19 @@ EXPORT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvC
     if (sendBuf == NULL || recvBuf == NULL)
         return HCCL_E_PTR;
     struct coll_arg a = {.kind = K_REDUCESCATTER, .send = sendBuf, .recv = recvBuf, .count = recvCount, .dt = dataType, .op = op};
-    return run(comm, &a);
+    return run(comm, &a, stream);
 }
 
 EXPORT HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls, HcclDataType sendType,
                                 const void *recvBuf, const void *recvCounts, const void *rdispls, HcclDataType recvType,
                                 HcclComm comm, aclrtStream stream)
 {
-    (void)stream;
     if (comm == NULL || sendCounts == NULL || sdispls == NULL || recvCounts == NULL || rdispls == NULL)
         return HCCL_E_PTR;
     if (dt_size(sendType) == 0 || dt_size(recvType) == 0)
-        return HCCL_E_PARA;
+        return HCCL_E_NOT_SUPPORT;
+    if (sendBuf != NULL && sendBuf == recvBuf)
+        return HCCL_E_PARA; /* param_check.cc:163-165 */
     struct comm *c;
     HcclResult rc = enter(comm, &c);
     if (rc != HCCL_SUCCESS)
@@ -434,7 +468,7 @@ EXPORT HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, con
     }
     struct coll_arg a = {.kind = K_ALLTOALLV, .send = (void *)sendBuf, .recv = (void *)recvBuf, .dt = sendType,
                          .rdt = recvType, .sc = sendCounts, .sd = sdispls, .rc = recvCounts, .rd = rdispls};
-    rc = coll_run(c, &a);
+    rc = run_checked(c, &a, stream);
     pthread_mutex_unlock(&stub_mu);
     return rc;
 }

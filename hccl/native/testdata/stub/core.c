@@ -106,10 +106,22 @@ size_t dt_size(int dt)
     return 0;
 }
 
+/* dt_reducible: int8/16/32/64, fp16, bf16, fp32. The unsigned types and fp64
+ * are refused (hccl_communicator_host.cc:1002-1006), int128 and the 8-bit
+ * floats are not reduced. */
 int dt_reducible(int dt)
 {
-    return dt_size(dt) != 0 && dt_size(dt) <= 8 && dt != HCCL_DATA_TYPE_HIF8 && dt != HCCL_DATA_TYPE_FP8E4M3 &&
-           dt != HCCL_DATA_TYPE_FP8E5M2 && dt != HCCL_DATA_TYPE_FP8E8M0;
+    switch (dt) {
+    case HCCL_DATA_TYPE_INT8:
+    case HCCL_DATA_TYPE_INT16:
+    case HCCL_DATA_TYPE_INT32:
+    case HCCL_DATA_TYPE_INT64:
+    case HCCL_DATA_TYPE_FP16:
+    case HCCL_DATA_TYPE_BFP16:
+    case HCCL_DATA_TYPE_FP32:
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- handles ---- */
@@ -451,6 +463,8 @@ static void group_release(struct group *g)
 
 EXPORT HcclResult HcclCommDestroy(HcclComm comm)
 {
+    if (comm == NULL)
+        return HCCL_SUCCESS; /* op_base.cc:3656: an empty comm is skipped */
     pthread_mutex_lock(&stub_mu);
     struct comm *c;
     HcclResult rc = comm_get(comm, &c);
@@ -515,7 +529,7 @@ EXPORT HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
     if (rc == HCCL_SUCCESS && asyncError == NULL)
         rc = HCCL_E_PTR;
     if (rc == HCCL_SUCCESS)
-        *asyncError = HCCL_SUCCESS; /* operations are synchronous: nothing is left behind */
+        *asyncError = c->async_err; /* stream.c: HCCL_E_PARA for a later disagreement with inconsistent_check:on */
     pthread_mutex_unlock(&stub_mu);
     return rc;
 }

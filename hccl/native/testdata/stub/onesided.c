@@ -250,11 +250,15 @@ static struct offer *await_offer(struct group *g, int kind, uint32_t peer, uint3
 EXPORT HcclResult HcclExchangeMemDesc(HcclComm comm, uint32_t remoteRank, HcclMemDescs *local, int timeout,
                                       HcclMemDescs *remote, uint32_t *actualNum)
 {
-    (void)timeout; /* reserved by HCCL, which uses its own timeout */
     struct comm *c;
     HcclResult rc = lock_comm(comm, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
+    /* timeout (s): 0 = HCCL_CONNECT_TIMEOUT, -1 = never, <= -2 is
+     * HCCL_E_PARA (one_sided_service_adapt.cc:277-290). The stub waits its
+     * own timeout either way. */
+    if (timeout <= -2)
+        UNLOCK_RETURN(HCCL_E_PARA);
     if (local == NULL || remote == NULL || actualNum == NULL || (local->arrayLength > 0 && local->array == NULL) ||
         (remote->arrayLength > 0 && remote->array == NULL))
         UNLOCK_RETURN(HCCL_E_PTR);

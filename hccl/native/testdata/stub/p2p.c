@@ -75,7 +75,9 @@ static HcclResult await(struct group *g, struct msg *m, const struct timespec *d
 
 static HcclResult check_p2p(struct comm *c, const void *buf, uint64_t count, int dt, uint32_t peer)
 {
-    if (dt_size(dt) == 0 || peer >= c->g->n || peer == c->rank)
+    if (dt_size(dt) == 0)
+        return HCCL_E_NOT_SUPPORT; /* param_check.cc:281-291 */
+    if (count > 0x7FFFFFFFFull || peer >= c->g->n || peer == c->rank)
         return HCCL_E_PARA;
     if (buf == NULL && count > 0)
         return HCCL_E_PTR;
@@ -85,15 +87,17 @@ static HcclResult check_p2p(struct comm *c, const void *buf, uint64_t count, int
 EXPORT HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
                            aclrtStream stream)
 {
-    (void)stream;
     pthread_mutex_lock(&stub_mu);
     struct comm *c;
     HcclResult rc = comm_get(comm, &c);
     if (rc == HCCL_SUCCESS)
         rc = check_p2p(c, sendBuf, count, dataType, destRank);
-    if (rc == HCCL_SUCCESS && count > 0) {
+    if (rc == HCCL_SUCCESS && count > 0 && stream == NULL)
+        rc = HCCL_E_PTR;
+    struct timespec start;
+    if (rc == HCCL_SUCCESS && count > 0 && !op_begin(c, stream, &start)) {
         struct timespec dl = deadline_for(c->g);
-        rc = await(c->g, post(c->g, c->rank, destRank, sendBuf, count, dataType), &dl);
+        rc = op_outcome(c, stream, await(c->g, post(c->g, c->rank, destRank, sendBuf, count, dataType), &dl), &start);
     }
     pthread_mutex_unlock(&stub_mu);
     return rc;
@@ -102,15 +106,17 @@ EXPORT HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType,
 EXPORT HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
                            aclrtStream stream)
 {
-    (void)stream;
     pthread_mutex_lock(&stub_mu);
     struct comm *c;
     HcclResult rc = comm_get(comm, &c);
     if (rc == HCCL_SUCCESS)
         rc = check_p2p(c, recvBuf, count, dataType, srcRank);
-    if (rc == HCCL_SUCCESS && count > 0) {
+    if (rc == HCCL_SUCCESS && count > 0 && stream == NULL)
+        rc = HCCL_E_PTR;
+    struct timespec start;
+    if (rc == HCCL_SUCCESS && count > 0 && !op_begin(c, stream, &start)) {
         struct timespec dl = deadline_for(c->g);
-        rc = receive(c->g, srcRank, c->rank, recvBuf, count, dataType, &dl);
+        rc = op_outcome(c, stream, receive(c->g, srcRank, c->rank, recvBuf, count, dataType, &dl), &start);
     }
     pthread_mutex_unlock(&stub_mu);
     return rc;
@@ -121,34 +127,61 @@ EXPORT HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType,
 EXPORT HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,
                                     aclrtStream stream)
 {
-    (void)stream;
     if (sendRecvInfo == NULL && itemNum > 0)
         return HCCL_E_PTR;
     pthread_mutex_lock(&stub_mu);
     struct comm *c;
     HcclResult rc = comm_get(comm, &c);
+    /* Items naming this rank pair among themselves, the k-th send with the
+     * k-th receive, and are a local copy; an unmatched one is HCCL_E_PARA
+     * (coll_batch_send_recv_executor.cc:118-150). */
+    uint32_t self_send = 0, self_recv = 0;
     for (uint32_t i = 0; rc == HCCL_SUCCESS && i < itemNum; i++) {
         const HcclSendRecvItem *it = &sendRecvInfo[i];
         if (it->sendRecvType != HCCL_SEND && it->sendRecvType != HCCL_RECV)
             rc = HCCL_E_PARA;
-        else
+        else if (it->remoteRank == c->rank) {
+            rc = dt_size(it->dataType) == 0 ? HCCL_E_NOT_SUPPORT : (it->buf == NULL && it->count > 0) ? HCCL_E_PTR : HCCL_SUCCESS;
+            if (it->count > 0)
+                *(it->sendRecvType == HCCL_SEND ? &self_send : &self_recv) += 1;
+        } else
             rc = check_p2p(c, it->buf, it->count, it->dataType, it->remoteRank);
     }
-    if (rc != HCCL_SUCCESS) {
+    if (rc == HCCL_SUCCESS && self_send != self_recv)
+        rc = HCCL_E_PARA;
+    for (uint32_t k = 0, si = 0, ri = 0; rc == HCCL_SUCCESS && k < self_send; k++, si++, ri++) {
+        while (sendRecvInfo[si].remoteRank != c->rank || sendRecvInfo[si].sendRecvType != HCCL_SEND || sendRecvInfo[si].count == 0)
+            si++;
+        while (sendRecvInfo[ri].remoteRank != c->rank || sendRecvInfo[ri].sendRecvType != HCCL_RECV || sendRecvInfo[ri].count == 0)
+            ri++;
+        if (sendRecvInfo[si].count != sendRecvInfo[ri].count || sendRecvInfo[si].dataType != sendRecvInfo[ri].dataType)
+            rc = HCCL_E_PARA;
+    }
+    if (rc == HCCL_SUCCESS && stream == NULL)
+        rc = HCCL_E_PTR;
+    struct timespec start;
+    if (rc != HCCL_SUCCESS || op_begin(c, stream, &start)) {
         pthread_mutex_unlock(&stub_mu);
         return rc;
     }
     struct group *g = c->g;
+    for (uint32_t k = 0, si = 0, ri = 0; k < self_send; k++, si++, ri++) {
+        while (sendRecvInfo[si].remoteRank != c->rank || sendRecvInfo[si].sendRecvType != HCCL_SEND || sendRecvInfo[si].count == 0)
+            si++;
+        while (sendRecvInfo[ri].remoteRank != c->rank || sendRecvInfo[ri].sendRecvType != HCCL_RECV || sendRecvInfo[ri].count == 0)
+            ri++;
+        memmove(sendRecvInfo[ri].buf, sendRecvInfo[si].buf, sendRecvInfo[si].count * dt_size(sendRecvInfo[si].dataType));
+    }
     struct timespec dl = deadline_for(g);
     struct msg **sent = xcalloc(itemNum, sizeof *sent);
     for (uint32_t i = 0; i < itemNum; i++) {
         const HcclSendRecvItem *it = &sendRecvInfo[i];
-        if (it->sendRecvType == HCCL_SEND && it->count > 0)
+        if (it->sendRecvType == HCCL_SEND && it->count > 0 && it->remoteRank != c->rank)
             sent[i] = post(g, c->rank, it->remoteRank, it->buf, it->count, it->dataType);
     }
     for (uint32_t i = 0; i < itemNum; i++) {
         const HcclSendRecvItem *it = &sendRecvInfo[i];
-        if (it->sendRecvType == HCCL_RECV && it->count > 0) {
+        if (it->sendRecvType == HCCL_RECV && it->count > 0 && it->remoteRank != c->rank) {
             HcclResult r = receive(g, it->remoteRank, c->rank, it->buf, it->count, it->dataType, &dl);
             if (rc == HCCL_SUCCESS)
                 rc = r;
@@ -162,6 +195,7 @@ EXPORT HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t ite
         }
     }
     free(sent);
+    rc = op_outcome(c, stream, rc, &start);
     pthread_mutex_unlock(&stub_mu);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* ---- ABI (hccl_types.h) ---- */
 
@@ -226,6 +227,9 @@ struct comm {
     struct group *g;
     uint32_t rank;
     uint64_t seq; /* next collective */
+    int linked;   /* the first operation built the links */
+    int broken;   /* an operation failed its stream: every later one does too */
+    HcclResult async_err;
 };
 
 /* Global state: everything below is guarded by stub_mu. */
@@ -251,5 +255,15 @@ void onesided_release_comm(struct comm *c); /* registrations, accesses, windows,
 long onesided_live(void);
 
 HcclResult coll_run(struct comm *c, struct coll_arg *a);
+
+/* Streams and outcomes (stream.c). op_begin starts an operation: when the
+ * communicator is broken it fails the stream and returns 1 (the call then
+ * returns HCCL_SUCCESS without meeting anyone). op_outcome turns the
+ * rendezvous result into the call's result. stream_valid: a stream from
+ * HcclStubStreamCreate. */
+int op_begin(struct comm *c, aclrtStream stream, struct timespec *start);
+HcclResult op_outcome(struct comm *c, aclrtStream stream, HcclResult rc, const struct timespec *start);
+int stream_valid(aclrtStream stream);
+int check_mode(void);
 
 #endif
