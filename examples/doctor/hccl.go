@@ -77,7 +77,14 @@ func allReduceRank(ctx context.Context, rt *acl.Runtime, hb hccl.Backend, root *
 		if err != nil {
 			return err
 		}
-		return errors.Join(c.AllReduce(ctx, buf.Ptr(), buf.Ptr(), uint64(len(in)/4), hccl.Float32, hccl.Sum), c.Close())
+		// The collective is queued on the stream (failures show at the
+		// synchronize, as on the device); wait for it before destroying
+		// the communicator and reading the result.
+		err = c.AllReduce(ctx, buf.Ptr(), buf.Ptr(), uint64(len(in)/4), hccl.Float32, hccl.Sum)
+		if err == nil {
+			err = rt.Backend().SynchronizeStream(s.Handle())
+		}
+		return errors.Join(err, c.Close())
 	})
 	if err != nil {
 		return fmt.Errorf("rank %d: %w", r, err)
