@@ -150,7 +150,7 @@ func TestCommOnStreamAllReduce(t *testing.T) {
 // timeout would, with an error that is both HCCL_E_TIMEOUT and
 // context.DeadlineExceeded. The same for a barrier.
 func TestCommContextEndsWaitForPeer(t *testing.T) {
-	w := newWorld(t, 2, hcclsim.Options{ExecTimeout: 1500 * time.Millisecond})
+	w := newWorld(t, 2, hcclsim.Options{ExecTimeout: 1500 * time.Millisecond, ConnectTimeout: 1500 * time.Millisecond})
 	comms := w.join(t)
 	buf, err := w.devs[0].Malloc(4096, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestCommContextEndsWaitForPeer(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
 		assert.ErrorIs(t, err, hccl.ErrTimeout, name)
 		assert.Equal(t, hccl.ETimeout, hccl.ResultOf(err), name)
-		assert.Less(t, late, time.Second, "%s: the context, not the 1.5 s execution timeout, ended the wait", name)
+		assert.Less(t, late, time.Second, "%s: the context, not the 1.5 s timeouts (the first operation waits for peers up to the connect timeout), ended the wait", name)
 		// The abandoned call ends in the backend (its own timeout)
 		// before the next one starts.
 		_ = comms[0].Wait(context.Background())
