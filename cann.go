@@ -39,6 +39,10 @@ import (
 	hcclnative "github.com/ascend-go/cann/hccl/native"
 )
 
+// Version is the SDK's release, a semantic version without the "v"; the
+// first entry of CHANGELOG.md describes it (a test keeps the two in step).
+const Version = "0.1.0"
+
 // Mode says which backend Open should use.
 type Mode string
 

@@ -148,6 +148,12 @@ func TestModelHostBuffers(t *testing.T) {
 	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * inBytes}, c.H2D)
 	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * outBytes}, c.D2H)
 	require.Zero(t, c.D2D.Copies+c.H2H.Copies)
+	st, err := n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), st.IOCopies, "one model copy per IO of the synchronous execution")
+	stA, err := n.ModelStats(idA)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4*(runs-1)), stA.IOCopies, "one model copy per IO per asynchronous execution")
 	rt, err := n.modelRuntime(id)
 	require.NoError(t, err)
 	launches, err := n.modelLaunches(id)
@@ -168,6 +174,9 @@ func TestModelHostBuffers(t *testing.T) {
 	runAsync(t, n, idA, in, out, s)
 	p.check(t, x, r, dev[2], dev[3])
 	require.Zero(t, n.Counters().Copies())
+	stA, err = n.ModelStats(idA)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4*(runs-1)), stA.IOCopies, "device buffers add no model copy")
 	require.NoError(t, n.Unload(id))
 }
 
@@ -248,6 +257,9 @@ func TestModelCopyOnlyIO(t *testing.T) {
 	c := n.Counters()
 	require.Equal(t, Traffic{Copies: 4, Bytes: 2 * uint64(p.inSizes()[0]+p.outSizes()[1])}, c.D2D)
 	require.Zero(t, c.H2D.Copies+c.D2H.Copies)
+	st, err := n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), st.IOCopies, "two copy-only IOs, two executions")
 	rt, err := n.modelRuntime(id)
 	require.NoError(t, err)
 	require.Equal(t, zcrt.CopyInFeatureMap, rt.Inputs()[0].CopyOnly)
@@ -258,6 +270,27 @@ func TestModelCopyOnlyIO(t *testing.T) {
 		require.Equal(t, uint64(rt.ModelAddr(&x))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg])
 		require.Equal(t, zcrt.AddrFeatureMap, launches[sl.Task].Types[sl.Arg])
 	}
+
+	// The copy-only IOs bound to the model's own blocks: source equals
+	// destination, so nothing is copied or counted and the results are
+	// still right.
+	md, err := n.hookModel("test", id)
+	require.NoError(t, err)
+	y1 := rt.Outputs()[1]
+	own := func(rec *zcrt.IORecord) []byte {
+		return md.work[rt.ModelAddr(rec)-md.workAddr:][:rec.Size]
+	}
+	xOwn, y1Own := own(&x), own(&y1)
+	inOwn, _ := newDataset(t, n, xOwn, bufs[1])
+	outOwn, _ := newDataset(t, n, bufs[2], y1Own)
+	n.ResetCounters()
+	xv, rv := p.feed(rng, xOwn, bufs[1])
+	runAsync(t, n, id, inOwn, outOwn, s)
+	p.check(t, xv, rv, bufs[2], y1Own)
+	require.Zero(t, n.Counters().Copies())
+	st, err = n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), st.IOCopies, "an IO bound to its own block is not copied")
 	require.NoError(t, n.Unload(id))
 
 	// Hand-made model: output 0's producer flagged NoZeroCopy on its
@@ -284,6 +317,9 @@ func TestModelCopyOnlyIO(t *testing.T) {
 	runAsync(t, n, id2, in, out, s)
 	p2.check(t, x2, r2, bufs[2], bufs[3])
 	require.Equal(t, Traffic{Copies: 1, Bytes: uint64(p2.outSizes()[0])}, n.Counters().D2D)
+	st2, err := n.ModelStats(id2)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), st2.IOCopies)
 	require.NoError(t, n.Unload(id2))
 }
 

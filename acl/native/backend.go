@@ -25,6 +25,10 @@ const (
 	LibACL      = "libascendcl.so"
 	LibACLRt    = "libacl_rt.so"
 	LibACLModel = "libacl_mdl.so"
+	// LibACLOpCompiler holds aclopCompile* (acl/acl_op_compiler.h); it
+	// ships beside the runtime in every lib64, monolithic or split, and is
+	// loaded when present so the single-op API resolves.
+	LibACLOpCompiler = "libacl_op_compiler.so"
 )
 
 // EnvLibrary is the environment override of the library location.
@@ -71,7 +75,7 @@ func Open(opts ...Option) (*Backend, error) {
 	lib, err := dl.Open(dl.Spec{
 		Family: "ACL",
 		Names:  []string{LibACL, LibACLRt},
-		Extras: []string{LibACLModel},
+		Extras: []string{LibACLModel, LibACLOpCompiler},
 		Path:   c.path,
 		EnvVar: EnvLibrary,
 	})

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // point is one size of a series: the runs of one unit at that size.
@@ -111,21 +113,39 @@ func plotUnits(f *family, selected []string) []string {
 	return out
 }
 
-// Plot size: wide enough for a legend of several series beside the lines.
-const plotWidth, plotHeight = 16 * vg.Centimeter, 10 * vg.Centimeter
+// Plot size: the axes plus a legend column to their right.
+const plotWidth, plotHeight = 20 * vg.Centimeter, 10 * vg.Centimeter
+
+// legendGap separates the axes from the legend column; it also leaves room
+// for the half of the last x tick label ("64MiB") that extends past the
+// axis end, which would otherwise be clipped.
+const legendGap = vg.Centimeter
 
 // writePlot draws one unit of a family against size as SVG: one line per
 // series, the median of the runs at each point and, when there were
 // several runs, their range as error bars.
 func writePlot(w io.Writer, title, unit string, ss []series) error {
+	p, leg, err := buildPlot(title, unit, ss)
+	if err != nil {
+		return err
+	}
+	c := vgsvg.New(plotWidth, plotHeight)
+	drawPlot(draw.New(c), p, leg)
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// buildPlot makes the plot and its legend, drawn apart by drawPlot.
+func buildPlot(title, unit string, ss []series) (*plot.Plot, plot.Legend, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "size"
 	p.Y.Label.Text = unit
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(sizeTicks)
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
 
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range ss {
@@ -139,13 +159,6 @@ func writePlot(w io.Writer, title, unit string, ss []series) error {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.TickerFunc(logTicks)
 	}
-	// The legend goes in the top corner the lines leave free: left when
-	// they rise with size (bandwidths), right when they fall (times).
-	if len(ss) > 0 && len(ss[0].points) > 1 {
-		pts := ss[0].points
-		p.Legend.Left = pts[0].s.median <= pts[len(pts)-1].s.median
-	}
-
 	for i, s := range ss {
 		xys := make(plotter.XYs, len(s.points))
 		errs := make(plotter.YErrors, len(s.points))
@@ -157,7 +170,7 @@ func writePlot(w io.Writer, title, unit string, ss []series) error {
 		}
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return fmt.Errorf("plot %s: %s: %w", title, s.label, err)
+			return nil, leg, fmt.Errorf("plot %s: %s: %w", title, s.label, err)
 		}
 		line.Color = plotutil.Color(i)
 		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
@@ -170,20 +183,30 @@ func writePlot(w io.Writer, title, unit string, ss []series) error {
 				plotter.YErrors
 			}{xys, errs})
 			if err != nil {
-				return fmt.Errorf("plot %s: %s: %w", title, s.label, err)
+				return nil, leg, fmt.Errorf("plot %s: %s: %w", title, s.label, err)
 			}
 			eb.Color = plotutil.Color(i)
 			p.Add(eb)
 		}
-		p.Legend.Add(s.label, line, points)
+		leg.Add(s.label, line, points)
 	}
 
-	wt, err := p.WriterTo(plotWidth, plotHeight, "svg")
-	if err != nil {
-		return err
+	return p, leg, nil
+}
+
+// drawPlot draws the axes on the left of dc and the legend in a column to
+// their right, so the legend never covers data whatever the lines do.
+func drawPlot(dc draw.Canvas, p *plot.Plot, leg plot.Legend) {
+	r := leg.Rectangle(dc)
+	legW := r.Max.X - r.Min.X
+	if legW > 0 {
+		legW += legendGap
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	p.Draw(draw.Crop(dc, 0, -legW, 0, 0))
+	if legW > 0 {
+		// The legend column starts level with the title's baseline area.
+		leg.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-legW+legendGap, 0, 0, -p.Title.TextStyle.Height(p.Title.Text)-p.Title.Padding))
+	}
 }
 
 // sizeTicks marks the powers of two in [lo, hi], labelled in B, KiB or

@@ -74,6 +74,27 @@ func TestCheckModelCatchesBrokenPlans(t *testing.T) {
 		m.Outputs[0].BasicOffset = 0
 		require.Error(t, getest.CheckModel(m))
 	})
+	// Fixed cases (no random seed): an IO block reused by the feature map,
+	// from either side, is caught with the reason named.
+	t.Run("IO block reused by the feature map, fixed", func(t *testing.T) {
+		fixed := func() *ge.CompiledModel {
+			r := rand.New(rand.NewPCG(17, 1))
+			m, err := ge.Compile(getest.MLP(r, acl.Float32, 4, 16, 64, 64, 64, 8))
+			require.NoError(t, err)
+			require.NoError(t, getest.CheckModel(m))
+			return m
+		}
+		m := fixed()
+		out := m.Outputs[0].Buffer
+		moveBuffer(m, out, m.Plan[fmBuffers(m)[0]].Offset)
+		m.Outputs[0].BasicOffset = m.Plan[out].Offset
+		require.ErrorContains(t, getest.CheckModel(m), "outside IO region")
+
+		m = fixed()
+		fm := fmBuffers(m)[0]
+		moveBuffer(m, fm, m.Inputs[0].BasicOffset)
+		require.ErrorContains(t, getest.CheckModel(m), "outside feature map")
+	})
 	t.Run("inputs out of order", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
 		m, err := ge.Compile(getest.BranchConcat(r, acl.Float32, 4, 16, 2))

@@ -76,3 +76,21 @@ var syms = [numSyms]dl.Entry{
 	symCommDeregister:         {Name: "HcclCommDeregister", Optional: true},
 	symCommExchangeMem:        {Name: "HcclCommExchangeMem", Optional: true},
 }
+
+// RequiredSymbols lists the C functions Open fails without, in table order.
+func RequiredSymbols() []string { return symNames(false) }
+
+// OptionalSymbols lists the C functions whose absence only makes the method
+// that calls them return an error matching hccl.ErrNotSupported, in table
+// order.
+func OptionalSymbols() []string { return symNames(true) }
+
+func symNames(optional bool) []string {
+	var out []string
+	for _, s := range syms {
+		if s.Optional == optional {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}

@@ -166,3 +166,17 @@ func compile(cc []string, srcDir, libName string, opt Options) (string, error) {
 	}
 	return out, nil
 }
+
+// Compile builds the stub outside a test (for tools such as
+// ci/real-hardware's dry run), with the same cache as BuildWith.
+func Compile(srcDir, libName string, opt Options) (string, error) {
+	cc, err := Compiler()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(srcDir)
+	if err != nil {
+		return "", err
+	}
+	return compile(cc, abs, libName, opt)
+}
