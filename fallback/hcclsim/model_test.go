@@ -168,14 +168,13 @@ func (w *modelWorld) rank(r int, blob []byte, inputs [][][][]byte, res *rankResu
 		for i, x := range inputs[k][r] {
 			copy(views[i], x)
 		}
-		if k%2 == 0 {
-			if err := n.ExecuteAsync(id, sets[0], sets[1], s); err != nil {
-				return err
-			}
-			if err := n.SynchronizeStream(s); err != nil {
-				return err
-			}
-		} else if err := n.Execute(id, sets[0], sets[1]); err != nil {
+		// One model id runs either with aclmdlExecute or with
+		// aclmdlExecuteAsync, never both (GE: "NnExecute not support mix
+		// execute"); the rank's runs are all asynchronous.
+		if err := n.ExecuteAsync(id, sets[0], sets[1], s); err != nil {
+			return err
+		}
+		if err := n.SynchronizeStream(s); err != nil {
 			return err
 		}
 		var outs [][]byte
