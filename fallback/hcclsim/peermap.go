@@ -81,8 +81,14 @@ const deviceFilePrefix = "/memfd:fallback-device-"
 // mapPeerMem maps the device memory d describes, after checking that the
 // file is what a rank announces: a fallback device memory file of this
 // user, of the announced size.
+// shareable reports whether an announcement describes memory another
+// process could map.
+func shareable(d devMem) bool {
+	return d.size != 0 && d.pid > 0 && d.fd >= 0 && d.base != 0 && d.base+d.size >= d.base && d.size <= 1<<47
+}
+
 func mapPeerMem(d devMem) (peerMem, error) {
-	if d.size == 0 || d.pid <= 0 || d.fd < 0 || d.base == 0 || d.base+d.size < d.base || d.size > 1<<47 {
+	if !shareable(d) {
 		return peerMem{}, fmt.Errorf("the rank's device memory cannot be mapped by other processes")
 	}
 	path := "/proc/" + strconv.Itoa(d.pid) + "/fd/" + strconv.Itoa(d.fd)

@@ -80,8 +80,11 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 	}
 	// A rank that cannot map its peers (memory not shareable, /proc not
 	// permitted) is no error: the communicator stages its data.
+	// A rank whose own memory cannot be mapped stages too, so a world is
+	// direct only when every rank's memory is shared (a one-rank world
+	// included).
 	verdict := uint32(directFailed)
-	if peers, err = mapPeers(segs, rank); err == nil {
+	if peers, err = mapPeers(segs, rank); err == nil && shareable(announcedMem(own)) {
 		verdict = directMapped
 	}
 	atomic.StoreUint32(own.word(offDirect), verdict)
