@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -156,7 +157,14 @@ func (s *stream) execute(t task) (code acl.Code, msg string) {
 	if code == acl.CodeFailure || code == acl.Success {
 		code = acl.CodeRTTSError
 	}
-	return code, fmt.Sprintf("stream 0x%x: %s task failed: %v", uintptr(s.h), t.op, err)
+	// The stream reports the code; an error of that same code is quoted
+	// without it, so the message does not say the code twice.
+	text := err.Error()
+	var ae *acl.Error
+	if errors.As(err, &ae) && ae.Code == code && ae.Op != "" {
+		text = ae.Op + ": " + ae.Msg
+	}
+	return code, fmt.Sprintf("stream 0x%x: %s task failed: %s", uintptr(s.h), t.op, text)
 }
 
 const (
