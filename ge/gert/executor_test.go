@@ -59,16 +59,20 @@ func newFixture(t testing.TB, opts gert.LoweringOptions) *fixture {
 // deviceTensor returns a device tensor holding v, owned (freed with the
 // tensor).
 func (f *fixture) deviceTensor(t testing.TB, v []float32) *gert.Tensor {
-	alloc := &gert.DeviceAllocator{Dev: f.dev}
-	td, err := alloc.Malloc(uint64(4 * len(v)))
+	return upload(t, f.dev, gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{int64(len(v))}}, getest.F32Bytes(v))
+}
+
+// upload returns an owned device tensor of description d on dev holding b
+// (freed at the end of the test).
+func upload(t testing.TB, dev *acl.Device, d gert.IODesc, b []byte) *gert.Tensor {
+	td, err := (&gert.DeviceAllocator{Dev: dev}).Malloc(uint64(len(b)))
 	require.NoError(t, err)
-	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float32, gert.OnDeviceHbm)
+	tn := gert.NewTensor(d.Shape, d.DataType, gert.OnDeviceHbm)
 	require.NoError(t, tn.SetData(td))
-	if len(v) > 0 {
+	if len(b) > 0 {
 		p, _ := tn.Addr()
-		require.NoError(t, f.dev.Do(func() error {
-			b := getest.F32Bytes(v)
-			return f.dev.Runtime().Backend().Memcpy(p, uintptr(len(b)), unsafe.Pointer(&b[0]), uintptr(len(b)), acl.MemcpyHostToDevice)
+		require.NoError(t, dev.Do(func() error {
+			return dev.Runtime().Backend().Memcpy(p, uintptr(len(b)), unsafe.Pointer(&b[0]), uintptr(len(b)), acl.MemcpyHostToDevice)
 		}))
 	}
 	t.Cleanup(func() { _ = tn.Free() })

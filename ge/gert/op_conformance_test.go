@@ -38,18 +38,7 @@ func openEnv(t testing.TB, be acl.Backend) opEnv {
 }
 
 func (e opEnv) tensor(t testing.TB, v []float32) *gert.Tensor {
-	td, err := (&gert.DeviceAllocator{Dev: e.dev}).Malloc(uint64(4 * len(v)))
-	require.NoError(t, err)
-	tn := gert.NewTensor(gert.Shape{int64(len(v))}, acl.Float32, gert.OnDeviceHbm)
-	require.NoError(t, tn.SetData(td))
-	p, _ := tn.Addr()
-	b := getest.F32Bytes(v)
-	be := e.dev.Runtime().Backend()
-	require.NoError(t, e.dev.Do(func() error {
-		return be.Memcpy(p, uintptr(len(b)), unsafe.Pointer(&b[0]), uintptr(len(b)), acl.MemcpyHostToDevice)
-	}))
-	t.Cleanup(func() { _ = tn.Free() })
-	return tn
+	return upload(t, e.dev, gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{int64(len(v))}}, getest.F32Bytes(v))
 }
 
 func (e opEnv) read(t testing.TB, tn *gert.Tensor) []float32 {

@@ -180,17 +180,7 @@ func TestSingleOpMisuse(t *testing.T) {
 
 // deviceBytes returns an owned device tensor of description d holding b.
 func (f *fixture) deviceBytes(t testing.TB, d gert.IODesc, b []byte) *gert.Tensor {
-	alloc := &gert.DeviceAllocator{Dev: f.dev}
-	td, err := alloc.Malloc(uint64(len(b)))
-	require.NoError(t, err)
-	tn := gert.NewTensor(d.Shape, d.DataType, gert.OnDeviceHbm)
-	require.NoError(t, tn.SetData(td))
-	p, _ := tn.Addr()
-	require.NoError(t, f.dev.Do(func() error {
-		return f.dev.Runtime().Backend().Memcpy(p, uintptr(len(b)), unsafe.Pointer(&b[0]), uintptr(len(b)), acl.MemcpyHostToDevice)
-	}))
-	t.Cleanup(func() { _ = tn.Free() })
-	return tn
+	return upload(t, f.dev, d, b)
 }
 
 func (f *fixture) readBytes(t testing.TB, tn *gert.Tensor, n int) []byte {
