@@ -16,6 +16,7 @@ import (
 type task struct {
 	op     string              // the call that queued it, for messages
 	run    func(*stream) error // the work; runs on the stream's goroutine
+	fn     func() error        // the work of a hook task (instead of run: no wrapper to allocate)
 	fault  acl.Code            // injected failure: the task fails with it instead of running
 	always bool                // runs even after the stream failed (event records), so waiters are released
 	work   bool                // counted in Counters.Tasks
@@ -149,7 +150,12 @@ func (s *stream) execute(t task) (code acl.Code, msg string) {
 			code, msg = acl.CodeRTTSError, fmt.Sprintf("stream 0x%x: %s task panicked: %v", uintptr(s.h), t.op, r)
 		}
 	}()
-	err := t.run(s)
+	var err error
+	if t.fn != nil {
+		err = t.fn()
+	} else {
+		err = t.run(s)
+	}
 	if err == nil {
 		return 0, ""
 	}
@@ -306,11 +312,15 @@ func (c *call) stream(h acl.StreamHandle) (*stream, error) {
 // enqueue queues a task on s. Work tasks (copies, memsets, Enqueue) count
 // for task fault injection; event records and waits do not.
 func (c *call) enqueue(s *stream, work, always bool, run func(*stream) error) error {
+	return c.enqueueTask(s, task{op: c.op, run: run, always: always, work: work})
+}
+
+// enqueueTask is enqueue of a task the caller built.
+func (c *call) enqueueTask(s *stream, t task) error {
 	if stopped, code, msg := s.ctx.stopped(); stopped {
 		return c.fail(code, "the context of stream 0x%x stopped on failure (ACL_STOP_ON_FAILURE) and takes no new task: %s", uintptr(s.h), msg)
 	}
-	t := task{op: c.op, run: run, always: always, work: work}
-	if work {
+	if t.work {
 		t.fault = c.n.faults.next(&c.n.faults.task, acl.CodeRTTSError)
 	}
 	if !s.push(t) {

@@ -27,20 +27,20 @@ func (st streamState) Failed() (bool, acl.Code) {
 // the task went to (the null handle resolves, as in enqueueOp, to the
 // current context's default stream, so the state is taken here, on the
 // calling thread).
-func (n *NPU) enqueueOpState(s acl.StreamHandle, op string, task func() error) (streamState, error) {
+func (n *NPU) enqueueOpState(s acl.StreamHandle, op string, fn func() error) (streamState, error) {
 	c, err := n.begin(op, true)
 	if err != nil {
 		return streamState{}, err
 	}
 	defer n.exit()
-	if task == nil {
+	if fn == nil {
 		return streamState{}, c.fail(acl.CodeInvalidParam, "nil task")
 	}
 	st, err := c.stream(s)
 	if err != nil {
 		return streamState{}, err
 	}
-	if err := c.enqueue(st, true, false, func(*stream) error { return task() }); err != nil {
+	if err := c.enqueueTask(st, task{op: c.op, fn: fn, work: true}); err != nil {
 		return streamState{}, err
 	}
 	return streamState{st}, nil

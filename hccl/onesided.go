@@ -36,3 +36,8 @@ type OneSideOpDesc struct {
 
 // Bytes is Count × the element size (0 for an undefined data type).
 func (d OneSideOpDesc) Bytes() uint64 { return d.Count * uint64(d.DataType.Size()) }
+
+// MaxOneSideDescs is the most descriptors one BatchGet or BatchPut takes:
+// more is HCCL_E_PARA (MAX_DESC_NUM; hcomm legacy tree,
+// one_sided_service/one_sided_service_adapt.cc:47, checked at :410-413).
+const MaxOneSideDescs = 256

@@ -1,6 +1,8 @@
 package hcclsim
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 	"unsafe"
@@ -54,7 +56,11 @@ func (s *Sim) RegisterMem(h hccl.CommHandle, remoteRank uint32, typ hccl.MemType
 }
 
 // DeregisterMem withdraws a registration; peers that enabled it get
-// HCCL_E_REMOTE on later access.
+// HCCL_E_REMOTE on later access. A descriptor this communicator does not
+// hold is HCCL_E_NOT_FOUND while nothing is registered and
+// HCCL_E_INTERNAL otherwise, as the device's service decides
+// (hccl_one_sided_service.cc:232-235 registedMemCnt_ == 0, 245-247 the
+// descriptor not found).
 func (s *Sim) DeregisterMem(h hccl.CommHandle, desc *hccl.MemDesc) error {
 	const op = "HcclDeregisterMem"
 	c, err := s.comm(op, h)
@@ -68,8 +74,12 @@ func (s *Sim) DeregisterMem(h hccl.CommHandle, desc *hccl.MemDesc) error {
 	c.os.mu.Lock()
 	r := c.os.regs[m.id]
 	if !ok || m.world != c.world || m.owner != c.rank || r == nil {
+		none := len(c.os.regs) == 0
 		c.os.mu.Unlock()
-		return hccl.Errorf(op, hccl.ENotFound, "the descriptor is not a registration this communicator holds")
+		if none {
+			return hccl.Errorf(op, hccl.ENotFound, "nothing is registered on this communicator")
+		}
+		return hccl.Errorf(op, hccl.EInternal, "the descriptor is not a registration this communicator holds")
 	}
 	delete(c.os.regs, m.id)
 	c.os.mu.Unlock()
@@ -78,8 +88,14 @@ func (s *Sim) DeregisterMem(h hccl.CommHandle, desc *hccl.MemDesc) error {
 
 // ExchangeMemDesc sends local to remoteRank and receives that peer's
 // descriptors into remote. Both ranks call it naming each other; the calls
-// pair in call order. timeout is ignored (HCCL reserves it): the
-// communicator's execution timeout applies.
+// pair in call order, and the pairing is the one-sided connection to the
+// peer that EnableMemAccess and BatchGet/BatchPut need. As on the device
+// (transport_mem.cc:110-201) the sender sends whatever it is given; the
+// receiver fails with HCCL_E_INTERNAL when a descriptor it received is not
+// addressed to it (:128-142). The device does not check remote's capacity
+// (:175-199 receives actualNum descriptors into the array): here the
+// descriptors that fit are stored and the count is the peer's; with
+// Options.Pedantic the call fails with HCCL_E_PARA instead.
 func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl.MemDesc, timeout int32, remote []hccl.MemDesc) (uint32, error) {
 	const op = "HcclExchangeMemDesc"
 	c, err := s.comm(op, h)
@@ -101,46 +117,43 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 		wait = time.Duration(timeout) * time.Second
 	}
 	if int(remoteRank) == c.rank {
-		return 0, nil
+		return 0, nil // one_sided_service_adapt.cc:306-312
 	}
 	peer := int(remoteRank)
-	offer := pairOffer{Payload: make([][]byte, 0, len(local))}
-	var bad error
-	c.os.mu.Lock()
+	offer := pairOffer{Payload: make([][]byte, len(local))}
 	for i := range local {
-		m, ok := decodeMemDesc(local[i][:])
-		if !ok || m.world != c.world || m.owner != c.rank || m.peer != peer || c.os.regs[m.id] == nil {
-			bad = hccl.Errorf(op, hccl.EPara, "descriptor %d is not memory this rank registered for rank %d", i, peer)
-			break
-		}
-		offer.Payload = append(offer.Payload, local[i][:64])
-	}
-	c.os.mu.Unlock()
-	if bad != nil {
-		return 0, bad // before any rendezvous
+		offer.Payload[i] = local[i][:64]
 	}
 	res, err := c.tr.pair(c, pairXchg, peer, c.rank < peer, offer, wait)
 	if err != nil {
 		return 0, herr(op, err)
 	}
-	if len(res.peer.Payload) > len(remote) {
-		return 0, hccl.Errorf(op, hccl.EPara, "rank %d sent %d descriptors, capacity %d", peer, len(res.peer.Payload), len(remote))
-	}
 	c.os.mu.Lock()
-	defer c.os.mu.Unlock()
-	for i, p := range res.peer.Payload {
+	c.os.conns[peer] = true // created before the descriptors move (hccl_one_sided_service.cc:430-437)
+	c.os.mu.Unlock()
+	got := res.peer.Payload
+	for i, p := range got {
 		m, ok := decodeMemDesc(p)
 		if !ok || m.world != c.world || m.owner != peer || m.peer != c.rank {
-			return 0, hccl.Errorf(op, hccl.EInternal, "rank %d sent a malformed descriptor", peer)
+			return 0, hccl.Errorf(op, hccl.EInternal, "descriptor %d from rank %d is not memory registered for this rank (rank %d) on this communicator", i, peer, c.rank)
 		}
-		c.os.received[m.key()] = m
-		remote[i] = hccl.MemDesc(m.encode())
+		if i < len(remote) {
+			remote[i] = hccl.MemDesc(m.encode())
+		}
 	}
-	return uint32(len(res.peer.Payload)), nil
+	if len(got) > len(remote) && s.opts.Pedantic {
+		return 0, hccl.Errorf(op, hccl.EPara, "pedantic: rank %d sent %d descriptors, capacity %d; the device does not check the capacity and would have written %d descriptors past the end of remote",
+			peer, len(got), len(remote), len(got)-len(remote))
+	}
+	return uint32(len(got)), nil
 }
 
-// EnableMemAccess turns a descriptor a peer sent by ExchangeMemDesc into
-// access, returning the peer memory it names.
+// EnableMemAccess turns a descriptor a peer sent into access, returning
+// the peer memory it names. It needs the connection an ExchangeMemDesc
+// with the owner made (hccl_one_sided_service.cc:455-463: HCCL_E_INTERNAL
+// without it); bytes that are not a peer's descriptor addressed to this
+// rank are HCCL_E_INTERNAL too (hccl_one_sided_conn.cc:257-258). Enabling
+// the same descriptor again succeeds and counts up (:259-271).
 func (s *Sim) EnableMemAccess(h hccl.CommHandle, remoteDesc *hccl.MemDesc) (hccl.CommMem, error) {
 	const op = "HcclEnableMemAccess"
 	c, err := s.comm(op, h)
@@ -152,28 +165,37 @@ func (s *Sim) EnableMemAccess(h hccl.CommHandle, remoteDesc *hccl.MemDesc) (hccl
 	}
 	m, ok := decodeMemDesc(remoteDesc[:])
 	if !ok || m.world != c.world || m.peer != c.rank || m.owner == c.rank || m.owner < 0 || m.owner >= c.n {
-		return hccl.CommMem{}, hccl.Errorf(op, hccl.EPara, "not a peer's descriptor addressed to this rank on this communicator")
+		return hccl.CommMem{}, hccl.Errorf(op, hccl.EInternal, "not a peer's descriptor addressed to this rank on this communicator")
 	}
+	mem := hccl.CommMem{Type: hccl.MemType(m.typ), Addr: m.addr, Size: m.size}
 	c.os.mu.Lock()
-	_, got := c.os.received[m.key()]
-	_, on := c.os.enabled[m.key()]
-	c.os.mu.Unlock()
-	if !got {
-		return hccl.CommMem{}, hccl.Errorf(op, hccl.EPara, "descriptor of rank %d was never received by ExchangeMemDesc", m.owner)
+	conn := c.os.conns[m.owner]
+	if e := c.os.enabled[m.key()]; e != nil && conn {
+		e.refs++
+		c.os.mu.Unlock()
+		return mem, nil
 	}
-	if on {
-		return hccl.CommMem{}, hccl.Errorf(op, hccl.EPara, "access to rank %d's memory %#x is already enabled", m.owner, m.addr)
+	c.os.mu.Unlock()
+	if !conn {
+		return hccl.CommMem{}, hccl.Errorf(op, hccl.EInternal, "no connection to rank %d: exchange descriptors with it first (HcclExchangeMemDesc)", m.owner)
 	}
 	if !c.tr.ownerHas(c, m.owner, m.id) {
 		return hccl.CommMem{}, hccl.Errorf(op, hccl.ENotFound, "rank %d has deregistered memory %#x", m.owner, m.addr)
 	}
 	c.os.mu.Lock()
-	c.os.enabled[m.key()] = m
+	if e := c.os.enabled[m.key()]; e != nil {
+		e.refs++
+	} else {
+		c.os.enabled[m.key()] = &enabledMem{info: m, refs: 1}
+	}
 	c.os.mu.Unlock()
-	return hccl.CommMem{Type: hccl.MemType(m.typ), Addr: m.addr, Size: m.size}, nil
+	return mem, nil
 }
 
-// DisableMemAccess ends access enabled by EnableMemAccess.
+// DisableMemAccess ends one EnableMemAccess of a descriptor; access ends
+// with the last. A descriptor not enabled, or one whose owner this rank
+// has no connection to, is HCCL_E_INTERNAL (hccl_one_sided_service.cc:
+// 509-515, hccl_one_sided_conn.cc:303-304).
 func (s *Sim) DisableMemAccess(h hccl.CommHandle, remoteDesc *hccl.MemDesc) error {
 	const op = "HcclDisableMemAccess"
 	c, err := s.comm(op, h)
@@ -186,10 +208,13 @@ func (s *Sim) DisableMemAccess(h hccl.CommHandle, remoteDesc *hccl.MemDesc) erro
 	m, ok := decodeMemDesc(remoteDesc[:])
 	c.os.mu.Lock()
 	defer c.os.mu.Unlock()
-	if _, on := c.os.enabled[m.key()]; !ok || m.world != c.world || !on {
-		return hccl.Errorf(op, hccl.ENotFound, "access to this descriptor is not enabled")
+	e := c.os.enabled[m.key()]
+	if !ok || m.world != c.world || e == nil {
+		return hccl.Errorf(op, hccl.EInternal, "access to this descriptor is not enabled")
 	}
-	delete(c.os.enabled, m.key())
+	if e.refs--; e.refs == 0 {
+		delete(c.os.enabled, m.key())
+	}
 	return nil
 }
 
@@ -203,166 +228,243 @@ func (s *Sim) BatchPut(h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSid
 	return s.oneSided("HcclBatchPut", false, h, remoteRank, descs, st)
 }
 
-// oneSided checks every descriptor at the call (before any byte moves):
-// the local buffer, access enabled on this rank, and the owner still
-// holding the registration; then it queues the transfers on the stream.
-// A batch addressed to the caller's own rank is a local copy: its remote
-// addresses must lie in memory the rank registered on this communicator
-// (checkOwn), and it never involves the transport.
+// oneSided makes the checks of HcclBatchParaCheck
+// (one_sided_service_adapt.cc:400-429: no descriptors is success, more
+// than 256 or a remote rank out of range or equal to the caller's is
+// HCCL_E_PARA), needs a connection to the peer
+// (hccl_one_sided_service.cc:537-545: HCCL_E_NOT_FOUND without one), then
+// takes the descriptors in order as the device's BatchRead/BatchWrite does
+// (hccl_one_sided_conn.cc:357-383): an undefined data type is HCCL_E_PARA,
+// a remote range not inside enabled memory HCCL_E_INTERNAL. The device
+// has queued every descriptor before the bad one, and they move data: so
+// here those are queued too and the call returns the error. With
+// Options.Pedantic a bad descriptor refuses the whole batch before
+// anything is queued.
 func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSideOpDesc, st acl.StreamHandle) error {
 	c, err := s.comm(op, h)
 	if err != nil {
 		return err
 	}
-	if int(remoteRank) >= c.n {
+	switch {
+	case len(descs) == 0:
+		return nil
+	case len(descs) > hccl.MaxOneSideDescs:
+		return hccl.Errorf(op, hccl.EPara, "%d descriptors: at most %d per batch", len(descs), hccl.MaxOneSideDescs)
+	case int(remoteRank) >= c.n:
 		return hccl.Errorf(op, hccl.EPara, "remote rank %d (this rank %d of %d)", remoteRank, c.rank, c.n)
+	case int(remoteRank) == c.rank:
+		return hccl.Errorf(op, hccl.EPara, "remote rank %d is this rank: a one-sided batch needs a peer", remoteRank)
+	}
+	if err := c.check(); err != nil {
+		return herr(op, err)
 	}
 	peer := int(remoteRank)
-	self := peer == c.rank
-	xs := getXfers(len(descs))
-	queued := false
-	defer func() {
-		if !queued {
-			putXfers(xs)
-		}
-	}()
+	if !c.os.connected(peer) {
+		return hccl.Errorf(op, hccl.ENotFound, "no connection to rank %d: exchange descriptors with it first (HcclExchangeMemDesc)", peer)
+	}
+	t := getOSTask()
+	t.xs = t.xs[:0]
+	// The checks cost O(1) calls into the NPU and the owner per batch, not
+	// per descriptor: small reads come by the thousand.
+	bad, badErr := len(descs), error(nil)
+	c.os.mu.Lock()
 	for i, d := range descs {
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
 			if hccl.ResultOf(err) == hccl.ENotSupport {
-				// A descriptor's type is checked by the one-sided service,
-				// not HcomCheckDataType: HCCL_E_PARA (hccl-vs-source.md).
-				return hccl.Errorf(op, hccl.EPara, "descriptor %d: undefined data type %d", i, int32(d.DataType))
+				// SalGetDataTypeSize fails with HCCL_E_PARA
+				// (hccl_one_sided_conn.cc:363-366), not HcomCheckDataType.
+				err = hccl.Errorf(op, hccl.EPara, "descriptor %d: undefined data type %d", i, int32(d.DataType))
 			}
-			return err
+			bad, badErr = i, err
+			break
+		}
+		if err := c.os.checkEnabled(peer, d.RemoteAddr, n); err != nil {
+			bad, badErr = i, herr(op, errf(codeOf(err), "descriptor %d: %s", i, err.(*simError).msg))
+			break
 		}
 		if n == 0 {
 			continue
 		}
 		if d.LocalAddr == nil {
-			return hccl.Errorf(op, hccl.EPtr, "descriptor %d: null local address", i)
+			bad, badErr = i, hccl.Errorf(op, hccl.EPtr, "descriptor %d: null local address", i)
+			break
 		}
-		xs = append(xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n})
+		t.xs = append(t.xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i})
 	}
-	if len(xs) == 0 {
-		return nil
+	c.os.mu.Unlock()
+	if k, err := c.localViews(t.xs); err != nil && t.xs[k].desc < bad {
+		bad, badErr = t.xs[k].desc, herr(op, err)
 	}
-	if err := c.check(); err != nil {
-		return herr(op, err)
+	if bad < len(descs) {
+		t.xs = trimXfers(t.xs, bad)
 	}
-	// The checks cost O(1) calls into the NPU and the owner per batch, not
-	// per descriptor: small reads come by the thousand.
-	if err := c.localViews(xs); err != nil {
-		return herr(op, err)
-	}
-	if self {
-		spans := c.os.spansFor(anyPeer)
-		for _, x := range xs {
-			if err := checkOwn(spans, c.rank, x.remote, x.n); err != nil {
-				return herr(op, err)
-			}
-		}
-	} else {
-		enabled := c.os.enabledFor(peer)
-		spans, err := c.tr.ownerSpans(c, peer)
+	if len(t.xs) > 0 {
+		t.spans, err = c.tr.ownerSpans(t.spans[:0], c, peer)
 		if err != nil {
+			putOSTask(t)
 			return herr(op, err)
 		}
-		for _, x := range xs {
-			if err := checkRemote(enabled, peer, x.remote, x.n); err != nil {
-				return herr(op, err)
-			}
-			if err := coveredBy(spans, peer, x.remote, x.n); err != nil {
-				return herr(op, err)
+		for k, x := range t.xs {
+			if err := coveredBy(t.spans, peer, x.remote, x.n); err != nil {
+				if x.desc < bad {
+					bad, badErr = x.desc, herr(op, err)
+				}
+				t.xs = trimXfers(t.xs, k)
+				break
 			}
 		}
 	}
-	g := newGate[struct{}]()
-	err = enqueueGated(c, st, g, func(struct{}) error {
-		defer putXfers(xs)
-		// Views again: the memory may have been freed since the call.
-		if err := c.localViews(xs); err != nil {
-			return err
+	if badErr != nil && (s.opts.Pedantic && len(t.xs) > 0) {
+		putOSTask(t)
+		var moved uint64
+		for _, d := range descs[:bad] {
+			moved += d.Bytes()
 		}
-		err := c.exclusive(func() error {
-			if self {
-				return c.selfCopy(get, xs)
-			}
-			return c.tr.oneSided(c, peer, get, xs, c.timeout)
-		})
-		if m := s.opts.Link; err == nil && m != nil && !self {
-			var n uint64
-			for _, x := range xs {
-				n += x.n
-			}
-			m.charge(c.rank, peer, len(xs), n)
-		}
-		c.fail(err)
-		return err
-	})
-	if err != nil {
+		return pedantic(badErr, fmt.Sprintf("the device queues descriptors one by one and would already have moved descriptors 0..%d (%d bytes) before failing", bad-1, moved))
+	}
+	if len(t.xs) == 0 {
+		putOSTask(t)
+		return badErr
+	}
+	t.s, t.c, t.peer, t.get = s, c, peer, get
+	if err := t.enqueue(st); err != nil {
 		return herr(op, err)
 	}
-	queued = true // the task returns xs to the pool (a skipped task drops it)
-	g.open(struct{}{}, nil)
+	return badErr
+}
+
+// trimXfers drops the transfers of descriptor bad and after.
+func trimXfers(xs []xfer, bad int) []xfer {
+	for k, x := range xs {
+		if x.desc >= bad {
+			clear(xs[k:])
+			return xs[:k]
+		}
+	}
+	return xs
+}
+
+// pedantic marks err (an *hccl.Error) as an Options.Pedantic refusal,
+// saying what the device would have done instead.
+func pedantic(err error, device string) error {
+	var e *hccl.Error
+	if errors.As(err, &e) {
+		e2 := *e
+		e2.Msg = "pedantic: " + e.Msg + "; " + device
+		return &e2
+	}
+	return err
+}
+
+// osTask is one queued one-sided batch. Tasks are pooled, with their
+// transfer list, span list and the stream task function (a method value
+// made once per task, not per batch): a batch of small reads carries
+// hundreds of descriptors and an engram fetch issues many batches, so
+// allocating per call would dominate the cost of the reads.
+type osTask struct {
+	s     *Sim
+	c     *comm
+	peer  int
+	get   bool
+	xs    []xfer
+	spans []span
+	qt    queuedTask
+	run   func() error
+}
+
+var osTasks sync.Pool
+
+func getOSTask() *osTask {
+	if t, ok := osTasks.Get().(*osTask); ok {
+		return t
+	}
+	t := &osTask{}
+	t.run = t.exec
+	return t
+}
+
+func putOSTask(t *osTask) {
+	clear(t.xs) // drop the views into device memory
+	t.xs, t.spans = t.xs[:0], t.spans[:0]
+	t.s, t.c = nil, nil
+	t.qt = queuedTask{}
+	osTasks.Put(t)
+}
+
+// enqueue queues the batch on stream st, tracked for destroy. On success
+// the task owns t and returns it to the pool when it has run (a task its
+// failed stream skips leaves it to the garbage collector).
+func (t *osTask) enqueue(st acl.StreamHandle) error {
+	c := t.c
+	c.trackTask(&t.qt)
+	state, err := c.sim.env.enqueue(c.dev, st, t.run)
+	if err != nil {
+		c.untrack(&t.qt)
+		putOSTask(t)
+		return errf(codePara, "stream: %v", err)
+	}
+	c.setSkipped(&t.qt, state)
 	return nil
 }
 
-// xferPool recycles the transfer lists of one-sided batches: a batch of
-// small reads carries thousands of descriptors, and allocating their list
-// per call would dominate the cost of the reads.
-var xferPool sync.Pool
-
-func getXfers(n int) []xfer {
-	if p, ok := xferPool.Get().(*[]xfer); ok && cap(*p) >= n {
-		return (*p)[:0]
+// exec is the stream task: the transfers of the batch, checked again
+// (the memory may have been freed since the call).
+func (t *osTask) exec() error {
+	s, c := t.s, t.c
+	defer func() {
+		c.untrack(&t.qt)
+		putOSTask(t)
+	}()
+	if err := c.usable(); err != nil {
+		return err
 	}
-	return make([]xfer, 0, n)
-}
-
-func putXfers(xs []xfer) {
-	xs = xs[:cap(xs)]
-	clear(xs) // drop the views into device memory
-	xs = xs[:0]
-	xferPool.Put(&xs)
-}
-
-// selfCopy runs a batch addressed to the caller's own rank: every remote
-// range is resolved against the rank's live registrations (any peer)
-// before a byte moves; one deregistered since the call is an error
-// completion (HCCL_E_REMOTE), as for a peer's memory.
-func (c *comm) selfCopy(get bool, xs []xfer) error {
-	return moveResolved(c.os.resolver(c, anyPeer), get, xs)
+	if _, err := c.localViews(t.xs); err != nil {
+		return err
+	}
+	err := c.exclusive(func() error { return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout) })
+	if m := s.opts.Link; err == nil && m != nil {
+		var n uint64
+		for _, x := range t.xs {
+			n += x.n
+		}
+		m.charge(c.rank, t.peer, len(t.xs), n)
+	}
+	c.fail(err)
+	return err
 }
 
 // localViews takes the views of a batch's local buffers. When they all
 // fall in one range that is a single live allocation (rows gathered into
 // one buffer, the common case), one check covers them all; otherwise each
-// is checked on its own.
-func (c *comm) localViews(xs []xfer) error {
+// is checked on its own. On failure k is the transfer that failed.
+func (c *comm) localViews(xs []xfer) (k int, err error) {
 	lo, hi := ^uintptr(0), uintptr(0)
 	for i, x := range xs {
 		a := uintptr(x.lptr)
 		if x.n > uint64(^uintptr(0)-a) {
-			return errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", i, a, x.n)
+			return i, errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", x.desc, a, x.n)
 		}
 		lo, hi = min(lo, a), max(hi, a+uintptr(x.n))
+	}
+	if len(xs) == 0 {
+		return 0, nil
 	}
 	if v, err := c.view(ptrOf(lo), uint64(hi-lo)); err == nil {
 		for i := range xs {
 			off := uintptr(xs[i].lptr) - lo
 			xs[i].local = v[off : off+uintptr(xs[i].n)]
 		}
-		return nil
+		return 0, nil
 	}
 	for i := range xs {
 		v, err := c.view(xs[i].lptr, xs[i].n)
 		if err != nil {
-			return err
+			return i, errf(codeOf(err), "descriptor %d: %s", xs[i].desc, err.(*simError).msg)
 		}
 		xs[i].local = v
 	}
-	return nil
+	return 0, nil
 }
 
 // CommRegister registers a buffer window with the communicator.

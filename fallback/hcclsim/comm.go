@@ -34,7 +34,7 @@ type transport interface {
 	ownerHas(c *comm, owner int, id uint64) bool
 	// ownerSpans lists the memory owner still has registered for c's
 	// rank (HCCL_E_REMOTE when the owner is gone).
-	ownerSpans(c *comm, owner int) ([]span, error)
+	ownerSpans(dst []span, c *comm, owner int) ([]span, error)
 	// publishReg makes a registration visible to (or withdraws it from)
 	// peers in other processes.
 	publishReg(c *comm, r *registration, live bool) error
@@ -89,6 +89,7 @@ type xfer struct {
 	lptr   unsafe.Pointer
 	remote uintptr
 	n      uint64
+	desc   int // the descriptor's index in its batch (one-sided), for messages
 }
 
 // comm is one rank of a communicator. Its methods are safe for concurrent
@@ -108,20 +109,22 @@ type comm struct {
 	world   [16]byte
 	red     *reducer // data phases of a rank are serialised, so one suffices
 
-	mu        sync.Mutex
-	nextSeq   uint64 // collectives issued at call time
-	lastDone  chan struct{}
-	linked    bool                // the first operation built the links (and checked consistency)
-	asyncErr  code                // HcclGetCommAsyncError
-	broken    error               // sticky: an operation failed its stream; every later one fails too
-	doomed    bool                // an operation is holding until its exec timeout to fail
-	ahead     [maxAhead]aheadSlot // collectives in flight, by sequence number
-	destroyed bool
-	queued    map[*queuedTask]struct{} // work on streams (queued.go)
-	queueChg  chan struct{}            // closed and replaced when a queued task finishes
-	execMu    sync.Mutex               // serialises the rank's data phases (they share its staging memory)
+	mu         sync.Mutex
+	nextSeq    uint64 // collectives issued at call time
+	lastDone   chan struct{}
+	linked     bool                // the first operation built the links (and checked consistency)
+	asyncErr   code                // HcclGetCommAsyncError
+	broken     error               // sticky: an operation failed its stream; every later one fails too
+	doomed     bool                // an operation is holding until its exec timeout to fail
+	ahead      [maxAhead]aheadSlot // collectives in flight, by sequence number
+	destroyed  bool
+	queued     map[*queuedTask]struct{} // work on streams (queued.go)
+	queueChg   chan struct{}            // closed and replaced when a queued task finishes and queueWatch is set
+	queueWatch bool                     // a destroy waits on queueChg
+	execMu     sync.Mutex               // serialises the rank's data phases (they share its staging memory)
 
 	os oneSidedState
+	rs resolver   // owner-side scratch of this rank's one-sided batches (under execMu)
 	sq sendQueues // per-channel send queues of posted reads (sendqueue.go)
 }
 
@@ -327,9 +330,9 @@ func (c *comm) waitRoom(old aheadSlot) {
 	}
 	skipped := func() bool {
 		c.mu.Lock()
-		f := old.qt.skipped
+		qt := queuedTask{old.qt.state}
 		c.mu.Unlock()
-		return f != nil && f()
+		return qt.skipped()
 	}
 	select {
 	case <-old.done:

@@ -26,10 +26,10 @@ type env interface {
 	// enqueue appends task to stream s; the stream runs its tasks in order
 	// on its own goroutine and a task's error fails the stream (sticky,
 	// reported at synchronize). It returns an error when s is not a live
-	// stream of device dev. skipped reports, from any goroutine, whether
+	// stream of device dev. The state reports, from any goroutine, whether
 	// the stream has failed, after which it never runs the task if it has
 	// not already.
-	enqueue(dev int32, s acl.StreamHandle, task func() error) (skipped func() bool, err error)
+	enqueue(dev int32, s acl.StreamHandle, task func() error) (streamState, error)
 	// currentDevice is the device of the calling OS thread's current
 	// context.
 	currentDevice() (int32, error)

@@ -203,12 +203,12 @@ func (w *localWorld) ownerHas(c *comm, owner int, id uint64) bool {
 	return o != nil && o.os.registered(id)
 }
 
-func (w *localWorld) ownerSpans(c *comm, owner int) ([]span, error) {
+func (w *localWorld) ownerSpans(dst []span, c *comm, owner int) ([]span, error) {
 	o := w.owner(owner)
 	if o == nil {
-		return nil, errf(codeRemote, "rank %d has destroyed its communicator", owner)
+		return dst, errf(codeRemote, "rank %d has destroyed its communicator", owner)
 	}
-	return o.os.spansFor(c.rank), nil
+	return o.os.spansFor(dst, c.rank), nil
 }
 
 func (w *localWorld) publishReg(c *comm, r *registration, live bool) error { return nil }
@@ -218,7 +218,7 @@ func (w *localWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout ti
 	if owner == nil {
 		return errf(codeRemote, "rank %d has destroyed its communicator", peer)
 	}
-	return moveResolved(owner.os.resolver(owner, c.rank), get, xs)
+	return moveResolved(owner.os.resolver(&c.rs, owner, c.rank), get, xs) // c.rs: under c.exclusive
 }
 
 // moveResolved resolves every transfer's remote range before moving a

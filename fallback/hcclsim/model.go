@@ -122,7 +122,7 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 	}
 	// Destroy waits for work in flight, as for queued collectives.
 	qt := c.track()
-	c.setSkipped(qt, neverSkipped) // running on its stream now
+	c.setSkipped(qt, running{}) // running on its stream now
 	defer c.untrack(qt)
 	c.mu.Lock()
 	seq, prev, done := c.nextSeq, c.lastDone, make(chan struct{})

@@ -36,12 +36,12 @@ func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byt
 	return b, nil
 }
 
-func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) (func() bool, error) {
+func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) (streamState, error) {
 	st, err := e.n.Enqueue(s, "HCCL", task)
 	if err != nil {
 		return nil, err
 	}
-	return func() bool { failed, _ := st.Failed(); return failed }, nil
+	return st, nil
 }
 
 func (e npuEnv) currentDevice() (int32, error) { return e.n.CurrentDevice() }

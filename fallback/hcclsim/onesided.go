@@ -78,22 +78,32 @@ type window struct {
 	peers map[int][2]uint64 // peer → its window (addr, size) after CommExchangeMem
 }
 
-// oneSidedState is one rank's registrations, received and enabled peer
-// descriptors, and windows. Safe for concurrent use (mu).
+// enabledMem is peer memory this rank enabled: enabling the same
+// descriptor again counts up, and each DisableMemAccess counts down
+// (hcomm legacy tree, one_sided_service/hccl_one_sided_conn.cc:259-271,
+// 309-320: the remote buffer manager is reference-counted).
+type enabledMem struct {
+	info memDescInfo
+	refs int
+}
+
+// oneSidedState is one rank's registrations, connections (peers it
+// exchanged descriptors with), enabled peer memory and windows. Safe for
+// concurrent use (mu).
 type oneSidedState struct {
-	mu       sync.Mutex
-	nextID   uint64
-	regs     map[uint64]*registration // mine, live, by id
-	received map[descKey]memDescInfo  // sent to me by ExchangeMemDesc
-	enabled  map[descKey]memDescInfo  // enabled by me
-	windows  map[uintptr]*window      // by handle
-	nextWin  uintptr
+	mu      sync.Mutex
+	nextID  uint64
+	regs    map[uint64]*registration // mine, live, by id
+	conns   map[int]bool             // peers an ExchangeMemDesc paired with
+	enabled map[descKey]*enabledMem  // enabled by me
+	windows map[uintptr]*window      // by handle
+	nextWin uintptr
 }
 
 func (s *oneSidedState) init() {
 	s.regs = make(map[uint64]*registration)
-	s.received = make(map[descKey]memDescInfo)
-	s.enabled = make(map[descKey]memDescInfo)
+	s.conns = make(map[int]bool)
+	s.enabled = make(map[descKey]*enabledMem)
 	s.windows = make(map[uintptr]*window)
 }
 
@@ -120,6 +130,14 @@ func (s *oneSidedState) registered(id uint64) bool {
 	return ok
 }
 
+// connected reports whether an ExchangeMemDesc with peer paired (the
+// device's one-sided connection to it exists).
+func (s *oneSidedState) connected(peer int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[peer]
+}
+
 // span is a registered range [addr, addr+size).
 type span struct {
 	addr uintptr
@@ -130,22 +148,17 @@ func (sp span) covers(addr uintptr, n uint64) bool {
 	return addr >= sp.addr && uint64(addr-sp.addr) <= sp.size && n <= sp.size-uint64(addr-sp.addr)
 }
 
-// anyPeer stands for every requester in spansFor and resolver: the rank
-// itself reaches all of its own registrations, whatever peer they name.
-const anyPeer = -1
-
-// spansFor lists this rank's live registrations for requester (the owner
-// side of the call-time check, taken once per batch); anyPeer lists all.
-func (s *oneSidedState) spansFor(requester int) []span {
+// spansFor appends this rank's live registrations for requester to dst
+// (the owner side of the call-time check, taken once per batch).
+func (s *oneSidedState) spansFor(dst []span, requester int) []span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []span
 	for _, r := range s.regs {
-		if requester == anyPeer || r.info.peer == requester {
-			out = append(out, span{r.info.addr, r.info.size})
+		if r.info.peer == requester {
+			dst = append(dst, span{r.info.addr, r.info.size})
 		}
 	}
-	return out
+	return dst
 }
 
 // coveredBy fails with HCCL_E_REMOTE unless [addr, addr+n) lies inside one
@@ -159,24 +172,6 @@ func coveredBy(spans []span, owner int, addr uintptr, n uint64) error {
 	return errf(codeRemote, "rank %d no longer has [%#x, +%d) registered for this rank", owner, addr, n)
 }
 
-// checkOwn is the call-time check of a transfer addressed to the caller's
-// own rank: [addr, addr+n) must lie inside memory the rank registered on
-// this communicator (for any peer; one's own memory needs no exchange or
-// enable). spans is spansFor(anyPeer).
-func checkOwn(spans []span, rank int, addr uintptr, n uint64) error {
-	inside := false
-	for _, sp := range spans {
-		if sp.covers(addr, n) {
-			return nil
-		}
-		inside = inside || addr >= sp.addr && uint64(addr-sp.addr) < sp.size
-	}
-	if inside {
-		return errf(codePara, "range [%#x, +%d) runs past the end of rank %d's registered memory", addr, n, rank)
-	}
-	return errf(codeNotFound, "address %#x is not in memory rank %d registered on this communicator", addr, rank)
-}
-
 // resolver is the owner side of one batch of transfers: it looks up the
 // registrations for the requester once and takes one view per
 // registration, however many descriptors fall into it. Not safe for
@@ -188,16 +183,19 @@ type resolver struct {
 	views     [][]byte
 }
 
-func (s *oneSidedState) resolver(c *comm, requester int) *resolver {
+// resolver fills rs (reused by its caller) for requester.
+func (s *oneSidedState) resolver(rs *resolver, c *comm, requester int) *resolver {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs := &resolver{c: c, requester: requester}
+	clear(rs.regs)
+	clear(rs.views)
+	rs.c, rs.requester, rs.regs, rs.views = c, requester, rs.regs[:0], rs.views[:0]
 	for _, r := range s.regs {
-		if requester == anyPeer || r.info.peer == requester {
+		if r.info.peer == requester {
 			rs.regs = append(rs.regs, r)
+			rs.views = append(rs.views, nil)
 		}
 	}
-	rs.views = make([][]byte, len(rs.regs))
 	return rs
 }
 
@@ -220,39 +218,21 @@ func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
 		off := uint64(addr - r.info.addr)
 		return rs.views[i][off : off+n], nil
 	}
-	if rs.requester == anyPeer {
-		return nil, errf(codeRemote, "rank %d: own memory [%#x, +%d) is no longer registered", rs.c.rank, addr, n)
-	}
 	return nil, errf(codeRemote, "rank %d: [%#x, +%d) is not registered for rank %d (deregistered?)", rs.c.rank, addr, n, rs.requester)
 }
 
-// enabledFor lists the peer memory this rank enabled from peer.
-func (s *oneSidedState) enabledFor(peer int) []memDescInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []memDescInfo
+// checkEnabled is the requester side of one descriptor, as the device's
+// BatchRead/BatchWrite makes it (hccl_one_sided_conn.cc:343-346,
+// 372-375): [addr, addr+n) must lie inside memory of peer this rank
+// enabled; anything else (not enabled, or running past its end) is
+// HCCL_E_INTERNAL. Called with s.mu held.
+func (s *oneSidedState) checkEnabled(peer int, addr uintptr, n uint64) error {
 	for k, m := range s.enabled {
-		if k.owner == peer {
-			out = append(out, m)
+		if k.owner == peer && (span{m.info.addr, m.info.size}).covers(addr, n) {
+			return nil
 		}
 	}
-	return out
-}
-
-// checkRemote is the requester side of a transfer: the remote range must
-// lie inside memory of the peer this rank enabled (enabled is enabledFor).
-func checkRemote(enabled []memDescInfo, peer int, addr uintptr, n uint64) error {
-	for _, m := range enabled {
-		if addr < m.addr || uint64(addr-m.addr) >= m.size && !(m.size == 0 && addr == m.addr) {
-			continue
-		}
-		if n > m.size-uint64(addr-m.addr) {
-			return errf(codePara, "remote range [%#x, +%d) runs past the end of rank %d's memory [%#x, +%d)",
-				addr, n, peer, m.addr, m.size)
-		}
-		return nil
-	}
-	return errf(codeNotFound, "remote address %#x is not in memory rank %d registered, exchanged and enabled for this rank", addr, peer)
+	return errf(codeInternal, "remote range [%#x, +%d) is not inside memory rank %d registered for this rank and this rank enabled", addr, n, peer)
 }
 
 func le64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }

@@ -47,6 +47,15 @@ type Options struct {
 	// 1836 s and 120 s, so a CI run that loses a rank fails in seconds,
 	// not half an hour. Explicit options and environment variables win.
 	ShortDefaults bool
+	// Pedantic refuses what the device lets through but silently gets
+	// wrong, with an error whose message starts "pedantic:" and says what
+	// the device would have done (the HCCL side of fallback.WithPedantic):
+	// a one-sided batch with a bad descriptor after good ones (the device
+	// has already moved the good ones; here the whole batch is refused
+	// before anything moves), and an ExchangeMemDesc whose peer sends
+	// more descriptors than the remote array holds (the device writes
+	// past its end; here HCCL_E_PARA). Default: off, the device's outcome.
+	Pedantic bool
 }
 
 // Device defaults and limits (hcomm legacy tree, src/legacy/ascend910/:

@@ -1,6 +1,10 @@
 package hcclsim
 
-import "time"
+import (
+	"time"
+
+	"github.com/ascend-go/cann/acl"
+)
 
 // Work a communicator has on streams, for CommDestroy: it lets queued work
 // finish first, but must not wait for tasks their stream will never run.
@@ -10,18 +14,39 @@ import "time"
 
 // queuedTask is one task of the communicator on a stream.
 type queuedTask struct {
-	// skipped reports whether the task's stream failed, so that it will
-	// never run; nil while the task is being queued (it may still run).
-	skipped func() bool
+	// state observes the task's stream: once it failed, the task will
+	// never run. nil while the task is being queued (it may still run).
+	state streamState
 }
 
-// neverSkipped is the skipped of work already running.
-func neverSkipped() bool { return false }
+// streamState reports whether a stream failed (npuhook.StreamState).
+type streamState interface{ Failed() (bool, acl.Code) }
+
+// skipped reports whether the task's stream failed, so that it will never
+// run.
+func (qt *queuedTask) skipped() bool {
+	if qt.state == nil {
+		return false
+	}
+	failed, _ := qt.state.Failed()
+	return failed
+}
+
+// running is the state of work already running: never skipped.
+type running struct{}
+
+func (running) Failed() (bool, acl.Code) { return false, 0 }
 
 // track records a task before it is queued. Its owner calls setSkipped
 // once queued and untrack when it finishes (or was never queued).
 func (c *comm) track() *queuedTask {
 	qt := &queuedTask{}
+	c.trackTask(qt)
+	return qt
+}
+
+// trackTask is track of a task record the caller owns (pooled tasks).
+func (c *comm) trackTask(qt *queuedTask) {
 	c.mu.Lock()
 	if c.queued == nil {
 		c.queued = make(map[*queuedTask]struct{})
@@ -29,20 +54,22 @@ func (c *comm) track() *queuedTask {
 	}
 	c.queued[qt] = struct{}{}
 	c.mu.Unlock()
-	return qt
 }
 
-func (c *comm) setSkipped(qt *queuedTask, skipped func() bool) {
+func (c *comm) setSkipped(qt *queuedTask, state streamState) {
 	c.mu.Lock()
-	qt.skipped = skipped
+	qt.state = state
 	c.mu.Unlock()
 }
 
 func (c *comm) untrack(qt *queuedTask) {
 	c.mu.Lock()
 	delete(c.queued, qt)
-	close(c.queueChg) // wakes a waiting destroy
-	c.queueChg = make(chan struct{})
+	if c.queueWatch { // wake a waiting destroy
+		close(c.queueChg)
+		c.queueChg = make(chan struct{})
+		c.queueWatch = false
+	}
 	c.mu.Unlock()
 }
 
@@ -62,15 +89,16 @@ func (c *comm) waitQueued(timeout time.Duration) {
 		for qt := range c.queued {
 			pending = append(pending, qt)
 		}
-		skipped := make([]func() bool, len(pending))
+		states := make([]streamState, len(pending))
 		for i, qt := range pending {
-			skipped[i] = qt.skipped
+			states[i] = qt.state
 		}
 		changed := c.queueChg
+		c.queueWatch = true
 		c.mu.Unlock()
 		live := false
-		for _, f := range skipped {
-			if f == nil || !f() {
+		for _, st := range states {
+			if qt := (queuedTask{st}); st == nil || !qt.skipped() {
 				live = true
 				break
 			}

@@ -22,6 +22,7 @@ import (
 type shmWorld struct {
 	sim  *Sim
 	c    *comm
+	rs   resolver // the one-sided server's scratch (its goroutine only)
 	n    int
 	me   int
 	own  *segment
@@ -470,12 +471,11 @@ func (w *shmWorld) ownerHas(c *comm, owner int, id uint64) bool {
 	return false
 }
 
-func (w *shmWorld) ownerSpans(c *comm, owner int) ([]span, error) {
+func (w *shmWorld) ownerSpans(out []span, c *comm, owner int) ([]span, error) {
 	if err := w.stop(); err != nil {
-		return nil, err
+		return out, err
 	}
 	s := w.segs[owner]
-	var out []span
 	for i := 0; i < maxRegs; i++ {
 		state, peer, _, addr, size := s.regWords(i)
 		if atomic.LoadUint32(state) == 1 && int(atomic.LoadUint32(peer)) == w.me {

@@ -172,7 +172,7 @@ func (w *shmWorld) handleRequest(p int, s *segment, seq uint32) {
 	direct := atomic.LoadUint32(s.word(offReq+4*rqDirect)) == 1 && w.peers != nil
 	n = min(n, maxReqEntries)
 	ent := s.mem[s.l.entries:]
-	rs := w.c.os.resolver(w.c, p)
+	rs := w.c.os.resolver(&w.rs, w.c, p) // w.rs: only the server goroutine uses it
 	// The requester's side of entry i: its buffer (direct) or its staging
 	// area.
 	theirs := func(i int, ln uint64) ([]byte, error) {

@@ -20,12 +20,13 @@ import (
 
 // Environment of a child, set by Start.
 const (
-	envChild   = "HCCLSIM_PROCS_CHILD"   // "1" makes the process a child
-	envDevices = "HCCLSIM_PROCS_DEVICES" // devices of the child's NPU
-	envExec    = "HCCLSIM_PROCS_EXEC_MS" // execution timeout
-	envConnect = "HCCLSIM_PROCS_CONN_MS" // connect timeout
-	envBuffer  = "HCCLSIM_PROCS_BUFFER"  // staging bytes per rank
-	envStaged  = "HCCLSIM_PROCS_STAGED"  // "1": device memory not shareable, data staged
+	envChild   = "HCCLSIM_PROCS_CHILD"    // "1" makes the process a child
+	envDevices = "HCCLSIM_PROCS_DEVICES"  // devices of the child's NPU
+	envExec    = "HCCLSIM_PROCS_EXEC_MS"  // execution timeout
+	envConnect = "HCCLSIM_PROCS_CONN_MS"  // connect timeout
+	envBuffer  = "HCCLSIM_PROCS_BUFFER"   // staging bytes per rank
+	envStaged  = "HCCLSIM_PROCS_STAGED"   // "1": device memory not shareable, data staged
+	envPedant  = "HCCLSIM_PROCS_PEDANTIC" // "1": hcclsim.Options.Pedantic
 )
 
 // IsChild reports whether this process was started by Start to serve as
@@ -73,6 +74,7 @@ func serve(in io.Reader, out io.Writer) error {
 		ExecTimeout:    time.Duration(envInt(envExec, 0)) * time.Millisecond,
 		ConnectTimeout: time.Duration(envInt(envConnect, 0)) * time.Millisecond,
 		BufferBytes:    envInt(envBuffer, 0),
+		Pedantic:       os.Getenv(envPedant) == "1",
 	})
 	defer sim.Close()
 	bw := bufio.NewWriter(out)

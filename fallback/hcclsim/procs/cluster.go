@@ -34,6 +34,8 @@ type Options struct {
 	// (fallback.WithShareableDeviceMemory), so their communicators move
 	// data through staging instead of directly between device memories.
 	Staged bool
+	// Pedantic sets hcclsim.Options.Pedantic in every child.
+	Pedantic bool
 	// Args are the arguments the child is started with; a test binary
 	// passes "-test.run=^TestName$" naming a test that calls ServeChild
 	// when IsChild.
@@ -98,6 +100,9 @@ func Start(opts Options) (*Cluster, error) {
 		envBuffer+"="+strconv.Itoa(opts.BufferBytes))
 	if opts.Staged {
 		env = append(env, envStaged+"=1")
+	}
+	if opts.Pedantic {
+		env = append(env, envPedant+"=1")
 	}
 	for i := 0; i < opts.Processes; i++ {
 		cmd := exec.Command(exe, opts.Args...)
