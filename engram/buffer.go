@@ -94,7 +94,7 @@ func New(comm *hccl.Comm, dev *acl.Device, cfg Config) (*Buffer, error) {
 		}
 		b.hook, _ = comm.Backend().(sendQueues)
 		if cfg.CacheRows > 0 {
-			c, err := newHotCache(dev, comm, cfg.CacheRows, b.rb)
+			c, err := newHotCache(dev, cfg.CacheRows, b.rb)
 			if err != nil {
 				return nil, err
 			}
@@ -303,7 +303,7 @@ func (b *Buffer) Destroy() error {
 	}
 	errs = append(errs, b.release())
 	if b.cache != nil {
-		errs = append(errs, b.cache.close(b.dev))
+		errs = append(errs, b.cache.close())
 	}
 	b.sf = nil
 	return errors.Join(errs...)

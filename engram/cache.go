@@ -1,7 +1,6 @@
 package engram
 
 import (
-	"errors"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -43,7 +42,6 @@ func (s CacheStats) HitRate() float64 {
 // filled from an unfinished or failed read.
 type hotCache struct {
 	rows  *acl.DeviceBuffer // C × row bytes
-	reg   *hccl.LocalMem    // rows registered on the communicator
 	descs []hccl.OneSideOpDesc
 	c     int
 	rb    int64
@@ -61,25 +59,15 @@ type hotCache struct {
 	admitted []int32 // rows admitted by the current admit
 }
 
-// newHotCache allocates the cache's rows and registers them on comm, so
-// that a fetch's hits are one own-rank BatchGet (HCCL serves it locally,
-// as it does the own rows) rather than a copy per row.
-func newHotCache(dev *acl.Device, comm *hccl.Comm, c int, rb int64) (*hotCache, error) {
+// newHotCache allocates the cache's rows. A fetch's hits are local
+// copies from them (localCopies), as the own rows are.
+func newHotCache(dev *acl.Device, c int, rb int64) (*hotCache, error) {
 	size := max(int64(c)*rb, 1)
 	d, err := dev.Malloc(uintptr(size), acl.MemMallocHugeFirst)
 	if err != nil {
 		return nil, err
 	}
-	var reg *hccl.LocalMem
-	if err := dev.Do(func() error {
-		var err error
-		reg, err = comm.RegisterMem((comm.Rank()+1)%comm.Size(), hccl.MemDevice, d.Ptr(), uint64(size))
-		return err
-	}); err != nil {
-		_ = d.Close()
-		return nil, err
-	}
-	h := &hotCache{rows: d, reg: reg, c: c, rb: rb, slot: make(map[int32]int32, c), owner: make([]int32, c), ref: make([]bool, c)}
+	h := &hotCache{rows: d, c: c, rb: rb, slot: make(map[int32]int32, c), owner: make([]int32, c), ref: make([]bool, c)}
 	h.sk.init(c)
 	h.reset()
 	return h, nil
@@ -133,8 +121,8 @@ func (h *hotCache) lookup(indices []int32, isRemote func(int32) bool, missIdx, m
 }
 
 // issueHits queues the hit rows' copies from the cache to the output:
-// one own-rank BatchGet.
-func (h *hotCache) issueHits(be hccl.Backend, ch hccl.CommHandle, rank int, out unsafe.Pointer, sh acl.StreamHandle) error {
+// local copies (localCopies).
+func (h *hotCache) issueHits(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, out unsafe.Pointer, sh acl.StreamHandle) error {
 	if len(h.hits) == 0 {
 		return nil
 	}
@@ -145,14 +133,14 @@ func (h *hotCache) issueHits(be hccl.Backend, ch hccl.CommHandle, rank int, out 
 		h.descs = append(h.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(out, tok*h.rb), RemoteAddr: base + uintptr(s*h.rb),
 			Count: uint64(h.rb), DataType: hccl.Uint8})
 	}
-	return be.BatchGet(ch, uint32(rank), h.descs, sh)
+	return localCopies(rt, be, ch, h.descs, h.rows.Ptr(), acl.MemcpyDeviceToDevice, sh)
 }
 
 // admit offers the completed fetch's missed rows to the cache, copying
 // the admitted rows from out with one own-rank BatchPut on stream sh and
 // waiting for it; on an error every slot of this round is freed, never
 // left half filled.
-func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, rank int, out unsafe.Pointer, sh acl.StreamHandle) error {
+func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, out unsafe.Pointer, sh acl.StreamHandle) error {
 	h.descs = h.descs[:0]
 	h.admitted = h.admitted[:0]
 	defer func() { h.missed = h.missed[:0] }()
@@ -181,13 +169,13 @@ func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, ra
 		h.slot[g], h.owner[s], h.ref[s] = s, g, false
 		h.stats.Admitted++
 		h.admitted = append(h.admitted, g)
-		h.descs = append(h.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(out, int64(tok)*h.rb),
-			RemoteAddr: uintptr(h.rows.Ptr()) + uintptr(int64(s)*h.rb), Count: uint64(h.rb), DataType: hccl.Uint8})
+		h.descs = append(h.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(h.rows.Ptr(), int64(s)*h.rb),
+			RemoteAddr: uintptr(out) + uintptr(int64(tok)*h.rb), Count: uint64(h.rb), DataType: hccl.Uint8})
 	}
 	if len(h.admitted) == 0 {
 		return nil
 	}
-	err := be.BatchPut(ch, uint32(rank), h.descs, sh)
+	err := localCopies(rt, be, ch, h.descs, out, acl.MemcpyDeviceToDevice, sh)
 	if err == nil {
 		err = rt.SynchronizeStream(sh)
 	}
@@ -197,11 +185,8 @@ func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, ra
 	return err
 }
 
-// close deregisters the rows (with the device bound) and frees them.
-func (h *hotCache) close(dev *acl.Device) error {
-	err := dev.Do(h.reg.Close)
-	return errors.Join(err, h.rows.Close())
-}
+// close frees the rows.
+func (h *hotCache) close() error { return h.rows.Close() }
 
 // sketch is a count-min sketch of 4-bit counters (4 rows), halved every
 // 10·C additions (TinyLFU's reset).

@@ -227,24 +227,26 @@ func (b *Buffer) issueRows(rt acl.Backend, indices []int32, rows unsafe.Pointer,
 	}
 	be, h := b.comm.Backend(), b.comm.Handle()
 	if b.cache != nil {
-		if err := b.cache.issueHits(be, h, b.rank, rows, sh); err != nil {
+		if err := b.cache.issueHits(rt, be, h, rows, sh); err != nil {
 			return err
 		}
 	}
-	// Own rows: a one-sided read of the rank's own window, which HCCL
-	// serves locally (no channel, no send queue).
+	// Own rows: copied locally (never an own-rank BatchGet, which HCCL
+	// refuses).
 	if len(b.p.local) > 0 {
-		base := b.win.PeerMem(b.rank).Addr
+		base := uintptr(b.table)
 		b.descs = b.descs[:0]
 		for _, tok := range b.p.local {
 			row := int64(indices[tok]) - int64(b.rank)*e
 			b.descs = append(b.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(rows, int64(tok)*rb),
 				RemoteAddr: base + uintptr(row*rb), Count: uint64(rb), DataType: hccl.Uint8})
 		}
-		if err := be.BatchGet(h, uint32(b.rank), b.descs, sh); err != nil {
+		if err := localCopies(rt, be, h, b.descs, b.table, acl.MemcpyHostToDevice, sh); err != nil {
 			return err
 		}
 	}
+	// Remote rows: one BatchGet per peer and at most 256 posts, cut at
+	// the kernel's batch commits (batchEnd).
 	b.p.groupByPeer(b.w)
 	for peer := 0; peer < b.w; peer++ {
 		ps := b.p.posts[b.p.byPeer[peer]:b.p.byPeer[peer+1]]
@@ -258,14 +260,18 @@ func (b *Buffer) issueRows(rt acl.Backend, indices []int32, rows unsafe.Pointer,
 				RemoteAddr: base + uintptr(int64(x.Row)*rb), Count: uint64(rb), DataType: hccl.Uint8})
 			b.wires = append(b.wires, x.wire())
 		}
-		var err error
-		if b.hook != nil {
-			err = b.hook.BatchGetPosted(h, uint32(peer), b.descs, b.wires, sh)
-		} else {
-			err = be.BatchGet(h, uint32(peer), b.descs, sh)
-		}
-		if err != nil {
-			return err
+		for lo := 0; lo < len(ps); {
+			hi := batchEnd(ps, lo)
+			var err error
+			if b.hook != nil {
+				err = b.hook.BatchGetPosted(h, uint32(peer), b.descs[lo:hi], b.wires[lo:hi], sh)
+			} else {
+				err = be.BatchGet(h, uint32(peer), b.descs[lo:hi], sh)
+			}
+			if err != nil {
+				return err
+			}
+			lo = hi
 		}
 	}
 	return nil
@@ -358,7 +364,7 @@ func (p Pending) Wait(ctx context.Context) (Result, error) {
 	b.pending = false
 	if b.cache != nil && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
 		if err := b.dev.Do(func() error {
-			return b.cache.admit(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), b.rank, st.out.Rows.Ptr(), st.stream.Handle())
+			return b.cache.admit(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), st.out.Rows.Ptr(), st.stream.Handle())
 		}); err != nil {
 			b.freeOwned()
 			return Result{}, err

@@ -273,7 +273,7 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 	tmp = append(tmp, sendRows)
 	lo := int64(b.rank) * e
 	b.descs = b.descs[:0]
-	base := b.win.PeerMem(b.rank).Addr
+	base := uintptr(b.table)
 	for i, g := range entries {
 		if int64(g) < lo || int64(g) >= lo+e {
 			return Result{}, nil, fmt.Errorf("engram: received entry %d (%d) is not a row of rank %d", i, g, b.rank)
@@ -281,10 +281,9 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		b.descs = append(b.descs, hccl.OneSideOpDesc{LocalAddr: unsafe.Add(sendRows.Ptr(), int64(i)*rb),
 			RemoteAddr: base + uintptr((int64(g)-lo)*rb), Count: uint64(rb), DataType: hccl.Uint8})
 	}
-	if len(b.descs) > 0 {
-		if err := b.comm.Backend().BatchGet(b.comm.Handle(), uint32(b.rank), b.descs, cs); err != nil {
-			return Result{}, nil, err
-		}
+	// Local copies: HCCL refuses a BatchGet addressed to the own rank.
+	if err := localCopies(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), b.descs, b.table, acl.MemcpyHostToDevice, cs); err != nil {
+		return Result{}, nil, err
 	}
 	// 6. Rows back to the requesters.
 	recvRows, err := b.scratch(int64(valid) * rb)

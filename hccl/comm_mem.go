@@ -112,3 +112,42 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// BatchGetMem is BatchGet into acl memory: every descriptor's local range
+// lies inside local (else HCCL_E_PARA, before the backend sees an
+// address), which stays open while the batch is queued and whose Close
+// waits for it.
+func (c *Comm) BatchGetMem(ctx context.Context, peer int, local acl.Memory, descs []OneSideOpDesc) error {
+	return c.batchMem(ctx, "HcclBatchGet", peer, local, descs, c.b.BatchGet)
+}
+
+// BatchPutMem is BatchPut from acl memory (see BatchGetMem).
+func (c *Comm) BatchPutMem(ctx context.Context, peer int, local acl.Memory, descs []OneSideOpDesc) error {
+	return c.batchMem(ctx, "HcclBatchPut", peer, local, descs, c.b.BatchPut)
+}
+
+func (c *Comm) batchMem(ctx context.Context, op string, peer int, local acl.Memory, descs []OneSideOpDesc,
+	call func(CommHandle, uint32, []OneSideOpDesc, acl.StreamHandle) error) error {
+	if local == nil {
+		return Errorf(op, EPtr, "nil local memory")
+	}
+	for i, d := range descs {
+		if !inside(local, d.LocalAddr, d.Bytes()) {
+			return Errorf(op, EPara, "descriptor %d: local [%p, +%d) is not inside the %d bytes at %p", i, d.LocalAddr, d.Bytes(), local.Size(), local.Ptr())
+		}
+	}
+	r, err := c.peer(op, peer)
+	if err != nil {
+		return err
+	}
+	return c.issue(ctx, op, func(s acl.StreamHandle) error { return call(c.h, r, descs, s) }, local)
+}
+
+// RegisterBuffer is Register (HcclCommRegister) of acl memory, whole. The
+// registration does not keep the memory open: close it first.
+func (c *Comm) RegisterBuffer(m acl.Memory) (*Registration, error) {
+	if _, err := memType("HcclCommRegister", m); err != nil {
+		return nil, err
+	}
+	return c.Register(m.Ptr(), uint64(m.Size()))
+}

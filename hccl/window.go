@@ -41,6 +41,31 @@ func (c *Comm) RegisterMem(peer int, typ MemType, addr unsafe.Pointer, size uint
 	return &LocalMem{c: c, peer: peer, addr: addr, size: size, typ: typ, desc: d}, nil
 }
 
+// RegisterMemory is RegisterMem of acl memory: an *acl.DeviceBuffer
+// (HCCL_MEM_TYPE_DEVICE) or an *acl.HostBuffer (HCCL_MEM_TYPE_HOST), whole.
+// The registration does not keep the memory open: close the LocalMem (and
+// let the peers finish with it) before the memory.
+func (c *Comm) RegisterMemory(peer int, m acl.Memory) (*LocalMem, error) {
+	typ, err := memType("HcclRegisterMem", m)
+	if err != nil {
+		return nil, err
+	}
+	return c.RegisterMem(peer, typ, m.Ptr(), uint64(m.Size()))
+}
+
+// memType is the HCCL memory type of acl memory.
+func memType(op string, m acl.Memory) (MemType, error) {
+	switch m.(type) {
+	case *acl.DeviceBuffer:
+		return MemDevice, nil
+	case *acl.HostBuffer:
+		return MemHost, nil
+	case nil:
+		return 0, Errorf(op, EPtr, "nil memory")
+	}
+	return 0, Errorf(op, EPara, "%T is neither an *acl.DeviceBuffer nor an *acl.HostBuffer", m)
+}
+
 // Desc returns the descriptor to send to the peer.
 func (m *LocalMem) Desc() MemDesc { return m.desc }
 
@@ -82,7 +107,9 @@ func (c *Comm) ExchangeMemDesc(ctx context.Context, peer int, local []MemDesc, m
 		return nil, err
 	}
 	if int(n) > max {
-		return nil, Errorf("HcclExchangeMemDesc", EInternal, "backend reported %d descriptors for capacity %d", n, max)
+		// The device does not check the capacity (transport_mem.cc:
+		// 175-199) and writes the rest past the end of the array.
+		return nil, Errorf("HcclExchangeMemDesc", EPara, "rank %d sent %d descriptors for a capacity of %d", peer, n, max)
 	}
 	return remote[:n], nil
 }
@@ -138,6 +165,7 @@ type Transfer struct {
 // Get and Put are safe for concurrent use; Close is idempotent.
 type Window struct {
 	c      *Comm
+	mem    acl.Memory // the window's memory when opened from acl memory, else nil
 	addr   unsafe.Pointer
 	size   uint64
 	local  []*LocalMem  // by peer, nil for self
@@ -192,6 +220,26 @@ func (w *Window) open(ctx context.Context, typ MemType) error {
 	return nil
 }
 
+// OpenWindowMemory is OpenWindow over acl memory, whole: an
+// *acl.DeviceBuffer or an *acl.HostBuffer. Get and Put keep it open while
+// they queue work, and its Close waits for that work (acl.Stream.Do); the
+// Comm must be on an acl.Stream (OnStream or UseStream).
+func (c *Comm) OpenWindowMemory(ctx context.Context, m acl.Memory) (*Window, error) {
+	typ, err := memType("OpenWindow", m)
+	if err != nil {
+		return nil, err
+	}
+	if c.ACLStream() == nil {
+		return nil, Errorf("OpenWindow", EPara, "acl memory needs a communicator on an acl.Stream (OnStream or UseStream)")
+	}
+	w := &Window{c: c, mem: m, addr: m.Ptr(), size: uint64(m.Size()), local: make([]*LocalMem, c.size), remote: make([]*RemoteMem, c.size)}
+	if err := w.open(ctx, typ); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
 // Comm returns the communicator of the window.
 func (w *Window) Comm() *Comm { return w.c }
 
@@ -212,8 +260,8 @@ func (w *Window) PeerSize(peer int) uint64 {
 
 // PeerMem is the window of rank peer as a one-sided address range (the
 // RemoteAddr base of a OneSideOpDesc): an enabled peer's memory, this
-// rank's own window for self (HCCL reads it locally), the zero CommMem for
-// an unknown rank. Callers that post descriptors themselves (one
+// rank's own window for self (to copy from locally: a one-sided batch to
+// the own rank is HCCL_E_PARA), the zero CommMem for an unknown rank. Callers that post descriptors themselves (one
 // BatchGet per peer, each on a stream of their choosing) use it.
 func (w *Window) PeerMem(peer int) CommMem {
 	if peer < 0 || peer >= len(w.remote) {
@@ -223,8 +271,7 @@ func (w *Window) PeerMem(peer int) CommMem {
 }
 
 // peerMem is the window of rank peer as a one-sided address range: the
-// enabled remote memory of a peer, or this rank's own window, which HCCL
-// reads and writes locally (it is registered with every peer).
+// enabled remote memory of a peer, or this rank's own window.
 func (w *Window) peerMem(peer int) CommMem {
 	if peer == w.c.rank {
 		return CommMem{Addr: uintptr(w.addr), Size: w.size}
@@ -235,25 +282,40 @@ func (w *Window) peerMem(peer int) CommMem {
 	return CommMem{}
 }
 
-// Get reads every range from peer's window (one BatchGet); peer may be this
-// rank, whose own window is read locally. Ranges are checked against the
-// peer's window size first, with HCCL_E_PARA.
+// Get reads every range from peer's window: BatchGets of at most
+// MaxOneSideDescs ranges each. Ranges are checked against the peer's
+// window size first, with HCCL_E_PARA; so is peer = this rank (HCCL
+// refuses a one-sided batch addressed to the caller's own rank: copy the
+// own window locally).
 func (w *Window) Get(ctx context.Context, peer int, reads []Transfer) error {
-	return w.transfer(ctx, "HcclBatchGet", peer, reads, w.c.b.BatchGet)
+	return w.transfer(ctx, "HcclBatchGet", peer, nil, reads, w.c.b.BatchGet)
 }
 
-// Put writes every range into peer's window (one BatchPut).
+// Put writes every range into peer's window (BatchPuts of at most
+// MaxOneSideDescs ranges).
 func (w *Window) Put(ctx context.Context, peer int, writes []Transfer) error {
-	return w.transfer(ctx, "HcclBatchPut", peer, writes, w.c.b.BatchPut)
+	return w.transfer(ctx, "HcclBatchPut", peer, nil, writes, w.c.b.BatchPut)
 }
 
-func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Transfer,
+// GetMem is Get into acl memory: every read's Local range lies inside
+// local (else HCCL_E_PARA), which stays open while the reads are queued
+// and whose Close waits for them.
+func (w *Window) GetMem(ctx context.Context, peer int, local acl.Memory, reads []Transfer) error {
+	return w.transfer(ctx, "HcclBatchGet", peer, local, reads, w.c.b.BatchGet)
+}
+
+// PutMem is Put from acl memory (see GetMem).
+func (w *Window) PutMem(ctx context.Context, peer int, local acl.Memory, writes []Transfer) error {
+	return w.transfer(ctx, "HcclBatchPut", peer, local, writes, w.c.b.BatchPut)
+}
+
+func (w *Window) transfer(ctx context.Context, op string, peer int, local acl.Memory, rs []Transfer,
 	call func(CommHandle, uint32, []OneSideOpDesc, acl.StreamHandle) error) error {
 	if err := w.c.pre(ctx, op); err != nil {
 		return err
 	}
-	if peer < 0 || peer >= w.c.size {
-		return Errorf(op, EPara, "peer %d of %d (self %d)", peer, w.c.size, w.c.rank)
+	if peer < 0 || peer >= w.c.size || peer == w.c.rank {
+		return Errorf(op, EPara, "peer %d of %d (self %d): a one-sided batch needs another rank", peer, w.c.size, w.c.rank)
 	}
 	w.mu.Lock()
 	closed := w.closed
@@ -267,21 +329,43 @@ func (w *Window) transfer(ctx context.Context, op string, peer int, rs []Transfe
 		sp = new([]OneSideOpDesc)
 	}
 	descs := (*sp)[:0]
+	defer func() {
+		clear(descs) // drop the local pointers before pooling
+		*sp = descs[:0]
+		w.pool.Put(sp)
+	}()
 	for i, r := range rs {
 		n := r.Count * uint64(r.DataType.Size())
 		if !r.DataType.Valid() || r.Offset > mem.Size || n > mem.Size-r.Offset || (r.Count != 0 && n/r.Count != uint64(r.DataType.Size())) {
-			*sp = descs
-			w.pool.Put(sp)
 			return Errorf(op, EPara, "range %d: offset %d, %d × %v outside the %d-byte window of rank %d",
 				i, r.Offset, r.Count, r.DataType, mem.Size, peer)
 		}
+		if local != nil && !inside(local, r.Local, n) {
+			return Errorf(op, EPara, "range %d: local [%p, +%d) is not inside the %d bytes at %p", i, r.Local, n, local.Size(), local.Ptr())
+		}
 		descs = append(descs, OneSideOpDesc{LocalAddr: r.Local, RemoteAddr: mem.Addr + uintptr(r.Offset), Count: r.Count, DataType: r.DataType})
 	}
-	err := call(w.c.h, uint32(peer), descs, w.c.Stream())
-	clear(descs) // drop the local pointers before pooling
-	*sp = descs
-	w.pool.Put(sp)
-	return err
+	var use [2]acl.Memory
+	k := 0
+	for _, m := range []acl.Memory{w.mem, local} {
+		if m != nil {
+			use[k] = m
+			k++
+		}
+	}
+	for lo := 0; lo < len(descs); lo += MaxOneSideDescs {
+		batch := descs[lo:min(len(descs), lo+MaxOneSideDescs)]
+		if err := w.c.issue(ctx, op, func(s acl.StreamHandle) error { return call(w.c.h, uint32(peer), batch, s) }, use[:k]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inside reports whether [p, p+n) lies inside m.
+func inside(m acl.Memory, p unsafe.Pointer, n uint64) bool {
+	lo, a := uintptr(m.Ptr()), uintptr(p)
+	return lo != 0 && a >= lo && uint64(a-lo) <= uint64(m.Size()) && n <= uint64(m.Size())-uint64(a-lo)
 }
 
 // Close disables access to the peers' windows and deregisters this rank's

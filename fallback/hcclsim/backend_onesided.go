@@ -14,8 +14,13 @@ import (
 // One-sided service and buffer windows of hccl.Backend.
 
 // RegisterMem registers [addr, addr+size) for access by remoteRank and
-// returns its descriptor. Registering for the caller's own rank succeeds
-// and registers nothing (as HCCL).
+// returns its descriptor, with the checks of HcclRegisterMem in its order
+// (hcomm legacy tree, one_sided_service/one_sided_service_adapt.cc:
+// 145-198): a null address is HCCL_E_PTR; the caller's own rank succeeds
+// and registers nothing; a memory type other than device or host, size 0,
+// or more than 64 GB of device / 1 TB of host memory is HCCL_E_PARA; a
+// remote rank out of range is HCCL_E_NOT_FOUND (the service's rank table
+// lookup, hccl_one_sided_service.cc:94, throws out_of_range).
 func (s *Sim) RegisterMem(h hccl.CommHandle, remoteRank uint32, typ hccl.MemType, addr unsafe.Pointer, size uint64) (hccl.MemDesc, error) {
 	const op = "HcclRegisterMem"
 	c, err := s.comm(op, h)
@@ -23,16 +28,20 @@ func (s *Sim) RegisterMem(h hccl.CommHandle, remoteRank uint32, typ hccl.MemType
 		return hccl.MemDesc{}, err
 	}
 	switch {
-	case int(remoteRank) >= c.n:
-		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "remote rank %d of %d", remoteRank, c.n)
-	case !typ.Valid():
-		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "memory type %d", typ)
-	case size == 0:
-		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "size 0")
 	case addr == nil:
 		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPtr, "null address")
 	case int(remoteRank) == c.rank:
 		return hccl.MemDesc{}, nil
+	case !typ.Valid():
+		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "memory type %d", typ)
+	case size == 0:
+		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "size 0")
+	case typ == hccl.MemDevice && size > maxRegDevice:
+		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "%d bytes of device memory: at most 64 GB", size)
+	case typ == hccl.MemHost && size > maxRegHost:
+		return hccl.MemDesc{}, hccl.Errorf(op, hccl.EPara, "%d bytes of host memory: at most 1 TB", size)
+	case int(remoteRank) >= c.n:
+		return hccl.MemDesc{}, hccl.Errorf(op, hccl.ENotFound, "remote rank %d of %d", remoteRank, c.n)
 	}
 	kind := memDevice
 	if typ == hccl.MemHost {
@@ -102,9 +111,6 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 	if err != nil {
 		return 0, err
 	}
-	if int(remoteRank) >= c.n {
-		return 0, hccl.Errorf(op, hccl.EPara, "remote rank %d of %d", remoteRank, c.n)
-	}
 	// timeout is in seconds: 0 is HCCL_CONNECT_TIMEOUT, -1 never, -2 and
 	// below HCCL_E_PARA (one_sided_service_adapt.cc:277-290).
 	wait := c.connect
@@ -118,6 +124,10 @@ func (s *Sim) ExchangeMemDesc(h hccl.CommHandle, remoteRank uint32, local []hccl
 	}
 	if int(remoteRank) == c.rank {
 		return 0, nil // one_sided_service_adapt.cc:306-312
+	}
+	if int(remoteRank) >= c.n {
+		// SetupRemoteRankInfo (hccl_one_sided_service.cc:273-278).
+		return 0, hccl.Errorf(op, hccl.ENotFound, "remote rank %d of %d", remoteRank, c.n)
 	}
 	peer := int(remoteRank)
 	offer := pairOffer{Payload: make([][]byte, len(local))}
@@ -227,6 +237,13 @@ func (s *Sim) BatchGet(h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSid
 func (s *Sim) BatchPut(h hccl.CommHandle, remoteRank uint32, descs []hccl.OneSideOpDesc, st acl.StreamHandle) error {
 	return s.oneSided("HcclBatchPut", false, h, remoteRank, descs, st)
 }
+
+// Registration limits (ONE_SIDE_DEVICE_MEM_MAX_SIZE, ONE_SIDE_HOST_MEM_MAX_SIZE,
+// one_sided_service_adapt.cc:44-45).
+const (
+	maxRegDevice = 64 << 30
+	maxRegHost   = 1 << 40
+)
 
 // oneSided makes the checks of HcclBatchParaCheck
 // (one_sided_service_adapt.cc:400-429: no descriptors is success, more
@@ -367,7 +384,9 @@ type osTask struct {
 	c     *comm
 	peer  int
 	get   bool
+	local bool // CopyLocal: copies within the rank (localcopy.go)
 	xs    []xfer
+	src   [][]byte // CopyLocal: the sources' views
 	spans []span
 	qt    queuedTask
 	run   func() error
@@ -386,8 +405,9 @@ func getOSTask() *osTask {
 
 func putOSTask(t *osTask) {
 	clear(t.xs) // drop the views into device memory
-	t.xs, t.spans = t.xs[:0], t.spans[:0]
-	t.s, t.c = nil, nil
+	clear(t.src)
+	t.xs, t.spans, t.src = t.xs[:0], t.spans[:0], t.src[:0]
+	t.s, t.c, t.local = nil, nil, false
 	t.qt = queuedTask{}
 	osTasks.Put(t)
 }
@@ -418,6 +438,9 @@ func (t *osTask) exec() error {
 	}()
 	if err := c.usable(); err != nil {
 		return err
+	}
+	if t.local {
+		return t.copyLocal()
 	}
 	if _, err := c.localViews(t.xs); err != nil {
 		return err

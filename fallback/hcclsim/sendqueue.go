@@ -111,6 +111,10 @@ func (s *Sim) BatchGetPosted(h hccl.CommHandle, remoteRank uint32, descs []hccl.
 	if len(posts) != len(descs) {
 		return hccl.Errorf(op, hccl.EPara, "%d send-queue words for %d descriptors", len(posts), len(descs))
 	}
+	if len(descs) > hccl.MaxOneSideDescs {
+		// Refused before the queues count the posts, as BatchGet refuses it.
+		return hccl.Errorf(op, hccl.EPara, "%d descriptors: at most %d per batch", len(descs), hccl.MaxOneSideDescs)
+	}
 	if int(remoteRank) >= c.n {
 		return hccl.Errorf(op, hccl.EPara, "remote rank %d (this rank %d of %d)", remoteRank, c.rank, c.n)
 	}

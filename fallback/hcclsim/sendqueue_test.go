@@ -59,7 +59,7 @@ func TestSendQueues(t *testing.T) {
 		return uint32(i%2)<<hcclsim.PostChannelShift | hcclsim.PostSignal
 	})
 	require.NoError(t, run(func(w *rankW) error {
-		if err := sim.BatchGetPosted(w.comm, 1, ds, ws, w.r.Stream()); err != nil {
+		if err := postInBatches(sim, w, ds, ws); err != nil {
 			return err
 		}
 		return sim.DrainSendQueues(w.comm, w.r.Stream())
@@ -72,19 +72,33 @@ func TestSendQueues(t *testing.T) {
 		return hcclsim.PostSignal
 	})
 	require.NoError(t, run(func(w *rankW) error {
-		if err := sim.BatchGetPosted(w.comm, 1, ds, ws, w.r.Stream()); err != nil {
+		if err := postInBatches(sim, w, ds, ws); err != nil {
 			return err
 		}
 		return sim.DrainSendQueues(w.comm, w.r.Stream())
 	}))
-	// Mismatched lengths: a parameter error at the call.
+	// Mismatched lengths, more than 256 descriptors: a parameter error at
+	// the call.
+	require.ErrorIs(t, run(func(w *rankW) error { return sim.BatchGetPosted(w.comm, 1, ds[:257], ws[:257], w.r.Stream()) }), hccl.ErrPara)
 	require.ErrorIs(t, run(func(w *rankW) error { return sim.BatchGetPosted(w.comm, 1, ds, ws[:1], w.r.Stream()) }), hccl.ErrPara)
 	// One request too many on one channel: the stream fails.
 	ds, ws = post(hcclsim.SQDepth+1, func(int) uint32 { return hcclsim.PostSignal })
-	err := run(func(w *rankW) error { return sim.BatchGetPosted(w.comm, 1, ds, ws, w.r.Stream()) })
+	err := run(func(w *rankW) error { return postInBatches(sim, w, ds, ws) })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "overflowed")
 	assert.Equal(t, hccl.EInternal, hccl.ResultOf(err), "%v", err)
+}
+
+// postInBatches posts ds to rank 1 in BatchGetPosted calls of at most
+// hccl.MaxOneSideDescs descriptors.
+func postInBatches(sim *hcclsim.Sim, w *rankW, ds []hccl.OneSideOpDesc, ws []uint32) error {
+	for lo := 0; lo < len(ds); lo += hccl.MaxOneSideDescs {
+		hi := min(len(ds), lo+hccl.MaxOneSideDescs)
+		if err := sim.BatchGetPosted(w.comm, 1, ds[lo:hi], ws[lo:hi], w.r.Stream()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // A drain needs a completion to wait for.

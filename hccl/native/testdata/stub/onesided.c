@@ -20,11 +20,24 @@ struct reg {
     struct reg *next;
 };
 
-/* An access a communicator enabled to a registration. */
+/* An access a communicator enabled to a registration, counted: each
+ * EnableMemAccess of the same descriptor adds one, each DisableMemAccess
+ * takes one (hcomm legacy tree, one_sided_service/hccl_one_sided_conn.cc:
+ * 259-271, 309-320). */
 struct access {
     uint64_t comm;
     struct reg *r;
+    uint32_t refs;
     struct access *next;
+};
+
+/* A connection: comm exchanged descriptors with peer (the device's
+ * one-sided connection, made by HcclExchangeMemDesc:
+ * hccl_one_sided_service.cc:430-437). */
+struct conn {
+    uint64_t comm;
+    uint32_t peer;
+    struct conn *next;
 };
 
 struct win {
@@ -37,6 +50,7 @@ struct win {
 static struct reg *g_regs;
 static struct access *g_access;
 static struct win *g_wins;
+static struct conn *g_conns;
 __attribute__((unused)) static uint64_t g_next_reg = 1, g_next_win = 1;
 static long g_live;
 
@@ -129,6 +143,16 @@ void onesided_release_comm(struct comm *c)
         else
             p = &(*p)->next;
     }
+    for (struct conn **p = &g_conns; *p != NULL;) {
+        if ((*p)->comm == c->id) {
+            struct conn *k = *p;
+            *p = k->next;
+            free(k);
+            g_live--;
+        } else {
+            p = &(*p)->next;
+        }
+    }
     for (struct win **p = &g_wins; *p != NULL;) {
         if ((*p)->comm == c->id) {
             struct win *w = *p;
@@ -164,6 +188,22 @@ static HcclResult lock_comm(HcclComm comm, struct comm **c)
         return rc_;                        \
     } while (0)
 
+static int connected(const struct comm *c, uint32_t peer)
+{
+    for (const struct conn *k = g_conns; k != NULL; k = k->next)
+        if (k->comm == c->id && k->peer == peer)
+            return 1;
+    return 0;
+}
+
+/* Registration limits (one_sided_service_adapt.cc:44-45). */
+#define ONE_SIDE_DEVICE_MEM_MAX_SIZE (64ull << 30)
+#define ONE_SIDE_HOST_MEM_MAX_SIZE (1ull << 40)
+#define MAX_DESC_NUM 256 /* one_sided_service_adapt.cc:47 */
+
+/* The checks of one_sided_service_adapt.cc:145-198 in their order; a
+ * remote rank out of range fails the service's rank table lookup
+ * (hccl_one_sided_service.cc:94, out_of_range: HCCL_E_NOT_FOUND). */
 EXPORT HcclResult HcclRegisterMem(HcclComm comm, uint32_t remoteRank, int type, void *addr, uint64_t size,
                                   HcclMemDesc *desc)
 {
@@ -173,12 +213,16 @@ EXPORT HcclResult HcclRegisterMem(HcclComm comm, uint32_t remoteRank, int type, 
         return rc;
     if (desc == NULL || addr == NULL)
         UNLOCK_RETURN(HCCL_E_PTR);
-    if (size == 0 || (type != COMM_MEM_TYPE_DEVICE && type != COMM_MEM_TYPE_HOST) || remoteRank >= c->g->n)
-        UNLOCK_RETURN(HCCL_E_PARA);
     if (remoteRank == c->rank) {
         memset(desc, 0, sizeof *desc); /* HCCL: nothing to do for oneself */
         UNLOCK_RETURN(HCCL_SUCCESS);
     }
+    if (size == 0 || (type != COMM_MEM_TYPE_DEVICE && type != COMM_MEM_TYPE_HOST) ||
+        (type == COMM_MEM_TYPE_DEVICE && size > ONE_SIDE_DEVICE_MEM_MAX_SIZE) ||
+        (type == COMM_MEM_TYPE_HOST && size > ONE_SIDE_HOST_MEM_MAX_SIZE))
+        UNLOCK_RETURN(HCCL_E_PARA);
+    if (remoteRank >= c->g->n)
+        UNLOCK_RETURN(HCCL_E_NOT_FOUND);
     struct reg *r = xcalloc(1, sizeof *r);
     r->id = g_next_reg++;
     r->group = c->g->id;
@@ -196,6 +240,9 @@ EXPORT HcclResult HcclRegisterMem(HcclComm comm, uint32_t remoteRank, int type, 
     UNLOCK_RETURN(HCCL_SUCCESS);
 }
 
+/* An unknown descriptor: HCCL_E_NOT_FOUND while the communicator has
+ * nothing registered, HCCL_E_INTERNAL otherwise
+ * (hccl_one_sided_service.cc:232-235, 245-247). */
 EXPORT HcclResult HcclDeregisterMem(HcclComm comm, HcclMemDesc *desc)
 {
     struct comm *c;
@@ -206,8 +253,12 @@ EXPORT HcclResult HcclDeregisterMem(HcclComm comm, HcclMemDesc *desc)
         UNLOCK_RETURN(HCCL_E_PTR);
     struct desc_body b;
     struct reg *r = desc_read(desc, &b) ? reg_find(b.reg) : NULL;
-    if (r == NULL || !r->alive || r->owner_comm != c->id)
+    if (r == NULL || !r->alive || r->owner_comm != c->id) {
+        for (const struct reg *q = g_regs; q != NULL; q = q->next)
+            if (q->owner_comm == c->id && q->alive)
+                UNLOCK_RETURN(HCCL_E_INTERNAL);
         UNLOCK_RETURN(HCCL_E_NOT_FOUND);
+    }
     r->alive = 0;
     reg_maybe_free(r);
     UNLOCK_RETURN(HCCL_SUCCESS);
@@ -247,6 +298,12 @@ static struct offer *await_offer(struct group *g, int kind, uint32_t peer, uint3
     }
 }
 
+/* The sender sends whatever it is given; the receiver fails with
+ * HCCL_E_INTERNAL when a descriptor it received is not addressed to it
+ * (transport_mem.cc:128-142). The device does not check the receiving
+ * capacity (transport_mem.cc:175-199): it writes actualNum descriptors
+ * into the array. The stub stores only what fits and reports the peer's
+ * count. */
 EXPORT HcclResult HcclExchangeMemDesc(HcclComm comm, uint32_t remoteRank, HcclMemDescs *local, int timeout,
                                       HcclMemDescs *remote, uint32_t *actualNum)
 {
@@ -254,27 +311,21 @@ EXPORT HcclResult HcclExchangeMemDesc(HcclComm comm, uint32_t remoteRank, HcclMe
     HcclResult rc = lock_comm(comm, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
+    if (local == NULL || remote == NULL || actualNum == NULL || (local->arrayLength > 0 && local->array == NULL) ||
+        (remote->arrayLength > 0 && remote->array == NULL))
+        UNLOCK_RETURN(HCCL_E_PTR);
     /* timeout (s): 0 = HCCL_CONNECT_TIMEOUT, -1 = never, <= -2 is
      * HCCL_E_PARA (one_sided_service_adapt.cc:277-290). The stub waits its
      * own timeout either way. */
     if (timeout <= -2)
         UNLOCK_RETURN(HCCL_E_PARA);
-    if (local == NULL || remote == NULL || actualNum == NULL || (local->arrayLength > 0 && local->array == NULL) ||
-        (remote->arrayLength > 0 && remote->array == NULL))
-        UNLOCK_RETURN(HCCL_E_PTR);
     struct group *g = c->g;
-    if (remoteRank >= g->n)
-        UNLOCK_RETURN(HCCL_E_PARA);
     if (remoteRank == c->rank) {
-        *actualNum = 0;
+        *actualNum = 0; /* one_sided_service_adapt.cc:306-312 */
         UNLOCK_RETURN(HCCL_SUCCESS);
     }
-    for (uint32_t i = 0; i < local->arrayLength; i++) {
-        struct desc_body b;
-        struct reg *r = desc_read(&local->array[i], &b) ? reg_find(b.reg) : NULL;
-        if (r == NULL || !r->alive || r->owner_comm != c->id || r->peer != remoteRank)
-            UNLOCK_RETURN(HCCL_E_PARA);
-    }
+    if (remoteRank >= g->n)
+        UNLOCK_RETURN(HCCL_E_NOT_FOUND); /* hccl_one_sided_service.cc:273-278 */
     uint64_t seq = g->exseq[c->rank * g->n + remoteRank]++;
     struct offer *mine = post_offer(g, OFFER_MEMDESC, c->rank, remoteRank, seq, local->array, local->arrayLength);
     struct timespec dl = deadline_for(g);
@@ -283,17 +334,32 @@ EXPORT HcclResult HcclExchangeMemDesc(HcclComm comm, uint32_t remoteRank, HcclMe
         offer_unlink(g, mine);
         UNLOCK_RETURN(HCCL_E_TIMEOUT);
     }
-    if (theirs->ndesc > remote->arrayLength) {
-        rc = HCCL_E_PARA;
-        *actualNum = 0;
-    } else {
-        memcpy(remote->array, theirs->descs, theirs->ndesc * sizeof(HcclMemDesc));
-        *actualNum = theirs->ndesc;
+    if (!connected(c, remoteRank)) {
+        struct conn *k = xcalloc(1, sizeof *k);
+        k->comm = c->id;
+        k->peer = remoteRank;
+        k->next = g_conns;
+        g_conns = k;
+        g_live++;
+    }
+    *actualNum = theirs->ndesc;
+    for (uint32_t i = 0; i < theirs->ndesc; i++) {
+        struct desc_body b;
+        if (!desc_read(&theirs->descs[i], &b) || b.group != g->id || b.owner != remoteRank || b.peer != c->rank) {
+            rc = HCCL_E_INTERNAL;
+            *actualNum = 0;
+            break;
+        }
+        if (i < remote->arrayLength)
+            remote->array[i] = theirs->descs[i];
     }
     offer_unlink(g, theirs); /* each offer has exactly one reader */
     UNLOCK_RETURN(rc);
 }
 
+/* Bytes no peer produced for this rank, or an owner this rank has no
+ * connection to: HCCL_E_INTERNAL (hccl_one_sided_service.cc:455-463,
+ * hccl_one_sided_conn.cc:257-258); enabling again counts up. */
 EXPORT HcclResult HcclEnableMemAccess(HcclComm comm, HcclMemDesc *remoteMemDesc, CommMem *remoteMem)
 {
     struct comm *c;
@@ -303,27 +369,33 @@ EXPORT HcclResult HcclEnableMemAccess(HcclComm comm, HcclMemDesc *remoteMemDesc,
     if (remoteMemDesc == NULL || remoteMem == NULL)
         UNLOCK_RETURN(HCCL_E_PTR);
     struct desc_body b;
-    if (!desc_read(remoteMemDesc, &b) || b.group != c->g->id || b.peer != c->rank || b.owner == c->rank)
-        UNLOCK_RETURN(HCCL_E_PARA);
+    if (!desc_read(remoteMemDesc, &b) || b.group != c->g->id || b.peer != c->rank || b.owner == c->rank ||
+        !connected(c, b.owner))
+        UNLOCK_RETURN(HCCL_E_INTERNAL);
     struct reg *r = reg_find(b.reg);
     if (r == NULL || !r->alive)
         UNLOCK_RETURN(HCCL_E_NOT_FOUND);
-    for (struct access *a = g_access; a != NULL; a = a->next)
-        if (a->comm == c->id && a->r == r)
-            UNLOCK_RETURN(HCCL_E_PARA);
-    struct access *a = xcalloc(1, sizeof *a);
-    a->comm = c->id;
-    a->r = r;
-    a->next = g_access;
-    g_access = a;
-    r->naccess++;
-    g_live++;
+    struct access *a = NULL;
+    for (struct access *x = g_access; x != NULL; x = x->next)
+        if (x->comm == c->id && x->r == r)
+            a = x;
+    if (a == NULL) {
+        a = xcalloc(1, sizeof *a);
+        a->comm = c->id;
+        a->r = r;
+        a->next = g_access;
+        g_access = a;
+        r->naccess++;
+        g_live++;
+    }
+    a->refs++;
     remoteMem->type = (CommMemType)r->type;
     remoteMem->addr = r->addr;
     remoteMem->size = r->size;
     UNLOCK_RETURN(HCCL_SUCCESS);
 }
 
+/* Not enabled: HCCL_E_INTERNAL (hccl_one_sided_conn.cc:303-304). */
 EXPORT HcclResult HcclDisableMemAccess(HcclComm comm, HcclMemDesc *remoteMemDesc)
 {
     struct comm *c;
@@ -336,32 +408,30 @@ EXPORT HcclResult HcclDisableMemAccess(HcclComm comm, HcclMemDesc *remoteMemDesc
     if (desc_read(remoteMemDesc, &b)) {
         for (struct access **p = &g_access; *p != NULL; p = &(*p)->next) {
             if ((*p)->comm == c->id && (*p)->r->id == b.reg) {
-                access_remove(p);
+                if (--(*p)->refs == 0)
+                    access_remove(p);
                 UNLOCK_RETURN(HCCL_SUCCESS);
             }
         }
     }
-    UNLOCK_RETURN(HCCL_E_NOT_FOUND);
+    UNLOCK_RETURN(HCCL_E_INTERNAL);
 }
 
-/* check_remote classifies [addr, addr+len) against what comm may reach on
- * peer: inside enabled live memory, inside memory its owner deregistered,
- * running past the end of enabled memory, or outside all of it. */
+/* check_remote looks [addr, addr+len) up among the memory of peer that
+ * comm enabled, as the device's remote buffer manager does
+ * (hccl_one_sided_conn.cc:343-346, 372-375): not inside any of it is
+ * HCCL_E_INTERNAL; inside memory its owner has since deregistered, an
+ * error completion (HCCL_E_REMOTE). */
 static HcclResult check_remote(const struct comm *c, uint32_t peer, uintptr_t addr, uint64_t len)
 {
-    HcclResult best = HCCL_E_NOT_FOUND;
+    HcclResult best = HCCL_E_INTERNAL;
     for (const struct access *a = g_access; a != NULL; a = a->next) {
         const struct reg *r = a->r;
         if (a->comm != c->id || r->owner != peer)
             continue;
         uintptr_t lo = (uintptr_t)r->addr;
-        if (addr < lo || addr - lo >= r->size)
+        if (addr < lo || addr - lo > r->size || len > r->size - (addr - lo))
             continue;
-        if (len > r->size - (addr - lo)) {
-            if (best == HCCL_E_NOT_FOUND)
-                best = HCCL_E_PARA;
-            continue;
-        }
         if (r->alive)
             return HCCL_SUCCESS;
         best = HCCL_E_REMOTE;
@@ -369,27 +439,12 @@ static HcclResult check_remote(const struct comm *c, uint32_t peer, uintptr_t ad
     return best;
 }
 
-/* check_self classifies [addr, addr+len) of a batch addressed to the
- * caller's own rank: it must lie inside memory the caller registered on
- * this communicator (for any peer; one's own memory needs no exchange or
- * enable). Starting inside a registration but running past its end is
- * HCCL_E_PARA; anything else HCCL_E_NOT_FOUND. */
-static HcclResult check_self(const struct comm *c, uintptr_t addr, uint64_t len)
-{
-    HcclResult best = HCCL_E_NOT_FOUND;
-    for (const struct reg *r = g_regs; r != NULL; r = r->next) {
-        if (r->owner_comm != c->id || !r->alive)
-            continue;
-        uintptr_t lo = (uintptr_t)r->addr;
-        if (addr < lo || addr - lo >= r->size)
-            continue;
-        if (len <= r->size - (addr - lo))
-            return HCCL_SUCCESS;
-        best = HCCL_E_PARA;
-    }
-    return best;
-}
-
+/* batch is HcclBatchGet/HcclBatchPut: HcclBatchParaCheck
+ * (one_sided_service_adapt.cc:400-429), the connection
+ * (hccl_one_sided_service.cc:537-545: HCCL_E_NOT_FOUND), then the
+ * descriptors one by one as the device queues them
+ * (hccl_one_sided_conn.cc:357-383): those before a bad one have moved
+ * their bytes when the call fails. */
 static HcclResult batch(HcclComm comm, uint32_t remoteRank, HcclOneSideOpDesc *desc, uint32_t descNum, int put)
 {
     struct comm *c;
@@ -398,28 +453,25 @@ static HcclResult batch(HcclComm comm, uint32_t remoteRank, HcclOneSideOpDesc *d
         return rc;
     if (desc == NULL && descNum > 0)
         UNLOCK_RETURN(HCCL_E_PTR);
-    if (remoteRank >= c->g->n)
+    if (descNum == 0)
+        UNLOCK_RETURN(HCCL_SUCCESS);
+    if (descNum > MAX_DESC_NUM || remoteRank >= c->g->n || remoteRank == c->rank)
         UNLOCK_RETURN(HCCL_E_PARA);
-    /* Check every descriptor before moving a byte. */
+    if (!connected(c, remoteRank))
+        UNLOCK_RETURN(HCCL_E_NOT_FOUND);
     for (uint32_t i = 0; i < descNum; i++) {
         const HcclOneSideOpDesc *d = &desc[i];
         size_t es = dt_size(d->dataType);
         if (es == 0 || d->count > UINT64_MAX / es)
             UNLOCK_RETURN(HCCL_E_PARA);
-        if (d->count == 0)
+        size_t n = d->count * es;
+        rc = check_remote(c, remoteRank, (uintptr_t)d->remoteAddr, n);
+        if (rc != HCCL_SUCCESS)
+            UNLOCK_RETURN(rc);
+        if (n == 0)
             continue;
         if (d->localAddr == NULL)
             UNLOCK_RETURN(HCCL_E_PTR);
-        if (remoteRank == c->rank)
-            rc = check_self(c, (uintptr_t)d->remoteAddr, d->count * es);
-        else
-            rc = check_remote(c, remoteRank, (uintptr_t)d->remoteAddr, d->count * es);
-        if (rc != HCCL_SUCCESS)
-            UNLOCK_RETURN(rc);
-    }
-    for (uint32_t i = 0; i < descNum; i++) {
-        const HcclOneSideOpDesc *d = &desc[i];
-        size_t n = d->count * dt_size(d->dataType);
         if (put)
             memmove(d->remoteAddr, d->localAddr, n);
         else
