@@ -272,7 +272,7 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 			t.Errorf("BatchPut restoring rank 1's region: %v", err)
 		}
 		code(t, hccl.EPara, b.BatchGet(c, uint32(n), []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet from rank = size") // adapt:426
-		code(t, hccl.EPtr, b.BatchGet(0, 1, []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet on a null comm")              // adapt:403
+		code(t, hccl.EPtr, b.BatchGet(0, 1, []hccl.OneSideOpDesc{good}, w.r.Stream()), "BatchGet on a null comm")            // adapt:403
 		if err := b.BatchGet(c, 1, nil, w.r.Stream()); err != nil {
 			t.Errorf("BatchGet of an empty batch: %v", err) // adapt:407-409
 		}
