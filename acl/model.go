@@ -615,6 +615,9 @@ func (m *Model) Execute(in, out *Dataset) error {
 	return m.exec("Model.Execute", nil, in, out, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if m.last == nil && !m.ranAsync {
+			return m.runSync(in.h, out.h)
+		}
 		return m.dev.bound(func() error {
 			if err := m.waitLast(); err != nil {
 				return err
@@ -632,6 +635,25 @@ func (m *Model) Execute(in, out *Dataset) error {
 			return err
 		})
 	})
+}
+
+// runSync is Execute's steady state, as launch is ExecuteAsync's: one
+// aclmdlExecute on the calling thread, bound to the Device's context only
+// when the backend refuses the call for want of it (which it does before
+// doing anything), so a run costs no aclrtSetCurrentContext. m.mu is held.
+func (m *Model) runSync(in, out DatasetHandle) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := m.mb.Execute(m.id, in, out)
+	if err != nil && errors.Is(err, ErrContext) {
+		if err = m.dev.rt.b.SetCurrentContext(m.dev.ctx); err == nil {
+			err = m.mb.Execute(m.id, in, out)
+		}
+	}
+	if err == nil {
+		m.ranSync = true
+	}
+	return err
 }
 
 // Wait blocks until the executions queued so far have completed, or ctx
