@@ -313,8 +313,12 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 // setupGears sets every gear of a dynamic-batch model up in its slice of
 // md's work and weight memory, side by side in gear order.
 func (c *call) setupGears(md *model, bm *ge.BatchModel) error {
+	// Caller memory shorter than every gear's memory_size holds the
+	// feature maps only (as for a single model): each gear then gets its
+	// feature map and every IO must be a device buffer.
+	fmOnly := md.excludeIO || int64(len(md.work)) < md.m.MemorySize
 	need := md.m.MemorySize
-	if md.excludeIO {
+	if fmOnly {
 		need = md.m.FeatureMapSize()
 	}
 	if int64(len(md.work)) < need || int64(len(md.weight)) < md.m.WeightSize {
@@ -324,7 +328,7 @@ func (c *call) setupGears(md *model, bm *ge.BatchModel) error {
 	var work, weight int
 	for _, g := range bm.Gears {
 		need := int(g.Model.MemorySize)
-		if md.excludeIO {
+		if fmOnly {
 			need = int(g.Model.FeatureMapSize())
 		}
 		ws := int(g.Model.WeightSize)

@@ -122,8 +122,8 @@ func TestModelDynamicBatch(t *testing.T) {
 }
 
 // TestModelDynamicBatchWithMem: a dynamic-batch model runs in caller
-// memory of the size QuerySizeFromMem reports (every gear side by side),
-// and one byte less is refused.
+// memory of the size QuerySizeFromMem reports (every gear side by side);
+// less than the gears' feature maps is refused.
 func TestModelDynamicBatchWithMem(t *testing.T) {
 	n := newTestNPU(t)
 	blob, err := os.ReadFile("../ge/onnx/testdata/gonnx/mlp.onnx")
@@ -141,8 +141,12 @@ func TestModelDynamicBatchWithMem(t *testing.T) {
 	}
 	require.Equal(t, uintptr(sum), work)
 	wk, wt := mustMalloc(t, n, work), mustMalloc(t, n, max(weight, 1))
-	_, err = n.LoadFromMemWithMem(p, size, wk, work-1, wt, weight)
-	requireCode(t, acl.CodeGEParamInvalid, err)
+	var fm int64
+	for _, g := range bm.Gears {
+		fm += g.Model.FeatureMapSize()
+	}
+	_, err = n.LoadFromMemWithMem(p, size, wk, uintptr(fm)-1, wt, weight)
+	requireCode(t, acl.CodeGEParamInvalid, err, "less than the gears' feature maps")
 	id, err := n.LoadFromMemWithMem(p, size, wk, work, wt, weight)
 	require.NoError(t, err)
 
