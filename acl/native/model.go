@@ -49,6 +49,10 @@ const (
 	msGetDataBufferSizeV2
 	msExecute
 	msExecuteAsync
+	msGetDynamicBatch
+	msGetInputDynamicGearCount
+	msGetInputDynamicDims
+	msSetDynamicBatchSize
 	numModelSyms
 )
 
@@ -93,6 +97,11 @@ var modelSyms = [numModelSyms]string{
 	msGetDataBufferSizeV2:  "aclGetDataBufferSizeV2",
 	msExecute:              "aclmdlExecute",
 	msExecuteAsync:         "aclmdlExecuteAsync",
+	// Dynamic batch and dims (acl_mdl.h).
+	msGetDynamicBatch:          "aclmdlGetDynamicBatch",
+	msGetInputDynamicGearCount: "aclmdlGetInputDynamicGearCount",
+	msGetInputDynamicDims:      "aclmdlGetInputDynamicDims",
+	msSetDynamicBatchSize:      "aclmdlSetDynamicBatchSize",
 }
 
 // ModelSymbols lists the C functions of the model API, all optional.
@@ -430,6 +439,57 @@ func (b *Backend) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.
 	f := getFrame()
 	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(id), uintptr(in), uintptr(out), uintptr(s)
 	err := b.minvoke(msExecuteAsync, f, 4)
+	putFrame(f)
+	return err
+}
+
+// GetDynamicBatch calls aclmdlGetDynamicBatch, which fills *batch (the
+// 1032-byte aclmdlBatch).
+func (b *Backend) GetDynamicBatch(d acl.ModelDescHandle, batch *acl.Batch) error {
+	p := unsafe.Pointer(batch)
+	escape(p)
+	f := getFrame()
+	f.args[0], f.args[1] = uintptr(d), uintptr(p)
+	err := b.minvoke(msGetDynamicBatch, f, 2)
+	putFrame(f)
+	runtime.KeepAlive(p)
+	return err
+}
+
+// GetInputDynamicGearCount calls aclmdlGetInputDynamicGearCount.
+func (b *Backend) GetInputDynamicGearCount(d acl.ModelDescHandle, index uintptr) (uintptr, error) {
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2] = uintptr(d), index, f.outp(0)
+	err := b.minvoke(msGetInputDynamicGearCount, f, 3)
+	v := uintptr(f.out[0])
+	putFrame(f)
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// GetInputDynamicDims calls aclmdlGetInputDynamicDims with len(dims) as
+// the gear count (dims may be empty: C then gets NULL).
+func (b *Backend) GetInputDynamicDims(d acl.ModelDescHandle, index uintptr, dims []acl.IODims) error {
+	var p unsafe.Pointer
+	if len(dims) > 0 {
+		p = unsafe.Pointer(&dims[0])
+	}
+	escape(p)
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(d), index, uintptr(p), uintptr(len(dims))
+	err := b.minvoke(msGetInputDynamicDims, f, 4)
+	putFrame(f)
+	runtime.KeepAlive(dims)
+	return err
+}
+
+// SetDynamicBatchSize calls aclmdlSetDynamicBatchSize.
+func (b *Backend) SetDynamicBatchSize(id acl.ModelID, ds acl.DatasetHandle, index uintptr, batch uint64) error {
+	f := getFrame()
+	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(id), uintptr(ds), index, uintptr(batch)
+	err := b.minvoke(msSetDynamicBatchSize, f, 4)
 	putFrame(f)
 	return err
 }
