@@ -1,12 +1,14 @@
 package fallback_test
 
 import (
+	"encoding/binary"
 	"sync"
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/acl/acltest"
 	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/require"
 )
@@ -33,6 +35,7 @@ func TestConformance(t *testing.T) {
 			npu.FailTask(1, code)
 			return nil
 		},
+		Model: addModel,
 		Leaks: func() []string {
 			var out []string
 			for _, l := range npu.Leaks() {
@@ -41,4 +44,25 @@ func TestConformance(t *testing.T) {
 			return out
 		},
 	})
+}
+
+// addModel builds the conformance suite's model with the graph compiler:
+// output k = input k + a one-element constant of its type.
+func addModel(ios []acltest.ModelIO) ([]byte, error) {
+	g := ge.NewGraph("acltest")
+	outs := make([]*ge.Tensor, len(ios))
+	names := make([]string, len(ios))
+	for k, io := range ios {
+		x := g.Data(io.In, k, io.DataType, io.Dims, ge.WithFormat(io.Format))
+		a := make([]byte, 4)
+		binary.LittleEndian.PutUint32(a, io.Addend)
+		c := g.Const(io.In+"_addend", io.DataType, []int64{1}, a)
+		outs[k], names[k] = g.Add(x, c, ge.Name(io.Out+"_add")), io.Out
+	}
+	g.OutputNamed(names, outs...)
+	m, err := ge.Compile(g)
+	if err != nil {
+		return nil, err
+	}
+	return m.MarshalBinary()
 }

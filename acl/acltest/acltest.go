@@ -66,6 +66,15 @@ type Options struct {
 	// idiomatic layer closed a Device, and after aclFinalize. When nil
 	// those checks are skipped.
 	Leaks func() []string
+
+	// Model builds the backend's model file for the model subtests: one
+	// input and one output per ModelIO, output = input + Addend. When nil
+	// the model subtests are skipped (a real installation has no builder).
+	Model func(ios []ModelIO) ([]byte, error)
+
+	// ModelLacks declares the model features the backend does not have;
+	// only the subtests of those features skip.
+	ModelLacks []ModelFeature
 }
 
 // Run runs the conformance suite on b, which must be fresh and not yet
@@ -93,6 +102,7 @@ func Run(t *testing.T, b acl.Backend, opt Options) {
 	t.Run("Copy", s.copy)
 	t.Run("HostRegister", s.hostRegister)
 	t.Run("SourceRules", s.sourceRules)
+	t.Run("Model", s.modelAPI)
 	t.Run("Teardown", s.teardown)
 	t.Run("Idiomatic", s.idiomatic)
 	t.Run("Finalize", s.finalize)

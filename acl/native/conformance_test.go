@@ -26,6 +26,7 @@ func TestConformanceStub(t *testing.T) {
 			return s.failTask(st, 1, code)
 		},
 		Leaks: s.leaks,
+		Model: func(ios []acltest.ModelIO) ([]byte, error) { return stubModel(ios, 64), nil },
 	})
 }
 
