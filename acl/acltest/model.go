@@ -276,6 +276,7 @@ func (m *modelSuite) describe(t *testing.T) {
 	require.NoError(t, m.mb.Unload(id))
 	expect(t, acl.CodeGEExecModelIDInvalid, "GetDesc after Unload", func() error { return m.mb.GetDesc(d, id) })
 	expect(t, acl.CodeGEExecModelIDInvalid, "Unload twice", func() error { return m.mb.Unload(id) })
+	expect(t, acl.CodeGEExecModelIDInvalid, "Unload of an id never loaded", func() error { return m.mb.Unload(id + 1000) })
 	require.NoError(t, m.mb.DestroyDesc(d))
 	expect(t, acl.CodeInvalidParam, "DestroyDesc twice", func() error { return m.mb.DestroyDesc(d) })
 	expect(t, acl.CodeInvalidParam, "DestroyDesc(NULL)", func() error { return m.mb.DestroyDesc(0) })
@@ -494,12 +495,18 @@ func (m *modelSuite) errors(t *testing.T) {
 	// datasets first → 100000.
 	expect(t, acl.CodeGEExecModelIDInvalid, "Execute of an id not loaded", func() error { return m.mb.Execute(id+100, io.inDS, out) })
 	expect(t, acl.CodeInvalidParam, "Execute with a NULL input dataset", func() error { return m.mb.Execute(id, 0, out) })
+	st := m.newStream(t)
+	expect(t, acl.CodeGEExecModelIDInvalid, "ExecuteAsync of an id not loaded", func() error {
+		return m.mb.ExecuteAsync(id+100, io.inDS, out, st)
+	})
 
 	// UpdateAllNodeArgs under GE_ASSERT_SUCCESS (davinci_model.cc:6673,
 	// 6705): E13025 is logged, 500002 returned (error_codes_inner.h:24-28).
 	one := m.dataset(t, io.in[:1], io.sizes[:1])
 	expect(t, acl.CodeGEFailure, "Execute with too few inputs", func() error { return m.mb.Execute(id, one, out) })
 	expect(t, acl.CodeGEFailure, "Execute with too few outputs", func() error { return m.mb.Execute(id, io.inDS, one) })
+	three := m.dataset(t, []unsafe.Pointer{io.out[0], io.out[1], io.out[1]}, []int{io.sizes[0], io.sizes[1], io.sizes[1]})
+	expect(t, acl.CodeGEFailure, "ExecuteAsync with too many outputs", func() error { return m.mb.ExecuteAsync(id, io.inDS, three, st) })
 	short := func(by int) acl.DatasetHandle {
 		sizes := append([]int(nil), io.sizes...)
 		sizes[0] -= by
@@ -653,4 +660,27 @@ func (m *modelSuite) otherDevice(t *testing.T) {
 	})
 	require.NoError(t, m.mb.Execute(id, io.inDS, out))
 	m.check(t, io)
+
+	// An IO buffer in the other device's memory (docs/misuse.md, not
+	// settled: the model's device cannot address it) → 145007.
+	var far unsafe.Pointer
+	onThread(t, func() {
+		if check(t, m.b.SetDevice(other), "SetDevice(other)") {
+			var err error
+			far, err = m.b.Malloc(uintptr(io.sizes[0]), acl.MemMallocHugeFirst)
+			check(t, err, "Malloc on the other device")
+		}
+	})
+	require.NotNil(t, far)
+	ds := m.dataset(t, []unsafe.Pointer{far, io.out[1]}, io.sizes)
+	expect(t, acl.CodeGEExecModelAddrInvalid, "Execute with an output in another device's memory", func() error {
+		return m.mb.Execute(id, io.inDS, ds)
+	})
+	onThread(t, func() {
+		if check(t, m.b.SetDevice(other), "SetDevice(other)") {
+			check(t, m.b.Free(far), "Free on the other device")
+			check(t, m.b.ResetDevice(other), "ResetDevice(other)")
+			check(t, m.b.ResetDevice(other), "ResetDevice(other), the first SetDevice")
+		}
+	})
 }
