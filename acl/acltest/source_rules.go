@@ -88,6 +88,40 @@ func (s *suite) sourceRules(t *testing.T) {
 		st := s.newStream(t)
 		expect(t, acl.CodeRTStreamContext, "RecordEvent(event of another device)", func() error { return s.b.RecordEvent(ev, st) })
 		expect(t, acl.CodeRTStreamContext, "StreamWaitEvent(event of another device)", func() error { return s.b.StreamWaitEvent(st, ev) })
+		expect(t, acl.CodeRTStreamContext, "ResetEvent(event of another device)", func() error { return s.b.ResetEvent(ev, st) })
+	})
+	t.Run("ResetEvent", func(t *testing.T) {
+		// aclrtResetEvent (hicann/runtime src/acl/aclrt_impl/event.cpp:113-121,
+		// src/runtime/api/impl/api_impl.cc:2199-2213): the stream must be of
+		// the current context (→ 107003) and a context must be current
+		// (→ 107002); the reset is a task of the stream, run in its order
+		// (src/runtime/core/src/event/event.cc:764-792).
+		s.bind(t)
+		st := s.newStream(t)
+		ev := s.newEvent(t, acl.EventSync)
+		s.onFreshThread(t, func() {
+			expect(t, acl.CodeRTContextNull, "ResetEvent without a current context", func() error { return s.b.ResetEvent(ev, 0) })
+		})
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(s.dev)
+			if !check(t, err, "CreateContext") {
+				return
+			}
+			expect(t, acl.CodeRTStreamContext, "ResetEvent on another context's stream", func() error { return s.b.ResetEvent(ev, st) })
+			check(t, s.b.DestroyContext(ctx), "DestroyContext")
+		})
+		s.undefined(t, "unknown stream", func(t *testing.T) {
+			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(unknown stream)", func() error { return s.b.ResetEvent(ev, bogusHandle) })
+		})
+		// Queued behind held work, the reset waits its turn, and the
+		// record after it completes the event once the stream runs.
+		release := s.hold(t, st)
+		ok(t, "RecordEvent", func() error { return s.b.RecordEvent(ev, st) })
+		ok(t, "ResetEvent behind held work", func() error { return s.b.ResetEvent(ev, st) })
+		ok(t, "RecordEvent after the reset", func() error { return s.b.RecordEvent(ev, st) })
+		release()
+		ok(t, "SynchronizeEvent", func() error { return s.b.SynchronizeEvent(ev) })
+		ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
 	})
 	t.Run("HostRegisterV2Flags", func(t *testing.T) {
 		// src/runtime/api/impl/api_error.cc:2015-2021: an OR of MAPPED,

@@ -78,6 +78,12 @@ func (b *Backend) EventElapsedTime(start, end acl.EventHandle) (float32, error) 
 	return v, nil
 }
 
+// ResetEvent calls aclrtResetEvent (optional symbol): a reset task of the
+// event queued on st (NULL: the default stream).
+func (b *Backend) ResetEvent(e acl.EventHandle, st acl.StreamHandle) error {
+	return b.call2(symResetEvent, uintptr(e), uintptr(st))
+}
+
 // DestroyEvent calls aclrtDestroyEvent.
 func (b *Backend) DestroyEvent(e acl.EventHandle) error {
 	return b.call1(symDestroyEvent, uintptr(e))

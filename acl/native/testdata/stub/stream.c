@@ -328,6 +328,36 @@ STUB_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     LOCKED_RETURN(enqueue(s, &t));
 }
 
+#ifndef STUB_OMIT_OPTIONAL
+/* aclrtResetEvent, checked in the order of hicann/runtime @681ef76: the ACL
+ * layer's NULL check (src/acl/aclrt_impl/event.cpp:116 → 100000), the
+ * handles (src/runtime/api/api_c.cc:767-776, runtime_handle_guard.cc:91 →
+ * 107017), an event without a wait task, i.e. without ACL_EVENT_SYNC
+ * (src/runtime/api/impl/api_error.cc:1760-1762 → 207000), the current
+ * context (api_impl.cc:2202 → 107002), NULL meaning the default stream
+ * (api_impl.cc:2205-2208), a stream of another context (api_impl.cc:2213 →
+ * 107003). The reset is a task of the stream (event.cc:764-792): it runs in
+ * order; waits bind to a record when they are queued, so it changes none. */
+STUB_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    stub_event *e;
+    stub_stream *s;
+    aclError r = lookup_event(__func__, event, &e);
+    if (!r && stream) r = resolve_stream(__func__, stream, 0, &s);
+    if (r) LOCKED_RETURN(r);
+    if (!(e->flag & ACL_EVENT_SYNC))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
+                                "event %p was created without ACL_EVENT_SYNC: it has nothing to reset", event));
+    if ((r = resolve_stream(__func__, stream, 1, &s))) LOCKED_RETURN(r);
+    if (e->ctx->device != s->ctx->device)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
+                                event, stream));
+    task t = {.type = TASK_RESET, .ev = e};
+    LOCKED_RETURN(enqueue(s, &t));
+}
+#endif
+
 STUB_API aclError aclrtSynchronizeEvent(aclrtEvent event) {
     ENTER();
     pthread_mutex_lock(&g_mu);
