@@ -18,7 +18,8 @@ import (
 // stream busy, FailTask to fail the next stream task, Leaks for what
 // reset and finalize had to release.
 func TestConformance(t *testing.T) {
-	npu, err := fallback.New()
+	const streams, events = 40, 100 // as the stub's (acl/native conformance_test.go)
+	npu, err := fallback.New(fallback.WithResourceLimits(streams, events))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = npu.Close() })
 	acltest.Run(t, npu, acltest.Options{
@@ -35,7 +36,9 @@ func TestConformance(t *testing.T) {
 			npu.FailTask(1, code)
 			return nil
 		},
-		Model: addModel,
+		Model:       addModel,
+		StreamLimit: streams,
+		EventLimit:  events,
 		Leaks: func() []string {
 			var out []string
 			for _, l := range npu.Leaks() {

@@ -67,6 +67,13 @@ type Options struct {
 	// those checks are skipped.
 	Leaks func() []string
 
+	// StreamLimit and EventLimit are the backend's per-device limits of
+	// streams and events (fallback.WithResourceLimits; the C stub's
+	// STUB_MAX_STREAMS / STUB_MAX_EVENTS). The suite fills a device up to
+	// them, so they should be small; 0 skips those subtests (a real
+	// device's limits are its driver's).
+	StreamLimit, EventLimit int
+
 	// Model builds the backend's model file for the model subtests: one
 	// input and one output per ModelIO, output = input + Addend. When nil
 	// the model subtests are skipped (a real installation has no builder).
