@@ -2,6 +2,7 @@ package fallback_test
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 	"testing"
 
@@ -50,7 +51,8 @@ func TestConformance(t *testing.T) {
 }
 
 // addModel builds the conformance suite's model with the graph compiler:
-// output k = input k + a one-element constant of its type.
+// output k = (input k + a one-element constant of its type) · 1, so that
+// the sum is an intermediate tensor in the feature map.
 func addModel(ios []acltest.ModelIO) ([]byte, error) {
 	g := ge.NewGraph("acltest")
 	outs := make([]*ge.Tensor, len(ios))
@@ -60,7 +62,15 @@ func addModel(ios []acltest.ModelIO) ([]byte, error) {
 		a := make([]byte, 4)
 		binary.LittleEndian.PutUint32(a, io.Addend)
 		c := g.Const(io.In+"_addend", io.DataType, []int64{1}, a)
-		outs[k], names[k] = g.Add(x, c, ge.Name(io.Out+"_add")), io.Out
+		one := make([]byte, 4)
+		if io.DataType == acl.Float32 {
+			binary.LittleEndian.PutUint32(one, math.Float32bits(1))
+		} else {
+			binary.LittleEndian.PutUint32(one, 1)
+		}
+		sum := g.Add(x, c, ge.Name(io.Out+"_add"))
+		outs[k] = g.Mul(sum, g.Const(io.In+"_one", io.DataType, []int64{1}, one), ge.Name(io.Out+"_mul"))
+		names[k] = io.Out
 	}
 	g.OutputNamed(names, outs...)
 	m, err := ge.Compile(g)

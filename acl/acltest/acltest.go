@@ -75,7 +75,9 @@ type Options struct {
 	StreamLimit, EventLimit int
 
 	// Model builds the backend's model file for the model subtests: one
-	// input and one output per ModelIO, output = input + Addend. When nil
+	// input and one output per ModelIO, output = input + Addend, with a
+	// feature map (intermediate tensors or work memory) of more than a
+	// byte. When nil
 	// the model subtests are skipped (a real installation has no builder).
 	Model func(ios []ModelIO) ([]byte, error)
 
