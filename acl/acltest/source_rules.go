@@ -149,6 +149,23 @@ func (s *suite) sourceRules(t *testing.T) {
 		expect(t, acl.CodeHostMemoryAlreadyRegistered, "HostRegisterV2(PINNED) again", func() error {
 			return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegPinned)
 		})
+		// PINNED alone pins without mapping (src/runtime/api/impl/
+		// api_impl.cc:2593-2609): no device pointer (api_impl.cc:2652-2660 → 107000).
+		expect(t, acl.CodeRTParamInvalid, "HostGetDevicePointer of memory registered PINNED only", func() error {
+			_, err := s.b.HostGetDevicePointer(hostPtr(mem), 0)
+			return err
+		})
+		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(hostPtr(mem)) })
+		ok(t, "HostRegisterV2(MAPPED|PINNED)", func() error {
+			return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegMapped|acl.HostRegPinned)
+		})
+		ok(t, "HostGetDevicePointer of mapped memory", func() error {
+			p, err := s.b.HostGetDevicePointer(hostPtr(mem), 0)
+			if err == nil && p == nil {
+				t.Error("HostGetDevicePointer gave NULL")
+			}
+			return err
+		})
 		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(hostPtr(mem)) })
 	})
 }
