@@ -124,14 +124,22 @@ func TestWindowRangeChecks(t *testing.T) {
 	assert.Zero(t, w.PeerSize(0))
 	assert.Zero(t, w.PeerSize(7))
 
-	// The own rank's window is read locally through the backend.
+	// The own rank's window: a one-sided batch to the own rank is
+	// HCCL_E_PARA (one_sided_service_adapt.cc:427-429), refused here.
 	own := make([]byte, 32)
 	w.addr, w.size = unsafe.Pointer(&own[0]), uint64(len(own))
-	require.NoError(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 8, Count: 2, DataType: Int32}}))
-	require.Len(t, f.batches, 2)
-	assert.Equal(t, uintptr(w.addr)+8, f.batches[1][0].RemoteAddr)
+	assert.ErrorIs(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 8, Count: 2, DataType: Int32}}), ErrPara)
+	assert.Len(t, f.batches, 1)
 	assert.Equal(t, uint64(32), w.PeerSize(0))
-	assert.ErrorIs(t, w.Get(ctx, 0, []Transfer{{Local: local, Offset: 30, Count: 1, DataType: Int32}}), ErrPara)
+	// More than MaxOneSideDescs ranges: several batches.
+	many := make([]Transfer, 2*MaxOneSideDescs+1)
+	for i := range many {
+		many[i] = Transfer{Local: local, Offset: uint64(i % 8 * 8), Count: 1, DataType: Float64}
+	}
+	require.NoError(t, w.Get(ctx, 1, many))
+	require.Len(t, f.batches, 4)
+	assert.Len(t, f.batches[1], MaxOneSideDescs)
+	assert.Len(t, f.batches[3], 1)
 	require.NoError(t, w.Close())
 	assert.ErrorIs(t, w.Get(ctx, 1, nil), ErrPara, "closed")
 	assert.False(t, errors.Is(w.Close(), ErrPara), "second Close returns the first result")
