@@ -392,12 +392,26 @@ type osTask struct {
 	run   func() error
 }
 
-var osTasks sync.Pool
+// osFree is the free list of tasks: a list rather than a sync.Pool,
+// which every garbage collection empties (a fetch would then allocate
+// its tasks again). At most osFreeMax are kept.
+var osFree struct {
+	mu   sync.Mutex
+	list []*osTask
+}
+
+const osFreeMax = 1024
 
 func getOSTask() *osTask {
-	if t, ok := osTasks.Get().(*osTask); ok {
+	osFree.mu.Lock()
+	if n := len(osFree.list); n > 0 {
+		t := osFree.list[n-1]
+		osFree.list[n-1] = nil
+		osFree.list = osFree.list[:n-1]
+		osFree.mu.Unlock()
 		return t
 	}
+	osFree.mu.Unlock()
 	t := &osTask{}
 	t.run = t.exec
 	return t
@@ -409,7 +423,11 @@ func putOSTask(t *osTask) {
 	t.xs, t.spans, t.src = t.xs[:0], t.spans[:0], t.src[:0]
 	t.s, t.c, t.local = nil, nil, false
 	t.qt = queuedTask{}
-	osTasks.Put(t)
+	osFree.mu.Lock()
+	if len(osFree.list) < osFreeMax {
+		osFree.list = append(osFree.list, t)
+	}
+	osFree.mu.Unlock()
 }
 
 // enqueue queues the batch on stream st, tracked for destroy. On success

@@ -12,6 +12,7 @@ type memKind uint8
 const (
 	memDevice memKind = iota // device memory of the rank's device
 	memHost                  // host memory registered for device access (one-sided registrations of host memory)
+	memOwn                   // either: memory the rank's device reaches (CopyLocal sources)
 )
 
 // env is what the simulator needs from the host-memory NPU it runs on: a

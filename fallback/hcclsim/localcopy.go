@@ -95,10 +95,7 @@ func (t *osTask) views(c *comm) error {
 // ownView is a view of [a, a+n) in the rank's device memory or in host
 // memory registered with the NPU.
 func (c *comm) ownView(a uintptr, n uint64) ([]byte, error) {
-	if b, err := c.sim.env.view(c.dev, memDevice, ptrOf(a), n); err == nil {
-		return b, nil
-	}
-	b, err := c.sim.env.view(c.dev, memHost, ptrOf(a), n)
+	b, err := c.sim.env.view(c.dev, memOwn, ptrOf(a), n)
 	if err != nil {
 		return nil, errf(codePara, "source [%#x, +%d) is neither device memory of this rank nor registered host memory: %v", a, n, err)
 	}

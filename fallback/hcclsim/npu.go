@@ -25,6 +25,8 @@ func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byt
 		return nil, err
 	}
 	switch {
+	case kind == memOwn && d >= 0 && d != dev:
+		return nil, fmt.Errorf("%p is memory of device %d, the rank is on device %d", p, d, dev)
 	case kind == memDevice && d != dev:
 		if d < 0 {
 			return nil, fmt.Errorf("%p is registered host memory, not device memory", p)

@@ -1,0 +1,5 @@
+//go:build race
+
+package engram_test
+
+const raceEnabled = true
