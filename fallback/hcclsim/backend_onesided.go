@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -390,6 +391,17 @@ type osTask struct {
 	spans []span
 	qt    queuedTask
 	run   func() error
+	// refs: the caller queueing the task and the task itself each drop
+	// one when done with it; the last returns it to the free list (the
+	// task may run and finish before its enqueue call has returned).
+	refs atomic.Int32
+}
+
+// release drops one reference; the last returns t to the free list.
+func (t *osTask) release() {
+	if t.refs.Add(-1) == 0 {
+		putOSTask(t)
+	}
 }
 
 // osFree is the free list of tasks: a list rather than a sync.Pool,
@@ -436,6 +448,7 @@ func putOSTask(t *osTask) {
 func (t *osTask) enqueue(st acl.StreamHandle) error {
 	c := t.c
 	c.trackTask(&t.qt)
+	t.refs.Store(2)
 	state, err := c.sim.env.enqueue(c.dev, st, t.run)
 	if err != nil {
 		c.untrack(&t.qt)
@@ -443,6 +456,7 @@ func (t *osTask) enqueue(st acl.StreamHandle) error {
 		return errf(codePara, "stream: %v", err)
 	}
 	c.setSkipped(&t.qt, state)
+	t.release()
 	return nil
 }
 
@@ -452,7 +466,7 @@ func (t *osTask) exec() error {
 	s, c := t.s, t.c
 	defer func() {
 		c.untrack(&t.qt)
-		putOSTask(t)
+		t.release()
 	}()
 	if err := c.usable(); err != nil {
 		return err
