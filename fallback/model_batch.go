@@ -211,9 +211,20 @@ func (c *call) gearFor(md *model, in, out acl.DatasetHandle, st *stream) (*model
 		return nil, c.fail(acl.CodeGEDynamicBatchSizeInvalid, "model %d: input %s holds batch %d, which is not one of the gears %v: choose one with aclmdlSetDynamicBatchSize",
 			md.id, acl.DynamicTensorName, v, md.batches)
 	}
+	want := execSync
+	if st != nil {
+		want = execAsync
+	}
 	for j, x := range md.gears {
-		if j != i && x.busyElsewhere(st) {
+		if j == i {
+			continue
+		}
+		busy, mode := x.busyElsewhere(st)
+		if busy {
 			return nil, c.fail(acl.CodeRTModelExecute, "model %d is still executing with batch %d; one model id must not run concurrently", md.id, md.batches[j])
+		}
+		if err := c.modeConflict(md.id, mode, want); err != nil {
+			return nil, err // the gears are one model id: one kind of execution
 		}
 	}
 	return md.gears[i], nil
@@ -221,17 +232,17 @@ func (c *call) gearFor(md *model, in, out acl.DatasetHandle, st *stream) (*model
 
 // busyElsewhere reports whether the model is executing synchronously, or
 // has an execution queued or running on a stream other than st (any
-// stream when st is nil).
-func (md *model) busyElsewhere(st *stream) bool {
+// stream when st is nil), and the kind of its executions.
+func (md *model) busyElsewhere(st *stream) (bool, execMode) {
 	md.mu.Lock()
 	defer md.mu.Unlock()
 	if md.syncRunning {
-		return true
+		return true, md.execMode
 	}
 	for _, r := range md.recs {
 		if r.inUse() && (st == nil || r.s != st) {
-			return true
+			return true, md.execMode
 		}
 	}
-	return false
+	return false, md.execMode
 }
