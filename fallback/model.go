@@ -81,6 +81,7 @@ type model struct {
 	gears    []*model
 	batches  []int64
 	batchIdx int
+	curBatch atomic.Int64 // the batch SetDynamicBatchSize chose last, 0 before
 }
 
 // loadSpec is what a load call asks for.

@@ -49,6 +49,9 @@ func TestModelDynamicBatch(t *testing.T) {
 	require.Equal(t, uintptr(4), n.GetInputSizeByIndex(d, idx))
 	require.NoError(t, n.GetOutputDims(d, 0, &dims))
 	require.Equal(t, []int64{8, 2}, dims.Shape())
+	require.NoError(t, n.GetCurOutputDims(d, 0, &dims))
+	require.Equal(t, []int64{8, 2}, dims.Shape(), "before a batch is chosen: the description's dims")
+	requireCode(t, acl.CodeInvalidParam, n.GetCurOutputDims(d, 1, &dims))
 	var b acl.Batch
 	require.NoError(t, n.GetDynamicBatch(d, &b))
 	require.Equal(t, []uint64{1, 2, 4, 8}, b.Gears())
@@ -74,6 +77,8 @@ func TestModelDynamicBatch(t *testing.T) {
 		clear(yb)
 		if round%2 == 0 {
 			require.NoError(t, n.SetDynamicBatchSize(id, ids, idx, uint64(g)))
+			require.NoError(t, n.GetCurOutputDims(d, 0, &dims))
+			require.Equal(t, []int64{int64(g), 2}, dims.Shape(), "the chosen gear's output dims")
 			require.NoError(t, n.Execute(id, ids, ods))
 		} else {
 			require.NoError(t, n.SetDynamicBatchSize(aid, ids, idx, uint64(g)))
