@@ -8,7 +8,8 @@ import (
 )
 
 // Offsets into the runtime's g and m structs (runtime/runtime2.go, Go
-// 1.21 to 1.26): g.m follows stack (2 words), stackguard0, stackguard1,
+// 1.21 to 1.26; later releases are built without the fast path, see the
+// build constraints, until checked): g.m follows stack (2 words), stackguard0, stackguard1,
 // _panic and _defer; m.procid follows g0, morebuf (a 6-word gobuf) and
 // divmod (uint32, padded).
 const (

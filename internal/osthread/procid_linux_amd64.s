@@ -1,3 +1,5 @@
+//go:build !go1.27
+
 #include "textflag.h"
 
 // func curG() unsafe.Pointer

@@ -810,13 +810,25 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
         if ((c.kind == MK_DEVICE || c.kind == MK_DEVFREE) && c.device != m->device)
             return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p is memory of device %d, the model is on %d",
                              what, k, ios[k].name, b->data, c.device, m->device);
+        /* The ACL layer marks every IO as device memory (hicann/ge
+         * api/acl/acl_model/model/model.cpp:750, 777); the access to memory
+         * that is not a live allocation fails: docs/misuse.md, 145007. */
         if (c.kind == MK_DEVFREE || !c.in_range)
-            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
+            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
                              k, ios[k].name, b->data, n_touch);
         if (async && c.kind == MK_PLAIN)
-            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn,
                              "%s %u (%s): %p is plain host memory, which asynchronous work cannot use", what, k,
                              ios[k].name, b->data);
+        /* A pinned or plain host output is copied out of the model's own
+         * block, whole:
+         * CopyOutputData fails on a shorter buffer (hicann/ge
+         * runtime/v1/graph/load/model_manager/davinci_model.cc:5054) and the
+         * execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911). */
+        if (out && (c.kind == MK_PINNED || c.kind == MK_PLAIN) && b->size < ios[k].bytes)
+            return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
+                             "output %u (%s): the host buffer of %zu bytes is smaller than the %zu bytes copied out to it",
+                             k, ios[k].name, b->size, ios[k].bytes);
         addr[k] = c.host;
         touch[k] = n_touch;
     }
