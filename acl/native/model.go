@@ -48,6 +48,10 @@ const (
 	msGetDataBufferSizeV2
 	msExecute
 	msExecuteAsync
+	msGetDynamicBatch
+	msGetInputDynamicGearCount
+	msGetInputDynamicDims
+	msSetDynamicBatchSize
 	numModelSyms
 )
 
@@ -92,6 +96,11 @@ var modelSyms = [numModelSyms]string{
 	msGetDataBufferSizeV2:  "aclGetDataBufferSizeV2",
 	msExecute:              "aclmdlExecute",
 	msExecuteAsync:         "aclmdlExecuteAsync",
+	// Dynamic batch and dims (acl_mdl.h).
+	msGetDynamicBatch:          "aclmdlGetDynamicBatch",
+	msGetInputDynamicGearCount: "aclmdlGetInputDynamicGearCount",
+	msGetInputDynamicDims:      "aclmdlGetInputDynamicDims",
+	msSetDynamicBatchSize:      "aclmdlSetDynamicBatchSize",
 }
 
 // ModelSymbols lists the C functions of the model API, all optional.
@@ -400,6 +409,57 @@ func (b *Backend) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.
 	f := dl.GetFrame()
 	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(id), uintptr(in), uintptr(out), uintptr(s)
 	err := b.minvoke(msExecuteAsync, f, 4)
+	dl.PutFrame(f)
+	return err
+}
+
+// GetDynamicBatch calls aclmdlGetDynamicBatch, which fills *batch (the
+// 1032-byte aclmdlBatch).
+func (b *Backend) GetDynamicBatch(d acl.ModelDescHandle, batch *acl.Batch) error {
+	p := unsafe.Pointer(batch)
+	dl.Escape(p)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(d), uintptr(p)
+	err := b.minvoke(msGetDynamicBatch, f, 2)
+	dl.PutFrame(f)
+	runtime.KeepAlive(p)
+	return err
+}
+
+// GetInputDynamicGearCount calls aclmdlGetInputDynamicGearCount.
+func (b *Backend) GetInputDynamicGearCount(d acl.ModelDescHandle, index uintptr) (uintptr, error) {
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(d), index, f.Outp(0)
+	err := b.minvoke(msGetInputDynamicGearCount, f, 3)
+	v := uintptr(f.Out[0])
+	dl.PutFrame(f)
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// GetInputDynamicDims calls aclmdlGetInputDynamicDims with len(dims) as
+// the gear count (dims may be empty: C then gets NULL).
+func (b *Backend) GetInputDynamicDims(d acl.ModelDescHandle, index uintptr, dims []acl.IODims) error {
+	var p unsafe.Pointer
+	if len(dims) > 0 {
+		p = unsafe.Pointer(&dims[0])
+	}
+	dl.Escape(p)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(d), index, uintptr(p), uintptr(len(dims))
+	err := b.minvoke(msGetInputDynamicDims, f, 4)
+	dl.PutFrame(f)
+	runtime.KeepAlive(dims)
+	return err
+}
+
+// SetDynamicBatchSize calls aclmdlSetDynamicBatchSize.
+func (b *Backend) SetDynamicBatchSize(id acl.ModelID, ds acl.DatasetHandle, index uintptr, batch uint64) error {
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(id), uintptr(ds), index, uintptr(batch)
+	err := b.minvoke(msSetDynamicBatchSize, f, 4)
 	dl.PutFrame(f)
 	return err
 }

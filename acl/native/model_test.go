@@ -22,11 +22,17 @@ import (
 // stubModel serializes a model in the stub's format (see
 // testdata/stub/model.c): output k = input k + the addend in weight slot k.
 func stubModel(ios []acltest.ModelIO, workSize uint64) []byte {
+	return stubModelGears(ios, workSize, nil)
+}
+
+// stubModelGears is stubModel with batch gears (a dynamic-batch model).
+func stubModelGears(ios []acltest.ModelIO, workSize uint64, gears []uint64) []byte {
 	le := binary.LittleEndian
 	n := len(ios)
-	b := make([]byte, 32, 32+2*n*144+8*n)
+	b := make([]byte, 32, 32+2*n*144+8*len(gears)+8*n)
 	copy(b, "STUBOM01")
 	le.PutUint32(b[8:], uint32(n))
+	le.PutUint32(b[12:], uint32(len(gears)))
 	le.PutUint64(b[16:], workSize)
 	le.PutUint64(b[24:], uint64(8*n))
 	desc := func(name string, s acltest.ModelIO) {
@@ -45,6 +51,9 @@ func stubModel(ios []acltest.ModelIO, workSize uint64) []byte {
 	}
 	for _, s := range ios {
 		desc(s.Out, s)
+	}
+	for _, g := range gears {
+		b = le.AppendUint64(b, g)
 	}
 	for _, s := range ios {
 		w := make([]byte, 8)
@@ -183,4 +192,80 @@ func TestModelLeak(t *testing.T) {
 	assert.Equal(t, []string{"1 model(s)"}, s.live()[len(s.live())-1:])
 	require.NoError(t, s.ResetDevice(0))
 	assert.Equal(t, []string{"1 model(s)"}, s.leaks(), "the model is one leak; its memory is not reported again")
+}
+
+// TestModelDynamicBatch drives the dynamic-batch functions through the
+// stub: the gears a description reports, the dims queries' index rule, and
+// aclmdlSetDynamicBatchSize's checks, codes and the batch it writes.
+func TestModelDynamicBatch(t *testing.T) {
+	s := initStub(t)
+	s.bound(t)
+	ios := []acltest.ModelIO{
+		{In: "x", Out: "y", DataType: acl.Float32, Format: acl.FormatND, Dims: []int64{8, 3}},
+		{In: acl.DynamicTensorName, Out: "batch_out", DataType: acl.Int32, Format: acl.FormatND, Dims: []int64{2}},
+	}
+	gears := []uint64{1, 2, 4, 8}
+	model := stubModelGears(ios, 64, gears)
+	id, err := s.LoadFromMem(pinnedCopy(t, s, model), uintptr(len(model)))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.Unload(id)) }()
+	d, err := s.CreateDesc()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.DestroyDesc(d)) }()
+	require.NoError(t, s.GetDesc(d, id))
+
+	var b acl.Batch
+	require.NoError(t, s.GetDynamicBatch(d, &b))
+	assert.Equal(t, gears, b.Gears())
+	assert.ErrorIs(t, s.GetDynamicBatch(d, nil), acl.ErrInvalidParam)
+	n, err := s.GetInputDynamicGearCount(d, ^uintptr(0))
+	require.NoError(t, err)
+	assert.Zero(t, n, "batch gears are not dynamic-dims gears")
+	_, err = s.GetInputDynamicGearCount(d, 0)
+	assert.ErrorIs(t, err, acl.ErrInvalidParam)
+	assert.NoError(t, s.GetInputDynamicDims(d, ^uintptr(0), make([]acl.IODims, 1)))
+	assert.ErrorIs(t, s.GetInputDynamicDims(d, 1, make([]acl.IODims, 1)), acl.ErrInvalidParam)
+	idx, err := s.GetInputIndexByName(d, acl.DynamicTensorName)
+	require.NoError(t, err)
+	require.Equal(t, uintptr(1), idx)
+
+	// Inputs in device memory; the batch buffer holds 8 bytes.
+	var m struct {
+		in    []unsafe.Pointer
+		sizes []int
+		inDS  acl.DatasetHandle
+	}
+	for _, io := range ios {
+		m.in = append(m.in, devBytes(t, s, make([]byte, io.Bytes())))
+		m.sizes = append(m.sizes, io.Bytes())
+	}
+	m.inDS = dataset(t, s, m.in, m.sizes)
+	for _, g := range gears {
+		require.NoError(t, s.SetDynamicBatchSize(id, m.inDS, idx, g))
+		assert.Equal(t, g, binary.LittleEndian.Uint64(readDev(t, s, m.in[1], 8)))
+	}
+	small := devBytes(t, s, []byte{9, 9, 9, 9})
+	ds4 := dataset(t, s, []unsafe.Pointer{m.in[0], small}, []int{m.sizes[0], 4})
+	require.NoError(t, s.SetDynamicBatchSize(id, ds4, idx, 2))
+	assert.Equal(t, []byte{2, 0, 0, 0}, readDev(t, s, small, 4), "a 4-byte buffer gets the batch as 4 bytes")
+
+	code := func(err error) acl.Code { return acl.CodeOf(err) }
+	assert.Equal(t, acl.CodeGEDynamicBatchSizeInvalid, code(s.SetDynamicBatchSize(id, m.inDS, idx, 3)), "not a gear")
+	assert.Equal(t, acl.CodeInvalidParam, code(s.SetDynamicBatchSize(id, m.inDS, idx, 0)), "batch 0")
+	assert.Equal(t, acl.CodeInvalidParam, code(s.SetDynamicBatchSize(id, m.inDS, 5, 2)), "no buffer at index")
+	assert.Equal(t, acl.CodeInvalidParam, code(s.SetDynamicBatchSize(id, 0, idx, 2)), "NULL dataset")
+	assert.Equal(t, acl.CodeGEExecModelIDInvalid, code(s.SetDynamicBatchSize(id+100, m.inDS, idx, 2)), "unknown model")
+	tiny := devBytes(t, s, []byte{1, 2})
+	ds2 := dataset(t, s, []unsafe.Pointer{m.in[0], tiny}, []int{m.sizes[0], 2})
+	assert.Equal(t, acl.CodeGEDynamicInputLengthInvalid, code(s.SetDynamicBatchSize(id, ds2, idx, 2)), "2-byte buffer")
+
+	// A static model has no gears: every batch is refused.
+	static := stubModel(ios, 64)
+	sid, err := s.LoadFromMem(pinnedCopy(t, s, static), uintptr(len(static)))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, s.Unload(sid)) }()
+	require.NoError(t, s.GetDesc(d, sid))
+	require.NoError(t, s.GetDynamicBatch(d, &b))
+	assert.Zero(t, b.BatchCount)
+	assert.Equal(t, acl.CodeGEDynamicBatchSizeInvalid, code(s.SetDynamicBatchSize(sid, m.inDS, idx, 1)))
 }
