@@ -34,3 +34,30 @@ func TestEventWaitEveryFlag(t *testing.T) {
 		require.NoError(t, e.Close())
 	}
 }
+
+// TestEventReset: Event.Reset queues aclrtResetEvent; an event without
+// EventSync is refused as the runtime refuses it, and a closed event or
+// stream is an invalid handle.
+func TestEventReset(t *testing.T) {
+	npu, err := fallback.New()
+	require.NoError(t, err)
+	rt, err := acl.Init(npu, "")
+	require.NoError(t, err)
+	defer rt.Close()
+	dev, err := rt.OpenDevice(0)
+	require.NoError(t, err)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	e, err := dev.NewEvent(acl.EventSync)
+	require.NoError(t, err)
+	require.NoError(t, e.Record(s))
+	require.NoError(t, e.Reset(s))
+	require.NoError(t, s.Synchronize())
+	plain, err := dev.NewEvent(acl.EventTimeLine)
+	require.NoError(t, err)
+	require.Equal(t, acl.CodeRTFeatureNotSupport, acl.CodeOf(plain.Reset(s)))
+	require.NoError(t, e.Close())
+	require.ErrorIs(t, e.Reset(s), acl.ErrInvalidHandle)
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, plain.Reset(s), acl.ErrInvalidHandle)
+}
