@@ -166,7 +166,10 @@ func (d *Device) LoadModelFile(path string) (*Model, error) {
 
 // LoadModelWithMem loads a serialized model into work and weight memory the
 // caller owns (aclmdlLoadFromMemWithMem); QueryModelSize tells how large
-// they must be. A nil buffer passes NULL, leaving that memory to the
+// they may be. GE needs only the feature map in the work memory
+// (memory_size - zero_copy_size); work memory shorter than QueryModelSize's
+// work size holds no IO blocks, so every input and output must then be a
+// device buffer. A nil buffer passes NULL, leaving that memory to the
 // backend. The buffers must stay open until the Model is closed; the Model
 // never frees them.
 func (d *Device) LoadModelWithMem(model []byte, work, weight *DeviceBuffer) (*Model, error) {

@@ -117,7 +117,10 @@ func (n *NPU) LoadFromMem(modelPtr unsafe.Pointer, modelSize uintptr) (acl.Model
 
 // LoadFromMemWithMem is aclmdlLoadFromMemWithMem: the model runs in work
 // and weight memory the caller owns, which must be device memory of the
-// current device, hold memory_size and the weight size, and not overlap.
+// current device, hold the feature map (memory_size - zero_copy_size, as
+// GE's InitFeatureMapAndP2PMem) and the weight size, and not overlap. Work
+// memory shorter than memory_size holds no IO blocks: every IO is then a
+// device buffer of the caller.
 func (n *NPU) LoadFromMemWithMem(modelPtr unsafe.Pointer, modelSize uintptr, work unsafe.Pointer, workSize uintptr, weight unsafe.Pointer, weightSize uintptr) (acl.ModelID, error) {
 	c, err := n.begin("aclmdlLoadFromMemWithMem", true)
 	if err != nil {

@@ -110,7 +110,8 @@ func TestModelWorkspaceMemOptimize(t *testing.T) {
 	require.Contains(t, err.Error(), `input 1 ("r")`)
 	require.NoError(t, n.Unload(id))
 
-	// With caller memory: the feature map is enough only with the option.
+	// With caller memory: the feature map is enough, with or without the
+	// option (GE's required_minimum_size, davinci_model.cc:607-631).
 	work := mustMalloc(t, n, uintptr(m.FeatureMapSize()))
 	weight := mustMalloc(t, n, uintptr(m.WeightSize))
 	h2, err := n.CreateConfigHandle()
@@ -122,16 +123,21 @@ func TestModelWorkspaceMemOptimize(t *testing.T) {
 	setOpt(t, n, h2, acl.MdlWorkspaceSizet, uintptr(m.FeatureMapSize()))
 	setPtrOpt(t, n, h2, acl.MdlWeightAddrPtr, weight)
 	setOpt(t, n, h2, acl.MdlWeightSizet, uintptr(m.WeightSize))
+	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(io.bufs[1]), uintptr(len(io.bufs[1]))))
+	for _, opt := range []bool{false, true} {
+		if opt {
+			setOpt(t, n, h2, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
+		}
+		id2, err := n.LoadWithConfig(h2)
+		require.NoError(t, err)
+		x, r = p.feed(rng, io.bufs[0], io.bufs[1])
+		require.NoError(t, n.Execute(id2, io.in, io.out))
+		p.check(t, x, r, io.bufs[2], io.bufs[3])
+		require.NoError(t, n.Unload(id2))
+	}
+	setOpt(t, n, h2, acl.MdlWorkspaceSizet, uintptr(m.FeatureMapSize())-1)
 	_, err = n.LoadWithConfig(h2)
 	requireCode(t, acl.CodeGEParamInvalid, err)
-	setOpt(t, n, h2, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
-	id2, err := n.LoadWithConfig(h2)
-	require.NoError(t, err)
-	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(io.bufs[1]), uintptr(len(io.bufs[1]))))
-	x, r = p.feed(rng, io.bufs[0], io.bufs[1])
-	require.NoError(t, n.Execute(id2, io.in, io.out))
-	p.check(t, x, r, io.bufs[2], io.bufs[3])
-	require.NoError(t, n.Unload(id2))
 	require.NoError(t, n.DestroyConfigHandle(h))
 	require.NoError(t, n.DestroyConfigHandle(h2))
 	require.NoError(t, n.Free(work))
@@ -156,7 +162,9 @@ func TestModelLoadWithMemChecks(t *testing.T) {
 		}
 		return err
 	}
-	requireCode(t, acl.CodeGEParamInvalid, load(work, ws-512, weight, wts))
+	fm := uintptr(m.FeatureMapSize())
+	requireCode(t, acl.CodeGEParamInvalid, load(work, fm-1, weight, wts), "less than the feature map")
+	require.NoError(t, load(work, fm, weight, wts), "the feature map is enough (davinci_model.cc:621)")
 	requireCode(t, acl.CodeGEParamInvalid, load(work, ws, weight, wts-1))
 	requireCode(t, acl.CodeGEParamInvalid, load(work, ws+1, weight, wts), "size past the allocation")
 	requireCode(t, acl.CodeGEParamInvalid, load(nil, ws, weight, wts))

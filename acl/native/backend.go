@@ -27,8 +27,15 @@ const (
 	LibACLModel = "libacl_mdl.so"
 	// LibACLOpCompiler holds aclopCompile* (acl/acl_op_compiler.h); it
 	// ships beside the runtime in every lib64, monolithic or split, and is
-	// loaded when present so the single-op API resolves.
+	// loaded when present so the single-op API resolves (hicann/ge
+	// api/acl/acl_op_compiler/CMakeLists.txt:11).
 	LibACLOpCompiler = "libacl_op_compiler.so"
+	// LibACLOpExecutor holds the op attributes, aclopCreateAttr and
+	// aclopSetAttr*, in the split layout (hicann/ge
+	// api/acl/acl_op_executor/CMakeLists.txt:127, single_op/
+	// acl_op_executor.cpp); the tensor descriptions are in libacl_mdl
+	// (api/acl/acl_model/model/acl_model.cpp).
+	LibACLOpExecutor = "libacl_op_executor.so"
 )
 
 // EnvLibrary is the environment override of the library location.
@@ -75,7 +82,7 @@ func Open(opts ...Option) (*Backend, error) {
 	lib, err := dl.Open(dl.Spec{
 		Family: "ACL",
 		Names:  []string{LibACL, LibACLRt},
-		Extras: []string{LibACLModel, LibACLOpCompiler},
+		Extras: []string{LibACLModel, LibACLOpCompiler, LibACLOpExecutor},
 		Path:   c.path,
 		EnvVar: EnvLibrary,
 	})
