@@ -104,7 +104,7 @@ func TestCacheBypassUniform(t *testing.T) {
 		st := b.CacheStats()
 		assert.Equal(t, remote[r], st.Hits+st.Misses+st.Bypassed, "rank %d lookups", r)
 		assert.Positive(t, st.Bypassed, "rank %d: %+v", r, st)
-		assert.Less(t, st.HitRate(), 0.05, "rank %d: %+v", r, st)
+		assert.Less(t, st.HitRate(), 0.25, "rank %d: %+v", r, st)
 	}
 }
 
