@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -50,22 +49,6 @@ func TestModelUnloadTwiceAndExecuteAfterUnload(t *testing.T) {
 	_, err = n.ModelStats(id)
 	requireCode(t, acl.CodeGEExecModelIDInvalid, err)
 	require.NoError(t, n.DestroyDesc(d))
-}
-
-func TestModelWrongIOCount(t *testing.T) {
-	n := newTestNPU(t)
-	p := newMLP(t, newRand(t))
-	id := loadBlob(t, n, p.blob)
-	io := newMLPIO(t, n, p)
-	oneIn, _ := newDataset(t, n, io.bufs[0])
-	err := n.Execute(id, oneIn, io.out)
-	requireCode(t, acl.CodeGEFailure, err)
-	require.Contains(t, err.Error(), "The number of inputs or outputs provided by the user is inconsistent with that required by the model")
-	threeOut, _ := newDataset(t, n, io.bufs[2], io.bufs[3], io.bufs[3])
-	requireCode(t, acl.CodeGEFailure, n.ExecuteAsync(id, io.in, threeOut, 0))
-	empty, _ := newDataset(t, n)
-	requireCode(t, acl.CodeGEFailure, n.Execute(id, empty, empty))
-	require.NoError(t, n.Unload(id))
 }
 
 // setOpt sets a size_t or pointer attribute from a uintptr value.
@@ -252,29 +235,6 @@ func TestModelConcurrentExecute(t *testing.T) {
 	require.Positive(t, codes[acl.Success])
 	p.check(t, x, r, io.bufs[2], io.bufs[3])
 	require.NoError(t, n.Unload(id))
-}
-
-// TestModelUnloadWaitsForQueued: Unload with an execution queued waits
-// for it, then frees the model.
-func TestModelUnloadWaitsForQueued(t *testing.T) {
-	n := newTestNPU(t)
-	rng := newRand(t)
-	p := newMLP(t, rng)
-	id := loadBlob(t, n, p.blob)
-	io := newMLPIO(t, n, p)
-	s := mkStream(t, n)
-	release := hold(t, n, s)
-	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
-	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s))
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		release()
-	}()
-	require.NoError(t, n.Unload(id))
-	_, err := n.ModelStats(id)
-	requireCode(t, acl.CodeGEExecModelIDInvalid, err)
-	p.check(t, x, r, io.bufs[2], io.bufs[3])
-	require.NoError(t, n.SynchronizeStream(s))
 }
 
 // TestModelBufferFreedBeforeRun: a buffer freed after ExecuteAsync
