@@ -61,6 +61,19 @@ func (e *Event) Record(s *Stream) error {
 	return s.dev.call(op, func() error { return e.dev.rt.b.RecordEvent(e.h, s.h) })
 }
 
+// Reset queues a reset of the event on s (aclrtResetEvent): later waits
+// for it wait for its next Record. The event must have been created with
+// EventSync, as for waits; an optional symbol of the native library.
+func (e *Event) Reset(s *Stream) error {
+	const op = "Event.Reset"
+	h, err := acquire(op, e.r(), s.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	return s.dev.call(op, func() error { return e.dev.rt.b.ResetEvent(e.h, s.h) })
+}
+
 func (e *Event) call(op string, fn func() error) error {
 	h, err := acquire(op, e.r())
 	if err != nil {
