@@ -61,9 +61,9 @@ func (e *Event) Record(s *Stream) error {
 	return s.dev.call(op, func() error { return e.dev.rt.b.RecordEvent(e.h, s.h) })
 }
 
-// Reset queues a reset of the event on s (aclrtResetEvent): later waits
-// for it wait for its next Record. The event must have been created with
-// EventSync, as for waits; an optional symbol of the native library.
+// Reset queues on s a reset of the event (aclrtResetEvent), for reusing an
+// event that streams wait for. The event needs ACL_EVENT_SYNC; without it
+// the runtime refuses with ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
 func (e *Event) Reset(s *Stream) error {
 	const op = "Event.Reset"
 	h, err := acquire(op, e.r(), s.r())
