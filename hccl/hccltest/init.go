@@ -166,6 +166,18 @@ func (s *suite) testInitErrors(t *testing.T) {
 		_, err = b.CommInitAll([]int32{-1})
 		code(t, hccl.EPara, err, "CommInitAll with device -1")
 
+		// hcclBufferSize below 1 MB is HCCL_E_PARA; not set follows
+		// HCCL_BUFFSIZE; any other value is this communicator's buffer
+		// (hcomm legacy comm_config.cc:247-270).
+		cfg := hccl.NewCommConfig()
+		cfg.BufferSize = 0
+		_, err = b.CommInitRootInfoConfig(1, &root, 0, cfg)
+		code(t, hccl.EPara, err, "CommInitRootInfoConfig with hcclBufferSize 0")
+		cfg.BufferSize = 1
+		if err := initDestroy(b, cfg); err != nil {
+			return fmt.Errorf("CommInitRootInfoConfig with hcclBufferSize 1: %w", err)
+		}
+
 		// A one-rank communicator from the root info still works after the
 		// failed attempts.
 		h, err := b.CommInitRootInfo(1, &root, 0)
@@ -173,6 +185,11 @@ func (s *suite) testInitErrors(t *testing.T) {
 			return fmt.Errorf("CommInitRootInfo after failed attempts: %w", err)
 		}
 		w.comm = h
+		// Reusing the root info for a second communicator on this device
+		// is HCCL_E_PARA: the communicator takes its name from the root
+		// info and names are unique per device (op_base.cc:1747-1753).
+		_, err = b.CommInitRootInfo(1, &root, 0)
+		code(t, hccl.EPara, err, "CommInitRootInfo reusing the root info of a live communicator on this device")
 		return nil
 	}))
 	// Two ranks claiming the same id, or disagreeing on nRanks: the root
@@ -241,4 +258,18 @@ func (s *suite) testInitErrors(t *testing.T) {
 			return err
 		}))
 	}
+}
+
+// initDestroy forms a one-rank communicator from a fresh root info with
+// cfg and destroys it.
+func initDestroy(b hccl.Backend, cfg *hccl.CommConfig) error {
+	root, err := b.GetRootInfo()
+	if err != nil {
+		return err
+	}
+	h, err := b.CommInitRootInfoConfig(1, &root, 0, cfg)
+	if err != nil {
+		return err
+	}
+	return b.CommDestroy(h)
 }

@@ -351,6 +351,10 @@ static HcclResult config_read(const HcclCommConfig *cfg, char *name, int *timeou
         return HCCL_E_PARA;
     if (memchr(cfg->hcclCommName, 0, COMM_NAME_MAX_LENGTH) == NULL)
         return HCCL_E_PARA;
+    /* hcclBufferSize below 1 MB (HCCL_CCL_COMM_BUFFER_MIN); not set
+     * follows HCCL_BUFFSIZE (hcomm legacy comm_config.cc:247-270). */
+    if (cfg->hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET && cfg->hcclBufferSize < 1)
+        return HCCL_E_PARA;
     snprintf(name, COMM_NAME_MAX_LENGTH, "%s", cfg->hcclCommName);
     if (size >= offsetof(HcclCommConfig, hcclAlgo) && cfg->hcclExecTimeOut > 0)
         *timeout_ms = cfg->hcclExecTimeOut * 1000;
