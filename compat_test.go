@@ -26,7 +26,7 @@ func symbolGroups() []symbolGroup {
 	return []symbolGroup{
 		{"ACL runtime", "`libascendcl.so`, or split `libacl_rt.so`", aclnative.RequiredSymbols(), aclnative.OptionalSymbols()},
 		{"ACL model API", "`libascendcl.so`, or split `libacl_mdl.so`", nil, aclnative.ModelSymbols()},
-		{"ACL single-op API", "`libascendcl.so` / `libacl_op_compiler.so`", nil, aclnative.OpSymbols()},
+		{"ACL single-op API", "`libascendcl.so` / `libacl_op_compiler.so`, `libacl_op_executor.so`, `libacl_mdl.so`", nil, aclnative.OpSymbols()},
 		{"HCCL", "`libhccl.so`, then `libhcomm.so` (per symbol)", hcclnative.RequiredSymbols(), hcclnative.OptionalSymbols()},
 	}
 }

@@ -50,6 +50,7 @@ type Backend interface {
 	RecordEvent(e EventHandle, s StreamHandle) error          // aclrtRecordEvent
 	SynchronizeEvent(e EventHandle) error                     // aclrtSynchronizeEvent
 	StreamWaitEvent(s StreamHandle, e EventHandle) error      // aclrtStreamWaitEvent
+	ResetEvent(e EventHandle, s StreamHandle) error           // aclrtResetEvent
 	EventElapsedTime(start, end EventHandle) (float32, error) // aclrtEventElapsedTime (ms)
 	DestroyEvent(e EventHandle) error                         // aclrtDestroyEvent
 

@@ -2,6 +2,7 @@ package acl
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,15 +17,24 @@ type mem struct {
 
 	smu     sync.Mutex
 	streams map[*Stream]struct{}
+	// last is the stream recorded most recently since the last drain: a
+	// run that repeats on one stream records nothing new.
+	last atomic.Pointer[Stream]
 }
 
 // usedBy records that work on s touches the memory.
 func (m *mem) usedBy(s *Stream) {
+	if m.last.Load() == s {
+		// Already in streams: drain clears last under smu when it takes
+		// the set, so a stale hit still finds s in the set drain waits on.
+		return
+	}
 	m.smu.Lock()
 	if m.streams == nil {
 		m.streams = make(map[*Stream]struct{})
 	}
 	m.streams[s] = struct{}{}
+	m.last.Store(s)
 	m.smu.Unlock()
 }
 
@@ -34,6 +44,7 @@ func (m *mem) drain() {
 	m.smu.Lock()
 	ss := m.streams
 	m.streams = nil
+	m.last.Store(nil)
 	m.smu.Unlock()
 	for s := range ss {
 		_ = s.Synchronize()

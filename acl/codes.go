@@ -94,10 +94,15 @@ const (
 	CodeGEExecModelIDInvalid       Code = 145003
 	CodeGEExecModelDataSizeInvalid Code = 145006
 	CodeGEExecModelAddrInvalid     Code = 145007
-	CodeGEMemoryAllocation         Code = 245000
-	CodeGEInternalError            Code = 545000
-	CodeGELoadModel                Code = 545001
-	CodeGEModelExecuteTimeout      Code = 545601
+	// Dynamic batch (ge_error_codes.h): GeExecutor::SetDynamicBatchSize's
+	// checks (hicann/ge runtime/v1/executor/ge_executor.cc:375-415).
+	CodeGEDynamicInputAddrInvalid   Code = 145011
+	CodeGEDynamicInputLengthInvalid Code = 145012
+	CodeGEDynamicBatchSizeInvalid   Code = 145013
+	CodeGEMemoryAllocation          Code = 245000
+	CodeGEInternalError             Code = 545000
+	CodeGELoadModel                 Code = 545001
+	CodeGEModelExecuteTimeout       Code = 545601
 )
 
 var codeNames = map[Code]string{
@@ -174,16 +179,19 @@ var codeNames = map[Code]string{
 	CodeHostMemoryAlreadyRegistered: "ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
 	CodeHostMemoryNotRegistered:     "ACL_ERROR_HOST_MEMORY_NOT_REGISTERED",
 
-	CodeGEParamInvalid:             "ACL_ERROR_GE_PARAM_INVALID",
-	CodeGEExecNotInit:              "ACL_ERROR_GE_EXEC_NOT_INIT",
-	CodeGEExecModelPathInvalid:     "ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID",
-	CodeGEExecModelIDInvalid:       "ACL_ERROR_GE_EXEC_MODEL_ID_INVALID",
-	CodeGEExecModelDataSizeInvalid: "ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID",
-	CodeGEExecModelAddrInvalid:     "ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID",
-	CodeGEMemoryAllocation:         "ACL_ERROR_GE_MEMORY_ALLOCATION",
-	CodeGEInternalError:            "ACL_ERROR_GE_INTERNAL_ERROR",
-	CodeGELoadModel:                "ACL_ERROR_GE_LOAD_MODEL",
-	CodeGEModelExecuteTimeout:      "ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT",
+	CodeGEParamInvalid:              "ACL_ERROR_GE_PARAM_INVALID",
+	CodeGEExecNotInit:               "ACL_ERROR_GE_EXEC_NOT_INIT",
+	CodeGEExecModelPathInvalid:      "ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID",
+	CodeGEExecModelIDInvalid:        "ACL_ERROR_GE_EXEC_MODEL_ID_INVALID",
+	CodeGEExecModelDataSizeInvalid:  "ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID",
+	CodeGEExecModelAddrInvalid:      "ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID",
+	CodeGEDynamicInputAddrInvalid:   "ACL_ERROR_GE_DYNAMIC_INPUT_ADDR_INVALID",
+	CodeGEDynamicInputLengthInvalid: "ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID",
+	CodeGEDynamicBatchSizeInvalid:   "ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID",
+	CodeGEMemoryAllocation:          "ACL_ERROR_GE_MEMORY_ALLOCATION",
+	CodeGEInternalError:             "ACL_ERROR_GE_INTERNAL_ERROR",
+	CodeGELoadModel:                 "ACL_ERROR_GE_LOAD_MODEL",
+	CodeGEModelExecuteTimeout:       "ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT",
 }
 
 // String returns the C name of the code (ACL_ERROR_BAD_ALLOC, …) from a

@@ -31,7 +31,8 @@ var (
 
 // classes maps each sentinel to the codes that carry its meaning.
 var classes = map[error][]Code{
-	ErrInvalidParam:   {CodeInvalidParam, CodeRTParamInvalid, CodeGEParamInvalid, CodeGEExecModelDataSizeInvalid, CodeGEExecModelAddrInvalid},
+	ErrInvalidParam: {CodeInvalidParam, CodeRTParamInvalid, CodeGEParamInvalid, CodeGEExecModelDataSizeInvalid, CodeGEExecModelAddrInvalid,
+		CodeGEDynamicInputAddrInvalid, CodeGEDynamicInputLengthInvalid, CodeGEDynamicBatchSizeInvalid},
 	ErrUninitialized:  {CodeUninitialize, CodeGEExecNotInit},
 	ErrRepeatInit:     {CodeRepeatInitialize},
 	ErrRepeatFinalize: {CodeRepeatFinalize},

@@ -26,10 +26,17 @@ type IODesc struct {
 type ModelDesc struct {
 	Inputs  []IODesc
 	Outputs []IODesc
+	// Batches are the batch gears of a model built with dynamic batch
+	// (aclmdlGetDynamicBatch), nil for a static model or a backend without
+	// the query. Such a model has the extra input DynamicTensorName, and
+	// -1 in the batch dim of its other inputs; choose the batch of a run
+	// with Model.SetDynamicBatchSize.
+	Batches []uint64
 }
 
 func (d ModelDesc) clone() ModelDesc {
-	c := ModelDesc{Inputs: append([]IODesc(nil), d.Inputs...), Outputs: append([]IODesc(nil), d.Outputs...)}
+	c := ModelDesc{Inputs: append([]IODesc(nil), d.Inputs...), Outputs: append([]IODesc(nil), d.Outputs...),
+		Batches: append([]uint64(nil), d.Batches...)}
 	for _, ios := range [][]IODesc{c.Inputs, c.Outputs} {
 		for i := range ios {
 			ios[i].Dims = append([]int64(nil), ios[i].Dims...)
@@ -166,7 +173,10 @@ func (d *Device) LoadModelFile(path string) (*Model, error) {
 
 // LoadModelWithMem loads a serialized model into work and weight memory the
 // caller owns (aclmdlLoadFromMemWithMem); QueryModelSize tells how large
-// they must be. A nil buffer passes NULL, leaving that memory to the
+// they may be. GE needs only the feature map in the work memory
+// (memory_size - zero_copy_size); work memory shorter than QueryModelSize's
+// work size holds no IO blocks, so every input and output must then be a
+// device buffer. A nil buffer passes NULL, leaving that memory to the
 // backend. The buffers must stay open until the Model is closed; the Model
 // never frees them.
 func (d *Device) LoadModelWithMem(model []byte, work, weight *DeviceBuffer) (*Model, error) {
@@ -349,6 +359,14 @@ func readDesc(op string, mb ModelBackend, id ModelID) (desc ModelDesc, err error
 			DataType: mb.GetInputDataType(h, i),
 			Format:   mb.GetInputFormat(h, i),
 		})
+	}
+	var batch Batch
+	switch err := mb.GetDynamicBatch(h, &batch); {
+	case errors.Is(err, ErrNotSupported):
+	case err != nil:
+		return desc, err
+	case batch.BatchCount > 0:
+		desc.Batches = batch.Gears()
 	}
 	for i := range nout {
 		if err := mb.GetOutputDims(h, i, &dims); err != nil {
@@ -615,6 +633,9 @@ func (m *Model) Execute(in, out *Dataset) error {
 	return m.exec("Model.Execute", nil, in, out, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if m.last == nil && !m.ranAsync {
+			return m.runSync(in.h, out.h)
+		}
 		return m.dev.bound(func() error {
 			if err := m.waitLast(); err != nil {
 				return err
@@ -632,6 +653,55 @@ func (m *Model) Execute(in, out *Dataset) error {
 			return err
 		})
 	})
+}
+
+// SetDynamicBatchSize chooses the batch of the next executions with in, a
+// model built with dynamic batch (aclmdlSetDynamicBatchSize): it writes
+// batch into in's buffer for the DynamicTensorName input. The other inputs
+// hold batch rows at their start (their buffers are sized for the largest
+// gear); the outputs get that many rows. A batch that is not one of
+// Desc().Batches is ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID; a model
+// without the input is ACL_ERROR_INVALID_PARAM.
+func (m *Model) SetDynamicBatchSize(in *Dataset, batch uint64) error {
+	const op = "Model.SetDynamicBatchSize"
+	if m == nil || in == nil {
+		return nilError(op)
+	}
+	idx, err := m.InputIndex(DynamicTensorName)
+	if err != nil {
+		return Errorf(op, CodeInvalidParam, "the model has no input %q: it was not built with dynamic batch", DynamicTensorName)
+	}
+	return m.exec(op, nil, in, in, false, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.dev.bound(func() error {
+			// The batch input is written by a copy on the caller's
+			// thread: executions queued before must not see it early.
+			if err := m.waitLast(); err != nil {
+				return err
+			}
+			return m.mb.SetDynamicBatchSize(m.id, in.h, uintptr(idx), batch)
+		})
+	})
+}
+
+// runSync is Execute's steady state, as launch is ExecuteAsync's: one
+// aclmdlExecute on the calling thread, bound to the Device's context only
+// when the backend refuses the call for want of it (which it does before
+// doing anything), so a run costs no aclrtSetCurrentContext. m.mu is held.
+func (m *Model) runSync(in, out DatasetHandle) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := m.mb.Execute(m.id, in, out)
+	if err != nil && errors.Is(err, ErrContext) {
+		if err = m.dev.rt.b.SetCurrentContext(m.dev.ctx); err == nil {
+			err = m.mb.Execute(m.id, in, out)
+		}
+	}
+	if err == nil {
+		m.ranSync = true
+	}
+	return err
 }
 
 // Wait blocks until the executions queued so far have completed, or ctx

@@ -70,6 +70,26 @@ const (
 	MaxDimCount      = 128
 )
 
+// MaxBatchNum is ACL_MAX_BATCH_NUM (acl_mdl.h): the most batch gears a
+// model description reports.
+const MaxBatchNum = 128
+
+// DynamicTensorName is ACL_DYNAMIC_TENSOR_NAME (acl_mdl.h): the name of the
+// extra input ATC adds to a model built with --dynamic_batch_size, which
+// SetDynamicBatchSize writes the chosen batch into.
+const DynamicTensorName = "ascend_mbatch_shape_data"
+
+// Batch is aclmdlBatch: 1032 bytes, batchCount at offset 0, batch at 8.
+type Batch struct {
+	BatchCount uintptr
+	Batch      [MaxBatchNum]uint64
+}
+
+// Gears returns the first BatchCount batch sizes (at most MaxBatchNum).
+func (b *Batch) Gears() []uint64 {
+	return append([]uint64(nil), b.Batch[:min(b.BatchCount, MaxBatchNum)]...)
+}
+
 // IODims is aclmdlIODims: 1160 bytes, dimCount at offset 128, dims at 136.
 type IODims struct {
 	Name     [MaxTensorNameLen]byte
@@ -187,6 +207,31 @@ type ModelBackend interface {
 	// input named name. No such input, a bad d or a name containing NUL is
 	// ErrInvalidParam.
 	GetInputIndexByName(d ModelDescHandle, name string) (uintptr, error)
+	// GetDynamicBatch (aclmdlGetDynamicBatch) fills *batch with the batch
+	// gears of a model built with dynamic batch; BatchCount 0 for a static
+	// model. A NULL d or batch is ErrInvalidParam; more than MaxBatchNum
+	// gears is ACL_ERROR_STORAGE_OVER_LIMIT.
+	GetDynamicBatch(d ModelDescHandle, batch *Batch) error
+	// GetInputDynamicGearCount (aclmdlGetInputDynamicGearCount) is the
+	// number of dynamic-dims gears (ATC's --dynamic_dims; 0 for a static or
+	// dynamic-batch model). index must be ^uintptr(0) (C's -1), otherwise
+	// ErrInvalidParam.
+	GetInputDynamicGearCount(d ModelDescHandle, index uintptr) (uintptr, error)
+	// GetInputDynamicDims (aclmdlGetInputDynamicDims) fills dims[g], for
+	// each dynamic-dims gear g, with the dims of all inputs concatenated,
+	// the gear's values in place of the -1 dims. index must be ^uintptr(0);
+	// fewer dims than gears is ErrInvalidParam.
+	GetInputDynamicDims(d ModelDescHandle, index uintptr, dims []IODims) error
+	// SetDynamicBatchSize (aclmdlSetDynamicBatchSize) chooses the batch of
+	// the next executions of model id with dataset ds: it writes batch into
+	// the buffer at index (the DynamicTensorName input). A NULL ds, batch
+	// 0, no buffer at index or a NULL buffer address is ErrInvalidParam; a
+	// buffer under 4 bytes is ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID; an
+	// unknown id ErrInvalidModelID; a batch that is not one of the model's
+	// gears (or a static model) ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID.
+	// Needs a current context for the copy.
+	SetDynamicBatchSize(id ModelID, ds DatasetHandle, index uintptr, batch uint64) error
+
 	// GetInputDataType, GetOutputDataType (aclmdlGet{Input,Output}DataType)
 	// and GetInputFormat, GetOutputFormat (aclmdlGet{Input,Output}Format)
 	// describe IO i; DTUndefined and FormatUndefined for a bad d or i.

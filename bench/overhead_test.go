@@ -39,11 +39,11 @@ func tinyModel(b *testing.B) []byte {
 // model on the fallback with zero-copy device buffers: Run (aclmdlExecute,
 // synchronous) and RunAsync + Synchronize (a stream hand-off and back).
 // Each iteration is timed on its own; p50_ns, p99_ns and max_ns are
-// reported beside the mean ns/op, and x_gettid: p50 over the median cost of
-// one gettid system call measured in the same run — the fallback makes two
-// per Run (the thread's current context is set, then looked up: ACL's
-// per-OS-thread context rule) and four per RunAsync + Synchronize, so that
-// ratio is the floor where the system call is expensive.
+// reported beside the mean ns/op (which a loaded machine's outliers
+// dominate), and x_gettid: p50 over the median cost of one gettid system
+// call measured in the same run — the fallback used to make two per Run to
+// find the OS thread's current context (ACL's per-OS-thread rule) and now
+// makes none (internal/osthread), so the ratio shows what that saved.
 func BenchmarkTinyModelOverhead(b *testing.B) {
 	npu, err := fallback.New()
 	if err != nil {

@@ -1,12 +1,15 @@
 package fallback_test
 
 import (
+	"encoding/binary"
+	"math"
 	"sync"
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/acl/acltest"
 	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +19,8 @@ import (
 // stream busy, FailTask to fail the next stream task, Leaks for what
 // reset and finalize had to release.
 func TestConformance(t *testing.T) {
-	npu, err := fallback.New()
+	const streams, events = 40, 100 // as the stub's (acl/native conformance_test.go)
+	npu, err := fallback.New(fallback.WithResourceLimits(streams, events))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = npu.Close() })
 	acltest.Run(t, npu, acltest.Options{
@@ -33,6 +37,9 @@ func TestConformance(t *testing.T) {
 			npu.FailTask(1, code)
 			return nil
 		},
+		Model:       addModel,
+		StreamLimit: streams,
+		EventLimit:  events,
 		Leaks: func() []string {
 			var out []string
 			for _, l := range npu.Leaks() {
@@ -41,4 +48,34 @@ func TestConformance(t *testing.T) {
 			return out
 		},
 	})
+}
+
+// addModel builds the conformance suite's model with the graph compiler:
+// output k = (input k + a one-element constant of its type) · 1, so that
+// the sum is an intermediate tensor in the feature map.
+func addModel(ios []acltest.ModelIO) ([]byte, error) {
+	g := ge.NewGraph("acltest")
+	outs := make([]*ge.Tensor, len(ios))
+	names := make([]string, len(ios))
+	for k, io := range ios {
+		x := g.Data(io.In, k, io.DataType, io.Dims, ge.WithFormat(io.Format))
+		a := make([]byte, 4)
+		binary.LittleEndian.PutUint32(a, io.Addend)
+		c := g.Const(io.In+"_addend", io.DataType, []int64{1}, a)
+		one := make([]byte, 4)
+		if io.DataType == acl.Float32 {
+			binary.LittleEndian.PutUint32(one, math.Float32bits(1))
+		} else {
+			binary.LittleEndian.PutUint32(one, 1)
+		}
+		sum := g.Add(x, c, ge.Name(io.Out+"_add"))
+		outs[k] = g.Mul(sum, g.Const(io.In+"_one", io.DataType, []int64{1}, one), ge.Name(io.Out+"_mul"))
+		names[k] = io.Out
+	}
+	g.OutputNamed(names, outs...)
+	m, err := ge.Compile(g)
+	if err != nil {
+		return nil, err
+	}
+	return m.MarshalBinary()
 }

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ascend-go/cann/acl"
-	"golang.org/x/sys/unix"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // device is one simulated device: its memory and the default context that
@@ -147,7 +147,7 @@ func (c *call) device(id int32) (*device, error) {
 // bind makes ctx current on the calling OS thread.
 func (c *call) bind(ctx *rtContext) {
 	if c.tid < 0 {
-		c.tid = unix.Gettid()
+		c.tid = osthread.ID()
 	}
 	c.n.threads.bind(c.tid, ctx)
 }

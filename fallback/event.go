@@ -199,6 +199,38 @@ func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
 	})
 }
 
+// ResetEvent is aclrtResetEvent: a reset task of the event on stream sh
+// (0: the default stream). The checks and their order follow hicann/runtime
+// @681ef76: handles (src/runtime/api/api_c.cc:767-776 → 107017), an event
+// without ACL_EVENT_SYNC has no wait task to reset
+// (src/runtime/api/impl/api_error.cc:1760-1762 → 207000), the stream of
+// the current context (api_impl.cc:2199-2213 → 107003), and the devices of
+// event and stream, as StreamWaitEvent. The reset runs in the stream's
+// order (event.cc:764-792); waits bind to the record that is latest when
+// they are queued, so it changes no wait queued before or after it.
+func (n *NPU) ResetEvent(h acl.EventHandle, sh acl.StreamHandle) error {
+	c, err := n.begin("aclrtResetEvent", true)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	e, err := c.event(h)
+	if err != nil {
+		return err
+	}
+	if e.flag&acl.EventSync == 0 {
+		return c.fail(acl.CodeRTFeatureNotSupport, "event 0x%x was created without ACL_EVENT_SYNC (flag 0x%x): it has no wait task to reset", uintptr(h), uint32(e.flag))
+	}
+	s, err := c.stream(sh)
+	if err != nil {
+		return err
+	}
+	if err := c.eventDevice(e, s); err != nil {
+		return err
+	}
+	return c.enqueue(s, false, false, func(*stream) error { return nil })
+}
+
 // SynchronizeEvent is aclrtSynchronizeEvent: it waits until the event's
 // most recent record has been reached and reports the recording stream's
 // sticky error at that point, if any.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/npuhook"
-	"golang.org/x/sys/unix"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // Copies and memsets follow the ACL layer (hicann/runtime
@@ -132,7 +132,7 @@ func (n *NPU) MemcpyAsync(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointe
 // tidOf returns tid, or the calling OS thread's id when tid is unset (< 0).
 func tidOf(tid int) int {
 	if tid < 0 {
-		return unix.Gettid()
+		return osthread.ID()
 	}
 	return tid
 }

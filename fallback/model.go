@@ -72,6 +72,15 @@ type model struct {
 	ioCopies atomic.Uint64 // IO copies made by executions
 	scratch  [][]byte      // resolved slots of the task being launched
 	kernels  []ge.Kernel   // per task, resolved at load
+
+	// A dynamic-batch model (ge.BatchModel) has no tasks of its own: each
+	// execution runs the gear its batch input selects. gears[i] (batch
+	// batches[i]) is set up like a model of its own in a slice of this
+	// model's memory and is never registered under an id; batchIdx is the
+	// index of the acl.DynamicTensorName input.
+	gears    []*model
+	batches  []int64
+	batchIdx int
 }
 
 // loadSpec is what a load call asks for.
@@ -117,7 +126,10 @@ func (n *NPU) LoadFromMem(modelPtr unsafe.Pointer, modelSize uintptr) (acl.Model
 
 // LoadFromMemWithMem is aclmdlLoadFromMemWithMem: the model runs in work
 // and weight memory the caller owns, which must be device memory of the
-// current device, hold memory_size and the weight size, and not overlap.
+// current device, hold the feature map (memory_size - zero_copy_size, as
+// GE's InitFeatureMapAndP2PMem) and the weight size, and not overlap. Work
+// memory shorter than memory_size holds no IO blocks: every IO is then a
+// device buffer of the caller.
 func (n *NPU) LoadFromMemWithMem(modelPtr unsafe.Pointer, modelSize uintptr, work unsafe.Pointer, workSize uintptr, weight unsafe.Pointer, weightSize uintptr) (acl.ModelID, error) {
 	c, err := n.begin("aclmdlLoadFromMemWithMem", true)
 	if err != nil {
@@ -148,7 +160,8 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, er
 	if err != nil {
 		return nil, err
 	}
-	return c.parse(blob)
+	m, _, err := c.parse(blob)
+	return m, err
 }
 
 // omMagic opens every offline model ATC writes: ModelFileHeader.magic is
@@ -165,28 +178,48 @@ var omMagic = []byte("IMOD")
 // when it is too short (hicann/ge runtime/om2/om2_model_executor.cc:
 // 1698-1706) and ACL_ERROR_GE_PARAM_INVALID otherwise (ParseModelContent
 // or the partition table failing: base/common/helper/model_helper.cc:1083).
-func (c *call) parse(blob []byte) (*ge.CompiledModel, error) {
+//
+// A dynamic-batch model (ge.BatchModelMagic) comes back as its gears and
+// a CompiledModel without tasks that describes it: the IO a device
+// reports, and memory and weight sizes that hold every gear side by side.
+func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, error) {
 	switch {
 	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
+	case bytes.HasPrefix(blob, []byte(ge.BatchModelMagic)):
+		bm, err := ge.ParseBatchModel(blob)
+		if err != nil {
+			return nil, nil, c.fail(parseCode(err), "cannot parse the dynamic-batch model: %v", err)
+		}
+		m := &ge.CompiledModel{Name: bm.Gears[0].Model.Name, Inputs: bm.Inputs(), Outputs: bm.Outputs()}
+		for _, g := range bm.Gears {
+			m.MemorySize += g.Model.MemorySize
+			m.ZeroCopySize += g.Model.ZeroCopySize
+			m.WeightSize += g.Model.WeightSize
+		}
+		return m, bm, nil
 	case bytes.HasPrefix(blob, omMagic):
-		return nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
+		return nil, nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
 			"the fallback cannot run its device kernels; load the ONNX model it was built from (or a ge model) instead")
 	case onnx.LooksLikeONNX(blob):
 		m, err := onnx.Compile(blob)
 		if err != nil {
-			return nil, c.fail(acl.CodeOf(err), "cannot import the ONNX model: %v", err)
+			return nil, nil, c.fail(acl.CodeOf(err), "cannot import the ONNX model: %v", err)
 		}
-		return m, nil
+		return m, nil, nil
 	}
 	m, err := ge.ParseModel(blob)
 	if err != nil {
-		code := acl.CodeGEParamInvalid
-		if acl.CodeOf(err) == acl.CodeInvalidFileSize {
-			code = acl.CodeGEExecModelDataSizeInvalid
-		}
-		return nil, c.fail(code, "cannot parse the model: %v", err)
+		return nil, nil, c.fail(parseCode(err), "cannot parse the model: %v", err)
 	}
-	return m, nil
+	return m, nil, nil
+}
+
+// parseCode is the load error for a model that does not parse.
+func parseCode(err error) acl.Code {
+	if acl.CodeOf(err) == acl.CodeInvalidFileSize {
+		return acl.CodeGEExecModelDataSizeInvalid
+	}
+	return acl.CodeGEParamInvalid
 }
 
 // execMode is the kind of a model's executions: GE fixes it at the first
@@ -221,7 +254,7 @@ func modeCall(m execMode) string {
 // load parses the model, sets up its memory and its zero-copy runtime and
 // registers it under a new id.
 func (c *call) load(s loadSpec) (acl.ModelID, error) {
-	m, err := c.parse(s.blob)
+	m, bm, err := c.parse(s.blob)
 	if err != nil {
 		return 0, err
 	}
@@ -254,18 +287,82 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 		}
 	}
 	md.workAddr, md.weightAddr = sliceAddr(md.work), sliceAddr(md.weight)
+	if bm != nil {
+		err = c.setupGears(md, bm)
+	} else {
+		err = c.setupRuntime(md)
+	}
+	if err != nil {
+		md.release(n)
+		return 0, err
+	}
+
+	t := &n.models
+	t.mu.Lock()
+	t.initLocked()
+	t.nextID++
+	md.id = t.nextID
+	for _, g := range md.gears {
+		g.id = md.id
+	}
+	t.models[md.id] = md
+	t.mu.Unlock()
+	return md.id, nil
+}
+
+// setupGears sets every gear of a dynamic-batch model up in its slice of
+// md's work and weight memory, side by side in gear order.
+func (c *call) setupGears(md *model, bm *ge.BatchModel) error {
+	// Caller memory shorter than every gear's memory_size holds the
+	// feature maps only (as for a single model): each gear then gets its
+	// feature map and every IO must be a device buffer.
+	fmOnly := md.excludeIO || int64(len(md.work)) < md.m.MemorySize
+	need := md.m.MemorySize
+	if fmOnly {
+		need = md.m.FeatureMapSize()
+	}
+	if int64(len(md.work)) < need || int64(len(md.weight)) < md.m.WeightSize {
+		return c.fail(acl.CodeGEParamInvalid, "model %q: work memory of %d bytes and weight memory of %d bytes are less than the %d and %d bytes its %d batch gears need",
+			md.m.Name, len(md.work), len(md.weight), need, md.m.WeightSize, len(bm.Gears))
+	}
+	var work, weight int
+	for _, g := range bm.Gears {
+		need := int(g.Model.MemorySize)
+		if fmOnly {
+			need = int(g.Model.FeatureMapSize())
+		}
+		ws := int(g.Model.WeightSize)
+		gm := &model{n: md.n, m: g.Model, dev: md.dev, excludeIO: md.excludeIO,
+			work: md.work[work : work+need : work+need], weight: md.weight[weight : weight+ws : weight+ws],
+			workLoc: md.workLoc, weightLoc: md.weightLoc}
+		gm.workAddr, gm.weightAddr = sliceAddr(gm.work), sliceAddr(gm.weight)
+		if err := c.setupRuntime(gm); err != nil {
+			return err
+		}
+		work, weight = work+need, weight+ws
+		md.gears = append(md.gears, gm)
+		md.batches = append(md.batches, g.Batch)
+		md.batchIdx = len(md.m.Inputs) - 1
+	}
+	return nil
+}
+
+// setupRuntime builds the zero-copy runtime of a model whose memory is
+// set, copies its weights in and resolves its kernels.
+func (c *call) setupRuntime(md *model) error {
+	n, m := c.n, md.m
+	var err error
 	md.rt, err = zcrt.New(m, zcrt.Config{
 		Op:       c.op,
 		WorkBase: md.workAddr, WorkSize: uintptr(len(md.work)),
 		WeightBase: md.weightAddr, WeightSize: uintptr(len(md.weight)),
-		ExcludeIO: s.excludeIO,
+		ExcludeIO: md.excludeIO,
 	})
 	if err != nil {
-		md.release(n)
 		if e, ok := err.(*acl.Error); ok {
-			return 0, c.fail(e.Code, "%s", e.Msg)
+			return c.fail(e.Code, "%s", e.Msg)
 		}
-		return 0, err
+		return err
 	}
 	if len(m.Weights) > 0 {
 		copy(md.weight, m.Weights)
@@ -274,8 +371,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 	md.kernels = make([]ge.Kernel, len(m.Tasks))
 	for i := range m.Tasks {
 		if md.kernels[i] = md.kernelFor(&m.Tasks[i]); md.kernels[i] == nil {
-			md.release(n)
-			return 0, c.fail(acl.CodeFeatureUnsupported, "model %q task %d (%q): op %s has no kernel", m.Name, i, m.Tasks[i].Name, m.Tasks[i].Op)
+			return c.fail(acl.CodeFeatureUnsupported, "model %q task %d (%q): op %s has no kernel", m.Name, i, m.Tasks[i].Name, m.Tasks[i].Op)
 		}
 	}
 	md.launch = make([]uint64, len(md.rt.Args()))
@@ -285,15 +381,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 	}
 	md.scratch = make([][]byte, maxArgs)
 	md.syncRec = newExecRec(md)
-
-	t := &n.models
-	t.mu.Lock()
-	t.initLocked()
-	t.nextID++
-	md.id = t.nextID
-	t.models[md.id] = md
-	t.mu.Unlock()
-	return md.id, nil
+	return nil
 }
 
 // userRegion checks caller memory for a load: null is allowed only for an
@@ -371,14 +459,28 @@ func (n *NPU) Unload(id acl.ModelID) error {
 	if md == nil {
 		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d is not loaded (never loaded, or already unloaded)", id)
 	}
-	md.mu.Lock()
-	md.unloaded = true
-	md.mu.Unlock()
-	if !md.drain(n) {
-		return c.closedErr()
+	md.retire()
+	for _, x := range md.parts() {
+		if !x.drain(n) {
+			return c.closedErr()
+		}
 	}
 	md.release(n)
 	return nil
+}
+
+// parts is the model and its gears: what executes.
+func (md *model) parts() []*model {
+	return append([]*model{md}, md.gears...)
+}
+
+// retire marks the model and its gears unloaded: no execution starts.
+func (md *model) retire() {
+	for _, x := range md.parts() {
+		x.mu.Lock()
+		x.unloaded = true
+		x.mu.Unlock()
+	}
 }
 
 // drain waits until no execution of the model is queued or running. It
@@ -441,12 +543,12 @@ func (n *NPU) releaseModels(dev int32, at string) {
 	t.mu.Unlock()
 	n.dropOps(dev)
 	for _, md := range gone {
-		md.mu.Lock()
-		md.unloaded = true
-		md.mu.Unlock()
+		md.retire()
 		// Streams have drained; a synchronous Execute on another thread
 		// may still be running.
-		md.drain(n)
+		for _, x := range md.parts() {
+			x.drain(n)
+		}
 		md.release(n)
 		if md.internal {
 			continue // a compiled single op, not the program's model

@@ -9,6 +9,7 @@ import (
 // by GetDesc. Guarded by modelTable.mu.
 type modelDesc struct {
 	inputs, outputs []ge.IODesc
+	batches         []int64 // a dynamic-batch model's gears
 }
 
 // CreateDesc is aclmdlCreateDesc: an empty description.
@@ -35,6 +36,7 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d is not loaded (never loaded, or already unloaded)", id)
 	}
 	desc.inputs, desc.outputs = md.m.Inputs, md.m.Outputs // the parsed model is immutable
+	desc.batches = md.batches
 	return nil
 }
 

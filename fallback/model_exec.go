@@ -96,6 +96,13 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err := c.sameDevice(md); err != nil {
 		return err
 	}
+	skip := -1
+	if md.gears != nil {
+		if md, err = c.gearFor(md, in, out, st); err != nil {
+			return err
+		}
+		skip = len(md.m.Inputs) // the batch input is the last
+	}
 	md.mu.Lock()
 	defer md.mu.Unlock()
 	if md.unloaded {
@@ -121,7 +128,7 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 		rec = newExecRec(md)
 		md.recs = append(md.recs, rec)
 	}
-	if err := c.prepare(md, rec, in, out, true); err != nil {
+	if err := c.prepare(md, rec, in, out, skip, true); err != nil {
 		return err
 	}
 	md.execMode = execAsync
@@ -153,6 +160,13 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	if err := c.sameDevice(md); err != nil {
 		return err
 	}
+	skip := -1
+	if md.gears != nil {
+		if md, err = c.gearFor(md, in, out, nil); err != nil {
+			return err
+		}
+		skip = len(md.m.Inputs)
+	}
 	md.mu.Lock()
 	if md.unloaded {
 		md.mu.Unlock()
@@ -171,7 +185,7 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		return c.fail(acl.CodeRTModelExecute, "model %d is already executing; one model id must not run concurrently", id)
 	}
 	rec := md.syncRec
-	if err := c.prepare(md, rec, in, out, false); err != nil {
+	if err := c.prepare(md, rec, in, out, skip, false); err != nil {
 		md.mu.Unlock()
 		return err
 	}
@@ -200,8 +214,8 @@ func (c *call) sameDevice(md *model) error {
 
 // prepare reads the datasets, classifies every buffer and lets the
 // zero-copy runtime decide the binding; model.mu held.
-func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) error {
-	badAddr, err := c.gather(md, rec, in, out, async)
+func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, skip int, async bool) error {
+	badAddr, err := c.gather(md, rec, in, out, skip, async)
 	if err != nil {
 		return err
 	}
@@ -221,8 +235,9 @@ func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, async
 // buffer with a null address and size 0 gets device memory of the
 // output's size, which the caller frees (as aclmdlExecute documents). The
 // first buffer whose address is unusable is returned as badAddr, for the
-// caller to report after the size checks.
-func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async bool) (badAddr *acl.Error, err error) {
+// caller to report after the size checks. Input skip (-1: none) is left
+// out: a dynamic-batch model's batch input, which its gear does not have.
+func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, skip int, async bool) (badAddr *acl.Error, err error) {
 	t := &c.n.models
 	for pass := 0; ; pass++ {
 		badAddr = nil
@@ -236,12 +251,16 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async 
 			t.mu.RUnlock()
 			return nil, c.badHandle("output dataset", uintptr(out))
 		}
-		if err := zcrt.CheckIOCount(c.op, md.m, len(ins.bufs), len(outs.bufs)); err != nil {
+		nin := len(ins.bufs)
+		if skip >= 0 && skip < nin {
+			nin--
+		}
+		if err := zcrt.CheckIOCount(c.op, md.m, nin, len(outs.bufs)); err != nil {
 			t.mu.RUnlock()
 			e := err.(*acl.Error)
 			return nil, c.fail(e.Code, "%s", e.Msg)
 		}
-		total := len(ins.bufs) + len(outs.bufs)
+		total := nin + len(outs.bufs)
 		if cap(rec.ub) < total {
 			rec.ub = make([]zcrt.UserBuffer, total)
 			rec.mem = make([]ioMem, total)
@@ -250,10 +269,13 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, async 
 		needAlloc := false
 		for i := range total {
 			h, role := acl.DataBufferHandle(0), "input"
-			if i < len(ins.bufs) {
+			switch {
+			case i < nin && skip >= 0 && i >= skip:
+				h = ins.bufs[i+1]
+			case i < nin:
 				h = ins.bufs[i]
-			} else {
-				h, role = outs.bufs[i-len(ins.bufs)], "output"
+			default:
+				h, role = outs.bufs[i-nin], "output"
 			}
 			b := t.bufs[h]
 			if b == nil {

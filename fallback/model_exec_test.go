@@ -7,7 +7,6 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
-	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/ascend-go/cann/internal/zcrt"
 	"github.com/stretchr/testify/require"
 )
@@ -343,27 +342,6 @@ func TestModelExecuteSync(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want[0], bufs[2])
 	require.Equal(t, want[1], bufs[3])
-	require.NoError(t, n.Unload(id))
-}
-
-// TestModelOutputAutoAlloc: an output data buffer with no memory (NULL,
-// 0) gets device memory of the output's size, which the caller frees.
-func TestModelOutputAutoAlloc(t *testing.T) {
-	n := newTestNPU(t)
-	rng := newRand(t)
-	p := newMLP(t, rng)
-	id := loadBlob(t, n, p.blob)
-	xb, rb, y0b := devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0])
-	in, _ := newDataset(t, n, xb, rb)
-	out, outH := newDataset(t, n, y0b, nil)
-	x, r := p.feed(rng, xb, rb)
-	require.NoError(t, n.Execute(id, in, out))
-	ptr := n.GetDataBufferAddr(outH[1])
-	require.NotNil(t, ptr)
-	require.Equal(t, uintptr(p.outSizes()[1]), n.GetDataBufferSizeV2(outH[1]))
-	require.Equal(t, npuhook.PlaceDevice, n.classify(ptr).Place)
-	p.check(t, x, r, y0b, unsafeBytes(ptr, uintptr(p.outSizes()[1])))
-	require.NoError(t, n.Free(ptr))
 	require.NoError(t, n.Unload(id))
 }
 

@@ -52,14 +52,19 @@ func (n *NPU) ModelStats(id acl.ModelID) (ModelStats, error) {
 	if err != nil {
 		return ModelStats{}, err
 	}
-	st := md.rt.Stats()
-	return ModelStats{
-		Executions:   md.executed.Load(),
-		IOCopies:     md.ioCopies.Load(),
-		Applies:      st.Applies,
-		PatchedSlots: st.PatchedSlots,
-		LastPatched:  st.LastPatched,
-	}, nil
+	var s ModelStats
+	for _, x := range md.parts() {
+		if x.rt == nil {
+			continue // a dynamic-batch model: its gears execute
+		}
+		st := x.rt.Stats()
+		s.Executions += x.executed.Load()
+		s.IOCopies += x.ioCopies.Load()
+		s.Applies += st.Applies
+		s.PatchedSlots += st.PatchedSlots
+		s.LastPatched = max(s.LastPatched, st.LastPatched)
+	}
+	return s, nil
 }
 
 // modelRuntime is npuhook.NPU.ModelRuntime.
@@ -67,6 +72,9 @@ func (n *NPU) modelRuntime(id acl.ModelID) (*zcrt.Runtime, error) {
 	md, err := n.hookModel("fallback.ModelRuntime", id)
 	if err != nil {
 		return nil, err
+	}
+	if md.rt == nil {
+		return nil, acl.Errorf("fallback.ModelRuntime", acl.CodeFeatureUnsupported, "model %d has dynamic batch: each of its %d gears has its own runtime", id, len(md.gears))
 	}
 	return md.rt, nil
 }

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -52,22 +51,6 @@ func TestModelUnloadTwiceAndExecuteAfterUnload(t *testing.T) {
 	require.NoError(t, n.DestroyDesc(d))
 }
 
-func TestModelWrongIOCount(t *testing.T) {
-	n := newTestNPU(t)
-	p := newMLP(t, newRand(t))
-	id := loadBlob(t, n, p.blob)
-	io := newMLPIO(t, n, p)
-	oneIn, _ := newDataset(t, n, io.bufs[0])
-	err := n.Execute(id, oneIn, io.out)
-	requireCode(t, acl.CodeGEFailure, err)
-	require.Contains(t, err.Error(), "The number of inputs or outputs provided by the user is inconsistent with that required by the model")
-	threeOut, _ := newDataset(t, n, io.bufs[2], io.bufs[3], io.bufs[3])
-	requireCode(t, acl.CodeGEFailure, n.ExecuteAsync(id, io.in, threeOut, 0))
-	empty, _ := newDataset(t, n)
-	requireCode(t, acl.CodeGEFailure, n.Execute(id, empty, empty))
-	require.NoError(t, n.Unload(id))
-}
-
 // setOpt sets a size_t or pointer attribute from a uintptr value.
 func setOpt(t *testing.T, n *NPU, h acl.ModelConfigHandle, attr acl.ModelConfigAttr, v uintptr) {
 	t.Helper()
@@ -110,7 +93,8 @@ func TestModelWorkspaceMemOptimize(t *testing.T) {
 	require.Contains(t, err.Error(), `input 1 ("r")`)
 	require.NoError(t, n.Unload(id))
 
-	// With caller memory: the feature map is enough only with the option.
+	// With caller memory: the feature map is enough, with or without the
+	// option (GE's required_minimum_size, davinci_model.cc:607-631).
 	work := mustMalloc(t, n, uintptr(m.FeatureMapSize()))
 	weight := mustMalloc(t, n, uintptr(m.WeightSize))
 	h2, err := n.CreateConfigHandle()
@@ -122,16 +106,21 @@ func TestModelWorkspaceMemOptimize(t *testing.T) {
 	setOpt(t, n, h2, acl.MdlWorkspaceSizet, uintptr(m.FeatureMapSize()))
 	setPtrOpt(t, n, h2, acl.MdlWeightAddrPtr, weight)
 	setOpt(t, n, h2, acl.MdlWeightSizet, uintptr(m.WeightSize))
+	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(io.bufs[1]), uintptr(len(io.bufs[1]))))
+	for _, opt := range []bool{false, true} {
+		if opt {
+			setOpt(t, n, h2, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
+		}
+		id2, err := n.LoadWithConfig(h2)
+		require.NoError(t, err)
+		x, r = p.feed(rng, io.bufs[0], io.bufs[1])
+		require.NoError(t, n.Execute(id2, io.in, io.out))
+		p.check(t, x, r, io.bufs[2], io.bufs[3])
+		require.NoError(t, n.Unload(id2))
+	}
+	setOpt(t, n, h2, acl.MdlWorkspaceSizet, uintptr(m.FeatureMapSize())-1)
 	_, err = n.LoadWithConfig(h2)
 	requireCode(t, acl.CodeGEParamInvalid, err)
-	setOpt(t, n, h2, acl.MdlWorkspaceMemOptimize, acl.WorkspaceMemOptimizeInputOutput)
-	id2, err := n.LoadWithConfig(h2)
-	require.NoError(t, err)
-	require.NoError(t, n.UpdateDataBuffer(io.hs[1], ptrOf(io.bufs[1]), uintptr(len(io.bufs[1]))))
-	x, r = p.feed(rng, io.bufs[0], io.bufs[1])
-	require.NoError(t, n.Execute(id2, io.in, io.out))
-	p.check(t, x, r, io.bufs[2], io.bufs[3])
-	require.NoError(t, n.Unload(id2))
 	require.NoError(t, n.DestroyConfigHandle(h))
 	require.NoError(t, n.DestroyConfigHandle(h2))
 	require.NoError(t, n.Free(work))
@@ -156,7 +145,9 @@ func TestModelLoadWithMemChecks(t *testing.T) {
 		}
 		return err
 	}
-	requireCode(t, acl.CodeGEParamInvalid, load(work, ws-512, weight, wts))
+	fm := uintptr(m.FeatureMapSize())
+	requireCode(t, acl.CodeGEParamInvalid, load(work, fm-1, weight, wts), "less than the feature map")
+	require.NoError(t, load(work, fm, weight, wts), "the feature map is enough (davinci_model.cc:621)")
 	requireCode(t, acl.CodeGEParamInvalid, load(work, ws, weight, wts-1))
 	requireCode(t, acl.CodeGEParamInvalid, load(work, ws+1, weight, wts), "size past the allocation")
 	requireCode(t, acl.CodeGEParamInvalid, load(nil, ws, weight, wts))
@@ -244,29 +235,6 @@ func TestModelConcurrentExecute(t *testing.T) {
 	require.Positive(t, codes[acl.Success])
 	p.check(t, x, r, io.bufs[2], io.bufs[3])
 	require.NoError(t, n.Unload(id))
-}
-
-// TestModelUnloadWaitsForQueued: Unload with an execution queued waits
-// for it, then frees the model.
-func TestModelUnloadWaitsForQueued(t *testing.T) {
-	n := newTestNPU(t)
-	rng := newRand(t)
-	p := newMLP(t, rng)
-	id := loadBlob(t, n, p.blob)
-	io := newMLPIO(t, n, p)
-	s := mkStream(t, n)
-	release := hold(t, n, s)
-	x, r := p.feed(rng, io.bufs[0], io.bufs[1])
-	require.NoError(t, n.ExecuteAsync(id, io.in, io.out, s))
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		release()
-	}()
-	require.NoError(t, n.Unload(id))
-	_, err := n.ModelStats(id)
-	requireCode(t, acl.CodeGEExecModelIDInvalid, err)
-	p.check(t, x, r, io.bufs[2], io.bufs[3])
-	require.NoError(t, n.SynchronizeStream(s))
 }
 
 // TestModelBufferFreedBeforeRun: a buffer freed after ExecuteAsync

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"golang.org/x/sys/unix"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // NPU is the host-memory model of an Ascend machine: a set of devices with
@@ -313,7 +313,7 @@ func (n *NPU) begin(op string, needCtx bool) (call, error) {
 		return c, err
 	}
 	if needCtx {
-		c.tid = unix.Gettid()
+		c.tid = osthread.ID()
 		if c.ctx = n.threads.current(c.tid); c.ctx == nil {
 			err := c.fail(acl.CodeRTContextNull, "OS thread %d has no current context: call aclrtSetDevice or aclrtSetCurrentContext on this thread first (a goroutine must hold runtime.LockOSThread to keep its thread)", c.tid)
 			n.exit()
@@ -331,7 +331,7 @@ func (c *call) fail(code acl.Code, format string, args ...any) error {
 		return e
 	}
 	if c.tid < 0 {
-		c.tid = unix.Gettid()
+		c.tid = osthread.ID()
 	}
 	c.n.threads.setMsg(c.tid, e.Msg)
 	return e

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/npuhook"
-	"golang.org/x/sys/unix"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // Peer access between devices (aclrtDeviceCanAccessPeer,
@@ -81,7 +81,7 @@ func (n *NPU) peerCall(op string, peer int32, flags uint32) (call, error) {
 		return fail(c.fail(acl.CodeFeatureUnsupported, "flags is reserved and must be 0, got %d", flags))
 	}
 	if c.tid < 0 {
-		c.tid = unix.Gettid()
+		c.tid = osthread.ID()
 	}
 	if c.ctx = n.threads.current(c.tid); c.ctx == nil {
 		return fail(c.fail(acl.CodeRTContextNull, "OS thread %d has no current context", c.tid))

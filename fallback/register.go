@@ -13,6 +13,7 @@ import (
 type registration struct {
 	addr, size uintptr
 	flags      uint32
+	mapped     bool // has a device address (not aclrtHostRegisterV2 PINNED alone)
 	where      where
 	gone       atomic.Bool
 }
@@ -58,7 +59,7 @@ func (n *NPU) HostRegister(ptr unsafe.Pointer, size uint64, typ acl.HostRegister
 		// runtime maps to 107000 (errcode_manage.cc:38).
 		return nil, c.fail(acl.CodeRTParamInvalid, "pointer 0x%x is not 4 KiB aligned", uintptr(ptr))
 	}
-	if err := c.register(ptr, size, uint32(typ), callers()); err != nil {
+	if err := c.register(ptr, size, uint32(typ), true, callers()); err != nil {
 		return nil, err
 	}
 	return ptr, nil
@@ -84,10 +85,14 @@ func (n *NPU) HostRegisterV2(ptr unsafe.Pointer, size uint64, flag acl.HostRegFl
 		// hicann/runtime src/runtime/api/impl/api_error.cc:2015-2021
 		return c.fail(acl.CodeRTParamInvalid, "flag 0x%x is not an OR combination of MAPPED (0x2), IOMEMORY (0x4), READONLY (0x8) and PINNED (0x10000000)", uint32(flag))
 	}
-	return c.register(ptr, size, uint32(flag), callers())
+	// MAPPED, IOMEMORY or READONLY map the memory for the device; PINNED
+	// alone only pins it (hicann/runtime src/runtime/api/impl/
+	// api_impl.cc:2593-2609), so it has no device address.
+	mapped := flag&(acl.HostRegMapped|acl.HostRegIOMemory|acl.HostRegReadOnly) != 0
+	return c.register(ptr, size, uint32(flag), mapped, callers())
 }
 
-func (c *call) register(ptr unsafe.Pointer, size uint64, flags uint32, w where) error {
+func (c *call) register(ptr unsafe.Pointer, size uint64, flags uint32, mapped bool, w where) error {
 	n := c.n
 	addr := uintptr(ptr)
 	switch {
@@ -109,7 +114,7 @@ func (c *call) register(ptr unsafe.Pointer, size uint64, flags uint32, w where) 
 	if _, r, ok := n.regs.floor(uint64(end - 1)); ok && r.addr+r.size > addr {
 		return c.fail(acl.CodeHostMemoryAlreadyRegistered, "range 0x%x+%d overlaps registered range 0x%x+%d", addr, size, r.addr, r.size)
 	}
-	n.regs.insert(uint64(addr), &registration{addr: addr, size: uintptr(size), flags: flags, where: w})
+	n.regs.insert(uint64(addr), &registration{addr: addr, size: uintptr(size), flags: flags, mapped: mapped, where: w})
 	n.nregs.Add(1)
 	return nil
 }
@@ -155,10 +160,15 @@ func (n *NPU) HostGetDevicePointer(host unsafe.Pointer, flag uint32) (unsafe.Poi
 	case flag != 0:
 		return nil, c.fail(acl.CodeInvalidParam, "flag must be 0, got %d", flag)
 	}
-	if n.findReg(uintptr(host)) == nil {
+	r := n.findReg(uintptr(host))
+	if r == nil {
 		// hicann/runtime src/runtime/api/impl/api_impl.cc:2653-2666:
 		// RT_ERROR_INVALID_VALUE, 107000.
 		return nil, c.fail(acl.CodeRTParamInvalid, "the host pointer 0x%x has not been registered for device address mapping", uintptr(host))
+	}
+	if !r.mapped {
+		// Pinned only: no mapped device pointer (api_impl.cc:2652-2660).
+		return nil, c.fail(acl.CodeRTParamInvalid, "the host pointer 0x%x was registered PINNED only, without a device mapping", uintptr(host))
 	}
 	return host, nil
 }

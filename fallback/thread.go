@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // threadState is what ACL keeps per OS thread: the current context and the
@@ -82,5 +82,5 @@ func (n *NPU) GetRecentErrMsg() string {
 		return ""
 	}
 	defer n.exit()
-	return n.threads.takeMsg(unix.Gettid())
+	return n.threads.takeMsg(osthread.ID())
 }

@@ -286,7 +286,8 @@ func TestBindingStrict(t *testing.T) {
 	require.NoError(t, st.Synchronize())
 	e.verify(t, b, y, z)
 
-	// A caller buffer closed while bound is caught before the launch.
+	// A caller buffer closed while bound is refused by the execution,
+	// which names the IO.
 	mine, err := e.dev.Malloc(desc.Outputs[1].Size, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	require.NoError(t, b.SwapOutput(1, mine))

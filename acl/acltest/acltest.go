@@ -66,6 +66,24 @@ type Options struct {
 	// idiomatic layer closed a Device, and after aclFinalize. When nil
 	// those checks are skipped.
 	Leaks func() []string
+
+	// StreamLimit and EventLimit are the backend's per-device limits of
+	// streams and events (fallback.WithResourceLimits; the C stub's
+	// STUB_MAX_STREAMS / STUB_MAX_EVENTS). The suite fills a device up to
+	// them, so they should be small; 0 skips those subtests (a real
+	// device's limits are its driver's).
+	StreamLimit, EventLimit int
+
+	// Model builds the backend's model file for the model subtests: one
+	// input and one output per ModelIO, output = input + Addend, with a
+	// feature map (intermediate tensors or work memory) of more than a
+	// byte. When nil
+	// the model subtests are skipped (a real installation has no builder).
+	Model func(ios []ModelIO) ([]byte, error)
+
+	// ModelLacks declares the model features the backend does not have;
+	// only the subtests of those features skip.
+	ModelLacks []ModelFeature
 }
 
 // Run runs the conformance suite on b, which must be fresh and not yet
@@ -93,6 +111,7 @@ func Run(t *testing.T, b acl.Backend, opt Options) {
 	t.Run("Copy", s.copy)
 	t.Run("HostRegister", s.hostRegister)
 	t.Run("SourceRules", s.sourceRules)
+	t.Run("Model", s.modelAPI)
 	t.Run("Teardown", s.teardown)
 	t.Run("Idiomatic", s.idiomatic)
 	t.Run("Finalize", s.finalize)

@@ -46,10 +46,18 @@ func (s *suite) event(t *testing.T) {
 			ok(t, "SynchronizeEvent", func() error { return s.b.SynchronizeEvent(ev) })
 			if flag == 0 || flag&acl.EventSync != 0 {
 				ok(t, "StreamWaitEvent", func() error { return s.b.StreamWaitEvent(st, ev) })
+				ok(t, "ResetEvent", func() error { return s.b.ResetEvent(ev, st) })
+				// A NULL stream is the default stream
+				// (src/runtime/api/impl/api_impl.cc:2205-2208).
+				ok(t, "ResetEvent(default stream)", func() error { return s.b.ResetEvent(ev, 0) })
+				ok(t, "RecordEvent after ResetEvent", func() error { return s.b.RecordEvent(ev, st) })
+				ok(t, "SynchronizeEvent after ResetEvent", func() error { return s.b.SynchronizeEvent(ev) })
 			} else {
 				// No ACL_EVENT_SYNC, no wait task: hicann/runtime
-				// src/runtime/api/impl/api_error.cc:1414-1416 → 207000.
+				// src/runtime/api/impl/api_error.cc:1414-1416 → 207000,
+				// and nothing to reset (api_error.cc:1760-1762 → 207000).
 				expect(t, acl.CodeRTFeatureNotSupport, "StreamWaitEvent(event without ACL_EVENT_SYNC)", func() error { return s.b.StreamWaitEvent(st, ev) })
+				expect(t, acl.CodeRTFeatureNotSupport, "ResetEvent(event without ACL_EVENT_SYNC)", func() error { return s.b.ResetEvent(ev, st) })
 			}
 			ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
 			ok(t, "DestroyEvent", func() error { return s.b.DestroyEvent(ev) })
@@ -74,6 +82,8 @@ func (s *suite) event(t *testing.T) {
 			{"RecordEvent(NULL)", func() error { return s.b.RecordEvent(0, st) }},
 			{"SynchronizeEvent(NULL)", func() error { return s.b.SynchronizeEvent(0) }},
 			{"StreamWaitEvent(NULL)", func() error { return s.b.StreamWaitEvent(st, 0) }},
+			// src/acl/aclrt_impl/event.cpp:116 → 100000.
+			{"ResetEvent(NULL)", func() error { return s.b.ResetEvent(0, st) }},
 			{"EventElapsedTime(NULL start)", func() error { _, err := s.b.EventElapsedTime(0, good); return err }},
 			{"EventElapsedTime(NULL end)", func() error { _, err := s.b.EventElapsedTime(good, 0); return err }},
 		} {
@@ -196,6 +206,7 @@ func (s *suite) badEvent(t *testing.T, st acl.StreamHandle, ev acl.EventHandle, 
 		{"RecordEvent", func() error { return s.b.RecordEvent(ev, st) }},
 		{"SynchronizeEvent", func() error { return s.b.SynchronizeEvent(ev) }},
 		{"StreamWaitEvent", func() error { return s.b.StreamWaitEvent(st, ev) }},
+		{"ResetEvent", func() error { return s.b.ResetEvent(ev, st) }},
 		{"EventElapsedTime", func() error { _, err := s.b.EventElapsedTime(ev, ev); return err }},
 	} {
 		expect(t, acl.CodeRTInvalidHandle, c.name+"("+what+" event)", c.call)

@@ -16,6 +16,7 @@ import (
 // its finalized flag: src/acl/aclrt_impl/acl.cpp:630-643).
 func (s *suite) beforeInit(t *testing.T) {
 	s.noInitCheck(t, "before aclInit")
+	t.Run("Model", s.modelBeforeInit)
 	t.Run("Finalize", func(t *testing.T) {
 		ok(t, "Finalize before aclInit", s.b.Finalize)
 	})

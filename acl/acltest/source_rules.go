@@ -88,6 +88,52 @@ func (s *suite) sourceRules(t *testing.T) {
 		st := s.newStream(t)
 		expect(t, acl.CodeRTStreamContext, "RecordEvent(event of another device)", func() error { return s.b.RecordEvent(ev, st) })
 		expect(t, acl.CodeRTStreamContext, "StreamWaitEvent(event of another device)", func() error { return s.b.StreamWaitEvent(st, ev) })
+		expect(t, acl.CodeRTStreamContext, "ResetEvent(event of another device)", func() error { return s.b.ResetEvent(ev, st) })
+	})
+	t.Run("StreamLimit", func(t *testing.T) {
+		s.resourceLimit(t, s.opt.StreamLimit, acl.CodeRTNoStreamResource, "CreateStream", func() (uintptr, error) {
+			h, err := s.b.CreateStream()
+			return uintptr(h), err
+		}, func(h uintptr) error { return s.b.DestroyStream(acl.StreamHandle(h)) })
+	})
+	t.Run("EventLimit", func(t *testing.T) {
+		s.resourceLimit(t, s.opt.EventLimit, acl.CodeRTNoEventResource, "CreateEvent", func() (uintptr, error) {
+			h, err := s.b.CreateEvent()
+			return uintptr(h), err
+		}, func(h uintptr) error { return s.b.DestroyEvent(acl.EventHandle(h)) })
+	})
+	t.Run("ResetEvent", func(t *testing.T) {
+		// aclrtResetEvent (hicann/runtime src/acl/aclrt_impl/event.cpp:113-121,
+		// src/runtime/api/impl/api_impl.cc:2199-2213): the stream must be of
+		// the current context (→ 107003) and a context must be current
+		// (→ 107002); the reset is a task of the stream, run in its order
+		// (src/runtime/core/src/event/event.cc:764-792).
+		s.bind(t)
+		st := s.newStream(t)
+		ev := s.newEvent(t, acl.EventSync)
+		s.onFreshThread(t, func() {
+			expect(t, acl.CodeRTContextNull, "ResetEvent without a current context", func() error { return s.b.ResetEvent(ev, 0) })
+		})
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(s.dev)
+			if !check(t, err, "CreateContext") {
+				return
+			}
+			expect(t, acl.CodeRTStreamContext, "ResetEvent on another context's stream", func() error { return s.b.ResetEvent(ev, st) })
+			check(t, s.b.DestroyContext(ctx), "DestroyContext")
+		})
+		s.undefined(t, "unknown stream", func(t *testing.T) {
+			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(unknown stream)", func() error { return s.b.ResetEvent(ev, bogusHandle) })
+		})
+		// Queued behind held work, the reset waits its turn, and the
+		// record after it completes the event once the stream runs.
+		release := s.hold(t, st)
+		ok(t, "RecordEvent", func() error { return s.b.RecordEvent(ev, st) })
+		ok(t, "ResetEvent behind held work", func() error { return s.b.ResetEvent(ev, st) })
+		ok(t, "RecordEvent after the reset", func() error { return s.b.RecordEvent(ev, st) })
+		release()
+		ok(t, "SynchronizeEvent", func() error { return s.b.SynchronizeEvent(ev) })
+		ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
 	})
 	t.Run("HostRegisterV2Flags", func(t *testing.T) {
 		// src/runtime/api/impl/api_error.cc:2015-2021: an OR of MAPPED,
@@ -102,6 +148,23 @@ func (s *suite) sourceRules(t *testing.T) {
 		ok(t, "HostRegisterV2(PINNED)", func() error { return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegPinned) })
 		expect(t, acl.CodeHostMemoryAlreadyRegistered, "HostRegisterV2(PINNED) again", func() error {
 			return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegPinned)
+		})
+		// PINNED alone pins without mapping (src/runtime/api/impl/
+		// api_impl.cc:2593-2609): no device pointer (api_impl.cc:2652-2660 → 107000).
+		expect(t, acl.CodeRTParamInvalid, "HostGetDevicePointer of memory registered PINNED only", func() error {
+			_, err := s.b.HostGetDevicePointer(hostPtr(mem), 0)
+			return err
+		})
+		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(hostPtr(mem)) })
+		ok(t, "HostRegisterV2(MAPPED|PINNED)", func() error {
+			return s.b.HostRegisterV2(hostPtr(mem), pageSize, acl.HostRegMapped|acl.HostRegPinned)
+		})
+		ok(t, "HostGetDevicePointer of mapped memory", func() error {
+			p, err := s.b.HostGetDevicePointer(hostPtr(mem), 0)
+			if err == nil && p == nil {
+				t.Error("HostGetDevicePointer gave NULL")
+			}
+			return err
 		})
 		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(hostPtr(mem)) })
 	})
@@ -212,5 +275,55 @@ func (s *suite) peerAccess(t *testing.T) {
 	ok(t, "DeviceDisablePeerAccess", func() error { return s.b.DeviceDisablePeerAccess(other) })
 	expect(t, acl.CodeRTParamInvalid, "Memcpy between devices after DisablePeerAccess", func() error {
 		return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice)
+	})
+}
+
+// resourceLimit fills the suite's device with streams or events up to the
+// declared limit: the next create is the driver's NO_STREAM_RESOURCES /
+// NO_EVENT_RESOURCES, 207008 / 207007 (hicann/runtime
+// src/runtime/core/src/common/errcode_manage.cc:93-94, 576-577; the counts
+// are the driver's). Destroying one makes room again, and another device
+// keeps its own count.
+func (s *suite) resourceLimit(t *testing.T, limit int, code acl.Code, what string, create func() (uintptr, error), destroy func(uintptr) error) {
+	if limit <= 0 {
+		t.Skip("the backend declares no limit to fill (Options.StreamLimit/EventLimit is 0)")
+	}
+	s.bind(t)
+	var made []uintptr
+	defer func() {
+		for _, h := range made {
+			assert.NoError(t, destroy(h))
+		}
+	}()
+	var err error
+	for range limit + 1 {
+		var h uintptr
+		if h, err = create(); err != nil {
+			break
+		}
+		made = append(made, h)
+	}
+	require.Error(t, err, "%s succeeded %d times on a device whose limit is %d", what, len(made), limit)
+	expect(t, code, what+" beyond the device's limit", func() error { return err })
+	require.NotEmpty(t, made, "the suite holds the whole limit itself")
+	ok(t, "destroy one", func() error { return destroy(made[len(made)-1]) })
+	made = made[:len(made)-1]
+	var h uintptr
+	ok(t, what+" after a destroy", func() error { h, err = create(); return err })
+	made = append(made, h)
+	expect(t, code, what+" at the limit again", func() error { _, err := create(); return err })
+	if s.devCount < 2 {
+		return
+	}
+	onThread(t, func() {
+		ctx, err := s.b.CreateContext((s.dev + 1) % s.devCount)
+		if !check(t, err, "CreateContext(other device)") {
+			return
+		}
+		h, err := create()
+		if check(t, err, "%s on another device", what) {
+			check(t, destroy(h), "destroy on the other device")
+		}
+		check(t, s.b.DestroyContext(ctx), "DestroyContext")
 	})
 }

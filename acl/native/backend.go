@@ -1,12 +1,9 @@
 package native
 
 import (
-	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/dl"
@@ -27,8 +24,15 @@ const (
 	LibACLModel = "libacl_mdl.so"
 	// LibACLOpCompiler holds aclopCompile* (acl/acl_op_compiler.h); it
 	// ships beside the runtime in every lib64, monolithic or split, and is
-	// loaded when present so the single-op API resolves.
+	// loaded when present so the single-op API resolves (hicann/ge
+	// api/acl/acl_op_compiler/CMakeLists.txt:11).
 	LibACLOpCompiler = "libacl_op_compiler.so"
+	// LibACLOpExecutor holds the op attributes, aclopCreateAttr and
+	// aclopSetAttr*, in the split layout (hicann/ge
+	// api/acl/acl_op_executor/CMakeLists.txt:127, single_op/
+	// acl_op_executor.cpp); the tensor descriptions are in libacl_mdl
+	// (api/acl/acl_model/model/acl_model.cpp).
+	LibACLOpExecutor = "libacl_op_executor.so"
 )
 
 // EnvLibrary is the environment override of the library location.
@@ -75,7 +79,7 @@ func Open(opts ...Option) (*Backend, error) {
 	lib, err := dl.Open(dl.Spec{
 		Family: "ACL",
 		Names:  []string{LibACL, LibACLRt},
-		Extras: []string{LibACLModel, LibACLOpCompiler},
+		Extras: []string{LibACLModel, LibACLOpCompiler, LibACLOpExecutor},
 		Path:   c.path,
 		EnvVar: EnvLibrary,
 	})
@@ -131,40 +135,38 @@ func (b *Backend) Close() error {
 	return b.err
 }
 
-// invoke runs one aclError-returning C function with the first n
-// arguments of f. The goroutine stays on its OS thread for the call and, on
-// failure, for the read of the thread's error message. The arguments live in
-// the pooled frame rather than in a variadic slice, which would escape to
-// the heap on every call.
-func (b *Backend) invoke(id sym, f *frame, n int) error {
-	fn := b.fns[id]
+// invoke runs the runtime function id with the first n arguments of f.
+func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
+	return b.status(runtimeSyms[id].Name, b.fns[id], f, n)
+}
+
+// status runs one aclError-returning C function fn (named op) with the
+// first n arguments of f; on failure the error carries the message the
+// library recorded for the calling thread (dl.Call reads it on that thread).
+func (b *Backend) status(op string, fn uintptr, f *dl.Frame, n int) error {
 	if fn == 0 || b.closed.Load() {
-		return b.unavailable(runtimeSyms[id].Name, fn)
+		return b.unavailable(op, fn)
 	}
-	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
-	if int32(r) == 0 {
-		runtime.UnlockOSThread()
-		return nil
+	if r, msg := dl.Call(fn, f, n, b.fns[symGetRecentErrMsg]); int32(r) != 0 {
+		return &acl.Error{Op: op, Code: acl.Code(int32(r)), Msg: msg}
 	}
-	err := b.failure(runtimeSyms[id].Name, int32(r))
-	runtime.UnlockOSThread()
-	return err
+	return nil
 }
 
-// failure builds the error of a failed call; the caller is still locked to
-// the thread that made it.
-func (b *Backend) failure(op string, code int32) error {
-	return &acl.Error{Op: op, Code: acl.Code(code), Msg: b.recentMsg()}
-}
-
-func (b *Backend) recentMsg() string {
-	fn := b.fns[symGetRecentErrMsg]
-	if fn == 0 {
-		return ""
+// create runs a C constructor returning a pointer; NULL becomes an
+// ACL_ERROR_BAD_ALLOC error carrying the thread's error message.
+func (b *Backend) create(op string, fn uintptr, f *dl.Frame, n int) (uintptr, error) {
+	if fn == 0 || b.closed.Load() {
+		return 0, b.unavailable(op, fn)
 	}
-	p, _, _ := purego.SyscallN(fn)
-	return goString(p)
+	r, msg := dl.CallPtr(fn, f, n, b.fns[symGetRecentErrMsg])
+	if r != 0 {
+		return r, nil
+	}
+	if msg == "" {
+		msg = "native: " + op + " returned NULL"
+	}
+	return 0, &acl.Error{Op: op, Code: acl.CodeBadAlloc, Msg: msg}
 }
 
 func (b *Backend) unavailable(op string, fn uintptr) error {
@@ -172,23 +174,12 @@ func (b *Backend) unavailable(op string, fn uintptr) error {
 		return &acl.Error{Op: op, Code: acl.CodeUninitialize, Msg: "native: backend is closed"}
 	}
 	return &acl.Error{Op: op, Code: acl.CodeAPINotSupport,
-		Msg: "native: " + op + " is not exported by " + joinPaths(b.lib.Paths())}
+		Msg: "native: " + op + " is not exported by " + strings.Join(b.lib.Paths(), ", ")}
 }
 
 // ready reports whether fn can be called, for C functions that return no
 // aclError.
 func (b *Backend) ready(fn uintptr) bool { return fn != 0 && !b.closed.Load() }
-
-func joinPaths(ps []string) string {
-	s := ""
-	for i, p := range ps {
-		if i > 0 {
-			s += ", "
-		}
-		s += p
-	}
-	return s
-}
 
 // goString and ptrOf are the shared C-string and address conversions.
 var (
@@ -203,43 +194,4 @@ func cString(op, s string) ([]byte, error) {
 		return nil, &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "native: string contains NUL"}
 	}
 	return b, nil
-}
-
-// frame holds the arguments of one call and receives its output
-// parameters. Frames come from a pool so that calls do not allocate; C
-// writes into out only during the call, and the frame is heap memory, so
-// its address is stable.
-type frame struct {
-	args [8]uintptr
-	out  [3]uint64
-}
-
-var framePool = sync.Pool{New: func() any { return new(frame) }}
-
-func getFrame() *frame {
-	f := framePool.Get().(*frame)
-	*f = frame{} // a recycled frame carries the previous call's values
-	return f
-}
-
-func putFrame(f *frame) { framePool.Put(f) }
-
-// outp is the C address of output slot i of f.
-func (f *frame) outp(i int) uintptr { return uintptr(unsafe.Pointer(&f.out[i])) }
-
-// Caller memory reaches C as a uintptr inside a frame, which the compiler
-// does not see as a use of the pointer. escape makes every pointer passed to
-// a method escape, so it never lives on a goroutine stack that could move
-// during the call, and runtime.KeepAlive after the call keeps it alive.
-// The store sits behind a flag that is never set, so it costs one load; a
-// package-level atomic keeps the store a use the tools can see.
-var (
-	escapeSink atomic.Pointer[byte]
-	escapeOn   bool
-)
-
-func escape(p unsafe.Pointer) {
-	if escapeOn {
-		escapeSink.Store((*byte)(p))
-	}
 }

@@ -1,6 +1,7 @@
 package native_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -15,17 +16,25 @@ import (
 // which the conformance suite also runs.
 const EnvRealLibDir = "CANN_REAL_LIB_DIR"
 
+// The conformance stub's per-device limits of streams and events (the
+// fallback's conformance NPU has the same), small enough for the suite to
+// fill a device.
+const confStreams, confEvents = 40, 100
+
 // TestConformanceStub runs the shared acl suite over the binding and the C
 // stub. The stub instance is its own (a distinct build), so the suite finds
 // it fresh whatever the other tests did.
 func TestConformanceStub(t *testing.T) {
-	s := openStub(t, "STUB_INSTANCE_CONFORMANCE")
+	s := openStub(t, "STUB_INSTANCE_CONFORMANCE", fmt.Sprintf("STUB_MAX_STREAMS=%d", confStreams), fmt.Sprintf("STUB_MAX_EVENTS=%d", confEvents))
 	acltest.Run(t, s.Backend, acltest.Options{
 		HoldStream: s.hold,
 		FailNextTask: func(st acl.StreamHandle, code acl.Code) error {
 			return s.failTask(st, 1, code)
 		},
-		Leaks: s.leaks,
+		Leaks:       s.leaks,
+		StreamLimit: confStreams,
+		EventLimit:  confEvents,
+		Model:       func(ios []acltest.ModelIO) ([]byte, error) { return stubModel(ios, 64), nil },
 	})
 }
 

@@ -27,7 +27,9 @@
 //
 // # Calls, errors and threads
 //
-// Every method is one purego.SyscallN call with uintptr arguments. A non-zero
+// Every method is one C call with uintptr arguments, made through the call
+// helper the HCCL binding shares (internal/dl: pooled frames, the error
+// message read on the calling thread). A non-zero
 // aclError becomes an *acl.Error whose Op is the C function and whose Msg is
 // the text of aclGetRecentErrMsg, read on the same OS thread right after the
 // failing call (the goroutine is locked to its thread for the call and that

@@ -5,15 +5,16 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // Malloc calls aclrtMalloc.
 func (b *Backend) Malloc(size uintptr, policy acl.MemMallocPolicy) (unsafe.Pointer, error) {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = f.outp(0), size, uintptr(policy)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = f.Outp(0), size, uintptr(policy)
 	err := b.invoke(symMalloc, f, 3)
-	p := uintptr(f.out[0])
-	putFrame(f)
+	p := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +23,7 @@ func (b *Backend) Malloc(size uintptr, policy acl.MemMallocPolicy) (unsafe.Point
 
 // Free calls aclrtFree.
 func (b *Backend) Free(devPtr unsafe.Pointer) error {
-	escape(devPtr)
+	dl.Escape(devPtr)
 	err := b.call1(symFree, uintptr(devPtr))
 	runtime.KeepAlive(devPtr)
 	return err
@@ -30,11 +31,11 @@ func (b *Backend) Free(devPtr unsafe.Pointer) error {
 
 // MallocHost calls aclrtMallocHost.
 func (b *Backend) MallocHost(size uintptr) (unsafe.Pointer, error) {
-	f := getFrame()
-	f.args[0], f.args[1] = f.outp(0), size
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = f.Outp(0), size
 	err := b.invoke(symMallocHost, f, 2)
-	p := uintptr(f.out[0])
-	putFrame(f)
+	p := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func (b *Backend) MallocHost(size uintptr) (unsafe.Pointer, error) {
 
 // FreeHost calls aclrtFreeHost.
 func (b *Backend) FreeHost(hostPtr unsafe.Pointer) error {
-	escape(hostPtr)
+	dl.Escape(hostPtr)
 	err := b.call1(symFreeHost, uintptr(hostPtr))
 	runtime.KeepAlive(hostPtr)
 	return err
@@ -52,12 +53,12 @@ func (b *Backend) FreeHost(hostPtr unsafe.Pointer) error {
 // Memcpy calls aclrtMemcpy. Go memory may be passed for the host side: the
 // copy is complete when the call returns.
 func (b *Backend) Memcpy(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer, count uintptr, kind acl.MemcpyKind) error {
-	escape(dst)
-	escape(src)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3], f.args[4] = uintptr(dst), destMax, uintptr(src), count, uintptr(kind)
+	dl.Escape(dst)
+	dl.Escape(src)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3], f.Args[4] = uintptr(dst), destMax, uintptr(src), count, uintptr(kind)
 	err := b.invoke(symMemcpy, f, 5)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(dst)
 	runtime.KeepAlive(src)
 	return err
@@ -67,13 +68,13 @@ func (b *Backend) Memcpy(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer
 // (MallocHost) or registered and stay valid until the stream reaches the
 // copy.
 func (b *Backend) MemcpyAsync(dst unsafe.Pointer, destMax uintptr, src unsafe.Pointer, count uintptr, kind acl.MemcpyKind, st acl.StreamHandle) error {
-	escape(dst)
-	escape(src)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3], f.args[4], f.args[5] =
+	dl.Escape(dst)
+	dl.Escape(src)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3], f.Args[4], f.Args[5] =
 		uintptr(dst), destMax, uintptr(src), count, uintptr(kind), uintptr(st)
 	err := b.invoke(symMemcpyAsync, f, 6)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(dst)
 	runtime.KeepAlive(src)
 	return err
@@ -81,33 +82,33 @@ func (b *Backend) MemcpyAsync(dst unsafe.Pointer, destMax uintptr, src unsafe.Po
 
 // Memset calls aclrtMemset.
 func (b *Backend) Memset(devPtr unsafe.Pointer, maxCount uintptr, value int32, count uintptr) error {
-	escape(devPtr)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(devPtr), maxCount, uintptr(value), count
+	dl.Escape(devPtr)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(devPtr), maxCount, uintptr(value), count
 	err := b.invoke(symMemset, f, 4)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(devPtr)
 	return err
 }
 
 // MemsetAsync calls aclrtMemsetAsync.
 func (b *Backend) MemsetAsync(devPtr unsafe.Pointer, maxCount uintptr, value int32, count uintptr, st acl.StreamHandle) error {
-	escape(devPtr)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3], f.args[4] = uintptr(devPtr), maxCount, uintptr(value), count, uintptr(st)
+	dl.Escape(devPtr)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3], f.Args[4] = uintptr(devPtr), maxCount, uintptr(value), count, uintptr(st)
 	err := b.invoke(symMemsetAsync, f, 5)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(devPtr)
 	return err
 }
 
 // GetMemInfo calls aclrtGetMemInfo.
 func (b *Backend) GetMemInfo(attr acl.MemAttr) (free, total uintptr, err error) {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(attr), f.outp(0), f.outp(1)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(attr), f.Outp(0), f.Outp(1)
 	err = b.invoke(symGetMemInfo, f, 3)
-	free, total = uintptr(f.out[0]), uintptr(f.out[1])
-	putFrame(f)
+	free, total = uintptr(f.Out[0]), uintptr(f.Out[1])
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -118,12 +119,12 @@ func (b *Backend) GetMemInfo(attr acl.MemAttr) (free, total uintptr, err error) 
 // the range. The memory must not be Go heap memory: the device keeps using
 // it after the call.
 func (b *Backend) HostRegister(ptr unsafe.Pointer, size uint64, typ acl.HostRegisterType) (unsafe.Pointer, error) {
-	escape(ptr)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(ptr), uintptr(size), uintptr(typ), f.outp(0)
+	dl.Escape(ptr)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(ptr), uintptr(size), uintptr(typ), f.Outp(0)
 	err := b.invoke(symHostRegister, f, 4)
-	p := uintptr(f.out[0])
-	putFrame(f)
+	p := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	runtime.KeepAlive(ptr)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (b *Backend) HostRegister(ptr unsafe.Pointer, size uint64, typ acl.HostRegi
 
 // HostUnregister calls aclrtHostUnregister.
 func (b *Backend) HostUnregister(ptr unsafe.Pointer) error {
-	escape(ptr)
+	dl.Escape(ptr)
 	err := b.call1(symHostUnregister, uintptr(ptr))
 	runtime.KeepAlive(ptr)
 	return err
@@ -141,23 +142,23 @@ func (b *Backend) HostUnregister(ptr unsafe.Pointer) error {
 
 // HostRegisterV2 calls aclrtHostRegisterV2.
 func (b *Backend) HostRegisterV2(ptr unsafe.Pointer, size uint64, flag acl.HostRegFlag) error {
-	escape(ptr)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(ptr), uintptr(size), uintptr(flag)
+	dl.Escape(ptr)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(ptr), uintptr(size), uintptr(flag)
 	err := b.invoke(symHostRegisterV2, f, 3)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(ptr)
 	return err
 }
 
 // HostGetDevicePointer calls aclrtHostGetDevicePointer.
 func (b *Backend) HostGetDevicePointer(host unsafe.Pointer, flag uint32) (unsafe.Pointer, error) {
-	escape(host)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(host), f.outp(0), uintptr(flag)
+	dl.Escape(host)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(host), f.Outp(0), uintptr(flag)
 	err := b.invoke(symHostGetDevicePointer, f, 3)
-	p := uintptr(f.out[0])
-	putFrame(f)
+	p := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	runtime.KeepAlive(host)
 	if err != nil {
 		return nil, err

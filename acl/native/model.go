@@ -4,9 +4,8 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // msym indexes the symbol table of the model API.
@@ -49,6 +48,10 @@ const (
 	msGetDataBufferSizeV2
 	msExecute
 	msExecuteAsync
+	msGetDynamicBatch
+	msGetInputDynamicGearCount
+	msGetInputDynamicDims
+	msSetDynamicBatchSize
 	numModelSyms
 )
 
@@ -93,68 +96,44 @@ var modelSyms = [numModelSyms]string{
 	msGetDataBufferSizeV2:  "aclGetDataBufferSizeV2",
 	msExecute:              "aclmdlExecute",
 	msExecuteAsync:         "aclmdlExecuteAsync",
+	// Dynamic batch and dims (acl_mdl.h).
+	msGetDynamicBatch:          "aclmdlGetDynamicBatch",
+	msGetInputDynamicGearCount: "aclmdlGetInputDynamicGearCount",
+	msGetInputDynamicDims:      "aclmdlGetInputDynamicDims",
+	msSetDynamicBatchSize:      "aclmdlSetDynamicBatchSize",
 }
 
 // ModelSymbols lists the C functions of the model API, all optional.
 func ModelSymbols() []string { return append([]string(nil), modelSyms[:]...) }
 
 // minvoke is invoke for the model API.
-func (b *Backend) minvoke(id msym, f *frame, n int) error {
-	fn := b.mdl[id]
-	if fn == 0 || b.closed.Load() {
-		return b.unavailable(modelSyms[id], fn)
-	}
-	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
-	if int32(r) == 0 {
-		runtime.UnlockOSThread()
-		return nil
-	}
-	err := b.failure(modelSyms[id], int32(r))
-	runtime.UnlockOSThread()
-	return err
+func (b *Backend) minvoke(id msym, f *dl.Frame, n int) error {
+	return b.status(modelSyms[id], b.mdl[id], f, n)
 }
 
 // mvalue runs a model function that returns a value rather than an
 // aclError; ok is false when the symbol is missing or the backend closed.
-func (b *Backend) mvalue(id msym, f *frame, n int) (r uintptr, ok bool) {
+func (b *Backend) mvalue(id msym, f *dl.Frame, n int) (r uintptr, ok bool) {
 	fn := b.mdl[id]
 	if !b.ready(fn) {
 		return 0, false
 	}
-	r, _, _ = purego.SyscallN(fn, f.args[:n]...)
-	return r, true
+	return dl.CallRaw(fn, f, n), true
 }
 
-// mcreate runs a constructor returning a pointer; NULL becomes an
-// ACL_ERROR_BAD_ALLOC error carrying the thread's error message.
-func (b *Backend) mcreate(id msym, f *frame, n int) (uintptr, error) {
-	fn := b.mdl[id]
-	if fn == 0 || b.closed.Load() {
-		return 0, b.unavailable(modelSyms[id], fn)
-	}
-	runtime.LockOSThread()
-	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
-	if r != 0 {
-		runtime.UnlockOSThread()
-		return r, nil
-	}
-	msg := b.recentMsg()
-	runtime.UnlockOSThread()
-	if msg == "" {
-		msg = "native: " + modelSyms[id] + " returned NULL"
-	}
-	return 0, &acl.Error{Op: modelSyms[id], Code: acl.CodeBadAlloc, Msg: msg}
+// mcreate runs a model-API constructor returning a pointer.
+func (b *Backend) mcreate(id msym, f *dl.Frame, n int) (uintptr, error) {
+	return b.create(modelSyms[id], b.mdl[id], f, n)
 }
 
 // QuerySizeFromMem calls aclmdlQuerySizeFromMem.
 func (b *Backend) QuerySizeFromMem(model unsafe.Pointer, modelSize uintptr) (workSize, weightSize uintptr, err error) {
-	escape(model)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(model), modelSize, f.outp(0), f.outp(1)
+	dl.Escape(model)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(model), modelSize, f.Outp(0), f.Outp(1)
 	err = b.minvoke(msQuerySizeFromMem, f, 4)
-	workSize, weightSize = uintptr(f.out[0]), uintptr(f.out[1])
-	putFrame(f)
+	workSize, weightSize = uintptr(f.Out[0]), uintptr(f.Out[1])
+	dl.PutFrame(f)
 	runtime.KeepAlive(model)
 	if err != nil {
 		return 0, 0, err
@@ -164,12 +143,12 @@ func (b *Backend) QuerySizeFromMem(model unsafe.Pointer, modelSize uintptr) (wor
 
 // LoadFromMem calls aclmdlLoadFromMem.
 func (b *Backend) LoadFromMem(model unsafe.Pointer, modelSize uintptr) (acl.ModelID, error) {
-	escape(model)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(model), modelSize, f.outp(0)
+	dl.Escape(model)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(model), modelSize, f.Outp(0)
 	err := b.minvoke(msLoadFromMem, f, 3)
-	id := acl.ModelID(uint32(f.out[0]))
-	putFrame(f)
+	id := acl.ModelID(uint32(f.Out[0]))
+	dl.PutFrame(f)
 	runtime.KeepAlive(model)
 	if err != nil {
 		return 0, err
@@ -179,14 +158,14 @@ func (b *Backend) LoadFromMem(model unsafe.Pointer, modelSize uintptr) (acl.Mode
 
 // LoadFromMemWithMem calls aclmdlLoadFromMemWithMem.
 func (b *Backend) LoadFromMemWithMem(model unsafe.Pointer, modelSize uintptr, work unsafe.Pointer, workSize uintptr, weight unsafe.Pointer, weightSize uintptr) (acl.ModelID, error) {
-	escape(model)
-	escape(work)
-	escape(weight)
-	f := getFrame()
-	f.args = [8]uintptr{uintptr(model), modelSize, f.outp(0), uintptr(work), workSize, uintptr(weight), weightSize}
+	dl.Escape(model)
+	dl.Escape(work)
+	dl.Escape(weight)
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{uintptr(model), modelSize, f.Outp(0), uintptr(work), workSize, uintptr(weight), weightSize}
 	err := b.minvoke(msLoadFromMemWithMem, f, 7)
-	id := acl.ModelID(uint32(f.out[0]))
-	putFrame(f)
+	id := acl.ModelID(uint32(f.Out[0]))
+	dl.PutFrame(f)
 	runtime.KeepAlive(model)
 	runtime.KeepAlive(work)
 	runtime.KeepAlive(weight)
@@ -198,9 +177,9 @@ func (b *Backend) LoadFromMemWithMem(model unsafe.Pointer, modelSize uintptr, wo
 
 // CreateConfigHandle calls aclmdlCreateConfigHandle.
 func (b *Backend) CreateConfigHandle() (acl.ModelConfigHandle, error) {
-	f := getFrame()
+	f := dl.GetFrame()
 	h, err := b.mcreate(msCreateConfigHandle, f, 0)
-	putFrame(f)
+	dl.PutFrame(f)
 	return acl.ModelConfigHandle(h), err
 }
 
@@ -208,22 +187,22 @@ func (b *Backend) CreateConfigHandle() (acl.ModelConfigHandle, error) {
 // (valueSize bytes); for a pointer-valued attribute it points at the
 // pointer, which must stay valid until LoadWithConfig.
 func (b *Backend) SetConfigOpt(h acl.ModelConfigHandle, attr acl.ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error {
-	escape(value)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(h), uintptr(attr), uintptr(value), valueSize
+	dl.Escape(value)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(h), uintptr(attr), uintptr(value), valueSize
 	err := b.minvoke(msSetConfigOpt, f, 4)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(value)
 	return err
 }
 
 // LoadWithConfig calls aclmdlLoadWithConfig.
 func (b *Backend) LoadWithConfig(h acl.ModelConfigHandle) (acl.ModelID, error) {
-	f := getFrame()
-	f.args[0], f.args[1] = uintptr(h), f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(h), f.Outp(0)
 	err := b.minvoke(msLoadWithConfig, f, 2)
-	id := acl.ModelID(uint32(f.out[0]))
-	putFrame(f)
+	id := acl.ModelID(uint32(f.Out[0]))
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, err
 	}
@@ -240,18 +219,18 @@ func (b *Backend) Unload(id acl.ModelID) error { return b.mcall(msUnload, uintpt
 
 // CreateDesc calls aclmdlCreateDesc.
 func (b *Backend) CreateDesc() (acl.ModelDescHandle, error) {
-	f := getFrame()
+	f := dl.GetFrame()
 	h, err := b.mcreate(msCreateDesc, f, 0)
-	putFrame(f)
+	dl.PutFrame(f)
 	return acl.ModelDescHandle(h), err
 }
 
 // GetDesc calls aclmdlGetDesc.
 func (b *Backend) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
-	f := getFrame()
-	f.args[0], f.args[1] = uintptr(d), uintptr(id)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(d), uintptr(id)
 	err := b.minvoke(msGetDesc, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
@@ -290,11 +269,11 @@ func (b *Backend) GetOutputDims(d acl.ModelDescHandle, i uintptr, dims *acl.IODi
 
 func (b *Backend) ioDims(id msym, d acl.ModelDescHandle, i uintptr, dims *acl.IODims) error {
 	p := unsafe.Pointer(dims)
-	escape(p)
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(d), i, uintptr(p)
+	dl.Escape(p)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(d), i, uintptr(p)
 	err := b.minvoke(id, f, 3)
-	putFrame(f)
+	dl.PutFrame(f)
 	runtime.KeepAlive(p)
 	return err
 }
@@ -315,11 +294,11 @@ func (b *Backend) GetInputIndexByName(d acl.ModelDescHandle, name string) (uintp
 	if err != nil {
 		return 0, err
 	}
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(d), uintptr(unsafe.Pointer(&cs[0])), f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(d), uintptr(unsafe.Pointer(&cs[0])), f.Outp(0)
 	err = b.minvoke(msGetInputIndexByName, f, 3)
-	v := uintptr(f.out[0])
-	putFrame(f)
+	v := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	runtime.KeepAlive(cs)
 	if err != nil {
 		return 0, err
@@ -351,9 +330,9 @@ func (b *Backend) GetOutputFormat(d acl.ModelDescHandle, i uintptr) acl.Format {
 
 // CreateDataset calls aclmdlCreateDataset.
 func (b *Backend) CreateDataset() (acl.DatasetHandle, error) {
-	f := getFrame()
+	f := dl.GetFrame()
 	h, err := b.mcreate(msCreateDataset, f, 0)
-	putFrame(f)
+	dl.PutFrame(f)
 	return acl.DatasetHandle(h), err
 }
 
@@ -364,10 +343,10 @@ func (b *Backend) DestroyDataset(ds acl.DatasetHandle) error {
 
 // AddDatasetBuffer calls aclmdlAddDatasetBuffer.
 func (b *Backend) AddDatasetBuffer(ds acl.DatasetHandle, buf acl.DataBufferHandle) error {
-	f := getFrame()
-	f.args[0], f.args[1] = uintptr(ds), uintptr(buf)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(ds), uintptr(buf)
 	err := b.minvoke(msAddDatasetBuffer, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
@@ -384,10 +363,10 @@ func (b *Backend) GetDatasetBuffer(ds acl.DatasetHandle, i uintptr) acl.DataBuff
 // CreateDataBuffer calls aclCreateDataBuffer. data is kept by the buffer:
 // it must be device, pinned or registered memory, never Go memory.
 func (b *Backend) CreateDataBuffer(data unsafe.Pointer, size uintptr) (acl.DataBufferHandle, error) {
-	f := getFrame()
-	f.args[0], f.args[1] = uintptr(data), size
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(data), size
 	h, err := b.mcreate(msCreateDataBuffer, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	return acl.DataBufferHandle(h), err
 }
 
@@ -399,10 +378,10 @@ func (b *Backend) DestroyDataBuffer(buf acl.DataBufferHandle) error {
 // UpdateDataBuffer calls aclUpdateDataBuffer (same memory rule as
 // CreateDataBuffer).
 func (b *Backend) UpdateDataBuffer(buf acl.DataBufferHandle, data unsafe.Pointer, size uintptr) error {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(buf), uintptr(data), size
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(buf), uintptr(data), size
 	err := b.minvoke(msUpdateDataBuffer, f, 3)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
@@ -418,54 +397,105 @@ func (b *Backend) GetDataBufferSizeV2(buf acl.DataBufferHandle) uintptr {
 
 // Execute calls aclmdlExecute.
 func (b *Backend) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = uintptr(id), uintptr(in), uintptr(out)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(id), uintptr(in), uintptr(out)
 	err := b.minvoke(msExecute, f, 3)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
 // ExecuteAsync calls aclmdlExecuteAsync.
 func (b *Backend) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2], f.args[3] = uintptr(id), uintptr(in), uintptr(out), uintptr(s)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(id), uintptr(in), uintptr(out), uintptr(s)
 	err := b.minvoke(msExecuteAsync, f, 4)
-	putFrame(f)
+	dl.PutFrame(f)
+	return err
+}
+
+// GetDynamicBatch calls aclmdlGetDynamicBatch, which fills *batch (the
+// 1032-byte aclmdlBatch).
+func (b *Backend) GetDynamicBatch(d acl.ModelDescHandle, batch *acl.Batch) error {
+	p := unsafe.Pointer(batch)
+	dl.Escape(p)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = uintptr(d), uintptr(p)
+	err := b.minvoke(msGetDynamicBatch, f, 2)
+	dl.PutFrame(f)
+	runtime.KeepAlive(p)
+	return err
+}
+
+// GetInputDynamicGearCount calls aclmdlGetInputDynamicGearCount.
+func (b *Backend) GetInputDynamicGearCount(d acl.ModelDescHandle, index uintptr) (uintptr, error) {
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = uintptr(d), index, f.Outp(0)
+	err := b.minvoke(msGetInputDynamicGearCount, f, 3)
+	v := uintptr(f.Out[0])
+	dl.PutFrame(f)
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// GetInputDynamicDims calls aclmdlGetInputDynamicDims with len(dims) as
+// the gear count (dims may be empty: C then gets NULL).
+func (b *Backend) GetInputDynamicDims(d acl.ModelDescHandle, index uintptr, dims []acl.IODims) error {
+	var p unsafe.Pointer
+	if len(dims) > 0 {
+		p = unsafe.Pointer(&dims[0])
+	}
+	dl.Escape(p)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(d), index, uintptr(p), uintptr(len(dims))
+	err := b.minvoke(msGetInputDynamicDims, f, 4)
+	dl.PutFrame(f)
+	runtime.KeepAlive(dims)
+	return err
+}
+
+// SetDynamicBatchSize calls aclmdlSetDynamicBatchSize.
+func (b *Backend) SetDynamicBatchSize(id acl.ModelID, ds acl.DatasetHandle, index uintptr, batch uint64) error {
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2], f.Args[3] = uintptr(id), uintptr(ds), index, uintptr(batch)
+	err := b.minvoke(msSetDynamicBatchSize, f, 4)
+	dl.PutFrame(f)
 	return err
 }
 
 // mcall runs a model function with one plain argument.
 func (b *Backend) mcall(id msym, a uintptr) error {
-	f := getFrame()
-	f.args[0] = a
+	f := dl.GetFrame()
+	f.Args[0] = a
 	err := b.minvoke(id, f, 1)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
 func (b *Backend) mvalue1(id msym, a uintptr) uintptr {
-	f := getFrame()
-	f.args[0] = a
+	f := dl.GetFrame()
+	f.Args[0] = a
 	r, _ := b.mvalue(id, f, 1)
-	putFrame(f)
+	dl.PutFrame(f)
 	return r
 }
 
 func (b *Backend) mvalue2(id msym, a0, a1 uintptr) uintptr {
-	f := getFrame()
-	f.args[0], f.args[1] = a0, a1
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = a0, a1
 	r, _ := b.mvalue(id, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	return r
 }
 
 // menum runs a function returning a C enum; -1 (undefined) when the
 // symbol is missing.
 func (b *Backend) menum(id msym, a0, a1 uintptr) int32 {
-	f := getFrame()
-	f.args[0], f.args[1] = a0, a1
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = a0, a1
 	r, ok := b.mvalue(id, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	if !ok {
 		return -1
 	}

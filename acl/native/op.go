@@ -7,6 +7,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 var _ acl.OpBackend = (*Backend)(nil)
@@ -57,36 +58,25 @@ func (b *Backend) bindOps() {
 }
 
 // ocall runs a single-op function returning an aclError.
+//
+//go:uintptrescapes
 func (b *Backend) ocall(id osym, args ...uintptr) error {
-	fn := b.ops[id]
-	if fn == 0 || b.closed.Load() {
-		return b.unavailable(opSyms[id], fn)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if r, _, _ := purego.SyscallN(fn, args...); int32(r) != 0 {
-		return b.failure(opSyms[id], int32(r))
-	}
-	return nil
+	f := dl.GetFrame()
+	n := copy(f.Args[:], args)
+	err := b.status(opSyms[id], b.ops[id], f, n)
+	dl.PutFrame(f)
+	return err
 }
 
-// ocreate runs a constructor returning a pointer; NULL is an error.
+// ocreate runs a single-op constructor returning a pointer.
+//
+//go:uintptrescapes
 func (b *Backend) ocreate(id osym, args ...uintptr) (uintptr, error) {
-	fn := b.ops[id]
-	if fn == 0 || b.closed.Load() {
-		return 0, b.unavailable(opSyms[id], fn)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	r, _, _ := purego.SyscallN(fn, args...)
-	if r == 0 {
-		msg := b.recentMsg()
-		if msg == "" {
-			msg = opSyms[id] + " returned NULL"
-		}
-		return 0, &acl.Error{Op: opSyms[id], Code: acl.CodeBadAlloc, Msg: msg}
-	}
-	return r, nil
+	f := dl.GetFrame()
+	n := copy(f.Args[:], args)
+	h, err := b.create(opSyms[id], b.ops[id], f, n)
+	dl.PutFrame(f)
+	return h, err
 }
 
 // odestroy runs a destructor returning void.
@@ -104,7 +94,7 @@ func (b *Backend) CreateTensorDesc(dt acl.DataType, dims []int64, format acl.For
 	var p uintptr
 	if len(dims) > 0 {
 		p = uintptr(unsafe.Pointer(&dims[0]))
-		escape(unsafe.Pointer(&dims[0]))
+		dl.Escape(unsafe.Pointer(&dims[0]))
 	}
 	h, err := b.ocreate(osCreateTensorDesc, uintptr(dt), uintptr(len(dims)), p, uintptr(format))
 	runtime.KeepAlive(dims)
@@ -167,7 +157,7 @@ func (b *Backend) SetOpAttrFloat(a acl.OpAttrHandle, name string, v float32) err
 	r := b.setAttrFloat(uintptr(a), &cs[0], v)
 	runtime.KeepAlive(cs)
 	if r != 0 {
-		return b.failure(op, r)
+		return &acl.Error{Op: op, Code: acl.Code(r), Msg: dl.Message(b.fns[symGetRecentErrMsg])}
 	}
 	return nil
 }
@@ -188,7 +178,7 @@ func (b *Backend) SetOpAttrListInt(a acl.OpAttrHandle, name string, v []int64) e
 	var p uintptr
 	if len(v) > 0 {
 		p = uintptr(unsafe.Pointer(&v[0]))
-		escape(unsafe.Pointer(&v[0]))
+		dl.Escape(unsafe.Pointer(&v[0]))
 	}
 	err := b.setAttr(osSetAttrListInt, a, name, uintptr(len(v)), p)
 	runtime.KeepAlive(v)
@@ -220,7 +210,7 @@ func (b *Backend) CompileAndExecuteV2(opType string, inDesc []acl.TensorDescHand
 		if n == 0 {
 			return 0
 		}
-		escape(p)
+		dl.Escape(p)
 		return uintptr(p)
 	}
 	err = b.ocall(osCompileAndExecuteV2,

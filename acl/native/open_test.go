@@ -88,7 +88,7 @@ func TestRequiredOptionalLists(t *testing.T) {
 	req, opt := native.RequiredSymbols(), native.OptionalSymbols()
 	assert.Contains(t, req, "aclrtMemcpyAsync")
 	assert.Contains(t, opt, "aclrtHostRegister")
-	assert.Len(t, append(req, opt...), 43, "one symbol per runtime Backend method and aclGetRecentErrMsg")
+	assert.Len(t, append(req, opt...), 44, "one symbol per runtime Backend method and aclGetRecentErrMsg")
 	seen := map[string]bool{}
 	for _, n := range append(req, opt...) {
 		assert.False(t, seen[n], "duplicate %s", n)

@@ -5,12 +5,13 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // Init calls aclInit; "" passes NULL.
 func (b *Backend) Init(configPath string) error {
-	f := getFrame()
-	defer putFrame(f)
+	f := dl.GetFrame()
+	defer dl.PutFrame(f)
 	if configPath == "" {
 		return b.invoke(symInit, f, 1)
 	}
@@ -18,7 +19,7 @@ func (b *Backend) Init(configPath string) error {
 	if err != nil {
 		return err
 	}
-	f.args[0] = uintptr(unsafe.Pointer(&p[0]))
+	f.Args[0] = uintptr(unsafe.Pointer(&p[0]))
 	err = b.invoke(symInit, f, 1)
 	runtime.KeepAlive(p)
 	return err
@@ -42,11 +43,11 @@ func (b *Backend) ResetDeviceForce(deviceID int32) error {
 
 // DeviceCanAccessPeer calls aclrtDeviceCanAccessPeer (optional symbol).
 func (b *Backend) DeviceCanAccessPeer(deviceID, peerDeviceID int32) (int32, error) {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = f.outp(0), uintptr(deviceID), uintptr(peerDeviceID)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = f.Outp(0), uintptr(deviceID), uintptr(peerDeviceID)
 	err := b.invoke(symDeviceCanAccessPeer, f, 3)
-	v := int32(f.out[0])
-	putFrame(f)
+	v := int32(f.Out[0])
+	dl.PutFrame(f)
 	return v, err
 }
 
@@ -62,42 +63,42 @@ func (b *Backend) DeviceDisablePeerAccess(peerDeviceID int32) error {
 
 // GetDevice calls aclrtGetDevice.
 func (b *Backend) GetDevice() (int32, error) {
-	f := getFrame()
-	f.args[0] = f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0] = f.Outp(0)
 	err := b.invoke(symGetDevice, f, 1)
-	v := int32(f.out[0])
-	putFrame(f)
+	v := int32(f.Out[0])
+	dl.PutFrame(f)
 	return v, err
 }
 
 // GetDeviceCount calls aclrtGetDeviceCount.
 func (b *Backend) GetDeviceCount() (uint32, error) {
-	f := getFrame()
-	f.args[0] = f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0] = f.Outp(0)
 	err := b.invoke(symGetDeviceCount, f, 1)
-	v := uint32(f.out[0])
-	putFrame(f)
+	v := uint32(f.Out[0])
+	dl.PutFrame(f)
 	return v, err
 }
 
 // GetRunMode calls aclrtGetRunMode.
 func (b *Backend) GetRunMode() (acl.RunMode, error) {
-	f := getFrame()
-	f.args[0] = f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0] = f.Outp(0)
 	err := b.invoke(symGetRunMode, f, 1)
-	v := acl.RunMode(int32(f.out[0]))
-	putFrame(f)
+	v := acl.RunMode(int32(f.Out[0]))
+	dl.PutFrame(f)
 	return v, err
 }
 
 // CreateContext calls aclrtCreateContext; the new context becomes the
 // calling thread's current context.
 func (b *Backend) CreateContext(deviceID int32) (acl.ContextHandle, error) {
-	f := getFrame()
-	f.args[0], f.args[1] = f.outp(0), uintptr(deviceID)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = f.Outp(0), uintptr(deviceID)
 	err := b.invoke(symCreateContext, f, 2)
-	v := acl.ContextHandle(f.out[0])
-	putFrame(f)
+	v := acl.ContextHandle(f.Out[0])
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, err
 	}
@@ -129,7 +130,7 @@ func (b *Backend) GetRecentErrMsg() string {
 	if !b.ready(fn) {
 		return ""
 	}
-	return b.recentMsg()
+	return dl.Message(fn)
 }
 
 // GetSocName calls aclrtGetSocName ("" when it returns NULL or the library
@@ -139,16 +140,19 @@ func (b *Backend) GetSocName() string {
 	if !b.ready(fn) {
 		return ""
 	}
-	return goString(syscall0(fn))
+	f := dl.GetFrame()
+	p := dl.CallRaw(fn, f, 0)
+	dl.PutFrame(f)
+	return goString(p)
 }
 
 // GetVersion calls aclrtGetVersion.
 func (b *Backend) GetVersion() (major, minor, patch int32, err error) {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = f.outp(0), f.outp(1), f.outp(2)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = f.Outp(0), f.Outp(1), f.Outp(2)
 	err = b.invoke(symGetVersion, f, 3)
-	major, minor, patch = int32(f.out[0]), int32(f.out[1]), int32(f.out[2])
-	putFrame(f)
+	major, minor, patch = int32(f.Out[0]), int32(f.Out[1]), int32(f.Out[2])
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -157,35 +161,35 @@ func (b *Backend) GetVersion() (major, minor, patch int32, err error) {
 
 // call0 and call1 run C functions whose arguments are plain values.
 func (b *Backend) call0(id sym) error {
-	f := getFrame()
+	f := dl.GetFrame()
 	err := b.invoke(id, f, 0)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
 func (b *Backend) call1(id sym, a uintptr) error {
-	f := getFrame()
-	f.args[0] = a
+	f := dl.GetFrame()
+	f.Args[0] = a
 	err := b.invoke(id, f, 1)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
 func (b *Backend) call2(id sym, a0, a1 uintptr) error {
-	f := getFrame()
-	f.args[0], f.args[1] = a0, a1
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = a0, a1
 	err := b.invoke(id, f, 2)
-	putFrame(f)
+	dl.PutFrame(f)
 	return err
 }
 
 // handleOut runs a C function whose only argument receives a handle.
 func (b *Backend) handleOut(id sym) (uintptr, error) {
-	f := getFrame()
-	f.args[0] = f.outp(0)
+	f := dl.GetFrame()
+	f.Args[0] = f.Outp(0)
 	err := b.invoke(id, f, 1)
-	v := uintptr(f.out[0])
-	putFrame(f)
+	v := uintptr(f.Out[0])
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, err
 	}

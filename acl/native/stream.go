@@ -3,7 +3,7 @@ package native
 import (
 	"math"
 
-	"github.com/ebitengine/purego"
+	"github.com/ascend-go/cann/internal/dl"
 
 	"github.com/ascend-go/cann/acl"
 )
@@ -39,11 +39,11 @@ func (b *Backend) CreateEvent() (acl.EventHandle, error) {
 
 // CreateEventWithFlag calls aclrtCreateEventWithFlag.
 func (b *Backend) CreateEventWithFlag(flag acl.EventFlag) (acl.EventHandle, error) {
-	f := getFrame()
-	f.args[0], f.args[1] = f.outp(0), uintptr(flag)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1] = f.Outp(0), uintptr(flag)
 	err := b.invoke(symCreateEventWithFlag, f, 2)
-	v := acl.EventHandle(f.out[0])
-	putFrame(f)
+	v := acl.EventHandle(f.Out[0])
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, err
 	}
@@ -67,26 +67,26 @@ func (b *Backend) StreamWaitEvent(st acl.StreamHandle, e acl.EventHandle) error 
 
 // EventElapsedTime calls aclrtEventElapsedTime and returns milliseconds.
 func (b *Backend) EventElapsedTime(start, end acl.EventHandle) (float32, error) {
-	f := getFrame()
-	f.args[0], f.args[1], f.args[2] = f.outp(0), uintptr(start), uintptr(end)
+	f := dl.GetFrame()
+	f.Args[0], f.Args[1], f.Args[2] = f.Outp(0), uintptr(start), uintptr(end)
 	err := b.invoke(symEventElapsedTime, f, 3)
-	v := math.Float32frombits(uint32(f.out[0]))
-	putFrame(f)
+	v := math.Float32frombits(uint32(f.Out[0]))
+	dl.PutFrame(f)
 	if err != nil {
 		return 0, err
 	}
 	return v, nil
 }
 
+// ResetEvent calls aclrtResetEvent (optional symbol): a reset task of the
+// event queued on st (NULL: the default stream).
+func (b *Backend) ResetEvent(e acl.EventHandle, st acl.StreamHandle) error {
+	return b.call2(symResetEvent, uintptr(e), uintptr(st))
+}
+
 // DestroyEvent calls aclrtDestroyEvent.
 func (b *Backend) DestroyEvent(e acl.EventHandle) error {
 	return b.call1(symDestroyEvent, uintptr(e))
-}
-
-// syscall0 calls a C function without arguments and returns its result.
-func syscall0(fn uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn)
-	return r
 }
 
 // SetStreamFailureMode calls aclrtSetStreamFailureMode (optional symbol).

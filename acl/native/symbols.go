@@ -49,6 +49,7 @@ const (
 	symDeviceCanAccessPeer
 	symDeviceEnablePeerAccess
 	symDeviceDisablePeerAccess
+	symResetEvent
 	numRuntimeSyms
 )
 
@@ -102,6 +103,7 @@ var runtimeSyms = [numRuntimeSyms]dl.Entry{
 	symDeviceCanAccessPeer:     {Name: "aclrtDeviceCanAccessPeer", Optional: true},
 	symDeviceEnablePeerAccess:  {Name: "aclrtDeviceEnablePeerAccess", Optional: true},
 	symDeviceDisablePeerAccess: {Name: "aclrtDeviceDisablePeerAccess", Optional: true},
+	symResetEvent:              {Name: "aclrtResetEvent", Optional: true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.

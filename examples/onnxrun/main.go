@@ -5,6 +5,7 @@
 //	go run ./examples/onnxrun -model model.onnx
 //	go run ./examples/onnxrun -model model.onnx -input image=x.npy -out outdir
 //	go run ./examples/onnxrun -model mlp.onnx -shape data_input=4,3
+//	go run ./examples/onnxrun -model mlp.onnx -batch 1,2,4,8
 //
 // Random inputs are seeded (-seed): floats are standard normal; an integer
 // input that indexes something (Gather indices) gets values inside the
@@ -15,6 +16,9 @@
 // host reference interpreter (ge/getest), grouped by op type.
 // -deviceprofile FILE writes the device time of every task of the timed
 // runs as a pprof profile: go tool pprof -top FILE lists ops by time.
+// -batch B,B,... imports a model whose inputs have a symbolic batch dim
+// with those batch gears (ATC's --dynamic_batch_size), loads it once and
+// runs every gear, chosen with Model.SetDynamicBatchSize.
 package main
 
 import (
@@ -38,6 +42,7 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the random inputs")
 	flag.IntVar(&cfg.runs, "runs", 50, "timed runs for the latency percentiles")
 	flag.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile of the timed runs to this file (go tool pprof -top FILE)")
+	flag.StringVar(&cfg.batch, "batch", "", "B,B,...: import with these batch gears (ATC's --dynamic_batch_size; the inputs' dim 0 must be symbolic) and run each gear")
 	flag.Parse()
 	if cfg.model == "" {
 		flag.Usage()

@@ -59,3 +59,21 @@ func TestRunCNN(t *testing.T) {
 	cfg.inputs = multi{"nope=" + filepath.Join(dir, "x.npy")}
 	require.ErrorContains(t, run(cfg, &out), "no such input")
 }
+
+// TestRunBatch imports the gonnx MLP (symbolic batch) with gears and runs
+// each; the outputs of a gear are that gear's rows.
+func TestRunBatch(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cfg := config{model: "../../ge/onnx/testdata/gonnx/mlp.onnx", batch: "3,1", out: dir, seed: 1, runs: 2}
+	require.NoError(t, run(cfg, &out))
+	require.Contains(t, out.String(), "gears [1 3]")
+	require.Contains(t, out.String(), `batch 3   output "preds"              float[3 2]`)
+	_, dims, _, err := readNpy(filepath.Join(dir, "preds_b1.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, dims)
+	cfg.batch = "0"
+	require.ErrorContains(t, run(cfg, &out), "batch sizes ≥ 1")
+	cfg.batch, cfg.model = "1,2", "../../ge/onnx/testdata/cnn.onnx"
+	require.ErrorContains(t, run(cfg, &out), "fixed batch dim")
+}

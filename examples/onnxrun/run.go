@@ -29,6 +29,7 @@ type config struct {
 	seed           uint64
 	runs           int
 	deviceProfile  string
+	batch          string // -batch gears: a dynamic-batch import
 }
 
 func run(cfg config, w io.Writer) error {
@@ -53,6 +54,9 @@ func run(cfg config, w io.Writer) error {
 		return err
 	}
 	opts = append(opts, onnx.WithExternalDataDir(filepath.Dir(cfg.model)))
+	if cfg.batch != "" {
+		return runBatch(cfg, w, data, opts)
+	}
 	g, err := onnx.Import(data, opts...)
 	if err != nil {
 		return err

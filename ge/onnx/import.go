@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,26 @@ type config struct {
 	dir    string
 	shapes map[string][]int64
 	values map[string]ge.HostTensor
+	gears  []int64 // WithDynamicBatch
+	batch  int64   // the gear being imported, 0 for a static import
 }
+
+// WithDynamicBatch imports a model whose graph inputs have a symbolic
+// batch (dim 0) with these batch gears, as ATC does with
+// --dynamic_batch_size "1,2,4,8": CompileBatch then builds one compiled
+// model per gear and a runtime picks the gear per execution. Every graph
+// input must have a symbolic dim 0. Only CompileBatch takes this option.
+func WithDynamicBatch(gears []int) Option {
+	return func(c *config) {
+		c.gears = c.gears[:0]
+		for _, g := range gears {
+			c.gears = append(c.gears, int64(g))
+		}
+	}
+}
+
+// withBatch imports one gear.
+func withBatch(b int64) Option { return func(c *config) { c.batch = b } }
 
 // WithInputValue freezes the named graph input to a constant: it is no
 // longer a model input, and what depends only on it folds. This is how a
@@ -53,11 +73,44 @@ func WithInputShape(name string, dims []int64) Option {
 
 // Compile imports the ONNX model and compiles it with ge.Compile.
 func Compile(data []byte, opts ...Option) (*ge.CompiledModel, error) {
+	if cfg := newConfig(opts); len(cfg.gears) > 0 {
+		return nil, modelError(ErrDynamicShape, "WithDynamicBatch builds one model per gear: use CompileBatch")
+	}
 	g, err := Import(data, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return ge.Compile(g)
+}
+
+// CompileBatch imports the ONNX model once per gear of WithDynamicBatch
+// (required) with the graph inputs' batch dim set to the gear, and
+// compiles the gears into one ge.BatchModel, whose MarshalBinary bytes
+// the fallback loads as a dynamic-batch model.
+func CompileBatch(data []byte, opts ...Option) (*ge.BatchModel, error) {
+	cfg := newConfig(opts)
+	if len(cfg.gears) == 0 {
+		return nil, modelError(ErrDynamicShape, "CompileBatch needs WithDynamicBatch")
+	}
+	bm, err := ge.CompileBatch(cfg.gears, func(b int64) (*ge.Graph, error) {
+		return Import(data, append(slices.Clip(opts), withBatch(b))...)
+	})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, modelError(ErrInvalidModel, "dynamic batch %v: %v", cfg.gears, err)
+	}
+	return bm, nil
+}
+
+func newConfig(opts []Option) config {
+	cfg := config{shapes: map[string][]int64{}, values: map[string]ge.HostTensor{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
 }
 
 // CompileFile reads and compiles an ONNX file; external data is read from
@@ -117,9 +170,9 @@ type importer struct {
 // their names and order (initializers that are also listed as inputs are
 // constants); graph outputs are the model outputs under their ONNX names.
 func Import(data []byte, opts ...Option) (*ge.Graph, error) {
-	cfg := config{shapes: map[string][]int64{}, values: map[string]ge.HostTensor{}}
-	for _, o := range opts {
-		o(&cfg)
+	cfg := newConfig(opts)
+	if len(cfg.gears) > 0 && cfg.batch == 0 {
+		return nil, modelError(ErrDynamicShape, "WithDynamicBatch builds one graph per gear: use CompileBatch")
 	}
 	var m pb.ModelProto
 	if err := proto.Unmarshal(data, &m); err != nil {
@@ -238,6 +291,10 @@ func (im *importer) inputDims(name string, tt *pb.TypeProto_Tensor) ([]int64, er
 	for i, d := range pd {
 		_, known := d.GetValue().(*pb.TensorShapeProto_Dimension_DimValue)
 		switch {
+		case i == 0 && im.cfg.batch > 0 && (known || hasFixed):
+			return nil, modelError(ErrDynamicShape, "graph input %q has a fixed batch dim: WithDynamicBatch needs dim 0 of every graph input symbolic", name)
+		case i == 0 && im.cfg.batch > 0:
+			dims[i] = im.cfg.batch
 		case known && hasFixed && fixed[i] != d.GetDimValue():
 			return nil, modelError(ErrInvalidModel, "WithInputShape gives %q dim %d = %d, the model says %d", name, i, fixed[i], d.GetDimValue())
 		case known:

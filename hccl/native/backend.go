@@ -4,9 +4,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/internal/dl"
@@ -125,15 +122,9 @@ func (b *Backend) Close() error {
 //
 //go:uintptrescapes
 func (b *Backend) call(id sym, args ...uintptr) error {
-	fn := b.fns[id]
-	if fn == 0 || b.closed.Load() {
-		return b.unavailable(id)
-	}
-	r, _, _ := purego.SyscallN(fn, args...)
-	if int32(r) == 0 {
-		return nil
-	}
-	return &hccl.Error{Op: syms[id].Name, Code: hccl.Result(int32(r))}
+	f := dl.GetFrame()
+	n := copy(f.Args[:], args)
+	return b.invoke(id, f, n)
 }
 
 func (b *Backend) unavailable(id sym) error {
@@ -155,56 +146,29 @@ func errorf(id sym, code hccl.Result, format string, args ...any) error {
 //
 //go:uintptrescapes
 func (b *Backend) rawCall(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
+	f := dl.GetFrame()
+	n := copy(f.Args[:], args)
+	r := dl.CallRaw(fn, f, n)
+	dl.PutFrame(f)
 	return r
 }
 
-// frame holds the arguments of one hot-path call. Frames come from a pool
-// so that collectives and transfers do not allocate (a variadic argument
-// list would escape to the heap on every call).
-type frame struct {
-	args [10]uintptr
-}
-
-var framePool = sync.Pool{New: func() any { return new(frame) }}
-
 // invoke runs the HcclResult-returning C function id with the first n
 // arguments of f and recycles f. Pointers stored in f are uintptrs the
-// compiler does not track: callers pass them through escape first and
-// keep them alive with runtime.KeepAlive after the call.
-func (b *Backend) invoke(id sym, f *frame, n int) error {
+// compiler does not track: callers pass them through dl.Escape first and
+// keep them alive with runtime.KeepAlive after the call. HCCL keeps no
+// per-thread error message (HcclGetErrorString only names a code), so none
+// is read.
+func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
 	fn := b.fns[id]
 	if fn == 0 || b.closed.Load() {
-		framePool.Put(f)
+		dl.PutFrame(f)
 		return b.unavailable(id)
 	}
-	r, _, _ := purego.SyscallN(fn, f.args[:n]...)
-	*f = frame{}
-	framePool.Put(f)
+	r, _ := dl.Call(fn, f, n, 0)
+	dl.PutFrame(f)
 	if int32(r) == 0 {
 		return nil
 	}
 	return &hccl.Error{Op: syms[id].Name, Code: hccl.Result(int32(r))}
 }
-
-func getFrame() *frame { return framePool.Get().(*frame) }
-
-// escape makes p escape to the heap, so that a Go object passed by a
-// caller never lives on a goroutine stack that could move while C holds
-// its address as a uintptr. Buffers are normally device memory, which the
-// Go runtime ignores.
-func escape(p unsafe.Pointer) uintptr {
-	if escapeOn {
-		// Never runs: the store and the read only inform escape analysis.
-		escapeSink = p
-		if escapeSink == nil {
-			escapeOn = false
-		}
-	}
-	return uintptr(p)
-}
-
-var (
-	escapeSink unsafe.Pointer
-	escapeOn   bool // never set
-)

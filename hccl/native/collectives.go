@@ -6,19 +6,20 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // Barrier calls HcclBarrier.
 func (b *Backend) Barrier(c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{uintptr(c), uintptr(s)}
 	return b.invoke(symBarrier, f, 2)
 }
 
 // AllReduce calls HcclAllReduce.
 func (b *Backend) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.DataType, op hccl.ReduceOp, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(send), escape(recv), uintptr(count), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(send), dl.Escape(recv), uintptr(count), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
 	err := b.invoke(symAllReduce, f, 7)
 	runtime.KeepAlive(send)
 	runtime.KeepAlive(recv)
@@ -27,8 +28,8 @@ func (b *Backend) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.Dat
 
 // Broadcast calls HcclBroadcast.
 func (b *Backend) Broadcast(buf unsafe.Pointer, count uint64, dt hccl.DataType, root uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(root), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(root), uintptr(c), uintptr(s)}
 	err := b.invoke(symBroadcast, f, 6)
 	runtime.KeepAlive(buf)
 	return err
@@ -36,8 +37,8 @@ func (b *Backend) Broadcast(buf unsafe.Pointer, count uint64, dt hccl.DataType, 
 
 // AllGather calls HcclAllGather.
 func (b *Backend) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl.DataType, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(send), escape(recv), uintptr(sendCount), uintptr(uint32(dt)), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(send), dl.Escape(recv), uintptr(sendCount), uintptr(uint32(dt)), uintptr(c), uintptr(s)}
 	err := b.invoke(symAllGather, f, 6)
 	runtime.KeepAlive(send)
 	runtime.KeepAlive(recv)
@@ -46,8 +47,8 @@ func (b *Backend) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl
 
 // ReduceScatter calls HcclReduceScatter.
 func (b *Backend) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl.DataType, op hccl.ReduceOp, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(send), escape(recv), uintptr(recvCount), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(send), dl.Escape(recv), uintptr(recvCount), uintptr(uint32(dt)), uintptr(uint32(op)), uintptr(c), uintptr(s)}
 	err := b.invoke(symReduceScatter, f, 7)
 	runtime.KeepAlive(send)
 	runtime.KeepAlive(recv)
@@ -81,8 +82,8 @@ func (b *Backend) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, s
 
 // Send calls HcclSend.
 func (b *Backend) Send(buf unsafe.Pointer, count uint64, dt hccl.DataType, destRank uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(destRank), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(destRank), uintptr(c), uintptr(s)}
 	err := b.invoke(symSend, f, 6)
 	runtime.KeepAlive(buf)
 	return err
@@ -90,8 +91,8 @@ func (b *Backend) Send(buf unsafe.Pointer, count uint64, dt hccl.DataType, destR
 
 // Recv calls HcclRecv.
 func (b *Backend) Recv(buf unsafe.Pointer, count uint64, dt hccl.DataType, srcRank uint32, c hccl.CommHandle, s acl.StreamHandle) error {
-	f := getFrame()
-	f.args = [10]uintptr{escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(srcRank), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(buf), uintptr(count), uintptr(uint32(dt)), uintptr(srcRank), uintptr(c), uintptr(s)}
 	err := b.invoke(symRecv, f, 6)
 	runtime.KeepAlive(buf)
 	return err
@@ -108,8 +109,8 @@ func (b *Backend) BatchSendRecv(items []hccl.SendRecvItem, c hccl.CommHandle, s 
 	if len(items) > 0 {
 		p = &items[0]
 	}
-	f := getFrame()
-	f.args = [10]uintptr{escape(unsafe.Pointer(p)), uintptr(len(items)), uintptr(c), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{dl.Escape(unsafe.Pointer(p)), uintptr(len(items)), uintptr(c), uintptr(s)}
 	err := b.invoke(symBatchSendRecv, f, 4)
 	runtime.KeepAlive(items)
 	return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/dl"
 )
 
 // RegisterMem calls HcclRegisterMem.
@@ -74,8 +75,8 @@ func (b *Backend) batch(id sym, c hccl.CommHandle, remoteRank uint32, descs []hc
 	if len(descs) > 0 {
 		p = &descs[0]
 	}
-	f := getFrame()
-	f.args = [10]uintptr{uintptr(c), uintptr(remoteRank), escape(unsafe.Pointer(p)), uintptr(len(descs)), uintptr(s)}
+	f := dl.GetFrame()
+	f.Args = [10]uintptr{uintptr(c), uintptr(remoteRank), dl.Escape(unsafe.Pointer(p)), uintptr(len(descs)), uintptr(s)}
 	err := b.invoke(id, f, 5)
 	runtime.KeepAlive(descs)
 	return err

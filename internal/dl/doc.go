@@ -31,6 +31,13 @@
 // hands out more. The libraries are dlclosed when the last reference is
 // released. Close is idempotent.
 //
+// Calls. Both bindings call C the same way: arguments in a pooled [Frame]
+// (no allocation per call), [Call] for status-returning functions and
+// [CallPtr] for constructors, each reading the library's per-thread error
+// message on the calling OS thread when the call fails, [CallRaw] for
+// value-returning functions, and [Escape] to keep caller memory off the
+// goroutine stack while C holds it as a uintptr.
+//
 // Concurrency. A Library is safe for concurrent use; Spec, Attempt and the
 // errors are plain values, not changed after Open returns.
 package dl

@@ -123,6 +123,10 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 // small computes a tiny float32 product directly: per element a sequential
 // dot product, then C = alpha·acc (+ beta·C), rounded as in the kernels.
 func small(c *Call) {
+	if !c.B.Trans && c.N <= smallRow {
+		smallRows(c)
+		return
+	}
 	a, b := c.A.F32, c.B.F32
 	// Element (i,p) of op(A) is a[i·ai + p·ap]; (p,j) of op(B) is b[p·bp + j·bj].
 	ai, ap := c.A.Stride, 1
@@ -159,6 +163,41 @@ func scaleC(c *Call) {
 		}
 		for j := range row {
 			row[j] *= c.Beta
+		}
+	}
+}
+
+// smallRow is the widest output row smallRows accumulates on the stack.
+const smallRow = 256
+
+// smallRows is small for a B stored by rows: it adds a(i,p)·B's row p into
+// a row of accumulators, p ascending, so each element gets the same sums in
+// the same order as small's dot product (bit-identical) while the inner
+// loop runs over contiguous memory.
+func smallRows(c *Call) {
+	var buf [smallRow]float32
+	acc := buf[:c.N]
+	a, b := c.A.F32, c.B.F32
+	ai, ap := c.A.Stride, 1
+	if c.A.Trans {
+		ai, ap = 1, c.A.Stride
+	}
+	for i := range c.M {
+		clear(acc)
+		for p := range c.K {
+			x := a[i*ai+p*ap]
+			brow := b[p*c.B.Stride:][:len(acc)]
+			for j := range acc {
+				acc[j] += x * brow[j]
+			}
+		}
+		row := c.C[i*c.LDC:][:len(acc)]
+		for j, v := range acc {
+			v = float32(c.Alpha * v)
+			if c.Beta != 0 {
+				v += float32(c.Beta * row[j])
+			}
+			row[j] = v
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -320,4 +321,54 @@ func TestGemmRejectsBadShapes(t *testing.T) {
 	c := Call{M: 2, N: 2, K: 0, Beta: 0.5, C: []float32{2, 4, 6, 8}, LDC: 2}
 	require.NoError(t, Gemm(&c))
 	assert.Equal(t, []float32{1, 2, 3, 4}, c.C)
+}
+
+// TestSmallRowsIsDotOrder checks that the row-wise small path gives, bit
+// for bit, the sequential dot product over p (the order the package
+// promises), on random shapes including NaN and Inf entries.
+func TestSmallRowsIsDotOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		m, n, k := 1+r.IntN(8), 1+r.IntN(40), 1+r.IntN(12)
+		ta := r.IntN(2) == 0
+		a := make([]float32, m*k)
+		b := make([]float32, k*n)
+		c := make([]float32, m*n)
+		for _, s := range [][]float32{a, b, c} {
+			for i := range s {
+				s[i] = float32(r.NormFloat64())
+				if r.IntN(100) == 0 {
+					s[i] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[r.IntN(3)]
+				}
+			}
+		}
+		lda := k
+		if ta {
+			lda = m
+		}
+		alpha, beta := float32(r.NormFloat64()), []float32{0, 1, float32(r.NormFloat64())}[r.IntN(3)]
+		call := Call{M: m, N: n, K: k, Alpha: alpha, Beta: beta,
+			A: Matrix{F32: a, Stride: lda, Trans: ta}, B: Matrix{F32: b, Stride: n}, C: slices.Clone(c), LDC: n}
+		smallRows(&call)
+		for i := range m {
+			for j := range n {
+				var acc float32
+				for p := range k {
+					x := a[i*k+p]
+					if ta {
+						x = a[p*m+i]
+					}
+					acc += x * b[p*n+j]
+				}
+				want := float32(alpha * acc)
+				if beta != 0 {
+					want += float32(beta * c[i*n+j])
+				}
+				got := call.C[i*n+j]
+				if math.Float32bits(got) != math.Float32bits(want) && !(want != want && got != got) {
+					t.Fatalf("%dx%dx%d ta=%v: C[%d,%d] = %v, want %v", m, n, k, ta, i, j, got, want)
+				}
+			}
+		}
+	}
 }

@@ -102,8 +102,14 @@ func (r *Runtime) bind(op string, rec *IORecord, u UserBuffer, b *IOBind) error 
 	if u.Addr == 0 {
 		return acl.Errorf(op, acl.CodeGEExecModelAddrInvalid, "%s: the data buffer address is null", rec.label())
 	}
-	if u.Place == PlaceHost && r.cfg.ExcludeIO {
-		return checkHostInReuseMode(op, rec)
+	if u.Place == PlaceHost && r.noIO != "" && rec.Basic >= r.m.FeatureMapSize() {
+		if r.cfg.ExcludeIO {
+			return checkHostInReuseMode(op, rec)
+		}
+		// GE would copy into the model's own IO block, past the end of
+		// the caller's work memory: refuse instead of writing there.
+		return acl.Errorf(op, acl.CodeGEParamInvalid,
+			"%s is in host memory and must be copied into the model's own block, but %s; bind a device buffer", rec.label(), r.noIO)
 	}
 	model := uintptr(rec.Size)
 	*b = IOBind{UserBuffer: u, Reason: rec.CopyOnly}

@@ -1,6 +1,7 @@
 package zcrt
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/ascend-go/cann/acl"
@@ -44,14 +45,23 @@ type Runtime struct {
 	out   []IORecord
 	pairs []ReusePair
 
+	// noIO says why the model has no IO memory of its own ("" when the
+	// work memory holds the IO blocks).
+	noIO string
+
 	applies, patched, lastPatched atomic.Uint64
 }
 
 // New builds the Runtime of model m loaded at cfg's regions. The work
-// memory must hold MemorySize bytes (MemorySize - ZeroCopySize with
-// ExcludeIO) and the weight memory WeightSize bytes, else
-// ACL_ERROR_GE_PARAM_INVALID as GE's InitFeatureMapMem; a model whose IO
-// records are inconsistent gives ACL_ERROR_GE_PARAM_INVALID too.
+// memory must hold the feature map, MemorySize - ZeroCopySize bytes, and
+// the weight memory WeightSize bytes, else ACL_ERROR_GE_PARAM_INVALID as
+// GE's InitFeatureMapAndP2PMem (hicann/ge runtime/v1/graph/load/
+// model_manager/davinci_model.cc:607-631: mem_size + fixed_size >=
+// required_minimum_size, the size without zero-copy memory). Work memory
+// that ends before the IO blocks (ExcludeIO, or less than MemorySize)
+// leaves the model no IO memory of its own: every IO must then be bound
+// to a device buffer of the caller. A model whose IO records are
+// inconsistent gives ACL_ERROR_GE_PARAM_INVALID too.
 func New(m *ge.CompiledModel, cfg Config) (*Runtime, error) {
 	op := cfg.Op
 	if op == "" {
@@ -60,15 +70,12 @@ func New(m *ge.CompiledModel, cfg Config) (*Runtime, error) {
 	if m == nil {
 		return nil, acl.Errorf(op, acl.CodeInvalidParam, "nil model")
 	}
-	need, what := uint64(m.MemorySize), "memory_size"
-	if cfg.ExcludeIO {
-		need, what = uint64(m.FeatureMapSize()), "memory_size - zero_copy_memory_size"
-	}
+	need := uint64(m.FeatureMapSize())
 	switch {
 	case uint64(cfg.WorkSize) < need:
 		return nil, acl.Errorf(op, acl.CodeGEParamInvalid,
-			"model %q: the work memory of %d bytes is less than the %d bytes it needs (%s; memory_size %d, zero_copy_memory_size %d)",
-			m.Name, cfg.WorkSize, need, what, m.MemorySize, m.ZeroCopySize)
+			"model %q: the work memory of %d bytes is less than the %d bytes it needs (memory_size - zero_copy_memory_size; memory_size %d, zero_copy_memory_size %d)",
+			m.Name, cfg.WorkSize, need, m.MemorySize, m.ZeroCopySize)
 	case need > 0 && cfg.WorkBase == 0:
 		return nil, acl.Errorf(op, acl.CodeGEParamInvalid, "model %q: null work memory", m.Name)
 	case uint64(cfg.WeightSize) < uint64(m.WeightSize):
@@ -78,6 +85,12 @@ func New(m *ge.CompiledModel, cfg Config) (*Runtime, error) {
 		return nil, acl.Errorf(op, acl.CodeGEParamInvalid, "model %q: null weight memory", m.Name)
 	}
 	r := &Runtime{m: m, cfg: cfg, start: make([]int, len(m.Tasks)+1), flags: make([]uint64, len(m.Tasks))}
+	switch {
+	case cfg.ExcludeIO:
+		r.noIO = "WORKSPACE_MEM_OPTIMIZE leaves no memory for its block"
+	case uint64(cfg.WorkSize) < uint64(m.MemorySize):
+		r.noIO = fmt.Sprintf("the work memory of %d bytes ends before the IO blocks (memory_size %d)", cfg.WorkSize, m.MemorySize)
+	}
 	n := 0
 	for i := range m.Tasks {
 		r.start[i] = n
@@ -107,11 +120,11 @@ func New(m *ge.CompiledModel, cfg Config) (*Runtime, error) {
 		for i := range recs {
 			rec := &recs[i]
 			inIORegion := rec.Basic >= m.FeatureMapSize()
-			if cfg.ExcludeIO && !rec.ZeroCopy() && inIORegion {
+			if r.noIO != "" && !rec.ZeroCopy() && inIORegion {
 				return nil, acl.Errorf(op, acl.CodeGEParamInvalid,
-					"model %q: %s must be copied (%s), but WORKSPACE_MEM_OPTIMIZE leaves no memory for its block", m.Name, rec.label(), rec.CopyOnly)
+					"model %q: %s must be copied (%s), but %s", m.Name, rec.label(), rec.CopyOnly, r.noIO)
 			}
-			if cfg.ExcludeIO && inIORegion {
+			if r.noIO != "" && inIORegion {
 				// No memory behind the model's own IO address: the slots
 				// hold nothing until the first execution binds a buffer.
 				rec.current = 0

@@ -332,7 +332,7 @@ func TestReusePairs(t *testing.T) {
 func TestWorkspaceMemOptimize(t *testing.T) {
 	rng := newRng(t)
 	m := testModel(t, rng)
-	_, err := New(m, Config{WorkBase: workBase, WorkSize: uintptr(m.FeatureMapSize()), WeightBase: weightBase, WeightSize: uintptr(m.WeightSize)})
+	_, err := New(m, Config{WorkBase: workBase, WorkSize: uintptr(m.FeatureMapSize()) - 1, WeightBase: weightBase, WeightSize: uintptr(m.WeightSize)})
 	ae := requireCode(t, acl.CodeGEParamInvalid, err)
 	require.Contains(t, ae.Msg, "less than")
 	r := newRuntime(t, m, Config{ExcludeIO: true})
@@ -348,6 +348,31 @@ func TestWorkspaceMemOptimize(t *testing.T) {
 	out[rng.IntN(len(out))].Place = PlaceHost
 	ae = requireCode(t, acl.CodeGEFailure, r.Prepare("op", in, out, &e))
 	require.Contains(t, ae.Msg, "Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in device memory")
+}
+
+// TestWorkMemoryWithoutIO: caller work memory needs only the feature map
+// (GE's required_minimum_size, memory_size - zero_copy_size); shorter than
+// memory_size, the model has no IO blocks, so every IO is bound to a
+// device buffer and a host buffer that would be copied there is refused.
+func TestWorkMemoryWithoutIO(t *testing.T) {
+	rng := newRng(t)
+	m := testModel(t, rng)
+	require.Positive(t, m.ZeroCopySize)
+	size := uintptr(m.FeatureMapSize()) + uintptr(rng.Int64N(m.ZeroCopySize))
+	_, err := New(m, Config{WorkBase: workBase, WorkSize: uintptr(m.FeatureMapSize()) - 1, WeightBase: weightBase, WeightSize: uintptr(m.WeightSize)})
+	requireCode(t, acl.CodeGEParamInvalid, err)
+	r, err := New(m, Config{WorkBase: workBase, WorkSize: size, WeightBase: weightBase, WeightSize: uintptr(m.WeightSize)})
+	require.NoError(t, err)
+	for _, rec := range r.Outputs() {
+		require.Zero(t, r.Current(rec.Ref), "no model memory behind %s", rec.label())
+	}
+	in, out := devBufs(rng, r.Inputs(), 0), devBufs(rng, r.Outputs(), 0)
+	var e Exec
+	require.NoError(t, r.Prepare("op", in, out, &e))
+	require.Zero(t, e.Copies())
+	in[rng.IntN(len(in))].Place = PlaceHost
+	ae := requireCode(t, acl.CodeGEParamInvalid, r.Prepare("op", in, out, &e))
+	require.Contains(t, ae.Msg, "ends before the IO blocks")
 }
 
 func TestNewChecksRegions(t *testing.T) {
@@ -427,6 +452,10 @@ func TestCopyOnlyIO(t *testing.T) {
 	_, err := New(m2, Config{WorkBase: workBase, WorkSize: uintptr(m2.FeatureMapSize()), WeightBase: weightBase, WeightSize: uintptr(m2.WeightSize), ExcludeIO: true})
 	ae := requireCode(t, acl.CodeGEParamInvalid, err)
 	require.Contains(t, ae.Msg, "WORKSPACE_MEM_OPTIMIZE")
+	// Caller work memory that ends before the IO blocks: the same refusal.
+	_, err = New(m2, Config{WorkBase: workBase, WorkSize: uintptr(m2.FeatureMapSize()), WeightBase: weightBase, WeightSize: uintptr(m2.WeightSize)})
+	ae = requireCode(t, acl.CodeGEParamInvalid, err)
+	require.Contains(t, ae.Msg, "ends before the IO blocks")
 }
 
 // TestSteadyStateAllocs: Prepare and Apply with a reused Exec allocate

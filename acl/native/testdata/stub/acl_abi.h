@@ -167,6 +167,14 @@ typedef struct aclmdlIODims {
     int64_t dims[ACL_MAX_DIM_CNT];
 } aclmdlIODims;
 
+#define ACL_MAX_BATCH_NUM 128
+#define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
+
+typedef struct aclmdlBatch {
+    size_t batchCount;
+    uint64_t batch[ACL_MAX_BATCH_NUM];
+} aclmdlBatch;
+
 typedef enum {
     ACL_MDL_PRIORITY_INT32 = 0,
     ACL_MDL_LOAD_TYPE_SIZET,

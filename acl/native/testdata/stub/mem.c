@@ -30,6 +30,7 @@ typedef struct hostblk {
 typedef struct reg {
     char *host, *alias;
     size_t size;
+    int mapped; /* has a device view (not aclrtHostRegisterV2 PINNED alone) */
 } reg;
 
 uint64_t g_cap;
@@ -476,7 +477,7 @@ static long find_reg_overlap(const char *p, size_t n) {
     return -1;
 }
 
-static aclError add_reg(const char *fn, void *ptr, uint64_t size, void **alias) {
+static aclError add_reg(const char *fn, void *ptr, uint64_t size, int mapped, void **alias) {
     const char *p = ptr;
     for (int d = 0; d < g_arena_n; d++)
         if (p < g_arena[d].base + g_cap && g_arena[d].base < p + size)
@@ -501,7 +502,7 @@ static aclError add_reg(const char *fn, void *ptr, uint64_t size, void **alias) 
      * copy functions translate, as a device address would be. */
     void *a = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (a == MAP_FAILED) return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "cannot reserve a device view: %s", strerror(errno));
-    g_regs[g_nregs++] = (reg){.host = ptr, .alias = a, .size = size};
+    g_regs[g_nregs++] = (reg){.host = ptr, .alias = a, .size = size, .mapped = mapped};
     if (alias) *alias = a;
     return ACL_SUCCESS;
 }
@@ -521,7 +522,7 @@ STUB_API aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterT
     /* The driver's check, not in the public source: 107000 here. */
     if ((uintptr_t)ptr % HOST_REG_ALIGN)
         LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "%p is not 4 KiB aligned", ptr));
-    LOCKED_RETURN(add_reg(__func__, ptr, size, devPtr));
+    LOCKED_RETURN(add_reg(__func__, ptr, size, 1, devPtr));
 }
 #endif
 
@@ -537,7 +538,11 @@ STUB_API aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag) {
     /* hicann/runtime src/runtime/api/impl/api_error.cc:2015-2021 */
     if (!(flag & known) || (flag & ~known))
         LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "undefined flag 0x%x", flag));
-    LOCKED_RETURN(add_reg(__func__, ptr, size, NULL));
+    /* MAPPED, IOMEMORY or READONLY map the memory for the device; PINNED
+     * alone only pins it (hicann/runtime src/runtime/api/impl/
+     * api_impl.cc:2593-2609). */
+    int mapped = (flag & (ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY)) != 0;
+    LOCKED_RETURN(add_reg(__func__, ptr, size, mapped, NULL));
 }
 
 #ifndef STUB_OMIT_OPTIONAL
@@ -572,6 +577,10 @@ STUB_API aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_
     for (size_t k = 0; k < g_nregs; k++) {
         char *p = pHost;
         if (p >= g_regs[k].host && p < g_regs[k].host + g_regs[k].size) {
+            /* Pinned, not mapped: no device address (api_impl.cc:2652-2660 → 107000). */
+            if (!g_regs[k].mapped)
+                LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__,
+                                        "%p was registered PINNED only, without a device mapping", pHost));
             *pDevice = g_regs[k].alias + (p - g_regs[k].host);
             LOCKED_RETURN(ACL_SUCCESS);
         }

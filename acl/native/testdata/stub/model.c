@@ -3,12 +3,15 @@
  *
  *   offset 0   char     magic[8] = "STUBOM01"
  *          8   uint32   n: number of inputs = number of outputs, 1..8
- *         12   uint32   reserved, 0
+ *         12   uint32   g: number of batch gears, 0 (static) to 8
  *         16   uint64   work_size   (>= 8: execution counter at offset 0)
  *         24   uint64   weight_size (>= 8*n: one 8-byte addend slot per io)
  *         32   n input then n output descriptors of 144 bytes each:
  *                char name[64]; int32 dtype; int32 format;
  *                uint64 dim_count (<= 8); int64 dims[8]
+ *          .   g uint64 batch gears (aclmdlGetDynamicBatch reports them;
+ *              aclmdlSetDynamicBatchSize accepts only them and writes the
+ *              batch into the buffer it is given, as GE does)
  *          .   weight_size bytes of weights
  *
  * Every model is "add a constant": output k = input k + addend k, element
@@ -28,6 +31,9 @@
 #define MAGIC "STUBOM01"
 #define MAX_IO 8
 #define MAX_DIMS 8
+#define MAX_GEARS 8
+#define GE_DYNAMIC_INPUT_LENGTH_INVALID 145012
+#define GE_DYNAMIC_BATCH_SIZE_INVALID 145013
 #define HDR 32
 #define IO_DESC 144
 #define GE_PARAM_INVALID 145000
@@ -54,6 +60,8 @@ typedef struct model {
     uint32_t id;
     uint32_t n;
     io in[MAX_IO], out[MAX_IO];
+    uint32_t ngears;
+    uint64_t gears[MAX_GEARS];
     char *work, *weight; /* addresses the stub can touch */
     size_t work_size, weight_size;
     int owns;   /* work and weight were allocated by the load, on device */
@@ -67,6 +75,8 @@ struct aclmdlDesc {
     int filled;
     uint32_t n;
     io in[MAX_IO], out[MAX_IO];
+    uint32_t ngears;
+    uint64_t gears[MAX_GEARS];
 };
 
 struct aclDataBuffer {
@@ -92,8 +102,9 @@ static table g_models, g_descs, g_datasets, g_dbufs, g_configs;
 static size_t dtype_size(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_INT32 ? 4 : 0; }
 
 typedef struct parsed {
-    uint32_t n;
+    uint32_t n, ngears;
     uint64_t work_size, weight_size;
+    uint64_t gears[MAX_GEARS];
     io in[MAX_IO], out[MAX_IO];
     const char *weights;
 } parsed;
@@ -126,13 +137,15 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     if (size < HDR) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu is below the header", size);
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
+    memcpy(&m->ngears, p + 12, 4);
     memcpy(&m->work_size, p + 16, 8);
     memcpy(&m->weight_size, p + 24, 8);
     if (m->n < 1 || m->n > MAX_IO) return stub_fail(GE_PARAM_INVALID, fn, "io count %u not in [1, 8]", m->n);
     if (m->work_size < 8 || m->weight_size < 8ull * m->n || m->weight_size > (1ull << 32) ||
         m->work_size > (1ull << 32))
         return stub_fail(GE_PARAM_INVALID, fn, "bad work or weight size");
-    size_t want = HDR + 2 * (size_t)m->n * IO_DESC + m->weight_size;
+    if (m->ngears > MAX_GEARS) return stub_fail(GE_PARAM_INVALID, fn, "gear count %u not in [0, 8]", m->ngears);
+    size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + m->weight_size;
     if (size != want)
         return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
     for (uint32_t k = 0; k < m->n; k++) {
@@ -141,7 +154,12 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
         if (m->in[k].dtype != m->out[k].dtype || m->in[k].bytes != m->out[k].bytes)
             return stub_fail(GE_PARAM_INVALID, fn, "input %u and output %u differ in type or size", k, k);
     }
-    m->weights = p + HDR + 2 * (size_t)m->n * IO_DESC;
+    const char *g = p + HDR + 2 * (size_t)m->n * IO_DESC;
+    for (uint32_t k = 0; k < m->ngears; k++) {
+        memcpy(&m->gears[k], g + 8 * k, 8);
+        if (m->gears[k] == 0) return stub_fail(GE_PARAM_INVALID, fn, "batch gear %u is 0", k);
+    }
+    m->weights = g + 8 * (size_t)m->ngears;
     return ACL_SUCCESS;
 }
 
@@ -171,6 +189,8 @@ static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *
     m->n = pm->n;
     memcpy(m->in, pm->in, sizeof m->in);
     memcpy(m->out, pm->out, sizeof m->out);
+    m->ngears = pm->ngears;
+    memcpy(m->gears, pm->gears, sizeof m->gears);
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
     m->device = ctx->device;
@@ -504,6 +524,8 @@ STUB_API aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId) {
     d->n = m->n;
     memcpy(d->in, m->in, sizeof d->in);
     memcpy(d->out, m->out, sizeof d->out);
+    d->ngears = m->ngears;
+    memcpy(d->gears, m->gears, sizeof d->gears);
     LOCKED_RETURN(ACL_SUCCESS);
 }
 
@@ -785,13 +807,25 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
         if ((c.kind == MK_DEVICE || c.kind == MK_DEVFREE) && c.device != m->device)
             return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p is memory of device %d, the model is on %d",
                              what, k, ios[k].name, b->data, c.device, m->device);
+        /* The ACL layer marks every IO as device memory (hicann/ge
+         * api/acl/acl_model/model/model.cpp:750, 777); the access to memory
+         * that is not a live allocation fails: docs/misuse.md, 145007. */
         if (c.kind == MK_DEVFREE || !c.in_range)
-            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
+            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
                              k, ios[k].name, b->data, n_touch);
         if (async && c.kind == MK_PLAIN)
-            return stub_fail(ACL_ERROR_RT_PARAM_INVALID, fn,
+            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn,
                              "%s %u (%s): %p is plain host memory, which asynchronous work cannot use", what, k,
                              ios[k].name, b->data);
+        /* A pinned or plain host output is copied out of the model's own
+         * block, whole:
+         * CopyOutputData fails on a shorter buffer (hicann/ge
+         * runtime/v1/graph/load/model_manager/davinci_model.cc:5054) and the
+         * execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911). */
+        if (out && (c.kind == MK_PINNED || c.kind == MK_PLAIN) && b->size < ios[k].bytes)
+            return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
+                             "output %u (%s): the host buffer of %zu bytes is smaller than the %zu bytes copied out to it",
+                             k, ios[k].name, b->size, ios[k].bytes);
         addr[k] = c.host;
         touch[k] = n_touch;
     }
@@ -902,3 +936,63 @@ STUB_API aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *inpu
     return execute(__func__, modelId, input, output, stream, 1);
 }
 #endif
+
+/* ---- dynamic batch (hicann/ge api/acl/acl_model/model/model_om2.cpp and
+ * model.cpp, runtime/v1/executor/ge_executor.cc) ---- */
+
+STUB_API aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclmdlDesc *d = get_desc(modelDesc);
+    if (!d || !batch) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    batch->batchCount = d->filled ? d->ngears : 0;
+    for (size_t k = 0; k < batch->batchCount; k++) batch->batch[k] = d->gears[k];
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* The stub's models have no dynamic dims: 0 gears, as for a static or a
+ * dynamic-batch model on the device. */
+STUB_API aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, size_t index, size_t *gearCount) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (!get_desc(modelDesc) || !gearCount)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    if (index != (size_t)-1) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "index must be -1 while input is %zu", index));
+    *gearCount = 0;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims, size_t gearCount) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    (void)gearCount;
+    if (!get_desc(modelDesc) || !dims) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    if (index != (size_t)-1) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "index must be -1 but it is %zu", index));
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+STUB_API aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t batchSize) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclmdlDataset *ds = get_dataset(dataset);
+    if (!ds) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown dataset"));
+    if (batchSize == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "batchSize can't be zero"));
+    aclDataBuffer *b = index < ds->n ? get_dbuf((const aclDataBuffer *)ds->bufs[index]) : NULL;
+    if (!b) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "no data buffer at index %zu", index));
+    if (!b->data) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "data buffer addr cannot be null"));
+    if (b->size < 4)
+        LOCKED_RETURN(stub_fail(GE_DYNAMIC_INPUT_LENGTH_INVALID, __func__, "dynamic input size %zu is less than 4", b->size));
+    model *m = find_model(modelId);
+    if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
+    int ok = 0;
+    for (uint32_t k = 0; k < m->ngears; k++) ok |= m->gears[k] == batchSize;
+    if (!ok)
+        LOCKED_RETURN(stub_fail(GE_DYNAMIC_BATCH_SIZE_INVALID, __func__, "dynamic batch %llu cannot match the gear of model %u",
+                                (unsigned long long)batchSize, modelId));
+    size_t n = b->size >= 8 ? 8 : 4;
+    classified c;
+    classify(b->data, n, &c);
+    if (!c.in_range) LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "buffer %p+%zu is not live memory", b->data, n));
+    memcpy(c.host, &batchSize, n); /* little-endian: the low 4 bytes when n is 4 */
+    LOCKED_RETURN(ACL_SUCCESS);
+}

@@ -174,6 +174,36 @@ static aclError lookup_event(const char *fn, aclrtEvent h, stub_event **out) {
 
 /* ---- streams ---- */
 
+/* Per-device limits of streams and events, as the fallback's
+ * WithResourceLimits: one more is the driver's NO_STREAM_RESOURCES /
+ * NO_EVENT_RESOURCES, mapped to 207008 / 207007 (hicann/runtime
+ * src/runtime/core/src/common/errcode_manage.cc:93-94, 576-577). The counts
+ * are the driver's (not in the public source); the defaults are the
+ * fallback's, a build may lower them. */
+#ifndef STUB_MAX_STREAMS
+#define STUB_MAX_STREAMS 2048
+#endif
+#ifndef STUB_MAX_EVENTS
+#define STUB_MAX_EVENTS 65536
+#endif
+
+/* live_on counts the live streams (not the default ones) or events of a
+ * device. */
+static size_t live_on(int device, int events) {
+    size_t k = 0;
+    table *t = events ? &g_events : &g_streams;
+    for (size_t i = 0; i < t->n; i++) {
+        if (events) {
+            stub_event *e = t->slot[i];
+            if (e && e->alive && e->ctx->device == device) k++;
+        } else {
+            stub_stream *st = t->slot[i];
+            if (st && st->alive && !st->is_default && st->ctx->device == device) k++;
+        }
+    }
+    return k;
+}
+
 STUB_API aclError aclrtCreateStream(aclrtStream *stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
@@ -181,6 +211,10 @@ STUB_API aclError aclrtCreateStream(aclrtStream *stream) {
     aclError r = need_init_ctx(__func__, &c);
     if (r) LOCKED_RETURN(r);
     if (!stream) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "stream is NULL"));
+    size_t k = live_on(c->device, 0);
+    if (k >= STUB_MAX_STREAMS)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, __func__, "device %d already has %zu streams, its limit",
+                                c->device, k));
     stub_stream *s = new_stream(c, 0);
     if (!s) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
     *stream = (aclrtStream)s->handle;
@@ -264,6 +298,9 @@ static aclError create_event(const char *fn, aclrtEvent *event, uint32_t flag) {
     if (!event) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL"));
     if (flag == 0 || (flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)))
         LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, fn, "undefined event flag 0x%x", flag));
+    size_t k = live_on(c->device, 1);
+    if (k >= STUB_MAX_EVENTS)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, fn, "device %d already has %zu events, its limit", c->device, k));
     stub_event *e = calloc(1, sizeof *e);
     if (!e) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     e->ctx = c;
@@ -327,6 +364,36 @@ STUB_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     task t = {.type = TASK_WAIT, .ev = e, .seq = e->record_seq};
     LOCKED_RETURN(enqueue(s, &t));
 }
+
+#ifndef STUB_OMIT_OPTIONAL
+/* aclrtResetEvent, checked in the order of hicann/runtime @681ef76: the ACL
+ * layer's NULL check (src/acl/aclrt_impl/event.cpp:116 → 100000), the
+ * handles (src/runtime/api/api_c.cc:767-776, runtime_handle_guard.cc:91 →
+ * 107017), an event without a wait task, i.e. without ACL_EVENT_SYNC
+ * (src/runtime/api/impl/api_error.cc:1760-1762 → 207000), the current
+ * context (api_impl.cc:2202 → 107002), NULL meaning the default stream
+ * (api_impl.cc:2205-2208), a stream of another context (api_impl.cc:2213 →
+ * 107003). The reset is a task of the stream (event.cc:764-792): it runs in
+ * order; waits bind to a record when they are queued, so it changes none. */
+STUB_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    stub_event *e;
+    stub_stream *s;
+    aclError r = lookup_event(__func__, event, &e);
+    if (!r && stream) r = resolve_stream(__func__, stream, 0, &s);
+    if (r) LOCKED_RETURN(r);
+    if (!(e->flag & ACL_EVENT_SYNC))
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
+                                "event %p was created without ACL_EVENT_SYNC: it has nothing to reset", event));
+    if ((r = resolve_stream(__func__, stream, 1, &s))) LOCKED_RETURN(r);
+    if (e->ctx->device != s->ctx->device)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
+                                event, stream));
+    task t = {.type = TASK_RESET, .ev = e};
+    LOCKED_RETURN(enqueue(s, &t));
+}
+#endif
 
 STUB_API aclError aclrtSynchronizeEvent(aclrtEvent event) {
     ENTER();

@@ -33,7 +33,7 @@ typedef struct stub_ctx stub_ctx;
 typedef struct stub_stream stub_stream;
 typedef struct stub_event stub_event;
 
-enum task_type { TASK_COPY, TASK_SET, TASK_RECORD, TASK_WAIT, TASK_CALL };
+enum task_type { TASK_COPY, TASK_SET, TASK_RECORD, TASK_WAIT, TASK_CALL, TASK_RESET };
 
 typedef struct task {
     struct task *next;

@@ -1,0 +1,91 @@
+package acl_test
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/getest"
+)
+
+// TestModelDynamicBatch: through the idiomatic API, a dynamic-batch model
+// reports its gears, Model.SetDynamicBatchSize picks one, and each gear's
+// rows equal those of a static model of that batch (ge's reference
+// executor); a batch that is not a gear is ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+// and a static model has no batch input.
+func TestModelDynamicBatch(t *testing.T) {
+	_, _, d := open(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	graph := func(b int64) *ge.Graph { return getest.MLP(rand.New(rand.NewPCG(seed, 1)), acl.Float32, b, 16, 32, 8) }
+	bm, err := ge.CompileBatch([]int64{8, 2, 5}, func(b int64) (*ge.Graph, error) { return graph(b), nil })
+	require.NoError(t, err)
+	blob, err := bm.MarshalBinary()
+	require.NoError(t, err)
+	m, err := d.LoadModel(blob)
+	require.NoError(t, err)
+	desc := m.Desc()
+	require.Equal(t, []uint64{2, 5, 8}, desc.Batches)
+	require.Len(t, desc.Inputs, 2)
+	require.Equal(t, []int64{-1, 16}, desc.Inputs[0].Dims)
+	require.Equal(t, acl.DynamicTensorName, desc.Inputs[1].Name)
+
+	x, err := d.Malloc(desc.Inputs[0].Size, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	bb, err := d.Malloc(desc.Inputs[1].Size, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	y, err := d.Malloc(desc.Outputs[0].Size, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	in, err := d.NewDatasetOf(x, bb)
+	require.NoError(t, err)
+	out, err := d.NewDatasetOf(y)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for _, b := range []int64{5, 2, 8, 5} {
+		xs := getest.RandF32(rng, int(b)*16)
+		require.NoError(t, x.CopyFromHost(getest.F32Bytes(xs)))
+		require.NoError(t, m.SetDynamicBatchSize(in, uint64(b)))
+		require.NoError(t, m.Execute(in, out))
+		static, err := ge.Compile(graph(b))
+		require.NoError(t, err)
+		want, err := getest.Run(static, [][]byte{getest.F32Bytes(xs)})
+		require.NoError(t, err)
+		got := make([]byte, y.Size())
+		require.NoError(t, y.CopyToHost(got))
+		require.Equal(t, want[0], got[:len(want[0])], "batch %d", b)
+	}
+	require.Equal(t, acl.CodeGEDynamicBatchSizeInvalid, acl.CodeOf(m.SetDynamicBatchSize(in, 4)))
+
+	p := newMLPModel(t, rand.New(rand.NewPCG(seed, 3)), 2, 4, 4, 2)
+	sm, err := d.LoadModel(p.Blob)
+	require.NoError(t, err)
+	require.Nil(t, sm.Desc().Batches)
+	require.ErrorIs(t, sm.SetDynamicBatchSize(in, 2), acl.ErrInvalidParam)
+}
+
+// TestModelExecuteRebindsContext: a synchronous Execute on a thread where
+// another Device's context is current still runs on its own Device (the
+// backend refuses the call, the model binds and repeats it).
+func TestModelExecuteRebindsContext(t *testing.T) {
+	_, rt, d := open(t, fallback.WithDevices(2))
+	d1, err := rt.OpenDevice(1)
+	require.NoError(t, err)
+	rng := newRand(t)
+	p := newMLPModel(t, rng, 4, 8, 8, 4)
+	m, err := d.LoadModel(p.Blob)
+	require.NoError(t, err)
+	v := newIO(t, d, p)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range 3 {
+		v.fill(t, rng, p)
+		require.NoError(t, d1.Do(func() error { return nil }))
+		require.NoError(t, m.Execute(v.inDS, v.outDS))
+		v.check(t)
+	}
+}
