@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/fallback/hcclsim/procs"
 	"github.com/ascend-go/cann/hccl"
 )
@@ -161,4 +162,11 @@ func settleLong(f func() bool) bool {
 		}
 	}
 	return f()
+}
+
+// TestDuplicateReplyDoesNotBlock: a second answer to one request from the
+// rendezvous is dropped; the rank's link reader, on which every later wait
+// of the rank depends, goes on.
+func TestDuplicateReplyDoesNotBlock(t *testing.T) {
+	assert.True(t, hcclsim.DeliverTwice(), "the reply handler blocked on a duplicate answer")
 }
