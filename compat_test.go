@@ -45,6 +45,7 @@ var disables = map[string]string{
 	"aclrtGetVersion":                   "`GetVersion` (deprecated in the newest runtime in favour of `aclsysGetVersionStr`)",
 	"aclrtResetDeviceForce":             "`ResetDeviceForce`",
 	"aclrtSetStreamFailureMode":         "`SetStreamFailureMode` (streams keep the default: continue on failure)",
+	"aclrtResetEvent":                   "`Event.Reset`",
 	"aclrtDeviceCanAccessPeer":          "`DeviceCanAccessPeer`",
 	"aclrtDeviceEnablePeerAccess":       "`DeviceEnablePeerAccess`",
 	"aclrtDeviceDisablePeerAccess":      "`DeviceDisablePeerAccess`",

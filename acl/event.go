@@ -61,6 +61,19 @@ func (e *Event) Record(s *Stream) error {
 	return s.dev.call(op, func() error { return e.dev.rt.b.RecordEvent(e.h, s.h) })
 }
 
+// Reset queues on s a reset of the event (aclrtResetEvent), for reusing an
+// event that streams wait for. The event needs ACL_EVENT_SYNC; without it
+// the runtime refuses with ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+func (e *Event) Reset(s *Stream) error {
+	const op = "Event.Reset"
+	h, err := acquire(op, e.r(), s.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	return s.dev.call(op, func() error { return e.dev.rt.b.ResetEvent(e.h, s.h) })
+}
+
 func (e *Event) call(op string, fn func() error) error {
 	h, err := acquire(op, e.r())
 	if err != nil {

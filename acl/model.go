@@ -685,6 +685,38 @@ func (m *Model) SetDynamicBatchSize(in *Dataset, batch uint64) error {
 	})
 }
 
+// CurOutputDims returns output i's dims for the batch last chosen with
+// SetDynamicBatchSize (aclmdlGetCurOutputDims): the gear's rows, where
+// Desc reports the largest gear's; Desc's dims for a static model or
+// before a batch is chosen.
+func (m *Model) CurOutputDims(i int) ([]int64, error) {
+	const op = "Model.CurOutputDims"
+	if m == nil {
+		return nil, nilError(op)
+	}
+	if i < 0 || i >= len(m.desc.Outputs) {
+		return nil, Errorf(op, CodeInvalidParam, "output %d: the model has %d outputs", i, len(m.desc.Outputs))
+	}
+	var shape []int64
+	err := m.dev.call(op, func() (err error) {
+		h, err := m.mb.CreateDesc()
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, m.mb.DestroyDesc(h)) }()
+		if err := m.mb.GetDesc(h, m.id); err != nil {
+			return err
+		}
+		var dims IODims
+		if err := m.mb.GetCurOutputDims(h, uintptr(i), &dims); err != nil {
+			return err
+		}
+		shape = dims.Shape()
+		return nil
+	})
+	return shape, err
+}
+
 // runSync is Execute's steady state, as launch is ExecuteAsync's: one
 // aclmdlExecute on the calling thread, bound to the Device's context only
 // when the backend refuses the call for want of it (which it does before

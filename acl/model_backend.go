@@ -222,6 +222,12 @@ type ModelBackend interface {
 	// the gear's values in place of the -1 dims. index must be ^uintptr(0);
 	// fewer dims than gears is ErrInvalidParam.
 	GetInputDynamicDims(d ModelDescHandle, index uintptr, dims []IODims) error
+	// GetCurOutputDims (aclmdlGetCurOutputDims) fills *dims with output
+	// i's dims for the batch last chosen with SetDynamicBatchSize on the
+	// model d describes; those of the description for a static model or
+	// before a batch is chosen. A NULL d or dims, or a bad i, is
+	// ErrInvalidParam; a model no longer loaded ErrInvalidModelID.
+	GetCurOutputDims(d ModelDescHandle, i uintptr, dims *IODims) error
 	// SetDynamicBatchSize (aclmdlSetDynamicBatchSize) chooses the batch of
 	// the next executions of model id with dataset ds: it writes batch into
 	// the buffer at index (the DynamicTensorName input). A NULL ds, batch

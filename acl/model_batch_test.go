@@ -50,6 +50,9 @@ func TestModelDynamicBatch(t *testing.T) {
 		xs := getest.RandF32(rng, int(b)*16)
 		require.NoError(t, x.CopyFromHost(getest.F32Bytes(xs)))
 		require.NoError(t, m.SetDynamicBatchSize(in, uint64(b)))
+		dims, err := m.CurOutputDims(0)
+		require.NoError(t, err)
+		require.Equal(t, []int64{b, 8}, dims)
 		require.NoError(t, m.Execute(in, out))
 		static, err := ge.Compile(graph(b))
 		require.NoError(t, err)
@@ -65,6 +68,11 @@ func TestModelDynamicBatch(t *testing.T) {
 	sm, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	require.Nil(t, sm.Desc().Batches)
+	dims, err := sm.CurOutputDims(0)
+	require.NoError(t, err)
+	require.Equal(t, sm.Desc().Outputs[0].Dims, dims)
+	_, err = sm.CurOutputDims(5)
+	require.ErrorIs(t, err, acl.ErrInvalidParam)
 	require.ErrorIs(t, sm.SetDynamicBatchSize(in, 2), acl.ErrInvalidParam)
 }
 

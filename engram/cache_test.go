@@ -68,13 +68,44 @@ func TestCacheFetch(t *testing.T) {
 	}
 	for r, b := range bs {
 		st := b.CacheStats()
-		assert.Equal(t, remote[r], st.Hits+st.Misses, "rank %d lookups", r)
+		assert.Equal(t, remote[r], st.Hits+st.Misses+st.Bypassed, "rank %d lookups", r)
 		assert.Greater(t, st.HitRate(), 0.3, "rank %d hit rate %+v", r, st)
 		assert.LessOrEqual(t, st.Admitted-st.Evictions, int64(300), "rank %d", r)
 		assert.Positive(t, st.Rejected, "rank %d: admission must refuse cold rows", r)
 	}
 	_, err := engram.New(nil, c.devs[0], engram.Config{EntriesPerRank: 1, Hidden: 1, DType: engram.BF16, CacheRows: 4})
 	require.ErrorIs(t, err, engram.ErrConfig)
+}
+
+// On uniform indices over a table much larger than the cache, the hit
+// rate stays under the bypass threshold: fetches skip the cache (its rows
+// count as Bypassed) and still return the gather.
+func TestCacheBypassUniform(t *testing.T) {
+	const w, e = 2, 5000
+	c := newCluster(t, w)
+	cfg := engram.Config{EntriesPerRank: e, Hidden: 4, DType: engram.FP32, Capacity: engram.CapacityAlign, CacheRows: 16}
+	bs := c.buffers(cfg)
+	tab := slices(11, w, cfg)
+	ctx := ctxT(t)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	remote := make([]int64, w)
+	for it := 0; it < 24; it++ {
+		idx := make([][]int32, w)
+		for r := range idx {
+			idx[r] = uniform(rand.New(rand.NewPCG(uint64(it), uint64(r)+7)), 500, w*e)
+			remote[r] += remoteCount(idx[r], r, e)
+		}
+		got := fetchAll(t, c, bs, idx)
+		for r := range bs {
+			require.True(t, bytes.Equal(gather(tab, e, cfg.RowBytes(), idx[r]), got[r]), "iteration %d rank %d", it, r)
+		}
+	}
+	for r, b := range bs {
+		st := b.CacheStats()
+		assert.Equal(t, remote[r], st.Hits+st.Misses+st.Bypassed, "rank %d lookups", r)
+		assert.Positive(t, st.Bypassed, "rank %d: %+v", r, st)
+		assert.Less(t, st.HitRate(), 0.25, "rank %d: %+v", r, st)
+	}
 }
 
 // No stale read: a Write of new rows empties the cache; with zero-copy

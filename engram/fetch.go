@@ -36,15 +36,16 @@ type Pending struct {
 }
 
 type fetchState struct {
-	stream  *acl.Stream
-	out     Output
-	owned   bool // Fetch allocated out
-	t       int
-	bad     int
-	badPos  int32
-	badIdx  int32
-	zeroed  int
-	issueOK bool
+	stream      *acl.Stream
+	out         Output
+	owned       bool // Fetch allocated out
+	t           int
+	bad         int
+	badPos      int32
+	badIdx      int32
+	zeroed      int
+	issueOK     bool
+	admitQueued bool // the cache's admission copies are on the stream
 }
 
 // Fetch starts gathering the rows of indices (global row numbers) into new
@@ -111,9 +112,14 @@ func (b *Buffer) fetch(indices []int32, out Output, alloc bool, s *acl.Stream) (
 // tokens are mapped back to the fetch's.
 func (b *Buffer) planCached(indices []int32) {
 	e := b.cfg.EntriesPerRank
+	if !b.cache.use() {
+		// The cache does not pay on this traffic (hotCache's bypass).
+		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, e)
+		b.cache.bypassed(len(b.p.posts))
+		return
+	}
 	lo, hi := int64(b.rank)*e, int64(b.rank+1)*e
-	remote := func(g int32) bool { return g >= 0 && int64(g) < b.global && (int64(g) < lo || int64(g) >= hi) }
-	b.missIdx, b.missTok = b.cache.lookup(indices, remote, b.missIdx[:0], b.missTok[:0])
+	b.missIdx, b.missTok = b.cache.lookup(indices, lo, hi, b.global, b.missIdx[:0], b.missTok[:0])
 	b.cfg.Engine.plan(&b.p, b.missIdx, b.w, b.rank, e)
 	for i := range b.p.posts {
 		b.p.posts[i].Token = b.missTok[b.p.posts[i].Token]
@@ -347,23 +353,31 @@ func (p Pending) Wait(ctx context.Context) (Result, error) {
 		}
 		b.cur.issueOK = true // drained once, even if the wait is retried
 	}
+	if b.cache != nil && !st.admitQueued && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
+		// Queued after the reads and their drain; the wait below covers it.
+		err := b.dev.Do(func() error {
+			return b.cache.admit(b.comm.Backend(), b.comm.Handle(), b.rank, st.out.Rows.Ptr(), st.stream.Handle())
+		})
+		if err != nil {
+			b.pending = false
+			_ = st.stream.Synchronize()
+			b.freeOwned()
+			return Result{}, err
+		}
+		b.cur.admitQueued = true // once, even if the wait is retried
+	}
 	if err := st.stream.Wait(ctx); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, err
 		}
 		b.pending = false
+		if b.cache != nil {
+			b.cache.dropAdmitted() // copied from a failed fetch
+		}
 		b.freeOwned()
 		return Result{}, fmt.Errorf("engram: fetch of %d rows failed: %w", st.t, err)
 	}
 	b.pending = false
-	if b.cache != nil && st.t > 0 && !(st.bad > 0 && b.cfg.Policy == IndexError) {
-		if err := b.dev.Do(func() error {
-			return b.cache.admit(b.dev.Runtime().Backend(), b.comm.Backend(), b.comm.Handle(), b.rank, st.out.Rows.Ptr(), st.stream.Handle())
-		}); err != nil {
-			b.freeOwned()
-			return Result{}, err
-		}
-	}
 	if st.bad > 0 && b.cfg.Policy == IndexError {
 		b.freeOwned()
 		return Result{}, fmt.Errorf("%w: index %d at position %d is outside [0, %d) (%d of %d indices out of range)",

@@ -59,6 +59,16 @@ func (c *TrainCtx) Close() error {
 // their rows (the seed's kernel instead copies uninitialised memory into
 // row 0). The work runs on the communicator's stream and FetchTrain
 // returns when it is complete (the seed's callable waits the same way).
+//
+// The hot-row cache (Config.CacheRows) serves inference fetches only. A
+// training fetch must still exchange every index (the context's layouts,
+// and FetchGrad's routing of gradients to the owners, are the seed's
+// exactly), so a hit would save only the row's bytes in the return
+// exchange; and training updates precisely the rows it fetched (the
+// gradients go to their owners, whose optimizer rewrites them), so a
+// cached copy is stale after the step that read it. Keeping it exact would
+// take an invalidation from every owner after every update, one more
+// exchange per step, which costs more than the bytes it saves.
 func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *TrainCtx, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

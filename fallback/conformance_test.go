@@ -38,6 +38,7 @@ func TestConformance(t *testing.T) {
 			return nil
 		},
 		Model:       addModel,
+		BatchModel:  addBatchModel,
 		StreamLimit: streams,
 		EventLimit:  events,
 		Leaks: func() []string {
@@ -54,6 +55,36 @@ func TestConformance(t *testing.T) {
 // output k = (input k + a one-element constant of its type) · 1, so that
 // the sum is an intermediate tensor in the feature map.
 func addModel(ios []acltest.ModelIO) ([]byte, error) {
+	m, err := ge.Compile(addGraph(ios))
+	if err != nil {
+		return nil, err
+	}
+	return m.MarshalBinary()
+}
+
+// addBatchModel builds addModel's graph once per batch gear (dim 0 of
+// every input) into a dynamic-batch model.
+func addBatchModel(ios []acltest.ModelIO, gears []uint64) ([]byte, error) {
+	var gs []int64
+	for _, g := range gears {
+		gs = append(gs, int64(g))
+	}
+	bm, err := ge.CompileBatch(gs, func(b int64) (*ge.Graph, error) {
+		at := make([]acltest.ModelIO, len(ios))
+		for i, io := range ios {
+			at[i] = io
+			at[i].Dims = append([]int64{b}, io.Dims[1:]...)
+		}
+		return addGraph(at), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return bm.MarshalBinary()
+}
+
+// addGraph is the graph of addModel.
+func addGraph(ios []acltest.ModelIO) *ge.Graph {
 	g := ge.NewGraph("acltest")
 	outs := make([]*ge.Tensor, len(ios))
 	names := make([]string, len(ios))
@@ -73,9 +104,5 @@ func addModel(ios []acltest.ModelIO) ([]byte, error) {
 		names[k] = io.Out
 	}
 	g.OutputNamed(names, outs...)
-	m, err := ge.Compile(g)
-	if err != nil {
-		return nil, err
-	}
-	return m.MarshalBinary()
+	return g
 }

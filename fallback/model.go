@@ -81,6 +81,7 @@ type model struct {
 	gears    []*model
 	batches  []int64
 	batchIdx int
+	curBatch atomic.Int64 // the batch SetDynamicBatchSize chose last, 0 before
 }
 
 // loadSpec is what a load call asks for.
@@ -238,8 +239,14 @@ const (
 // checkMode refuses an execution of the other kind than the model's
 // first; md.mu held.
 func (c *call) checkMode(md *model, want execMode) error {
-	if md.execMode != execNone && md.execMode != want {
-		return c.fail(acl.CodeGEFailure, "model %d: NnExecute not support mix execute: it ran with %s before, so %s is refused", md.id, modeCall(md.execMode), c.op)
+	return c.modeConflict(md.id, md.execMode, want)
+}
+
+// modeConflict refuses an execution of kind want of model id, whose
+// executions so far were of kind have.
+func (c *call) modeConflict(id acl.ModelID, have, want execMode) error {
+	if have != execNone && have != want {
+		return c.fail(acl.CodeGEFailure, "model %d: NnExecute not support mix execute: it ran with %s before, so %s is refused", id, modeCall(have), c.op)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/ascend-go/cann/internal/zcrt"
 )
@@ -146,12 +147,53 @@ func (n *NPU) SetDynamicBatchSize(id acl.ModelID, ds acl.DatasetHandle, index ui
 	if err != nil {
 		return err
 	}
+	md.curBatch.Store(int64(batch))
 	var v [8]byte
 	binary.LittleEndian.PutUint64(v[:], batch)
 	copy(unsafe.Slice((*byte)(p), n8), v[:n8])
 	if l.Place == npuhook.PlaceDevice {
 		n.ctr.copied(HostToDevice, uint64(n8))
 	}
+	return nil
+}
+
+// GetCurOutputDims is aclmdlGetCurOutputDims (hicann/ge api/acl/
+// acl_model/model/model.cpp:1978-2035): output i's dims for the batch the
+// model's last aclmdlSetDynamicBatchSize chose (GeExecutor::GetCurShape);
+// the description's dims for a static model or before a batch is chosen.
+func (n *NPU) GetCurOutputDims(d acl.ModelDescHandle, i uintptr, dims *acl.IODims) error {
+	c, err := n.begin("aclmdlGetCurOutputDims", false)
+	if err != nil {
+		return err
+	}
+	defer n.exit()
+	t := &n.models
+	t.mu.RLock()
+	desc := t.descs[d]
+	var io ge.IODesc
+	var id acl.ModelID
+	ok := desc != nil && i < uintptr(len(desc.outputs))
+	if ok {
+		io, id = desc.outputs[i], desc.id
+	}
+	t.mu.RUnlock()
+	switch {
+	case desc == nil:
+		return c.badHandle("model description", uintptr(d))
+	case dims == nil:
+		return c.fail(acl.CodeInvalidParam, "null dims")
+	case !ok:
+		return c.fail(acl.CodeInvalidParam, "index[%d] should be smaller than tensor size[%d]", i, len(desc.outputs))
+	}
+	md, err := c.lookupModel(id)
+	if err != nil {
+		return err
+	}
+	shape := io.Dims
+	if b := md.curBatch.Load(); b > 0 && md.gears != nil {
+		shape = md.gears[slices.Index(md.batches, b)].m.Outputs[i].Dims
+	}
+	fillDims(dims, io.Name, shape)
 	return nil
 }
 
@@ -211,9 +253,20 @@ func (c *call) gearFor(md *model, in, out acl.DatasetHandle, st *stream) (*model
 		return nil, c.fail(acl.CodeGEDynamicBatchSizeInvalid, "model %d: input %s holds batch %d, which is not one of the gears %v: choose one with aclmdlSetDynamicBatchSize",
 			md.id, acl.DynamicTensorName, v, md.batches)
 	}
+	want := execSync
+	if st != nil {
+		want = execAsync
+	}
 	for j, x := range md.gears {
-		if j != i && x.busyElsewhere(st) {
+		if j == i {
+			continue
+		}
+		busy, mode := x.busyElsewhere(st)
+		if busy {
 			return nil, c.fail(acl.CodeRTModelExecute, "model %d is still executing with batch %d; one model id must not run concurrently", md.id, md.batches[j])
+		}
+		if err := c.modeConflict(md.id, mode, want); err != nil {
+			return nil, err // the gears are one model id: one kind of execution
 		}
 	}
 	return md.gears[i], nil
@@ -221,17 +274,17 @@ func (c *call) gearFor(md *model, in, out acl.DatasetHandle, st *stream) (*model
 
 // busyElsewhere reports whether the model is executing synchronously, or
 // has an execution queued or running on a stream other than st (any
-// stream when st is nil).
-func (md *model) busyElsewhere(st *stream) bool {
+// stream when st is nil), and the kind of its executions.
+func (md *model) busyElsewhere(st *stream) (bool, execMode) {
 	md.mu.Lock()
 	defer md.mu.Unlock()
 	if md.syncRunning {
-		return true
+		return true, md.execMode
 	}
 	for _, r := range md.recs {
 		if r.inUse() && (st == nil || r.s != st) {
-			return true
+			return true, md.execMode
 		}
 	}
-	return false
+	return false, md.execMode
 }

@@ -49,6 +49,9 @@ func TestModelDynamicBatch(t *testing.T) {
 	require.Equal(t, uintptr(4), n.GetInputSizeByIndex(d, idx))
 	require.NoError(t, n.GetOutputDims(d, 0, &dims))
 	require.Equal(t, []int64{8, 2}, dims.Shape())
+	require.NoError(t, n.GetCurOutputDims(d, 0, &dims))
+	require.Equal(t, []int64{8, 2}, dims.Shape(), "before a batch is chosen: the description's dims")
+	requireCode(t, acl.CodeInvalidParam, n.GetCurOutputDims(d, 1, &dims))
 	var b acl.Batch
 	require.NoError(t, n.GetDynamicBatch(d, &b))
 	require.Equal(t, []uint64{1, 2, 4, 8}, b.Gears())
@@ -65,17 +68,23 @@ func TestModelDynamicBatch(t *testing.T) {
 	ods, _ := newDataset(t, n, yb)
 	s := mkStream(t, n)
 
+	// A second load of the same model runs asynchronously (one model id
+	// runs with one kind of execution).
+	aid := loadBlob(t, n, mb)
 	for round, g := range []int{4, 1, 8, 2, 8, 1} {
 		x := getest.RandF32(rng, g*3)
 		putF32s(xb, x)
 		clear(yb)
-		require.NoError(t, n.SetDynamicBatchSize(id, ids, idx, uint64(g)))
-		require.Equal(t, uint32(g), binary.LittleEndian.Uint32(bb))
 		if round%2 == 0 {
+			require.NoError(t, n.SetDynamicBatchSize(id, ids, idx, uint64(g)))
+			require.NoError(t, n.GetCurOutputDims(d, 0, &dims))
+			require.Equal(t, []int64{int64(g), 2}, dims.Shape(), "the chosen gear's output dims")
 			require.NoError(t, n.Execute(id, ids, ods))
 		} else {
-			runAsync(t, n, id, ids, ods, s)
+			require.NoError(t, n.SetDynamicBatchSize(aid, ids, idx, uint64(g)))
+			runAsync(t, n, aid, ids, ods, s)
 		}
+		require.Equal(t, uint32(g), binary.LittleEndian.Uint32(bb))
 		static, err := onnx.Compile(blob, onnx.WithInputShape("data_input", []int64{int64(g), 3}))
 		require.NoError(t, err)
 		want, err := getest.Run(static, [][]byte{getest.F32Bytes(x)})
@@ -117,6 +126,7 @@ func TestModelDynamicBatch(t *testing.T) {
 	require.Zero(t, b.BatchCount)
 
 	require.NoError(t, n.Unload(sid))
+	require.NoError(t, n.Unload(aid))
 	require.NoError(t, n.Unload(id))
 	require.Empty(t, n.loadedModels())
 }
@@ -163,5 +173,28 @@ func TestModelDynamicBatchWithMem(t *testing.T) {
 	want, err := getest.Run(static, [][]byte{getest.F32Bytes(x)})
 	require.NoError(t, err)
 	require.Equal(t, want[0], yb)
+	require.NoError(t, n.Unload(id))
+}
+
+// TestModelDynamicBatchOneModelID: the gears are one model id: after a
+// synchronous run of one gear an asynchronous run of another is refused
+// as GE refuses mixed execution kinds.
+func TestModelDynamicBatchOneModelID(t *testing.T) {
+	n := newTestNPU(t)
+	blob, err := os.ReadFile("../ge/onnx/testdata/gonnx/mlp.onnx")
+	require.NoError(t, err)
+	bm, err := onnx.CompileBatch(blob, onnx.WithDynamicBatch([]int{1, 2}))
+	require.NoError(t, err)
+	mb, err := bm.MarshalBinary()
+	require.NoError(t, err)
+	id := loadBlob(t, n, mb)
+	xb, bb, yb := devBytes(t, n, 2*3*4), devBytes(t, n, 4), devBytes(t, n, 2*2*4)
+	ids, _ := newDataset(t, n, xb, bb)
+	ods, _ := newDataset(t, n, yb)
+	require.NoError(t, n.SetDynamicBatchSize(id, ids, 1, 1))
+	require.NoError(t, n.Execute(id, ids, ods))
+	require.NoError(t, n.SetDynamicBatchSize(id, ids, 1, 2))
+	requireCode(t, acl.CodeGEFailure, n.ExecuteAsync(id, ids, ods, mkStream(t, n)))
+	require.NoError(t, n.Execute(id, ids, ods))
 	require.NoError(t, n.Unload(id))
 }

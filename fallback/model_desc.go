@@ -10,6 +10,7 @@ import (
 type modelDesc struct {
 	inputs, outputs []ge.IODesc
 	batches         []int64 // a dynamic-batch model's gears
+	id              acl.ModelID
 }
 
 // CreateDesc is aclmdlCreateDesc: an empty description.
@@ -36,7 +37,7 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 		return c.fail(acl.CodeGEExecModelIDInvalid, "model id %d is not loaded (never loaded, or already unloaded)", id)
 	}
 	desc.inputs, desc.outputs = md.m.Inputs, md.m.Outputs // the parsed model is immutable
-	desc.batches = md.batches
+	desc.batches, desc.id = md.batches, id
 	return nil
 }
 
@@ -107,10 +108,15 @@ func (n *NPU) dims(op string, d acl.ModelDescHandle, in bool, i uintptr, dims *a
 	if io == nil {
 		return c.fail(acl.CodeInvalidParam, "model description 0x%x has no %s %d (unknown handle, not filled by aclmdlGetDesc, or index out of range)", uintptr(d), inOut(in), i)
 	}
-	*dims = acl.IODims{}
-	copy(dims.Name[:acl.MaxTensorNameLen-1], io.Name)
-	dims.DimCount = uintptr(copy(dims.Dims[:], io.Dims))
+	fillDims(dims, io.Name, io.Dims)
 	return nil
+}
+
+// fillDims writes a name (NUL-terminated, cut to fit) and dims.
+func fillDims(dims *acl.IODims, name string, shape []int64) {
+	*dims = acl.IODims{}
+	copy(dims.Name[:acl.MaxTensorNameLen-1], name)
+	dims.DimCount = uintptr(copy(dims.Dims[:], shape))
 }
 
 func inOut(in bool) string {

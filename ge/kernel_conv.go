@@ -1,8 +1,13 @@
 package ge
 
-import "fmt"
+import (
+	"fmt"
 
-// Convolutions. Conv is im2col followed by one sgemm per batch and group;
+	sg "github.com/ascend-go/cann/internal/sgemm"
+)
+
+// Convolutions. Conv is one implicit GEMM per batch and group (the
+// receptive fields packed straight from the image, internal/sgemm.Im2col);
 // ConvTranspose is one sgemm per batch and group followed by col2im. Both
 // take 1 to 3 spatial dims, groups (depthwise included), strides,
 // dilations and explicit pads (an importer resolves auto_pad), and an
@@ -138,7 +143,6 @@ func convKernel(t *Task, args [][]byte) error {
 	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
 	kk := cg * ks
 	if t.Op == OpConv {
-		col := s.f32(kk * pout)
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
@@ -148,8 +152,11 @@ func convKernel(t *Task, args [][]byte) error {
 					sgemm(false, false, mg, pout, kk, 1, wt[g*mg*kk:], kk, xg, pout, 0, og, pout)
 					continue
 				}
-				im2col(w, cg, xg, col)
-				sgemm(false, false, mg, pout, kk, 1, wt[g*mg*kk:], kk, col, pout, 0, og, pout)
+				// Implicit GEMM: the kernel packs the receptive fields
+				// straight from the image (bit-identical to im2col then
+				// the same GEMM, without writing the im2col matrix).
+				sgemmIm2col(mg, pout, kk, wt[g*mg*kk:], kk, &sg.Im2col{X: xg[:cg*pin], C: cg,
+					In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}, og, pout)
 			}
 		}
 	} else {
@@ -176,47 +183,6 @@ func convKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(od.DataType, outArg, out)
 	return nil
-}
-
-// im2col lays out the receptive fields of c channels of x as rows
-// (channel, kernel position) by columns (output position); taps in the
-// padding are 0.
-func im2col(w *window, c int, x, col []float32) {
-	pin, pout := w.inSize(), w.outSize()
-	row := 0
-	for ch := range c {
-		xc := x[ch*pin : (ch+1)*pin]
-		for k0 := range w.k[0] {
-			for k1 := range w.k[1] {
-				for k2 := range w.k[2] {
-					dst := col[row*pout : (row+1)*pout]
-					row++
-					i := 0
-					for o0 := range w.out[0] {
-						i0 := o0*w.s[0] - w.pb[0] + k0*w.d[0]
-						for o1 := range w.out[1] {
-							i1 := o1*w.s[1] - w.pb[1] + k1*w.d[1]
-							if i0 < 0 || i0 >= w.in[0] || i1 < 0 || i1 >= w.in[1] {
-								clear(dst[i : i+w.out[2]])
-								i += w.out[2]
-								continue
-							}
-							base := (i0*w.in[1] + i1) * w.in[2]
-							for o2 := range w.out[2] {
-								i2 := o2*w.s[2] - w.pb[2] + k2*w.d[2]
-								if i2 < 0 || i2 >= w.in[2] {
-									dst[i] = 0
-								} else {
-									dst[i] = xc[base+i2]
-								}
-								i++
-							}
-						}
-					}
-				}
-			}
-		}
-	}
 }
 
 // col2im scatter-adds the columns of a transposed convolution into m

@@ -81,6 +81,13 @@ type Options struct {
 	// the model subtests are skipped (a real installation has no builder).
 	Model func(ios []ModelIO) ([]byte, error)
 
+	// BatchModel builds a dynamic-batch model (ATC's --dynamic_batch_size)
+	// with these gears: the ios with dim 0 as the batch (their Dims are the
+	// largest gear's), output = input + Addend on the gear's rows, and the
+	// extra input acl.DynamicTensorName. When nil the DynamicBatch subtest
+	// is skipped.
+	BatchModel func(ios []ModelIO, gears []uint64) ([]byte, error)
+
 	// ModelLacks declares the model features the backend does not have;
 	// only the subtests of those features skip.
 	ModelLacks []ModelFeature

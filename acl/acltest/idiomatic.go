@@ -274,7 +274,11 @@ func (s *suite) idiomatic(t *testing.T) {
 			el, err := end.Elapsed(start)
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, el, time.Duration(0))
+			// Reused next round: reset behind the wait
+			// (hicann/runtime src/acl/aclrt_impl/event.cpp:113-121).
+			require.NoError(t, end.Reset(s2))
 		}
+		expect(t, acl.CodeRTFeatureNotSupport, "Event.Reset of an event without ACL_EVENT_SYNC", func() error { return start.Reset(s1) })
 		never, err := d.NewEvent(0)
 		require.NoError(t, err)
 		expect(t, acl.CodeRTInternalError, "Event.Elapsed of an event never recorded", func() error {
@@ -285,6 +289,7 @@ func (s *suite) idiomatic(t *testing.T) {
 		require.NoError(t, end.Close(), "Close is idempotent")
 		assert.Zero(t, end.Handle())
 		s.closedErr(t, "Event.Record", func() error { return end.Record(s1) })
+		s.closedErr(t, "Event.Reset", func() error { return end.Reset(s1) })
 		s.closedErr(t, "Event.Synchronize", end.Synchronize)
 		s.closedErr(t, "Event.Wait", func() error { return end.Wait(context.Background()) })
 		s.closedErr(t, "Event.Elapsed", func() error { _, err := end.Elapsed(start); return err })

@@ -127,6 +127,7 @@ func (s *suite) modelAPI(t *testing.T) {
 	t.Run("DeviceMemory", func(t *testing.T) { s.modelBackend(t).deviceMemory(t) })
 	t.Run("ConcurrentExecute", func(t *testing.T) { s.modelBackend(t).concurrent(t) })
 	t.Run("OtherDevice", func(t *testing.T) { s.modelBackend(t).otherDevice(t) })
+	t.Run("DynamicBatch", func(t *testing.T) { s.modelBackend(t).dynamicBatch(t) })
 }
 
 // modelCopy places the model bytes in pinned memory (C may read them

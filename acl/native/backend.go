@@ -1,10 +1,6 @@
 package native
 
 import (
-	"strings"
-	"sync"
-	"sync/atomic"
-
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/dl"
 )
@@ -53,15 +49,12 @@ func WithLibraryPath(path string) Option { return func(c *config) { c.path = pat
 // It is safe for concurrent use; see the package documentation for the
 // per-thread context rules.
 type Backend struct {
-	lib    *dl.Library
-	fns    [numRuntimeSyms]uintptr
-	mdl    [numModelSyms]uintptr
-	ops    [numOpSyms]uintptr
-	closed atomic.Bool
+	lib dl.Binding
+	fns [numRuntimeSyms]uintptr
+	mdl [numModelSyms]uintptr
+	ops [numOpSyms]uintptr
 
 	setAttrFloat func(attr uintptr, name *byte, v float32) int32 // aclopSetAttrFloat (op.go)
-	once         sync.Once
-	err          error
 }
 
 var (
@@ -86,7 +79,8 @@ func Open(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{lib: lib}
+	b := &Backend{}
+	b.lib.Set(lib)
 	syms := make([]dl.Symbol, 0, len(b.fns)+len(b.mdl))
 	syms = append(syms, dl.Table(runtimeSyms[:], b.fns[:])...)
 	for i, name := range modelSyms {
@@ -116,10 +110,7 @@ func (b *Backend) Paths() []string { return b.lib.Paths() }
 // when it is absent or the backend is closed. It is an escape hatch for
 // functions this package does not bind, and for tests and benchmarks.
 func (b *Backend) Symbol(name string) uintptr {
-	if b.closed.Load() {
-		return 0
-	}
-	return b.lib.Lookup(name)
+	return b.lib.Symbol(name)
 }
 
 // Has reports whether the library exports the C function name.
@@ -128,11 +119,7 @@ func (b *Backend) Has(name string) bool { return b.Symbol(name) != 0 }
 // Close unloads the library. It does not call aclFinalize. Close is
 // idempotent; calls made after it fail with ACL_ERROR_UNINITIALIZE.
 func (b *Backend) Close() error {
-	b.once.Do(func() {
-		b.closed.Store(true)
-		b.err = b.lib.Close()
-	})
-	return b.err
+	return b.lib.Close()
 }
 
 // invoke runs the runtime function id with the first n arguments of f.
@@ -144,7 +131,7 @@ func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
 // first n arguments of f; on failure the error carries the message the
 // library recorded for the calling thread (dl.Call reads it on that thread).
 func (b *Backend) status(op string, fn uintptr, f *dl.Frame, n int) error {
-	if fn == 0 || b.closed.Load() {
+	if fn == 0 || b.lib.Closed() {
 		return b.unavailable(op, fn)
 	}
 	if r, msg := dl.Call(fn, f, n, b.fns[symGetRecentErrMsg]); int32(r) != 0 {
@@ -156,7 +143,7 @@ func (b *Backend) status(op string, fn uintptr, f *dl.Frame, n int) error {
 // create runs a C constructor returning a pointer; NULL becomes an
 // ACL_ERROR_BAD_ALLOC error carrying the thread's error message.
 func (b *Backend) create(op string, fn uintptr, f *dl.Frame, n int) (uintptr, error) {
-	if fn == 0 || b.closed.Load() {
+	if fn == 0 || b.lib.Closed() {
 		return 0, b.unavailable(op, fn)
 	}
 	r, msg := dl.CallPtr(fn, f, n, b.fns[symGetRecentErrMsg])
@@ -170,16 +157,16 @@ func (b *Backend) create(op string, fn uintptr, f *dl.Frame, n int) (uintptr, er
 }
 
 func (b *Backend) unavailable(op string, fn uintptr) error {
-	if b.closed.Load() {
+	if b.lib.Closed() {
 		return &acl.Error{Op: op, Code: acl.CodeUninitialize, Msg: "native: backend is closed"}
 	}
 	return &acl.Error{Op: op, Code: acl.CodeAPINotSupport,
-		Msg: "native: " + op + " is not exported by " + strings.Join(b.lib.Paths(), ", ")}
+		Msg: b.lib.NotExported(op)}
 }
 
 // ready reports whether fn can be called, for C functions that return no
 // aclError.
-func (b *Backend) ready(fn uintptr) bool { return fn != 0 && !b.closed.Load() }
+func (b *Backend) ready(fn uintptr) bool { return fn != 0 && !b.lib.Closed() }
 
 // goString and ptrOf are the shared C-string and address conversions.
 var (

@@ -35,6 +35,11 @@ func TestConformanceStub(t *testing.T) {
 		StreamLimit: confStreams,
 		EventLimit:  confEvents,
 		Model:       func(ios []acltest.ModelIO) ([]byte, error) { return stubModel(ios, 64), nil },
+		BatchModel: func(ios []acltest.ModelIO, gears []uint64) ([]byte, error) {
+			// The stub's batch input needs an output twin of its format.
+			batch := acltest.ModelIO{In: acl.DynamicTensorName, Out: "batch_out", DataType: acl.Int32, Format: acl.FormatND, Dims: []int64{1}}
+			return stubModelGears(append(append([]acltest.ModelIO(nil), ios...), batch), 64, gears), nil
+		},
 	})
 }
 

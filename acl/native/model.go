@@ -52,6 +52,7 @@ const (
 	msGetInputDynamicGearCount
 	msGetInputDynamicDims
 	msSetDynamicBatchSize
+	msGetCurOutputDims
 	numModelSyms
 )
 
@@ -101,6 +102,7 @@ var modelSyms = [numModelSyms]string{
 	msGetInputDynamicGearCount: "aclmdlGetInputDynamicGearCount",
 	msGetInputDynamicDims:      "aclmdlGetInputDynamicDims",
 	msSetDynamicBatchSize:      "aclmdlSetDynamicBatchSize",
+	msGetCurOutputDims:         "aclmdlGetCurOutputDims",
 }
 
 // ModelSymbols lists the C functions of the model API, all optional.
@@ -424,6 +426,11 @@ func (b *Backend) GetDynamicBatch(d acl.ModelDescHandle, batch *acl.Batch) error
 	dl.PutFrame(f)
 	runtime.KeepAlive(p)
 	return err
+}
+
+// GetCurOutputDims calls aclmdlGetCurOutputDims, which fills *dims.
+func (b *Backend) GetCurOutputDims(d acl.ModelDescHandle, i uintptr, dims *acl.IODims) error {
+	return b.ioDims(msGetCurOutputDims, d, i, dims)
 }
 
 // GetInputDynamicGearCount calls aclmdlGetInputDynamicGearCount.

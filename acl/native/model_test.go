@@ -229,6 +229,9 @@ func TestModelDynamicBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uintptr(1), idx)
 
+	var cur acl.IODims
+	require.NoError(t, s.GetCurOutputDims(d, 0, &cur))
+	assert.Equal(t, []int64{8, 3}, cur.Shape(), "no batch chosen yet: the description's dims")
 	// Inputs in device memory; the batch buffer holds 8 bytes.
 	var m struct {
 		in    []unsafe.Pointer
@@ -243,7 +246,11 @@ func TestModelDynamicBatch(t *testing.T) {
 	for _, g := range gears {
 		require.NoError(t, s.SetDynamicBatchSize(id, m.inDS, idx, g))
 		assert.Equal(t, g, binary.LittleEndian.Uint64(readDev(t, s, m.in[1], 8)))
+		require.NoError(t, s.GetCurOutputDims(d, 0, &cur))
+		assert.Equal(t, []int64{int64(g), 3}, cur.Shape())
 	}
+	assert.ErrorIs(t, s.GetCurOutputDims(d, 5, &cur), acl.ErrInvalidParam)
+	assert.ErrorIs(t, s.GetCurOutputDims(d, 0, nil), acl.ErrInvalidParam)
 	small := devBytes(t, s, []byte{9, 9, 9, 9})
 	ds4 := dataset(t, s, []unsafe.Pointer{m.in[0], small}, []int{m.sizes[0], 4})
 	require.NoError(t, s.SetDynamicBatchSize(id, ds4, idx, 2))

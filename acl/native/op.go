@@ -82,7 +82,7 @@ func (b *Backend) ocreate(id osym, args ...uintptr) (uintptr, error) {
 // odestroy runs a destructor returning void.
 func (b *Backend) odestroy(id osym, h uintptr) error {
 	fn := b.ops[id]
-	if fn == 0 || b.closed.Load() {
+	if fn == 0 || b.lib.Closed() {
 		return b.unavailable(opSyms[id], fn)
 	}
 	purego.SyscallN(fn, h)
@@ -145,7 +145,7 @@ func (b *Backend) SetOpAttrInt(a acl.OpAttrHandle, name string, v int64) error {
 // SetOpAttrFloat calls aclopSetAttrFloat.
 func (b *Backend) SetOpAttrFloat(a acl.OpAttrHandle, name string, v float32) error {
 	const op = "aclopSetAttrFloat"
-	if b.setAttrFloat == nil || b.closed.Load() {
+	if b.setAttrFloat == nil || b.lib.Closed() {
 		return b.unavailable(op, b.ops[osSetAttrFloat])
 	}
 	cs, err := cString(op, name)

@@ -446,8 +446,11 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 	d := &opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType)}
 	var sendBytes, recvBytes uint64
 	{
-		d.SendCounts, d.SDispls = sendCounts[:c.n:c.n], sdispls[:c.n:c.n]
-		d.RecvCounts, d.RDispls = recvCounts[:c.n:c.n], rdispls[:c.n:c.n]
+		// HCCL takes the counts at the call; the data phase reads them on
+		// the stream later, so it gets a copy the caller cannot change.
+		cp := make([]uint64, 4*c.n)
+		d.SendCounts, d.SDispls = append(cp[0:0:c.n], sendCounts[:c.n]...), append(cp[c.n:c.n:2*c.n], sdispls[:c.n]...)
+		d.RecvCounts, d.RDispls = append(cp[2*c.n:2*c.n:3*c.n], recvCounts[:c.n]...), append(cp[3*c.n:3*c.n:4*c.n], rdispls[:c.n]...)
 		esz := dtype(sendType).size()
 		extent := func(counts, displs []uint64) (uint64, bool) {
 			var hi uint64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -330,8 +331,16 @@ func TestLargeCollectives(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if err := b.AlltoAllV(send, p.sc, p.sd, hccl.Float32, recv, p.rc, p.rd, hccl.Float32, w.comm, w.r.Stream()); err != nil {
+				// HCCL takes the counts at the call: the caller may reuse
+				// its slices before the stream runs the exchange.
+				sc, sd, rc, rd := slices.Clone(p.sc), slices.Clone(p.sd), slices.Clone(p.rc), slices.Clone(p.rd)
+				if err := b.AlltoAllV(send, sc, sd, hccl.Float32, recv, rc, rd, hccl.Float32, w.comm, w.r.Stream()); err != nil {
 					return err
+				}
+				for _, x := range [][]uint64{sc, sd, rc, rd} {
+					for i := range x {
+						x[i] = 1 << 40
+					}
 				}
 				if err := w.r.Sync(); err != nil {
 					return err

@@ -106,7 +106,8 @@ type comm struct {
 	stop    chan struct{} // closed by destroy: held and waiting tasks give up
 	tr      transport
 	world   [16]byte
-	red     *reducer // data phases of a rank are serialised, so one suffices
+	red     *reducer    // data phases of a rank are serialised, so one suffices
+	waiter  *rankWaiter // where the data phases park (round.go); made by the first
 
 	mu        sync.Mutex
 	nextSeq   uint64 // collectives issued at call time
@@ -389,18 +390,8 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 	qt, err := enqueueTracked(c, s, g, func(j joined) error {
 		defer close(j.done)
 		start := time.Now()
-		if j.prev != nil {
-			// Data phases of one communicator run in call order on each rank.
-			t := time.NewTimer(c.timeout)
-			select {
-			case <-j.prev:
-				t.Stop()
-			case <-t.C:
-				return c.execFail(start, errf(codeTimeout, "%v: the previous collective did not finish", d.Kind))
-			case <-c.stop:
-				t.Stop()
-				return errf(codePara, "communicator destroyed")
-			}
+		if err := c.afterPrev(j.prev, d.Kind, start); err != nil {
+			return err
 		}
 		if err := c.check(); err != nil {
 			return c.execFail(start, err)
@@ -408,6 +399,17 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 		ds, verdict := j.ds, j.verdict
 		if j.postErr != nil {
 			return c.execFail(start, j.postErr)
+		}
+		if rt, ok := c.tr.(roundTransport); ok && verdict == nil {
+			err := c.runRound(rt, j.seq, d, start, send, recv, sendBytes, recvBytes)
+			if ds == nil {
+				// The call's post only let a rank still building its links
+				// join this collective at its call; every rank has posted
+				// by now (or the round timed out after the post's
+				// deadline), so this returns at once.
+				_, _ = c.tr.collect(c, j.tk)
+			}
+			return err
 		}
 		if ds == nil {
 			var err error
@@ -464,6 +466,53 @@ func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Po
 	}
 	g.open(j, err)
 	return err
+}
+
+// afterPrev waits until the communicator's previous data phase (prev, if
+// any) has ended: data phases of one communicator run in call order on
+// each rank. A timer is armed only if it has not ended yet.
+func (c *comm) afterPrev(prev chan struct{}, kind opKind, start time.Time) error {
+	if prev == nil {
+		return nil
+	}
+	select {
+	case <-prev:
+		return nil
+	default:
+	}
+	t := time.NewTimer(c.timeout)
+	defer t.Stop()
+	select {
+	case <-prev:
+		return nil
+	case <-t.C:
+		return c.execFail(start, errf(codeTimeout, "%v: the previous collective did not finish", kind))
+	case <-c.stop:
+		return errf(codePara, "communicator destroyed")
+	}
+}
+
+// runRound is the data phase of a collective on a transport that meets
+// once (roundTransport): the descriptors are agreed and the data moved in
+// one rendezvous.
+func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Time, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) error {
+	bufs := opBufs{}
+	bufs.send, bufs.err = c.view(send, sendBytes)
+	if bufs.err == nil {
+		bufs.recv, bufs.err = c.view(recv, recvBytes)
+	}
+	var verdict error
+	if err := c.exclusive(func() error {
+		var err error
+		verdict, err = rt.round(c, seq, d, bufs, c.timeout)
+		return err
+	}); err != nil {
+		return c.execFail(start, err)
+	}
+	if verdict != nil {
+		return c.laterMismatch(start, verdict)
+	}
+	return nil
 }
 
 // runP2P queues the data movement of sends and receives. Every item pairs

@@ -35,12 +35,22 @@ type LinkModel struct {
 // Public figures, rounded; use them as orders of magnitude, not as a
 // measurement of a given machine.
 //
-// HCCSLink: Atlas 800T A2 (Ascend 910B) quotes 392 GB/s of HCCS over 7
-// links, 56 GB/s a link; a one-sided read round trip of a few µs.
-func HCCSLink() *LinkModel { return &LinkModel{Latency: 2 * time.Microsecond, Bandwidth: 56e9} }
+// Bandwidths: Huawei's profiler takes, for the HCCL links of chip v4.1.0
+// (the Atlas A2 / Ascend 910B generation), 28 GB/s as the reference
+// bandwidth of HCCS and 25 GB/s of RDMA (Ascend/msprof,
+// analysis/common_func/ms_constant/number_constant.py: HCCS_BANDWIDTH_V4_1_0
+// = 28, RDMA_BANDWIDTH_V4_1_0 = 25, in GB/s). 28 GB/s is one direction of
+// the 56 GB/s a link that the 910B's 392 GB/s over 7 HCCS links quotes
+// (both directions), and a one-sided read moves its bytes one way; 25 GB/s
+// is a 200 Gb/s RoCE port. Latencies: no public figure was found for a
+// one-sided read on these links; a few µs is what RDMA read round trips
+// commonly take (across a switch, more), so 2 µs on HCCS and 5 µs on RoCE
+// are estimates.
+//
+// HCCSLink is an HCCS link of an Atlas A2 (910B) server.
+func HCCSLink() *LinkModel { return &LinkModel{Latency: 2 * time.Microsecond, Bandwidth: 28e9} }
 
-// RoCELink: a 200 Gb/s RoCE v2 NIC, 25 GB/s, RDMA read round trips of
-// about 5 µs across a switch.
+// RoCELink is a 200 Gb/s RoCE v2 port (25 GB/s) across a switch.
 func RoCELink() *LinkModel { return &LinkModel{Latency: 5 * time.Microsecond, Bandwidth: 25e9} }
 
 // cost is the time the model charges a batch of reads moving bytes.

@@ -10,9 +10,10 @@ import (
 // costs one pass over the data, split across the ranks' goroutines. It is
 // safe for concurrent use.
 type localWorld struct {
-	n     int
-	place *meetingPlace
-	pairs *pairer
+	n      int
+	place  *meetingPlace
+	pairs  *pairer
+	rounds roundTable // the collectives' data phases (round.go)
 
 	mu    sync.Mutex
 	comms []*comm // by rank; nil once the rank is destroyed
@@ -69,17 +70,18 @@ func (w *localWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, 
 	if d.Kind == kindBarrier {
 		return nil
 	}
-	localCompute(c, d, ds, all)
+	localCompute(c.reducer(), c.rank, d, ds, all, nil)
 	_, err = w.place.meet(allKey(meetEnd, seq), c.rank, w.n, nil, timeout, c.stop)
 	return err
 }
 
-// localCompute is rank c.rank's share of a collective over the views of all
+// localCompute is rank r's share of a collective over the views of all
 // ranks. Every rank writes only what no other rank writes or reads in the
 // same collective: its own output (pull), or, for AllReduce, its own chunk
-// of every rank's output (push).
-func localCompute(c *comm, d *opDesc, ds []*opDesc, all []opBufs) {
-	r, n := c.rank, len(all)
+// of every rank's output (push). scratch, if not nil, has room for one
+// slice per rank.
+func localCompute(red *reducer, r int, d *opDesc, ds []*opDesc, all []opBufs, scratch [][]byte) {
+	n := len(all)
 	me := all[r]
 	esz := d.DT.size()
 	switch d.Kind {
@@ -94,7 +96,7 @@ func localCompute(c *comm, d *opDesc, ds []*opDesc, all []opBufs) {
 			srcs[k] = b.send[lo*esz : hi*esz]
 			dsts[k] = b.recv[lo*esz : hi*esz]
 		}
-		c.reducer().reduceBlocks(d.DT, d.Op, dsts, srcs)
+		red.reduceBlocks(d.DT, d.Op, dsts, srcs)
 	case kindBroadcast:
 		if uint32(r) != d.Root {
 			copy(me.recv, all[d.Root].send)
@@ -106,11 +108,14 @@ func localCompute(c *comm, d *opDesc, ds []*opDesc, all []opBufs) {
 		}
 	case kindReduceScatter:
 		sz := d.Count * esz
-		srcs := make([][]byte, n)
+		srcs := scratch
+		if srcs == nil {
+			srcs = make([][]byte, n)
+		}
 		for k, b := range all {
 			srcs[k] = b.send[uint64(r)*sz : uint64(r+1)*sz]
 		}
-		c.reducer().reduceBlocks(d.DT, d.Op, [][]byte{me.recv[:sz]}, srcs)
+		red.reduceBlocks(d.DT, d.Op, [][]byte{me.recv[:sz]}, srcs)
 	case kindAlltoAllV:
 		for k, b := range all {
 			cnt := ds[k].SendCounts[r] * esz

@@ -57,7 +57,7 @@ func (w *shmWorld) directCollective(c *comm, d *opDesc, ds []*opDesc, bufs opBuf
 		all[k] = opBufs{send: sv, recv: rv}
 	}
 	if fail == nil {
-		localCompute(c, d, ds, all)
+		localCompute(c.reducer(), c.rank, d, ds, all, nil)
 		if d.Kind != kindBroadcast || d.Root != uint32(w.me) {
 			countDirect(len(bufs.recv))
 		}

@@ -2,6 +2,7 @@ package hcclsim_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -14,14 +15,17 @@ import (
 
 // BenchmarkSmallCollectives measures the small collectives of a training
 // step (Engram's count and verdict exchanges): in-process AllReduce and
-// AlltoAllV of ≤ 4 KiB on 2–4 ranks, each issued and synchronised on
-// every rank at once. x_handoff is the ratio to one goroutine hand-off
-// round trip (an unbuffered channel send and reply) measured in the same
-// run, the floor of any in-process rendezvous.
+// AlltoAllV of ≤ 4 KiB on 2–4 ranks. Each rank's goroutine (locked to its
+// OS thread, as an ACL caller is) issues and synchronises b.N collectives
+// back to back, so ns/op is the latency of one collective as a training
+// loop sees it. x_handoff is the ratio to one goroutine hand-off round
+// trip (an unbuffered channel send and reply) measured in the same run;
+// x_locked to the same round trip with one side locked to its OS thread,
+// which is what waking a parked ACL caller costs.
 func BenchmarkSmallCollectives(b *testing.B) {
-	handoff := measureHandoff()
+	handoff, locked := measureHandoff(false), measureHandoff(true)
 	for _, ranks := range []int{2, 4} {
-		for _, bytes := range []int{64, 4096} {
+		for _, bytes := range []int{64, 1024, 4096} {
 			for _, op := range []string{"AllReduce", "AlltoAllV"} {
 				b.Run(fmt.Sprintf("%s/ranks=%d/bytes=%d", op, ranks, bytes), func(b *testing.B) {
 					npu, err := fallback.New(fallback.WithDevices(ranks), fallback.WithDeviceMemory(16<<20))
@@ -78,22 +82,34 @@ func BenchmarkSmallCollectives(b *testing.B) {
 					br.all(b, step)
 					b.ReportAllocs()
 					b.ResetTimer()
-					for b.Loop() {
-						br.all(b, step)
-					}
+					br.all(b, func(r int) error {
+						for range b.N {
+							if err := step(r); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					b.StopTimer()
 					ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 					b.ReportMetric(ns/1e3, "µs/op")
 					b.ReportMetric(ns/float64(handoff.Nanoseconds()), "x_handoff")
+					b.ReportMetric(ns/float64(locked.Nanoseconds()), "x_locked")
 				})
 			}
 		}
 	}
 }
 
-// measureHandoff is the mean round trip of a goroutine hand-off.
-func measureHandoff() time.Duration {
+// measureHandoff is the mean round trip of a goroutine hand-off; with
+// lockThread the replying goroutine is locked to its OS thread.
+func measureHandoff(lockThread bool) time.Duration {
 	req, rep := make(chan struct{}), make(chan struct{})
 	go func() {
+		if lockThread {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
 		for range req {
 			rep <- struct{}{}
 		}

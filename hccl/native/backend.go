@@ -1,10 +1,6 @@
 package native
 
 import (
-	"strings"
-	"sync"
-	"sync/atomic"
-
 	"github.com/ascend-go/cann/hccl"
 	"github.com/ascend-go/cann/internal/dl"
 )
@@ -41,11 +37,8 @@ func WithLibraryPath(path string) Option { return func(c *config) { c.path = pat
 // Backend is the purego binding of HCCL. It is safe for concurrent use, as
 // the C library is.
 type Backend struct {
-	lib    *dl.Library
-	fns    [numSyms]uintptr
-	closed atomic.Bool
-	once   sync.Once
-	err    error
+	lib dl.Binding
+	fns [numSyms]uintptr
 }
 
 var _ hccl.Backend = (*Backend)(nil)
@@ -66,7 +59,8 @@ func Open(opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{lib: lib}
+	b := &Backend{}
+	b.lib.Set(lib)
 	if err := lib.Resolve(dl.Table(syms[:], b.fns[:])); err != nil {
 		lib.Close()
 		return nil, err
@@ -87,10 +81,7 @@ func (b *Backend) Paths() []string { return b.lib.Paths() }
 // when it is absent or the backend is closed: an escape hatch for functions
 // this package does not bind, and for tests.
 func (b *Backend) Symbol(name string) uintptr {
-	if b.closed.Load() {
-		return 0
-	}
-	return b.lib.Lookup(name)
+	return b.lib.Symbol(name)
 }
 
 // Has reports whether the C function name was resolved (bound functions)
@@ -98,7 +89,7 @@ func (b *Backend) Symbol(name string) uintptr {
 func (b *Backend) Has(name string) bool {
 	for i, s := range syms {
 		if s.Name == name {
-			return b.fns[i] != 0 && !b.closed.Load()
+			return b.fns[i] != 0 && !b.lib.Closed()
 		}
 	}
 	return b.Symbol(name) != 0
@@ -109,11 +100,7 @@ func (b *Backend) Has(name string) bool {
 // must not run while another goroutine is inside a call: the library would
 // be unloaded under it.
 func (b *Backend) Close() error {
-	b.once.Do(func() {
-		b.closed.Store(true)
-		b.err = b.lib.Close()
-	})
-	return b.err
+	return b.lib.Close()
 }
 
 // call runs the HcclResult-returning C function id. Pointer arguments must
@@ -129,11 +116,11 @@ func (b *Backend) call(id sym, args ...uintptr) error {
 
 func (b *Backend) unavailable(id sym) error {
 	op := syms[id].Name
-	if b.closed.Load() {
+	if b.lib.Closed() {
 		return &hccl.Error{Op: op, Code: hccl.EUnavail, Msg: "native: backend is closed"}
 	}
 	return &hccl.Error{Op: op, Code: hccl.ENotSupport,
-		Msg: "native: " + op + " is not exported by " + strings.Join(b.lib.Paths(), ", ")}
+		Msg: b.lib.NotExported(op)}
 }
 
 // errorf builds an error found before calling C.
@@ -161,7 +148,7 @@ func (b *Backend) rawCall(fn uintptr, args ...uintptr) uintptr {
 // is read.
 func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
 	fn := b.fns[id]
-	if fn == 0 || b.closed.Load() {
+	if fn == 0 || b.lib.Closed() {
 		dl.PutFrame(f)
 		return b.unavailable(id)
 	}

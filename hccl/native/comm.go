@@ -99,7 +99,7 @@ func (b *Backend) GetCommAsyncError(c hccl.CommHandle) (hccl.Result, error) {
 // name when the library lacks the function.
 func (b *Backend) ErrorString(r hccl.Result) string {
 	fn := b.fns[symGetErrorString]
-	if fn == 0 || b.closed.Load() {
+	if fn == 0 || b.lib.Closed() {
 		return r.String()
 	}
 	p := b.rawCall(fn, uintptr(uint32(r)))

@@ -112,3 +112,19 @@ func TestEscapeReturnsTheAddress(t *testing.T) {
 	b := make([]byte, 8)
 	assert.Equal(t, uintptr(unsafe.Pointer(&b[0])), dl.Escape(unsafe.Pointer(&b[0])))
 }
+
+func TestBindingClose(t *testing.T) {
+	l := callLib(t)
+	var b dl.Binding
+	b.Set(l)
+	assert.Equal(t, l.Paths(), b.Paths())
+	assert.Equal(t, l.Path(), b.Path())
+	assert.NotZero(t, b.Symbol("dl_fail"))
+	assert.Contains(t, b.NotExported("dl_absent"), "dl_absent is not exported by "+l.Path())
+	assert.False(t, b.Closed())
+	require.NoError(t, b.Close())
+	assert.True(t, b.Closed())
+	assert.Zero(t, b.Symbol("dl_fail"), "no symbol after Close")
+	require.NoError(t, b.Close(), "Close is idempotent")
+	assert.Zero(t, l.Refs(), "the opener's reference is released once")
+}

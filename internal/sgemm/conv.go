@@ -70,12 +70,19 @@ func need(name string, s []float32, n int) error {
 	return nil
 }
 
-// Conv2D computes y[N, K, OH, OW] = conv(x, w) + bias (bias[K] or nil) by
-// im2col: per image and group, the receptive fields become the columns of
-// a [C/G·R·S, OH·OW] matrix, and one GEMM with w's [K/G, C/G·R·S] rows
-// gives the group's output rows. Each output element is the GEMM's
-// sequential dot product over (c, r, s), so results are deterministic.
-func Conv2D(p Conv, x, w, bias, y []float32) error {
+// Conv2D computes y[N, K, OH, OW] = conv(x, w) + bias (bias[K] or nil) as
+// an implicit GEMM: per image and group, the receptive fields are the
+// columns of a [C/G·R·S, OH·OW] matrix (an Im2col operand, packed straight
+// from the image, never written out), and one GEMM with w's
+// [K/G, C/G·R·S] rows gives the group's output rows. Each output element
+// is the GEMM's dot product over (c, r, s) in a fixed order, so results
+// are deterministic whatever the thread count, and bit-identical to an
+// explicit im2col followed by the same GEMM.
+func Conv2D(p Conv, x, w, bias, y []float32) error { return conv2D(p, x, w, bias, y, false) }
+
+// conv2D is Conv2D; explicit writes the im2col matrix out first (the
+// former path, kept as a benchmark baseline and a test reference).
+func conv2D(p Conv, x, w, bias, y []float32, explicit bool) error {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -95,13 +102,22 @@ func Conv2D(p Conv, x, w, bias, y []float32) error {
 			return err
 		}
 	}
-	colBuf := colPool.get(crs * ohw)
-	defer colPool.put(colBuf)
-	col := *colBuf
+	var col []float32
+	if explicit {
+		colBuf := colPool.get(crs * ohw)
+		defer colPool.put(colBuf)
+		col = *colBuf
+	}
 	for n := range p.N {
 		for g := range p.Groups {
 			xg := x[(n*p.C+g*cg)*p.H*p.W:]
-			im2col(col, xg, &p, cg, oh, ow)
+			b := Matrix{F32: col, Stride: ohw}
+			if explicit {
+				im2col(col, xg, &p, cg, oh, ow)
+			} else {
+				b = Matrix{Im2col: &Im2col{X: xg[:cg*p.H*p.W], C: cg, In: [3]int{1, p.H, p.W}, Out: [3]int{1, oh, ow},
+					K: [3]int{1, p.R, p.S}, Stride: [3]int{1, p.StrideH, p.StrideW}, Dil: [3]int{1, p.DilH, p.DilW}, Pad: [3]int{0, p.PadT, p.PadL}}}
+			}
 			yg := y[(n*p.K+g*kg)*ohw : (n*p.K+(g+1)*kg)*ohw]
 			beta := float32(0)
 			if bias != nil {
@@ -115,7 +131,7 @@ func Conv2D(p Conv, x, w, bias, y []float32) error {
 			}
 			call := Call{M: kg, N: ohw, K: crs, Alpha: 1, Beta: beta,
 				A: Matrix{F32: w[g*kg*crs : (g+1)*kg*crs], Stride: crs},
-				B: Matrix{F32: col, Stride: ohw},
+				B: b,
 				C: yg, LDC: ohw}
 			if err := Gemm(&call); err != nil {
 				return err
@@ -125,7 +141,7 @@ func Conv2D(p Conv, x, w, bias, y []float32) error {
 	return nil
 }
 
-// im2col writes col[(c·R+r)·S+s][oy·OW+ox] = x[c][oy·sh+r·dh-pt][ox·sw+s·dw-pl]
+// im2col (the explicit path) writes col[(c·R+r)·S+s][oy·OW+ox] = x[c][oy·sh+r·dh-pt][ox·sw+s·dw-pl]
 // (0 outside the image).
 func im2col(col, x []float32, p *Conv, cg, oh, ow int) {
 	ohw := oh * ow

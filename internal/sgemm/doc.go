@@ -14,7 +14,11 @@
 // float16 and bfloat16 operands are widened to float32 while packing; the
 // product is accumulated and returned in float32, so a caller rounds once.
 //
-// Conv2D lowers a convolution onto the same kernels through im2col.
+// Convolutions run on the same kernels as implicit GEMMs: an Im2col
+// operand describes the receptive fields of an image, and packing reads
+// them straight from the image into the kernel's panels, so the im2col
+// matrix is never written (Conv2D; ge's Conv kernel for 1 to 3 spatial
+// dims). The results are bit-identical to explicit im2col then Gemm.
 package sgemm
 
 //go:generate go run asmgen.go

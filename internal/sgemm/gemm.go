@@ -15,6 +15,10 @@ func run(c *Call, kern kernel, threads int) {
 		return
 	}
 	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
+		if c.B.Im2col != nil {
+			smallIm2col(c)
+			return
+		}
 		small(c)
 		return
 	}
@@ -118,6 +122,18 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 			}
 		}
 	}
+}
+
+// smallIm2col writes a small Im2col operand out (K·N ≤ smallWork) and
+// runs small on it, so that a small convolution takes the same path, and
+// rounding, as explicit im2col then Gemm.
+func smallIm2col(c *Call) {
+	var buf [smallWork]float32
+	k, n := c.K, c.N
+	c.B.Im2col.pack(buf[:k*n], 0, k, 0, n, n)
+	d := *c
+	d.B = Matrix{F32: buf[:k*n], Stride: n}
+	small(&d)
 }
 
 // small computes a tiny float32 product directly: per element a sequential

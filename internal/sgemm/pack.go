@@ -67,6 +67,10 @@ var zeros [KC]float32
 // one panel of nr columns: d[p·nr + j]. Columns past cols are zero. buf is
 // scratch of at least nr·kb elements for widening half data.
 func packBPanel(d []float32, b *Matrix, p0, kb, j0, cols, nr int, buf []float32) {
+	if b.Im2col != nil {
+		b.Im2col.pack(d, p0, kb, j0, cols, nr)
+		return
+	}
 	if !b.Trans { // stored [K,N]: a stored row holds the panel's columns at one p
 		for p := range kb {
 			seg := b.rowSeg(buf, p0+p, j0, cols)

@@ -25,6 +25,9 @@ type Matrix struct {
 	Half   []byte    // elements of a F16 or BF16 matrix, 2 bytes each
 	Stride int
 	Trans  bool
+	// Im2col, when set, makes the operand the receptive fields of an
+	// image (B only, float32, not transposed): the other fields are unused.
+	Im2col *Im2col
 }
 
 // Call is one product C = Alpha·op(A)·op(B) + Beta·C with op(A) M×K, op(B)
@@ -109,6 +112,12 @@ func (c *Call) validate() error {
 
 // check validates an operand whose op() is rows×cols.
 func (x *Matrix) check(name string, rows, cols int) error {
+	if x.Im2col != nil {
+		if name != "B" || x.Trans || x.Kind != F32 {
+			return fmt.Errorf("%w: an im2col operand must be B, float32, not transposed", ErrShape)
+		}
+		return x.Im2col.check(rows, cols)
+	}
 	if x.Trans {
 		rows, cols = cols, rows
 	}

@@ -62,6 +62,7 @@ typedef struct model {
     io in[MAX_IO], out[MAX_IO];
     uint32_t ngears;
     uint64_t gears[MAX_GEARS];
+    uint64_t cur_batch; /* the batch aclmdlSetDynamicBatchSize chose, 0 before */
     char *work, *weight; /* addresses the stub can touch */
     size_t work_size, weight_size;
     int owns;   /* work and weight were allocated by the load, on device */
@@ -77,6 +78,7 @@ struct aclmdlDesc {
     io in[MAX_IO], out[MAX_IO];
     uint32_t ngears;
     uint64_t gears[MAX_GEARS];
+    uint32_t model_id;
 };
 
 struct aclDataBuffer {
@@ -525,6 +527,7 @@ STUB_API aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId) {
     memcpy(d->in, m->in, sizeof d->in);
     memcpy(d->out, m->out, sizeof d->out);
     d->ngears = m->ngears;
+    d->model_id = m->id;
     memcpy(d->gears, m->gears, sizeof d->gears);
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -994,5 +997,19 @@ STUB_API aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dat
     classify(b->data, n, &c);
     if (!c.in_range) LOCKED_RETURN(stub_fail(ACL_ERROR_RT_PARAM_INVALID, __func__, "buffer %p+%zu is not live memory", b->data, n));
     memcpy(c.host, &batchSize, n); /* little-endian: the low 4 bytes when n is 4 */
+    m->cur_batch = batchSize;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* The stub's gear changes dim 0 of every output to the batch chosen last. */
+STUB_API aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims) {
+    ENTER();
+    aclError r = io_dims(__func__, modelDesc, index, dims, 1);
+    if (r) return r;
+    pthread_mutex_lock(&g_mu);
+    aclmdlDesc *d = get_desc(modelDesc);
+    model *m = d ? find_model(d->model_id) : NULL;
+    if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "the model is not loaded"));
+    if (m->cur_batch && dims->dimCount > 0) dims->dims[0] = (int64_t)m->cur_batch;
     LOCKED_RETURN(ACL_SUCCESS);
 }
