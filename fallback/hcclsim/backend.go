@@ -69,7 +69,7 @@ func (s *Sim) initRoot(op string, nRanks uint32, root *hccl.RootInfo, rank uint3
 	if s.envErr != nil {
 		return 0, herr(op, s.envErr)
 	}
-	name, timeout, err := s.config(op, cfg)
+	name, timeout, stage, err := s.config(op, cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -77,21 +77,31 @@ func (s *Sim) initRoot(op string, nRanks uint32, root *hccl.RootInfo, rank uint3
 	if err != nil {
 		return 0, hccl.Errorf(op, hccl.ERuntime, "no current device on this thread: %v", err)
 	}
+	// Without a name in the config a communicator is named after its root
+	// info (the device uses the root info's identifier), so reusing a root
+	// info for a second communicator on one device is the same clash.
+	if ri, ok := decodeRootInfo(root[:]); name == "" && ok {
+		name = defaultCommName(ri.id)
+	}
 	// Communicator names are unique per device (ob:1747-1753): checked
 	// before joining, so the peers time out rather than form a world
 	// with a rank that failed.
 	if name != "" && s.nameTaken(dev, name) {
 		return 0, hccl.Errorf(op, hccl.EPara, "device %d already has a communicator named %q", dev, name)
 	}
-	c, err := s.joinWorld(int(nRanks), int(rank), root[:], dev, name, timeout)
+	c, err := s.joinWorld(int(nRanks), int(rank), root[:], dev, name, timeout, stage)
 	if err != nil {
 		return 0, herr(op, err)
 	}
 	if c.name == "" {
-		c.name = fmt.Sprintf("hcclsim_%x", c.world[:8])
+		c.name = defaultCommName(c.world)
 	}
 	return hccl.CommHandle(s.register(c)), nil
 }
+
+// defaultCommName is the name of a root-info communicator whose config
+// names none.
+func defaultCommName(world [16]byte) string { return fmt.Sprintf("hcclsim_%x", world[:8]) }
 
 // nameTaken reports whether a live communicator on dev has the name.
 func (s *Sim) nameTaken(dev int32, name string) bool {
@@ -105,15 +115,28 @@ func (s *Sim) nameTaken(dev int32, name string) bool {
 	return false
 }
 
-// config reads the fields of cfg the simulator honours.
-func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time.Duration, err error) {
-	timeout = s.opts.ExecTimeout
+// config reads the fields of cfg the simulator honours: the name, the
+// exec timeout and the buffer size (the staging bytes of a multi-process
+// rank).
+func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time.Duration, stage int, err error) {
+	timeout, stage = s.opts.ExecTimeout, s.opts.BufferBytes
 	if cfg == nil {
-		return "", timeout, nil
+		return "", timeout, stage, nil
 	}
 	size, magic, version := cfg.Header()
 	if magic != hccl.CommConfigMagic || version == 0 || size < uint64(unsafe.Offsetof(cfg.ExecTimeOut)+4) {
-		return "", 0, hccl.Errorf(op, hccl.EPara, "config header size %d magic %#x version %d: not initialised with HcclCommConfigInit", size, magic, version)
+		return "", 0, 0, hccl.Errorf(op, hccl.EPara, "config header size %d magic %#x version %d: not initialised with HcclCommConfigInit", size, magic, version)
+	}
+	// hcclBufferSize overrides HCCL_BUFFSIZE for this communicator; not
+	// set follows the variable, below 1 MB is HCCL_E_PARA (hcomm legacy
+	// comm_config.cc:247-270, HCCL_CCL_COMM_BUFFER_MIN 1). The staging
+	// area takes it capped at 64 MiB, as it takes the variable.
+	switch b := cfg.BufferSize; {
+	case b == hccl.ConfigNotSet:
+	case b < 1:
+		return "", 0, 0, hccl.Errorf(op, hccl.EPara, "hcclBufferSize %d MB: want at least 1", b)
+	default:
+		stage = stageBytes(int(min(b, 64)))
 	}
 	// hcclExecTimeOut overrides HCCL_EXEC_TIMEOUT for this communicator;
 	// like the variable, 0 means never (HCCL_EXEC_TIMEOUT.md, "以通信域粒度的配置为准").
@@ -123,7 +146,7 @@ func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time
 	case cfg.ExecTimeOut > 0:
 		timeout = time.Duration(cfg.ExecTimeOut) * time.Second
 	}
-	return cfg.Name(), timeout, nil
+	return cfg.Name(), timeout, stage, nil
 }
 
 // CommInitAll creates one communicator per device, all ranks in this

@@ -186,6 +186,14 @@ func (c *comm) fail(err error) {
 // "where failures surface": transport_manager.cc:1650, EI0002). The
 // message says more than the device's: what disagreed, which rank was
 // lost.
+//
+// Only the task that breaks the communicator waits out the timeout. A
+// task of a communicator that already failed fails at once with the same
+// code: its peers gave up on this rank's links, so there is nothing its
+// wait could meet, and waiting the full timeout again for each of the up
+// to maxAhead tasks queued behind the failure would delay the failure a
+// program synchronizes on by hundreds of timeouts (the killed-rank hang:
+// a survivor's loop of asynchronous collectives never returned).
 func (c *comm) execFail(start time.Time, cause error) error {
 	c.mu.Lock()
 	if c.destroyed {
@@ -193,8 +201,9 @@ func (c *comm) execFail(start time.Time, cause error) error {
 		return cause
 	}
 	c.doomed = true
+	already := c.broken != nil
 	c.mu.Unlock()
-	if d := time.Until(start.Add(c.timeout)); d > 0 {
+	if d := time.Until(start.Add(c.timeout)); d > 0 && !already {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

@@ -21,8 +21,8 @@
 // stream with ACL_ERROR_RT_FFTS_PLUS_TIMEOUT 507048, the message naming
 // what differed or which rank was missing; GetCommAsyncError reports
 // HCCL_E_PARA for a disagreement under inconsistent_check on and nothing
-// else; the communicator is unusable after it (later tasks fail the same
-// way). A rank's calls run at most 256 collectives ahead of its stream.
+// else; the communicator is unusable after it: later tasks fail the same
+// way, at once (only the task that broke it waits out the timeout). A rank's calls run at most 256 collectives ahead of its stream.
 // Send/Recv pairs match in call order per peer and direction.
 //
 // Reductions cover every integer type (wrapping like C), fp16 and bf16

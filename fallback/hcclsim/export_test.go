@@ -3,6 +3,7 @@ package hcclsim
 import (
 	"bufio"
 	"io"
+	"time"
 )
 
 // Hooks for the external tests that play a stranger (or a rogue rank) at a
@@ -69,3 +70,22 @@ func HelloProof(root []byte, hubNonce, nonce []byte, n, rank int) []byte {
 
 // NonceBytes is the length of a joiner's nonce.
 const NonceBytes = nonceBytes
+
+// DeliverTwice hands a multi-process rank's reply handler two answers to
+// one pending collective, as a confused rendezvous might, and reports
+// whether both deliveries returned (the link's reader must never block).
+func DeliverTwice() bool {
+	w := &shmWorld{joins: map[uint64]chan *msg{7: make(chan *msg, 1)}, pairs: map[uint64]chan *msg{}}
+	done := make(chan struct{})
+	go func() {
+		w.onMsg(&msg{Kind: mJoined, Seq: 7})
+		w.onMsg(&msg{Kind: mJoined, Seq: 7})
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}

@@ -50,11 +50,6 @@ func settle(f func() bool) bool {
 // (a later AllReduce is accepted and fails its stream); destroying it
 // releases everything (no segment, no goroutine left).
 func TestKilledRankMidCollective(t *testing.T) {
-	// Known defect, left open in the HCCL issue's note: since the
-	// asynchronous collectives and the hardened rendezvous met, the
-	// survivors of a rank process killed mid-loop do not see their
-	// streams fail within the exec timeout on the direct path.
-	t.Skip("known defect: survivors of a rank killed mid-loop hang on the direct path (see the issue note)")
 	for _, staged := range []bool{false, true} {
 		t.Run(map[bool]string{false: "direct", true: "staged"}[staged], func(t *testing.T) {
 			killedRankMidCollective(t, staged)

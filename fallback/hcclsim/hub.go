@@ -432,7 +432,7 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 		h.drop(l, codePara, "nRanks "+itoa(m.N)+" (this backend forms at most "+itoa(maxWorldRanks)+" ranks)")
 		return
 	case h.n != 0 && m.N != h.n:
-		h.drop(l, codePara, "rank joins with nRanks "+itoa(m.N)+", others with "+itoa(h.n))
+		h.abortInit(l, "rank "+itoa(m.Rank)+" joins with nRanks "+itoa(m.N)+", others with "+itoa(h.n))
 		return
 	case m.Rank < 0 || m.Rank >= m.N:
 		h.drop(l, codePara, "rank "+itoa(m.Rank)+" of "+itoa(m.N))
@@ -451,7 +451,7 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 		h.stage = m.StageBytes
 	}
 	if h.members[m.Rank] != nil {
-		h.drop(l, codePara, "rank "+itoa(m.Rank)+" joined twice")
+		h.abortInit(l, "rank "+itoa(m.Rank)+" joined twice")
 		return
 	}
 	me := &member{l: l, rank: m.Rank, pid: m.Pid, local: hc.local, hubNonce: hc.nonce, nonce: m.Nonce}
@@ -495,6 +495,32 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 			x.bye = true
 		}
 	}
+}
+
+// abortInit fails the world's formation because a joiner that holds the
+// secret disagrees with the ranks admitted before it (a rank id already
+// taken, another nRanks). The device's root server accepts a joiner's
+// socket, finds its agent id already connected
+// (topoinfo_exchange_server.cc:490-496) or its rank count different from
+// the others' (VerifyRemoteRankNum, :640-652), and returns HCCL_E_INTERNAL
+// from its setup; the root's init reports that failure
+// (topoinfo_detect.cc:458-460, WaitTopoExchangeServerCompelte) and the
+// server closes every agent's socket and stops listening
+// (topoinfo_exchange_server.cc:132-135), so the other ranks fail on their
+// sockets. Here every admitted rank and the joiner get HCCL_E_INTERNAL
+// with the reason; a rank arriving later finds nothing listening
+// (HCCL_E_TCP_CONNECT). A stranger without the secret never gets here:
+// hello drops it before it can claim anything. h.mu held.
+func (h *hub) abortInit(l *link, why string) {
+	h.failing = true
+	text := "the root aborted the communicator's initialisation: " + why
+	for _, x := range h.members {
+		if x != nil {
+			x.l.send(&msg{Kind: mReject, Code: int32(codeInternal), Text: text})
+		}
+	}
+	l.send(&msg{Kind: mReject, Code: int32(codeInternal), Text: text})
+	go h.close() // takes h.mu; closes every link after sending what is queued
 }
 
 // lost runs when a connection ends. A member that leaves without a goodbye

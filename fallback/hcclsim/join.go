@@ -41,7 +41,7 @@ func (s *Sim) getRootInfo() ([rootInfoBytes]byte, error) {
 // otherwise), proves it holds the root info (auth.go) and checks that the
 // rendezvous does too, waits until all n ranks are in, and sets up the
 // transport the rendezvous chose.
-func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout time.Duration) (*comm, error) {
+func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout time.Duration, stage int) (*comm, error) {
 	root, ok := decodeRootInfo(raw)
 	if !ok {
 		return nil, errf(codePara, "root info was not produced by this backend's GetRootInfo")
@@ -94,7 +94,7 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 		return fail(errf(codeTCPConnect, "%s is not a rendezvous of this backend", root.addr))
 	}
 	hubNonce, nonce := m.Nonce, newNonce()
-	hello := &msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: s.opts.BufferBytes,
+	hello := &msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: stage,
 		Nonce: nonce, Proof: root.secret.helloProof(hubNonce, nonce, n, rank)}
 	if err := l.sendSync(hello); err != nil {
 		return fail(err)

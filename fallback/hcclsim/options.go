@@ -115,7 +115,7 @@ func (o Options) withDefaults() (Options, error) {
 			if err != nil || mb < 1 {
 				keep(errf(codePara, "HCCL_BUFFSIZE %q: want a whole number of MB, at least 1", v))
 			} else {
-				o.BufferBytes = min(mb, 64) << 20
+				o.BufferBytes = stageBytes(min(mb, 64))
 			}
 		}
 	}
@@ -191,3 +191,7 @@ func fmtTimeout(d time.Duration) string {
 	}
 	return fmt.Sprint(d)
 }
+
+// stageBytes is the staging memory of a rank for a buffer size of mb MB
+// (HCCL_BUFFSIZE, hcclBufferSize), already capped by the caller.
+func stageBytes(mb int) int { return mb << 20 }

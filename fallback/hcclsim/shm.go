@@ -85,20 +85,29 @@ func (w *shmWorld) start(c *comm) {
 }
 
 func (w *shmWorld) onMsg(m *msg) {
+	// A reply channel holds one answer; a second answer to the same
+	// request (a confused rendezvous) is dropped rather than block the
+	// link's reader, which every later wait of this rank depends on.
+	deliver := func(ch chan *msg) {
+		select {
+		case ch <- m:
+		default:
+		}
+	}
 	switch m.Kind {
 	case mJoined:
 		w.mu.Lock()
 		ch := w.joins[m.Seq]
 		w.mu.Unlock()
 		if ch != nil {
-			ch <- m
+			deliver(ch)
 		}
 	case mPaired:
 		w.mu.Lock()
 		ch := w.pairs[m.Id]
 		w.mu.Unlock()
 		if ch != nil {
-			ch <- m
+			deliver(ch)
 		}
 	case mAbort:
 		w.abort(errf(code(m.Code), "%s", m.Text))

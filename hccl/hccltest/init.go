@@ -166,6 +166,18 @@ func (s *suite) testInitErrors(t *testing.T) {
 		_, err = b.CommInitAll([]int32{-1})
 		code(t, hccl.EPara, err, "CommInitAll with device -1")
 
+		// hcclBufferSize below 1 MB is HCCL_E_PARA; not set follows
+		// HCCL_BUFFSIZE; any other value is this communicator's buffer
+		// (hcomm legacy comm_config.cc:247-270).
+		cfg := hccl.NewCommConfig()
+		cfg.BufferSize = 0
+		_, err = b.CommInitRootInfoConfig(1, &root, 0, cfg)
+		code(t, hccl.EPara, err, "CommInitRootInfoConfig with hcclBufferSize 0")
+		cfg.BufferSize = 1
+		if err := initDestroy(b, cfg); err != nil {
+			return fmt.Errorf("CommInitRootInfoConfig with hcclBufferSize 1: %w", err)
+		}
+
 		// A one-rank communicator from the root info still works after the
 		// failed attempts.
 		h, err := b.CommInitRootInfo(1, &root, 0)
@@ -173,52 +185,91 @@ func (s *suite) testInitErrors(t *testing.T) {
 			return fmt.Errorf("CommInitRootInfo after failed attempts: %w", err)
 		}
 		w.comm = h
+		// Reusing the root info for a second communicator on this device
+		// is HCCL_E_PARA: the communicator takes its name from the root
+		// info and names are unique per device (op_base.cc:1747-1753).
+		_, err = b.CommInitRootInfo(1, &root, 0)
+		code(t, hccl.EPara, err, "CommInitRootInfo reusing the root info of a live communicator on this device")
 		return nil
 	}))
-	// Two ranks claiming the same id, or disagreeing on nRanks.
+	// Two ranks claiming the same id, or disagreeing on nRanks: the root
+	// server of the root info aborts the initialisation. It finds the
+	// second agent of a rank id already connected
+	// (hcomm legacy topoinfo_exchange_server.cc:490-496) or a rank count
+	// different from the first joiner's (VerifyRemoteRankNum, :640-652),
+	// both HCCL_E_INTERNAL; the root's init reports the server's failure
+	// (topoinfo_detect.cc:458-460) and the other ranks fail on the sockets
+	// the server closes (:132-135): HCCL_E_INTERNAL, or HCCL_E_TIMEOUT for
+	// one that never hears back.
 	if s.maxRanks >= 3 {
 		g3 := s.newGroup(t, 3)
+		pause := 100 * time.Millisecond
+		if s.opts.Timeout > 0 {
+			pause = min(pause, s.opts.Timeout/5)
+		}
+		for _, c := range []struct {
+			name     string
+			n, claim uint32
+		}{
+			{"a second rank joining with id 0", 2, 0},
+			{"a rank joining with nRanks 4 where rank 0 said 2", 4, 1},
+		} {
+			var root hccl.RootInfo
+			g3.noErr("GetRootInfo", g3.some([]int{0}, func(w *worker) error {
+				var err error
+				root, err = b.GetRootInfo()
+				return err
+			}))
+			// Rank 0, in the process of the root info, joins first and
+			// waits (a fraction of the timeout, so it is still waiting
+			// when the other one joins).
+			wait := g3.async([]int{0}, func(w *worker) error {
+				h, err := b.CommInitRootInfo(2, &root, 0)
+				if err == nil {
+					w.comm = h
+				}
+				return err
+			})
+			time.Sleep(pause)
+			errs := g3.some([]int{2}, func(w *worker) error {
+				h, err := b.CommInitRootInfo(c.n, &root, c.claim)
+				if err == nil {
+					_ = b.CommDestroy(h)
+				}
+				return err
+			})
+			code(t, hccl.EInternal, wait()[0], "rank 0 (the root) when %s", c.name)
+			if r := hccl.ResultOf(errs[2]); r != hccl.EInternal && r != hccl.ETimeout {
+				t.Errorf("%s: got %v (%v), want %v or %v", c.name, r, errs[2], hccl.EInternal, hccl.ETimeout)
+			}
+		}
+		// A fresh root info forms the communicator.
 		var root hccl.RootInfo
 		g3.noErr("GetRootInfo", g3.some([]int{0}, func(w *worker) error {
 			var err error
 			root, err = b.GetRootInfo()
 			return err
 		}))
-		// Rank 0 joins first and waits; rank 1 claims id 0 too; rank 2
-		// says the communicator has 4 ranks.
-		wait := g3.async([]int{0}, func(w *worker) error {
-			h, err := b.CommInitRootInfo(2, &root, 0)
+		g3.noErr("CommInitRootInfo after the aborted ones", g3.some([]int{0, 1}, func(w *worker) error {
+			h, err := b.CommInitRootInfo(2, &root, uint32(w.rank))
 			if err == nil {
 				w.comm = h
 			}
 			return err
-		})
-		// Give rank 0 time to register first (a fraction of the timeout, so
-		// it is still waiting when rank 1 joins properly).
-		pause := 100 * time.Millisecond
-		if s.opts.Timeout > 0 {
-			pause = min(pause, s.opts.Timeout/5)
-		}
-		time.Sleep(pause)
-		errs := g3.some([]int{1, 2}, func(w *worker) error {
-			if w.rank == 1 {
-				_, err := b.CommInitRootInfo(2, &root, 0)
-				return err
-			}
-			_, err := b.CommInitRootInfo(4, &root, 1)
-			return err
-		})
-		code(t, hccl.EPara, errs[1], "a second rank joining with id 0")
-		code(t, hccl.EPara, errs[2], "a rank joining with nRanks 4 where rank 0 said 2")
-		// Rank 1 now joins properly and the communicator forms.
-		errs = g3.some([]int{1}, func(w *worker) error {
-			h, err := b.CommInitRootInfo(2, &root, 1)
-			if err == nil {
-				w.comm = h
-			}
-			return err
-		})
-		g3.noErr("CommInitRootInfo of the real rank 1", errs)
-		g3.noErr("CommInitRootInfo of rank 0", wait())
+		}))
 	}
+}
+
+// initDestroy forms a one-rank communicator from a fresh root info with
+// cfg and destroys it.
+func initDestroy(b hccl.Backend, cfg *hccl.CommConfig) error {
+	root, err := b.GetRootInfo()
+	if err != nil {
+		return err
+	}
+	h, err := b.CommInitRootInfoConfig(1, &root, 0, cfg)
+	if err != nil {
+		return err
+	}
+	return b.CommDestroy(h)
 }

@@ -196,6 +196,7 @@ struct rdv {
     struct comm **slots; /* filled when the group forms */
     int *present;
     int formed_pending;  /* members still to pick up their comm */
+    int aborted;         /* a root info's initialisation was aborted */
     char name[COMM_NAME_MAX_LENGTH];
     int timeout_ms;
     struct rdv *next;
@@ -245,15 +246,25 @@ static HcclResult rdv_join(struct rdv *r, uint32_t n, uint32_t rank, const char 
 {
     if (r->formed_pending)
         return HCCL_E_PARA; /* already used to form a communicator */
-    if (r->joined > 0 && r->n != n)
-        return HCCL_E_PARA;
+    if (r->aborted)
+        return HCCL_E_INTERNAL;
+    if (r->joined > 0 && (r->n != n || r->present[rank])) {
+        if (r->key != NULL)
+            return HCCL_E_PARA;
+        /* A root info: its server aborts the initialisation when an agent
+         * id is already connected or the rank counts differ (hcomm legacy
+         * topoinfo_exchange_server.cc:490-496, 640-652); the root's init
+         * reports HCCL_E_INTERNAL (topoinfo_detect.cc:458-460) and the
+         * others fail on the sockets the server closes (:132-135). */
+        r->aborted = 1;
+        pthread_cond_broadcast(&stub_cv);
+        return HCCL_E_INTERNAL;
+    }
     if (r->joined == 0) {
         r->n = n;
         r->slots = xcalloc(n, sizeof *r->slots);
         r->present = xcalloc(n, sizeof *r->present);
     }
-    if (r->present[rank])
-        return HCCL_E_PARA;
     r->present[rank] = 1;
     r->joined++;
     if (name != NULL && name[0] != '\0' && r->name[0] == '\0')
@@ -271,7 +282,13 @@ static HcclResult rdv_join(struct rdv *r, uint32_t n, uint32_t rank, const char 
         struct group tmp = {.timeout_ms = timeout_ms};
         struct timespec dl = deadline_for(&tmp);
         while (!r->formed_pending) {
-            if (stub_wait(&dl) == ETIMEDOUT && !r->formed_pending) {
+            if (r->aborted) {
+                r->present[rank] = 0;
+                if (--r->joined == 0)
+                    rdv_free(r); /* the aborted root info is dead */
+                return HCCL_E_INTERNAL;
+            }
+            if (stub_wait(&dl) == ETIMEDOUT && !r->formed_pending && !r->aborted) {
                 r->present[rank] = 0;
                 if (--r->joined == 0) {
                     if (r->key != NULL)
@@ -333,6 +350,10 @@ static HcclResult config_read(const HcclCommConfig *cfg, char *name, int *timeou
     if (size < offsetof(HcclCommConfig, hcclUdi))
         return HCCL_E_PARA;
     if (memchr(cfg->hcclCommName, 0, COMM_NAME_MAX_LENGTH) == NULL)
+        return HCCL_E_PARA;
+    /* hcclBufferSize below 1 MB (HCCL_CCL_COMM_BUFFER_MIN); not set
+     * follows HCCL_BUFFSIZE (hcomm legacy comm_config.cc:247-270). */
+    if (cfg->hcclBufferSize != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET && cfg->hcclBufferSize < 1)
         return HCCL_E_PARA;
     snprintf(name, COMM_NAME_MAX_LENGTH, "%s", cfg->hcclCommName);
     if (size >= offsetof(HcclCommConfig, hcclAlgo) && cfg->hcclExecTimeOut > 0)

@@ -100,6 +100,7 @@ typedef struct HcclSendRecvItemDef {
 #define HCCL_COMM_CONFIG_INFO_BYTES 24
 #define HCCL_COMM_CONFIG_MAGIC_WORD 0xf0f0f0f0u
 #define HCCL_COMM_CONFIG_VERSION 10
+#define HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET 0xffffffffu
 
 /* HcclCommConfig of HCCL_COMM_CONFIG_VERSION 10. */
 typedef struct HcclCommConfigDef {
