@@ -471,7 +471,8 @@ func reportReads(b *testing.B, size, reads int, d time.Duration) {
 }
 
 // BenchmarkHCCLBatchGet: see the file comment. Rank 0 reads rank 1's
-// 64 MiB registered table; each op is one BatchGet of many reads plus the
+// 64 MiB registered table; each op is the BatchGets (at most 256
+// descriptors each, HCCL's limit) of many reads plus the
 // stream synchronize that completes it.
 func BenchmarkHCCLBatchGet(b *testing.B) {
 	b.Run("inproc", benchBatchGetInProc)
@@ -524,7 +525,11 @@ func benchBatchGetInProc(b *testing.B) {
 			ds := batchGetDescs(local, mem.Addr, c.size, c.reads)
 			op := func() {
 				w0.do(func() {
-					err = e.sim.BatchGet(w0.comm, 1, ds, w0.s)
+					err = nil
+					// HCCL takes at most MaxOneSideDescs descriptors per batch.
+					for lo := 0; lo < len(ds) && err == nil; lo += hccl.MaxOneSideDescs {
+						err = e.sim.BatchGet(w0.comm, 1, ds[lo:min(len(ds), lo+hccl.MaxOneSideDescs)], w0.s)
+					}
 					if err == nil {
 						err = e.npu.SynchronizeStream(w0.s)
 					}

@@ -193,7 +193,10 @@ func (h *host) do(r *req) (res resp) {
 		ds := oneDescs(r.Descs)
 		t0 := time.Now()
 		for i := 0; i < r.Iters && err == nil; i++ {
-			err = b.BatchGet(c, r.U1, ds, st)
+			// HCCL takes at most MaxOneSideDescs descriptors per batch.
+			for lo := 0; lo < len(ds) && err == nil; lo += hccl.MaxOneSideDescs {
+				err = b.BatchGet(c, r.U1, ds[lo:min(len(ds), lo+hccl.MaxOneSideDescs)], st)
+			}
 		}
 		if err == nil {
 			err = n.SynchronizeStream(st)

@@ -296,8 +296,9 @@ func (p *Proc) LoopAllReduce(h hccl.CommHandle, s acl.StreamHandle, send, recv u
 	return time.Duration(r.Ns), err
 }
 
-// LoopBatchGet runs iters BatchGet calls of descs from peer and
-// synchronizes; the time is measured in the child.
+// LoopBatchGet reads descs from peer iters times, in BatchGet calls of at
+// most hccl.MaxOneSideDescs descriptors, and synchronizes; the time is
+// measured in the child.
 func (p *Proc) LoopBatchGet(h hccl.CommHandle, s acl.StreamHandle, peer uint32, descs []hccl.OneSideOpDesc, iters int) (time.Duration, error) {
 	r, err := p.call(&req{Op: "LoopBatchGet", H: uint64(h), S: uint64(s), U1: peer, Descs: wireDescs(descs), Iters: iters})
 	return time.Duration(r.Ns), err
