@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/onnx"
 )
@@ -56,24 +55,12 @@ func runBatch(cfg config, w io.Writer, data []byte, opts []onnx.Option) error {
 	for _, g := range bm.Gears {
 		size += g.Model.MemorySize + g.Model.WeightSize
 	}
-	npu, err := fallback.New(fallback.WithDeviceMemory(uintptr(max(1<<30, 2*size))))
+	se, err := openSession(blob, size)
 	if err != nil {
 		return err
 	}
-	rt, err := acl.Init(npu, "")
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	dev, err := rt.OpenDevice(0)
-	if err != nil {
-		return err
-	}
-	m, err := dev.LoadModel(blob)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer se.Close()
+	dev, m := se.dev, se.m
 	desc := m.Desc()
 	fmt.Fprintf(w, "model %s: dynamic batch, gears %v; inputs:", cfg.model, desc.Batches)
 	for _, d := range desc.Inputs {

@@ -100,29 +100,17 @@ func run(cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fopts := []fallback.Option{fallback.WithDeviceMemory(uintptr(max(1<<30, 2*(m.MemorySize+m.WeightSize))))}
+	var fopts []fallback.Option
 	if cfg.deviceProfile != "" {
 		fopts = append(fopts, fallback.WithDeviceProfile())
 	}
-	npu, err := fallback.New(fopts...)
+	se, err := openSession(blob, m.MemorySize+m.WeightSize, fopts...)
 	if err != nil {
 		return err
 	}
-	rt, err := acl.Init(npu, "")
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	dev, err := rt.OpenDevice(0)
-	if err != nil {
-		return err
-	}
-	am, err := dev.LoadModel(blob)
-	if err != nil {
-		return err
-	}
-	defer am.Close()
-	bd, err := zerocopy.Bind(am)
+	defer se.Close()
+	npu := se.npu
+	bd, err := zerocopy.Bind(se.m)
 	if err != nil {
 		return err
 	}
@@ -312,4 +300,39 @@ func safeName(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// session is a fallback NPU with a model loaded on its device 0.
+type session struct {
+	npu *fallback.NPU
+	rt  *acl.Runtime
+	dev *acl.Device
+	m   *acl.Model
+}
+
+// openSession starts a fallback NPU with room for a model whose work and
+// weights take size bytes, and loads blob on device 0.
+func openSession(blob []byte, size int64, opts ...fallback.Option) (*session, error) {
+	npu, err := fallback.New(append([]fallback.Option{fallback.WithDeviceMemory(uintptr(max(1<<30, 2*size)))}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	se := &session{npu: npu}
+	if se.rt, err = acl.Init(npu, ""); err != nil {
+		return nil, err
+	}
+	if se.dev, err = se.rt.OpenDevice(0); err == nil {
+		se.m, err = se.dev.LoadModel(blob)
+	}
+	if err != nil {
+		_ = se.rt.Close()
+		return nil, err
+	}
+	return se, nil
+}
+
+// Close unloads the model and releases the runtime.
+func (se *session) Close() {
+	_ = se.m.Close()
+	_ = se.rt.Close()
 }
