@@ -306,6 +306,9 @@ func (s *Sim) Barrier(h hccl.CommHandle, st acl.StreamHandle) error {
 	if err := stream(op, st); err != nil {
 		return err
 	}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, &opDesc{Kind: kindBarrier}, nil, nil, 0, 0))
 }
 
@@ -338,6 +341,9 @@ func (s *Sim) AllReduce(send, recv unsafe.Pointer, count uint64, dt hccl.DataTyp
 		return err
 	}
 	d := &opDesc{Kind: kindAllReduce, Count: count, DT: dtype(dt), Op: redOp(rop)}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, d, send, recv, n, n))
 }
 
@@ -362,6 +368,9 @@ func (s *Sim) Broadcast(buf unsafe.Pointer, count uint64, dt hccl.DataType, root
 		return err
 	}
 	d := &opDesc{Kind: kindBroadcast, Count: count, DT: dtype(dt), Root: root}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, d, buf, buf, n, n))
 }
 
@@ -389,6 +398,9 @@ func (s *Sim) AllGather(send, recv unsafe.Pointer, sendCount uint64, dt hccl.Dat
 		return err
 	}
 	d := &opDesc{Kind: kindAllGather, Count: sendCount, DT: dtype(dt)}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, d, send, recv, n, n*uint64(c.n)))
 }
 
@@ -419,6 +431,9 @@ func (s *Sim) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt hccl
 		return err
 	}
 	d := &opDesc{Kind: kindReduceScatter, Count: recvCount, DT: dtype(dt), Op: redOp(rop)}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, d, send, recv, n*uint64(c.n), n))
 }
 
@@ -487,6 +502,9 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 	if err := stream(op, st); err != nil {
 		return err
 	}
+	if err := c.cclBuffer(op); err != nil {
+		return err
+	}
 	return herr(op, c.runCollective(st, d, send, recv, sendBytes, recvBytes))
 }
 
@@ -511,6 +529,9 @@ func (s *Sim) sendRecv(op string, send bool, buf unsafe.Pointer, count uint64, d
 		return err
 	}
 	if err := stream(op, st); err != nil {
+		return err
+	}
+	if err := c.cclBuffer(op); err != nil {
 		return err
 	}
 	return herr(op, c.runP2P(st, []p2pItem{it}))
@@ -596,6 +617,9 @@ func (s *Sim) BatchSendRecv(items []hccl.SendRecvItem, h hccl.CommHandle, st acl
 		return nil
 	}
 	if err := stream(op, st); err != nil {
+		return err
+	}
+	if err := c.cclBuffer(op); err != nil {
 		return err
 	}
 	if len(selfSend) > 0 {

@@ -191,7 +191,12 @@ func (s *Sim) EnableMemAccess(h hccl.CommHandle, remoteDesc *hccl.MemDesc) (hccl
 		return hccl.CommMem{}, hccl.Errorf(op, hccl.EInternal, "no connection to rank %d: exchange descriptors with it first (HcclExchangeMemDesc)", m.owner)
 	}
 	if !c.tr.ownerHas(c, m.owner, m.id) {
-		return hccl.CommMem{}, hccl.Errorf(op, hccl.ENotFound, "rank %d has deregistered memory %#x", m.owner, m.addr)
+		// The owner's deregistration destroyed the memory's IPC name
+		// (local_ipc_rma_buffer_impl.cc:140, mem_name_repository.cc:268-308),
+		// so the import fails: aclrtIpcMemImportByKey → HCCL_E_RUNTIME
+		// (hccl_mem.cc:369-378, adapter_rts.cc:1338-1359), thrown and
+		// caught as runtime_error → HCCL_E_RUNTIME (exception_handler.cc).
+		return hccl.CommMem{}, hccl.Errorf(op, hccl.ERuntime, "rank %d has deregistered memory %#x: importing it fails", m.owner, m.addr)
 	}
 	c.os.mu.Lock()
 	if e := c.os.enabled[m.key()]; e != nil {
@@ -520,95 +525,4 @@ func (c *comm) localViews(xs []xfer) (k int, err error) {
 		xs[i].local = v
 	}
 	return 0, nil
-}
-
-// CommRegister registers a buffer window with the communicator.
-func (s *Sim) CommRegister(h hccl.CommHandle, addr unsafe.Pointer, size uint64, flag uint32) (hccl.RegistrationHandle, error) {
-	const op = "HcclCommRegister"
-	c, err := s.comm(op, h)
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case addr == nil:
-		return 0, hccl.Errorf(op, hccl.EPtr, "null address")
-	case size == 0:
-		return 0, hccl.Errorf(op, hccl.EPara, "size 0")
-	case flag != 0:
-		return 0, hccl.Errorf(op, hccl.EPara, "flag %d (reserved, must be 0)", flag)
-	}
-	if _, err := c.view(addr, size); err != nil {
-		return 0, herr(op, err)
-	}
-	c.os.mu.Lock()
-	defer c.os.mu.Unlock()
-	c.os.nextWin += 0x40
-	w := 0x7000 + c.os.nextWin
-	c.os.windows[w] = &window{addr: addr, size: size, peers: map[int][2]uint64{}}
-	return hccl.RegistrationHandle(w), nil
-}
-
-// CommDeregister releases a window.
-func (s *Sim) CommDeregister(h hccl.CommHandle, w hccl.RegistrationHandle) error {
-	const op = "HcclCommDeregister"
-	c, err := s.comm(op, h)
-	if err != nil {
-		return err
-	}
-	c.os.mu.Lock()
-	defer c.os.mu.Unlock()
-	if c.os.windows[uintptr(w)] == nil {
-		return hccl.Errorf(op, hccl.ENotFound, "window %#x is not registered on this communicator", uintptr(w))
-	}
-	delete(c.os.windows, uintptr(w))
-	return nil
-}
-
-// CommExchangeMem exchanges a window with each listed peer (which must
-// call it naming this rank); all pairings proceed at once.
-func (s *Sim) CommExchangeMem(h hccl.CommHandle, w hccl.RegistrationHandle, peerRanks []uint32) error {
-	const op = "HcclCommExchangeMem"
-	c, err := s.comm(op, h)
-	if err != nil {
-		return err
-	}
-	c.os.mu.Lock()
-	win := c.os.windows[uintptr(w)]
-	c.os.mu.Unlock()
-	if win == nil {
-		return hccl.Errorf(op, hccl.ENotFound, "window %#x is not registered on this communicator", uintptr(w))
-	}
-	for _, p := range peerRanks {
-		if int(p) >= c.n || int(p) == c.rank {
-			return hccl.Errorf(op, hccl.EPara, "peer %d (this rank %d of %d)", p, c.rank, c.n)
-		}
-	}
-	offer := pairOffer{Count: uint64(uintptr(win.addr)), Payload: [][]byte{le64(win.size)}}
-	errs := make([]error, len(peerRanks))
-	res := make([]pairResult, len(peerRanks))
-	done := make(chan int, len(peerRanks))
-	for i, p := range peerRanks {
-		go func(i, p int) {
-			res[i], errs[i] = c.tr.pair(c, pairWin, p, c.rank < p, offer, c.timeout)
-			done <- i
-		}(i, int(p))
-	}
-	for range peerRanks {
-		<-done
-	}
-	for _, e := range errs {
-		if e != nil {
-			return herr(op, e)
-		}
-	}
-	c.os.mu.Lock()
-	defer c.os.mu.Unlock()
-	for i, p := range peerRanks {
-		size := uint64(0)
-		if len(res[i].peer.Payload) == 1 && len(res[i].peer.Payload[0]) == 8 {
-			size = leU64(res[i].peer.Payload[0])
-		}
-		win.peers[int(p)] = [2]uint64{res[i].peer.Count, size}
-	}
-	return nil
 }

@@ -104,6 +104,7 @@ type comm struct {
 	timeout time.Duration // HCCL_EXEC_TIMEOUT or the config's
 	connect time.Duration // HCCL_CONNECT_TIMEOUT: links of the first operation
 	checkOp string        // inconsistent_check: checkFirst, checkOn, checkOff
+	a3      bool          // the device is an Atlas A3 (Options.SocName): windows exist
 	stop    chan struct{} // closed by destroy: held and waiting tasks give up
 	tr      transport
 	world   [16]byte

@@ -97,3 +97,10 @@ func (r *npuRank) Close() error {
 	}
 	return err
 }
+
+// WithSoc is a second model over the same NPU whose devices are of SoC
+// name (hccltest.SocEnv).
+func (e *npuEnv) WithSoc(name string) (hccltest.Env, func(), error) {
+	sim := hcclsim.New(e.npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout, SocName: name})
+	return &npuEnv{npu: e.npu, sim: sim}, func() { _ = sim.Close() }, nil
+}

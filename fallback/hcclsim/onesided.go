@@ -96,8 +96,9 @@ type oneSidedState struct {
 	regs    map[uint64]*registration // mine, live, by id
 	conns   map[int]bool             // peers an ExchangeMemDesc paired with
 	enabled map[descKey]*enabledMem  // enabled by me
-	windows map[uintptr]*window      // by handle
+	windows map[uintptr]*window      // by handle: at most one (window.go)
 	nextWin uintptr
+	cclBuf  bool // a collective created the CCL buffer: no window any more (window.go)
 }
 
 func (s *oneSidedState) init() {

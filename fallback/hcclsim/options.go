@@ -56,6 +56,13 @@ type Options struct {
 	// more descriptors than the remote array holds (the device writes
 	// past its end; here HCCL_E_PARA). Default: off, the device's outcome.
 	Pedantic bool
+	// SocName is the SoC of the model's devices, which decides the
+	// features of one generation: the buffer windows of HcclCommRegister
+	// exist on an Atlas A3 only (hcomm legacy
+	// hccl_communicator_host.cc:9282,9306,9329), elsewhere they are
+	// HCCL_E_NOT_SUPPORT. Default DefaultSocName, an A3, the device the
+	// docs promise windows on; "Ascend910B1" models an Atlas A2.
+	SocName string
 }
 
 // Device defaults and limits (hcomm legacy tree, src/legacy/ascend910/:
@@ -120,6 +127,9 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	o.BufferBytes = max(o.BufferBytes, 64<<10) / 4096 * 4096
+	if o.SocName == "" {
+		o.SocName = DefaultSocName
+	}
 	if o.ShmDir == "" {
 		o.ShmDir = "/dev/shm"
 	}

@@ -86,3 +86,14 @@ func (r *procRank) Hold() error { return r.p.HoldStream(r.s) }
 
 // Release lets the held stream run on.
 func (r *procRank) Release() error { return r.p.ReleaseStream(r.s) }
+
+// WithSoc starts two rank processes whose devices are of SoC name
+// (hccltest.SocEnv); release stops them.
+func (e *procEnv) WithSoc(name string) (hccltest.Env, func(), error) {
+	cl, err := procs.Start(procs.Options{Processes: 2, Devices: 2, Args: []string{"-test.run=^$"},
+		ExecTimeout: testTimeout, ConnectTimeout: 10 * testTimeout, SocName: name})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &procEnv{cl: cl}, func() { _ = cl.Close() }, nil
+}

@@ -64,7 +64,7 @@ func (s *Sim) register(c *comm) uintptr {
 // newComm builds rank `rank` of n on device dev over transport tr.
 func (s *Sim) newComm(tr transport, world [16]byte, n, rank int, dev int32, name string, timeout time.Duration) *comm {
 	c := &comm{sim: s, rank: rank, n: n, dev: dev, name: name, timeout: timeout, tr: tr, world: world,
-		connect: s.opts.ConnectTimeout, checkOp: s.opts.InconsistentCheck, stop: make(chan struct{})}
+		connect: s.opts.ConnectTimeout, checkOp: s.opts.InconsistentCheck, a3: a3Socs[s.opts.SocName], stop: make(chan struct{})}
 	c.os.init()
 	return c
 }

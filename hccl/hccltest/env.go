@@ -111,4 +111,5 @@ const (
 	OneSided    Feature = "the one-sided service" // HcclRegisterMem … HcclBatchGet/Put
 	Windows     Feature = "buffer windows"        // HcclCommRegister, HcclCommExchangeMem
 	ClusterInfo Feature = "CommInitClusterInfo"   // communicators from a rank table
+	SocSwitch   Feature = "another SoC (SocEnv)"  // Windows/OtherSoc: the env runs a non-A3 device
 )

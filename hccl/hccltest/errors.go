@@ -323,15 +323,9 @@ func (s *suite) testDestroy(t *testing.T) {
 	n := min(3, s.maxRanks)
 	for round := 0; round < 3; round++ {
 		g := s.newGroup(t, n).mustInit()
-		g.noErr("AllReduce", g.each(func(w *worker) error {
-			buf, err := w.alloc(256)
-			if err != nil {
-				return err
-			}
-			defer w.free(buf)
-			return g.b.AllReduce(buf, buf, 8, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
-		}))
-		// Leave one-sided state and a window behind on purpose.
+		// Leave one-sided state and a window behind on purpose. The window
+		// comes first: once a collective made the CCL buffer, none can be
+		// registered (hccl_communicator_host.cc:9282-9283).
 		mem := make([]unsafe.Pointer, n)
 		g.each(func(w *worker) error {
 			p, err := w.alloc(4096)
@@ -339,14 +333,21 @@ func (s *suite) testDestroy(t *testing.T) {
 				return err
 			}
 			mem[w.rank] = p
+			if _, err := g.b.CommRegister(w.comm, p, 4096, 0); err != nil {
+				return err
+			}
 			peer := uint32((w.rank + 1) % n)
-			d, err := g.b.RegisterMem(w.comm, peer, w.r.MemType(), p, 4096)
+			_, err = g.b.RegisterMem(w.comm, peer, w.r.MemType(), p, 4096)
+			return err
+		})
+		// A collective is refused while the window is registered (ch:2296-2306).
+		g.each(func(w *worker) error {
+			buf, err := w.alloc(256)
 			if err != nil {
 				return err
 			}
-			_ = d
-			_, err = g.b.CommRegister(w.comm, p, 4096, 0)
-			return err
+			defer w.free(buf)
+			return g.b.AllReduce(buf, buf, 8, hccl.Float32, hccl.Sum, w.comm, w.r.Stream())
 		})
 		g.noErr("CommDestroy", g.destroy())
 		g.each(func(w *worker) error { return w.free(mem[w.rank]) })

@@ -378,60 +378,13 @@ func (s *suite) testOneSidedErrors(t *testing.T) {
 			return fmt.Errorf("DisableMemAccess of deregistered memory: %w", err)
 		}
 		_, err = b.EnableMemAccess(w.comm, &recv0)
-		code(t, hccl.ENotFound, err, "EnableMemAccess of a descriptor its owner deregistered")
+		// The owner's deregistration destroyed the IPC name; the import
+		// fails with HCCL_E_RUNTIME (hcomm legacy hccl_mem.cc:369-378,
+		// adapter_rts.cc:1353-1359, exception_handler.cc runtime_error).
+		code(t, hccl.ERuntime, err, "EnableMemAccess of a descriptor its owner deregistered")
 		return w.r.Sync()
 	}))
 	g.some([]int{0, 1}, func(w *worker) error { return w.free(extra[w.rank]) })
 	st.teardown(g)
-	g.noErr("CommDestroy", g.destroy())
-}
-
-func (s *suite) testWindows(t *testing.T) {
-	n := min(3, s.maxRanks)
-	g := s.newGroup(t, n).mustInit()
-	b := g.b
-	wins := make([]hccl.RegistrationHandle, n)
-	mem := make([]unsafe.Pointer, n)
-	errs := g.each(func(w *worker) error {
-		p, err := w.alloc(8192)
-		if err != nil {
-			return err
-		}
-		mem[w.rank] = p
-		wins[w.rank], err = b.CommRegister(w.comm, p, 8192, 0)
-		return err
-	})
-	s.unsupported(t, Windows, errs[0])
-	g.noErr("CommRegister", errs)
-	g.noErr("CommExchangeMem", g.each(func(w *worker) error {
-		var peers []uint32
-		for q := 0; q < n; q++ {
-			if q != w.rank {
-				peers = append(peers, uint32(q))
-			}
-		}
-		return b.CommExchangeMem(w.comm, wins[w.rank], peers)
-	}))
-	g.noErr("window checks", g.some([]int{0}, func(w *worker) error {
-		c := w.comm
-		_, err := b.CommRegister(c, nil, 64, 0)
-		code(t, hccl.EPtr, err, "CommRegister of a null address")
-		_, err = b.CommRegister(c, mem[0], 0, 0)
-		code(t, hccl.EPara, err, "CommRegister of size 0")
-		_, err = b.CommRegister(c, mem[0], 64, 1)
-		code(t, hccl.EPara, err, "CommRegister with flag 1")
-		code(t, hccl.EPara, b.CommExchangeMem(c, wins[0], []uint32{0}), "CommExchangeMem with self")
-		code(t, hccl.EPara, b.CommExchangeMem(c, wins[0], []uint32{uint32(n)}), "CommExchangeMem with rank = size")
-		code(t, hccl.ENotFound, b.CommExchangeMem(c, wins[0]+12345, []uint32{1}), "CommExchangeMem of an unknown window")
-		code(t, hccl.ENotFound, b.CommDeregister(c, wins[0]+12345), "CommDeregister of an unknown window")
-		return nil
-	}))
-	g.noErr("CommDeregister", g.each(func(w *worker) error {
-		if err := b.CommDeregister(w.comm, wins[w.rank]); err != nil {
-			return err
-		}
-		code(t, hccl.ENotFound, b.CommDeregister(w.comm, wins[w.rank]), "CommDeregister twice")
-		return w.free(mem[w.rank])
-	}))
 	g.noErr("CommDestroy", g.destroy())
 }

@@ -100,7 +100,10 @@ func (b *Backend) CommExchangeMem(c hccl.CommHandle, w hccl.RegistrationHandle, 
 	if uint64(len(peerRanks)) > 1<<32-1 {
 		return errorf(symCommExchangeMem, hccl.EPara, "%d peers", len(peerRanks))
 	}
-	var p *uint32
+	// An empty list is a valid pointer with peerRankNum 0 (HCCL_E_PARA,
+	// op_base.cc:5714), as on the fallback; a NULL array is HCCL_E_PTR.
+	var none uint32
+	p := &none
 	if len(peerRanks) > 0 {
 		p = &peerRanks[0]
 	}

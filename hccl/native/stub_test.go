@@ -149,3 +149,11 @@ func linkDir(t testing.TB, files map[string]string) string {
 	}
 	return dir
 }
+
+// WithSoc makes the stub's communicators initialised from now on run on
+// devices of SoC name (hccltest.SocEnv); release restores the default A3.
+func (e *stubEnv) WithSoc(name string) (hccltest.Env, func(), error) {
+	c := append([]byte(name), 0)
+	stubCall(e.t, e.b, "HcclStubSetSocName", uintptr(unsafe.Pointer(&c[0])))
+	return e, func() { stubCall(e.t, e.b, "HcclStubSetSocName", 0) }, nil
+}

@@ -27,6 +27,7 @@ const (
 	envBuffer  = "HCCLSIM_PROCS_BUFFER"   // staging bytes per rank
 	envStaged  = "HCCLSIM_PROCS_STAGED"   // "1": device memory not shareable, data staged
 	envPedant  = "HCCLSIM_PROCS_PEDANTIC" // "1": hcclsim.Options.Pedantic
+	envSoc     = "HCCLSIM_PROCS_SOC"      // hcclsim.Options.SocName
 )
 
 // IsChild reports whether this process was started by Start to serve as
@@ -75,6 +76,7 @@ func serve(in io.Reader, out io.Writer) error {
 		ConnectTimeout: time.Duration(envInt(envConnect, 0)) * time.Millisecond,
 		BufferBytes:    envInt(envBuffer, 0),
 		Pedantic:       os.Getenv(envPedant) == "1",
+		SocName:        os.Getenv(envSoc),
 	})
 	defer sim.Close()
 	bw := bufio.NewWriter(out)

@@ -36,6 +36,8 @@ type Options struct {
 	Staged bool
 	// Pedantic sets hcclsim.Options.Pedantic in every child.
 	Pedantic bool
+	// SocName sets hcclsim.Options.SocName in every child.
+	SocName string
 	// Args are the arguments the child is started with; a test binary
 	// passes "-test.run=^TestName$" naming a test that calls ServeChild
 	// when IsChild.
@@ -103,6 +105,9 @@ func Start(opts Options) (*Cluster, error) {
 	}
 	if opts.Pedantic {
 		env = append(env, envPedant+"=1")
+	}
+	if opts.SocName != "" {
+		env = append(env, envSoc+"="+opts.SocName)
 	}
 	for i := 0; i < opts.Processes; i++ {
 		cmd := exec.Command(exe, opts.Args...)

@@ -318,6 +318,9 @@ static HcclResult run_checked(struct comm *c, struct coll_arg *a, aclrtStream st
 {
     if (stream == NULL)
         return HCCL_E_PTR;
+    HcclResult rc = ccl_buffer(c);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     struct timespec start;
     if (op_begin(c, stream, &start))
         return HCCL_SUCCESS;

@@ -15,6 +15,22 @@ long stub_live;
 
 static int g_timeout_ms = 120000; /* HCCL_CONNECT_TIMEOUT default: 120 s */
 
+/* The SoC of the stub's devices: an Atlas A3 unless a test says otherwise
+ * (HcclStubSetSocName), as the fallback's hcclsim.DefaultSocName. */
+static char g_soc[64] = "Ascend910_9391";
+
+/* soc_is_a3: the names the device maps to DEV_TYPE_910_93 (hcomm legacy
+ * platform/inc/adapter/adapter_hal.h:50-57). */
+static int soc_is_a3(const char *s)
+{
+    static const char *const a3[] = {"Ascend910_9391", "Ascend910_9381", "Ascend910_9392", "Ascend910_9382",
+                                     "Ascend910_9372", "Ascend910_9362", "Ascend910_9363"};
+    for (size_t i = 0; i < sizeof a3 / sizeof a3[0]; i++)
+        if (strcmp(s, a3[i]) == 0)
+            return 1;
+    return 0;
+}
+
 __attribute__((constructor)) static void stub_init(void)
 {
     pthread_condattr_t a;
@@ -41,6 +57,28 @@ EXPORT void HcclStubSetTimeoutMs(int ms)
     pthread_mutex_lock(&stub_mu);
     g_timeout_ms = ms > 0 ? ms : 1;
     pthread_mutex_unlock(&stub_mu);
+}
+
+/* HcclStubSetSocName sets the SoC of communicators initialised from now on
+ * (NULL: the default A3). */
+EXPORT void HcclStubSetSocName(const char *name)
+{
+    pthread_mutex_lock(&stub_mu);
+    snprintf(g_soc, sizeof g_soc, "%s", name != NULL ? name : "Ascend910_9391");
+    pthread_mutex_unlock(&stub_mu);
+}
+
+/* ExecOp creates the CCL buffer when the communicator has more than one
+ * rank (hcomm legacy hccl_communicator_host.cc:4665-4667); a registered
+ * window (user memory) excludes it (ch:2296-2306). */
+HcclResult ccl_buffer(struct comm *c)
+{
+    if (c->g->n < 2)
+        return HCCL_SUCCESS;
+    if (c->has_win)
+        return HCCL_E_NOT_SUPPORT;
+    c->ccl_buf = 1;
+    return HCCL_SUCCESS;
 }
 
 EXPORT long HcclStubLive(void)
@@ -180,6 +218,7 @@ static struct comm *comm_new(struct group *g, uint32_t rank)
     c->id = g_ncomms;
     c->g = g;
     c->rank = rank;
+    c->a3 = soc_is_a3(g_soc);
     g->refs++;
     stub_live++;
     return c;

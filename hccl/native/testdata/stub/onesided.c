@@ -373,8 +373,10 @@ EXPORT HcclResult HcclEnableMemAccess(HcclComm comm, HcclMemDesc *remoteMemDesc,
         !connected(c, b.owner))
         UNLOCK_RETURN(HCCL_E_INTERNAL);
     struct reg *r = reg_find(b.reg);
+    /* Deregistered by its owner: the IPC import fails, HCCL_E_RUNTIME
+     * (hcomm legacy hccl_mem.cc:369-378, adapter_rts.cc:1338-1359). */
     if (r == NULL || !r->alive)
-        UNLOCK_RETURN(HCCL_E_NOT_FOUND);
+        UNLOCK_RETURN(HCCL_E_RUNTIME);
     struct access *a = NULL;
     for (struct access *x = g_access; x != NULL; x = x->next)
         if (x->comm == c->id && x->r == r)
@@ -507,16 +509,24 @@ static struct win **win_find(const struct comm *c, void *handle)
     return NULL;
 }
 
+/* Buffer windows as the hcomm legacy tree has them: op_base.cc:5673-5722
+ * checks the arguments, hccl_communicator_host.cc:9279-9389 (ch) does the
+ * work. A3 only (ch:9282,9306,9329); the flag is reserved and ignored. */
 EXPORT HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, void **handle, uint32_t flag)
 {
+    (void)flag; /* op_base.cc:5673 [[maybe_unused]] */
     struct comm *c;
     HcclResult rc = lock_comm(comm, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (addr == NULL || handle == NULL)
         UNLOCK_RETURN(HCCL_E_PTR);
-    if (size == 0 || flag != 0)
+    if (size == 0)
         UNLOCK_RETURN(HCCL_E_PARA);
+    /* ch:9282-9290: not an A3, a window already there (one per
+     * communicator), or the CCL buffer already created. */
+    if (!c->a3 || c->has_win || c->ccl_buf)
+        UNLOCK_RETURN(HCCL_E_NOT_SUPPORT);
     struct win *w = xcalloc(1, sizeof *w);
     w->id = g_next_win++;
     w->comm = c->id;
@@ -525,23 +535,30 @@ EXPORT HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, voi
     w->next = g_wins;
     g_wins = w;
     g_live++;
+    c->has_win = 1;
     *handle = win_handle(w);
     UNLOCK_RETURN(HCCL_SUCCESS);
 }
 
+/* An unknown handle succeeds (ch:9313-9315, a warning on the device). */
 EXPORT HcclResult HcclCommDeregister(HcclComm comm, void *handle)
 {
     struct comm *c;
     HcclResult rc = lock_comm(comm, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
+    if (handle == NULL)
+        UNLOCK_RETURN(HCCL_E_PTR);
+    if (!c->a3)
+        UNLOCK_RETURN(HCCL_E_NOT_SUPPORT); /* ch:9306-9311 */
     struct win **p = win_find(c, handle);
     if (p == NULL)
-        UNLOCK_RETURN(HCCL_E_NOT_FOUND);
+        UNLOCK_RETURN(HCCL_SUCCESS);
     struct win *w = *p;
     *p = w->next;
     free(w);
     g_live--;
+    c->has_win = 0;
     UNLOCK_RETURN(HCCL_SUCCESS);
 }
 
@@ -551,25 +568,38 @@ EXPORT HcclResult HcclCommExchangeMem(HcclComm comm, void *windowHandle, uint32_
     HcclResult rc = lock_comm(comm, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
-    if (peerRanks == NULL && peerRankNum > 0)
+    if (windowHandle == NULL || peerRanks == NULL)
         UNLOCK_RETURN(HCCL_E_PTR);
-    if (win_find(c, windowHandle) == NULL)
-        UNLOCK_RETURN(HCCL_E_NOT_FOUND);
+    if (peerRankNum == 0 || peerRankNum > 768) /* MAX_RANK_NUM_A3, op_base.cc:5714-5719 */
+        UNLOCK_RETURN(HCCL_E_PARA);
+    if (!c->a3)
+        UNLOCK_RETURN(HCCL_E_NOT_SUPPORT); /* ch:9329-9335 */
     struct group *g = c->g;
+    if (peerRankNum > g->n)
+        UNLOCK_RETURN(HCCL_E_PARA); /* ch:9337-9343 */
+    if (win_find(c, windowHandle) == NULL)
+        UNLOCK_RETURN(HCCL_E_NOT_FOUND); /* ch:9345-9348 */
+    /* A peer past the rank table is indexed unchecked on the device
+     * (transport_manager.cc:311): refused here. */
     for (uint32_t i = 0; i < peerRankNum; i++)
-        if (peerRanks[i] >= g->n || peerRanks[i] == c->rank)
+        if (peerRanks[i] >= g->n)
             UNLOCK_RETURN(HCCL_E_PARA);
     /* Post to every peer first, then collect every peer's offer: any order
      * of peers is deadlock-free. */
     uint64_t *seqs = xcalloc(peerRankNum, sizeof *seqs);
     struct offer **mine = xcalloc(peerRankNum, sizeof *mine);
+    /* The caller's own rank in the list is skipped (ch:9358-9369). */
     for (uint32_t i = 0; i < peerRankNum; i++) {
+        if (peerRanks[i] == c->rank)
+            continue;
         seqs[i] = g->winseq[c->rank * g->n + peerRanks[i]]++;
         mine[i] = post_offer(g, OFFER_WINDOW, c->rank, peerRanks[i], seqs[i], NULL, 0);
     }
     struct timespec dl = deadline_for(g);
     uint32_t got = 0;
     for (; got < peerRankNum; got++) {
+        if (peerRanks[got] == c->rank)
+            continue;
         struct offer *o = await_offer(g, OFFER_WINDOW, peerRanks[got], c->rank, seqs[got], &dl);
         if (o == NULL)
             break;

@@ -94,6 +94,8 @@ EXPORT HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType,
         rc = check_p2p(c, sendBuf, count, dataType, destRank);
     if (rc == HCCL_SUCCESS && count > 0 && stream == NULL)
         rc = HCCL_E_PTR;
+    if (rc == HCCL_SUCCESS && count > 0)
+        rc = ccl_buffer(c);
     struct timespec start;
     if (rc == HCCL_SUCCESS && count > 0 && !op_begin(c, stream, &start)) {
         struct timespec dl = deadline_for(c->g);
@@ -113,6 +115,8 @@ EXPORT HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType,
         rc = check_p2p(c, recvBuf, count, dataType, srcRank);
     if (rc == HCCL_SUCCESS && count > 0 && stream == NULL)
         rc = HCCL_E_PTR;
+    if (rc == HCCL_SUCCESS && count > 0)
+        rc = ccl_buffer(c);
     struct timespec start;
     if (rc == HCCL_SUCCESS && count > 0 && !op_begin(c, stream, &start)) {
         struct timespec dl = deadline_for(c->g);
@@ -159,6 +163,8 @@ EXPORT HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t ite
     }
     if (rc == HCCL_SUCCESS && stream == NULL)
         rc = HCCL_E_PTR;
+    if (rc == HCCL_SUCCESS)
+        rc = ccl_buffer(c);
     struct timespec start;
     if (rc != HCCL_SUCCESS || op_begin(c, stream, &start)) {
         pthread_mutex_unlock(&stub_mu);

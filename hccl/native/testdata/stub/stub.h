@@ -231,6 +231,9 @@ struct comm {
     int linked;   /* the first operation built the links */
     int broken;   /* an operation failed its stream: every later one does too */
     HcclResult async_err;
+    int a3;      /* the device is an Atlas A3 (HcclStubSetSocName): windows exist */
+    int has_win; /* a buffer window is registered (one per communicator) */
+    int ccl_buf; /* a collective created the CCL buffer: no window any more */
 };
 
 /* Global state: everything below is guarded by stub_mu. */
@@ -256,6 +259,11 @@ void onesided_release_comm(struct comm *c); /* registrations, accesses, windows,
 long onesided_live(void);
 
 HcclResult coll_run(struct comm *c, struct coll_arg *a);
+
+/* ccl_buffer is what a collective of a multi-rank communicator does at its
+ * call: it creates the CCL buffer, which a registered window forbids
+ * (HCCL_E_NOT_SUPPORT). Call with stub_mu held. */
+HcclResult ccl_buffer(struct comm *c);
 
 /* Streams and outcomes (stream.c). op_begin starts an operation: when the
  * communicator is broken it fails the stream and returns 1 (the call then
