@@ -9,6 +9,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/fallback/hcclsim/procs"
 	"github.com/ascend-go/cann/hccl"
 )
 
@@ -225,4 +226,35 @@ func TestCommNameUniquePerDevice(t *testing.T) {
 		require.NoError(t, err)
 		return sim.CommDestroy(h)
 	})
+}
+
+// TestLaterMismatchCheckOnAcrossProcesses: TestLaterMismatchSurfacesAtSync
+// with ranks in processes and inconsistent_check on (HCCL_DFS_CONFIG, which
+// the rank processes inherit): the call succeeds, every synchronize fails
+// with 507048 no earlier than the exec timeout naming what differed, and
+// HcclGetCommAsyncError reports HCCL_E_PARA (heartbeat.cc:2082-2106).
+func TestLaterMismatchCheckOnAcrossProcesses(t *testing.T) {
+	t.Setenv("HCCL_DFS_CONFIG", "inconsistent_check:on")
+	const exec = 500 * time.Millisecond
+	cl := startCluster(t, 3, procs.Options{ExecTimeout: exec})
+	g := newGroup(t, &procEnv{cl: cl}, 3)
+	g.must("first AllReduce", goodAllReduce(g))
+	start := time.Now()
+	g.must("mismatched AllReduce (only enqueues)", mismatchedAllReduce(g))
+	errs := g.each(func(w *rankW) error { return w.r.Sync() })
+	el := time.Since(start)
+	for r, err := range errs {
+		assert.Equal(t, acl.CodeRTFftsPlusTimeout, acl.CodeOf(err), "rank %d: %v", r, err)
+		if err != nil {
+			assert.Contains(t, err.Error(), "rank 2 count 63, rank 0 count 64", "rank %d", r)
+		}
+	}
+	assert.GreaterOrEqual(t, el, exec, "synchronize failed before the exec timeout")
+	g.must("GetCommAsyncError", g.each(func(w *rankW) error {
+		a, err := g.b.GetCommAsyncError(w.comm)
+		if err == nil {
+			assert.Equal(t, hccl.EPara, a, "rank %d", w.rank)
+		}
+		return err
+	}))
 }
