@@ -78,15 +78,30 @@ func (s *Stream) SetFailureMode(mode StreamFailureMode) error {
 // Wait is Synchronize that gives up when ctx is done, returning ctx.Err().
 // It waits in short bounded slices (aclrtSynchronizeStreamWithTimeout), so
 // no goroutine or OS thread stays blocked after Wait returns; the queued
-// work itself is not cancelled.
+// work itself is not cancelled. A backend that is a ContextSyncer waits
+// on ctx itself, without slices.
 func (s *Stream) Wait(ctx context.Context) error {
 	const op = "Stream.Wait"
 	if ctx.Done() == nil {
 		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
 	}
+	if cs, ok := s.dev.rt.b.(ContextSyncer); ok {
+		if err := ctx.Err(); err != nil {
+			return err // as pollWait: an ended context wins even on an idle stream
+		}
+		return s.call(op, func() error { return cs.SynchronizeStreamContext(ctx, s.h) })
+	}
 	return pollWait(ctx, func(ms int32) error {
 		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStreamWithTimeout(s.h, ms) })
 	})
+}
+
+// ContextSyncer is implemented by backends that can wait for a stream
+// bounded by a context, returning ctx.Err() when it ends first (the
+// fallback): Stream.Wait then needs no slices, whose timers and timeout
+// errors cost allocations on every wait that outlasts one.
+type ContextSyncer interface {
+	SynchronizeStreamContext(ctx context.Context, s StreamHandle) error
 }
 
 // pollWait calls wait with timeouts of at most waitSlice (never beyond

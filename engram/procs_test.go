@@ -60,3 +60,30 @@ func TestFetchGradProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchAllocationsProcesses: TestFetchAllocations with every rank its
+// own process: a steady-state fetch allocates at most 2 objects in the
+// whole rank process (its fetch, its stream and its one-sided server
+// answering the peers' reads), measured there by runtime.MemStats over
+// Iters fetches after a warm-up.
+func TestFetchAllocationsProcesses(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	for _, j := range []engramjob.Job{
+		{Ranks: 2, Entries: 1 << 12, Hidden: 64, DType: engram.BF16, T: 4096, Iters: 20},
+		{Ranks: 3, Entries: 1 << 11, Hidden: 1280, DType: engram.BF16, T: 1024, Zipf: 1.05, Iters: 20},
+	} {
+		t.Run(fmt.Sprintf("W%d/h%d", j.Ranks, j.Hidden), func(t *testing.T) {
+			j.Seed, j.Timeout = 3, testTimeout
+			var errOut strings.Builder
+			reps, err := engramjob.Launch(j, []string{"-test.run=^$"}, &errOut)
+			require.NoError(t, err, "stderr:\n%s", errOut.String())
+			for _, r := range reps {
+				require.True(t, r.OK, "rank %d: %s", r.Rank, r.Err)
+				t.Logf("rank %d: %.2f allocations per fetch of %d rows", r.Rank, r.Allocs, j.T)
+				require.LessOrEqual(t, r.Allocs, 2.0, "rank %d: allocations per steady-state fetch", r.Rank)
+			}
+		})
+	}
+}

@@ -38,15 +38,22 @@ type stream struct {
 	n     *NPU
 	where where
 
-	mu        sync.Mutex
-	q         []task
-	head      int
-	submitted uint64
-	completed uint64
-	errCode   acl.Code
-	errMsg    string
-	progress  chan struct{} // made by a waiter, closed (and dropped) when a task completes
-	closing   bool
+	mu         sync.Mutex
+	q          []task
+	head       int
+	submitted  uint64
+	completed  uint64
+	errCode    acl.Code
+	errMsg     string
+	progress   chan struct{} // made by a waiter, closed (and dropped) when task progressAt completes
+	progressAt uint64        // the lowest task number a waiter of progress waits for
+	// The first waiter uses waiter (one token, made once) instead of a
+	// fresh progress channel, so a serving loop's waits allocate nothing;
+	// waiters that arrive while it waits share progress.
+	waiter     chan struct{}
+	waiterBusy bool
+	waiterAt   uint64 // the task number it waits for; ^0 once signalled
+	closing    bool
 
 	// Mirrors of submitted and completed, for the bounded spins that spare
 	// a short wait the futex sleep and wake-up of a goroutine hand-off.
@@ -134,9 +141,16 @@ func (s *stream) loop() {
 		}
 		s.completed++
 		s.done.Store(s.completed)
-		if s.progress != nil {
+		if s.progress != nil && s.completed >= s.progressAt {
 			close(s.progress)
 			s.progress = nil
+		}
+		if s.waiterBusy && s.completed >= s.waiterAt {
+			select {
+			case s.waiter <- struct{}{}:
+			default:
+			}
+			s.waiterAt = ^uint64(0)
 		}
 		s.mu.Unlock()
 	}
@@ -210,12 +224,15 @@ func spin(budget time.Duration, cond func() bool) bool {
 	}
 }
 
-// progressCh returns the channel closed when the next task completes; s.mu
-// is held.
-func (s *stream) progressCh() chan struct{} {
+// progressCh returns the channel closed when task number seq (or an
+// earlier one another waiter awaits) completes; s.mu is held.
+func (s *stream) progressCh(seq uint64) chan struct{} {
 	if s.progress == nil {
-		s.progress = make(chan struct{})
+		s.progress, s.progressAt = make(chan struct{}), seq
 	}
+	// Closed once the earliest awaited task completes, not at every task:
+	// a waiter behind many tasks is woken (and makes a channel) once.
+	s.progressAt = min(s.progressAt, seq)
 	return s.progress
 }
 
@@ -226,25 +243,48 @@ func (s *stream) waitFor(seq uint64, cancel <-chan struct{}, timer <-chan time.T
 		return waitDone
 	}
 	s.mu.Lock()
-	for s.completed < seq {
-		ch := s.progressCh()
+	if s.completed >= seq || poll {
+		done := s.completed >= seq
 		s.mu.Unlock()
-		if poll {
-			return waitTimeout
+		if done {
+			return waitDone
 		}
+		return waitTimeout
+	}
+	var ch chan struct{}
+	own := !s.waiterBusy
+	if own {
+		if s.waiter == nil {
+			s.waiter = make(chan struct{}, 1)
+		}
+		select {
+		case <-s.waiter: // a token a waiter that gave up left behind
+		default:
+		}
+		s.waiterBusy, s.waiterAt, ch = true, seq, s.waiter
+	}
+	res := waitDone
+	for s.completed < seq && res == waitDone {
+		if !own {
+			ch = s.progressCh(seq)
+		}
+		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-timer:
-			return waitTimeout
+			res = waitTimeout
 		case <-cancel:
-			return waitCanceled
+			res = waitCanceled
 		case <-s.n.done:
-			return waitClosed
+			res = waitClosed
 		}
 		s.mu.Lock()
 	}
+	if own {
+		s.waiterBusy = false
+	}
 	s.mu.Unlock()
-	return waitDone
+	return res
 }
 
 // wait blocks until every task queued before the call has completed. A

@@ -285,7 +285,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	if !c.os.connected(peer) {
 		return hccl.Errorf(op, hccl.ENotFound, "no connection to rank %d: exchange descriptors with it first (HcclExchangeMemDesc)", peer)
 	}
-	t := getOSTask()
+	t := getOSTask(false)
 	t.xs = t.xs[:0]
 	// The checks cost O(1) calls into the NPU and the owner per batch, not
 	// per descriptor: small reads come by the thousand.
@@ -409,27 +409,33 @@ func (t *osTask) release() {
 	}
 }
 
-// osFree is the free list of tasks: a list rather than a sync.Pool,
-// which every garbage collection empties (a fetch would then allocate
-// its tasks again). At most osFreeMax are kept.
-var osFree struct {
+// osFree are the free lists of tasks, one for one-sided batches and one
+// for local copies (CopyLocal), so that each kind gets back a task whose
+// slices already have its capacity: lists rather than a sync.Pool, which
+// every garbage collection empties (a fetch would then allocate its tasks
+// again). At most osFreeMax are kept per list.
+var osFree [2]struct {
 	mu   sync.Mutex
 	list []*osTask
 }
 
 const osFreeMax = 1024
 
-func getOSTask() *osTask {
-	osFree.mu.Lock()
-	if n := len(osFree.list); n > 0 {
-		t := osFree.list[n-1]
-		osFree.list[n-1] = nil
-		osFree.list = osFree.list[:n-1]
-		osFree.mu.Unlock()
+// getOSTask returns a task from the free list of its kind (local: a
+// CopyLocal task), or a new one.
+func getOSTask(local bool) *osTask {
+	f := &osFree[osKind(local)]
+	f.mu.Lock()
+	if n := len(f.list); n > 0 {
+		t := f.list[n-1]
+		f.list[n-1] = nil
+		f.list = f.list[:n-1]
+		f.mu.Unlock()
+		t.local = local
 		return t
 	}
-	osFree.mu.Unlock()
-	t := &osTask{}
+	f.mu.Unlock()
+	t := &osTask{local: local}
 	t.run = t.exec
 	return t
 }
@@ -438,13 +444,22 @@ func putOSTask(t *osTask) {
 	clear(t.xs) // drop the views into device memory
 	clear(t.src)
 	t.xs, t.spans, t.src = t.xs[:0], t.spans[:0], t.src[:0]
+	f := &osFree[osKind(t.local)]
 	t.s, t.c, t.local = nil, nil, false
 	t.qt = queuedTask{}
-	osFree.mu.Lock()
-	if len(osFree.list) < osFreeMax {
-		osFree.list = append(osFree.list, t)
+	f.mu.Lock()
+	if len(f.list) < osFreeMax {
+		f.list = append(f.list, t)
 	}
-	osFree.mu.Unlock()
+	f.mu.Unlock()
+}
+
+// osKind is the free list of a task: 1 for local copies, 0 for batches.
+func osKind(local bool) int {
+	if local {
+		return 1
+	}
+	return 0
 }
 
 // enqueue queues the batch on stream st, tracked for destroy. On success

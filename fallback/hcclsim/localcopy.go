@@ -28,7 +28,7 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 	if len(copies) == 0 {
 		return nil
 	}
-	t := getOSTask()
+	t := getOSTask(true)
 	for i, d := range copies {
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
@@ -52,7 +52,7 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 		putOSTask(t)
 		return nil
 	}
-	t.s, t.c, t.peer, t.local = s, c, c.rank, true
+	t.s, t.c, t.peer = s, c, c.rank
 	if err := t.enqueue(st); err != nil {
 		return herr(op, err)
 	}

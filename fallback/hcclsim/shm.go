@@ -41,10 +41,12 @@ type shmWorld struct {
 
 	// Data-phase state, used under c.execMu only.
 	epoch    uint32
-	sendBase []uint32 // pieces sent to each peer so far
-	recvBase []uint32 // pieces received from each peer so far
-	msgSeq   []uint32 // messages sent to each peer so far
-	reqSeq   uint32   // one-sided requests issued
+	sendBase []uint32  // pieces sent to each peer so far
+	recvBase []uint32  // pieces received from each peer so far
+	msgSeq   []uint32  // messages sent to each peer so far
+	reqSeq   uint32    // one-sided requests issued
+	osPieces []osPiece // one-sided scratch: a batch's pieces (shm_onesided.go)
+	osEnds   []int     // one-sided scratch: where each round of osPieces ends
 
 	// The one-sided server.
 	served     []uint32

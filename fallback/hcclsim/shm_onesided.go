@@ -43,26 +43,27 @@ type osPiece struct {
 func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	stage := uint64(2 * w.half())
-	// Cut the transfers into pieces and the pieces into rounds.
-	var rounds [][]osPiece
-	var cur []osPiece
+	// Cut the transfers into pieces and the pieces into rounds: the
+	// pieces in w.osPieces, round r ending at w.osEnds[r]. Both are
+	// reused (the caller holds execMu), so a steady stream of batches
+	// allocates nothing here.
+	ps, ends := w.osPieces[:0], w.osEnds[:0]
 	used := uint64(0)
 	for i, x := range xs {
 		if w.peers != nil {
-			if len(cur) == maxReqEntries {
-				rounds = append(rounds, cur)
-				cur = nil
+			if len(ps)-last(ends) == maxReqEntries {
+				ends = append(ends, len(ps))
 			}
-			cur = append(cur, osPiece{x: i, n: x.n})
+			ps = append(ps, osPiece{x: i, n: x.n})
 			continue
 		}
 		for off := uint64(0); off < x.n || (x.n == 0 && off == 0); {
-			if len(cur) == maxReqEntries || used == stage {
-				rounds = append(rounds, cur)
-				cur, used = nil, 0
+			if len(ps)-last(ends) == maxReqEntries || used == stage {
+				ends = append(ends, len(ps))
+				used = 0
 			}
 			n := min(x.n-off, stage-used)
-			cur = append(cur, osPiece{x: i, off: off, n: n, stage: int(used)})
+			ps = append(ps, osPiece{x: i, off: off, n: n, stage: int(used)})
 			used += n
 			off += n
 			if x.n == 0 {
@@ -70,22 +71,35 @@ func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time
 			}
 		}
 	}
-	if len(cur) > 0 {
-		rounds = append(rounds, cur)
+	if len(ps) > last(ends) {
+		ends = append(ends, len(ps))
 	}
-	if len(rounds) > 1 {
-		for _, rd := range rounds {
-			if err := w.request(peer, get, true, xs, rd, deadline); err != nil {
+	w.osPieces, w.osEnds = ps, ends
+	if len(ends) > 1 {
+		lo := 0
+		for _, hi := range ends {
+			if err := w.request(peer, get, true, xs, ps[lo:hi], deadline); err != nil {
 				return err
 			}
+			lo = hi
 		}
 	}
-	for _, rd := range rounds {
-		if err := w.request(peer, get, false, xs, rd, deadline); err != nil {
+	lo := 0
+	for _, hi := range ends {
+		if err := w.request(peer, get, false, xs, ps[lo:hi], deadline); err != nil {
 			return err
 		}
+		lo = hi
 	}
 	return nil
+}
+
+// last is the last element of ends, 0 when empty.
+func last(ends []int) int {
+	if len(ends) == 0 {
+		return 0
+	}
+	return ends[len(ends)-1]
 }
 
 // request runs one round against peer's server.
