@@ -291,6 +291,8 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	// per descriptor: small reads come by the thousand.
 	bad, badErr := len(descs), error(nil)
 	c.os.mu.Lock()
+	t.enabled = c.os.enabledSpans(t.enabled[:0], peer)
+	hint := 0
 	for i, d := range descs {
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
@@ -302,7 +304,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			bad, badErr = i, err
 			break
 		}
-		if err := c.os.checkEnabled(peer, d.RemoteAddr, n); err != nil {
+		if err := checkEnabled(t.enabled, &hint, peer, d.RemoteAddr, n); err != nil {
 			bad, badErr = i, herr(op, errf(codeOf(err), "descriptor %d: %s", i, err.(*simError).msg))
 			break
 		}
@@ -394,8 +396,10 @@ type osTask struct {
 	xs    []xfer
 	src   [][]byte // CopyLocal: the sources' views
 	spans []span
-	qt    queuedTask
-	run   func() error
+	// enabled: the peer memory this rank enabled, at the call (scratch)
+	enabled []span
+	qt      queuedTask
+	run     func() error
 	// refs: the caller queueing the task and the task itself each drop
 	// one when done with it; the last returns it to the free list (the
 	// task may run and finish before its enqueue call has returned).
@@ -443,7 +447,7 @@ func getOSTask(local bool) *osTask {
 func putOSTask(t *osTask) {
 	clear(t.xs) // drop the views into device memory
 	clear(t.src)
-	t.xs, t.spans, t.src = t.xs[:0], t.spans[:0], t.src[:0]
+	t.xs, t.spans, t.src, t.enabled = t.xs[:0], t.spans[:0], t.src[:0], t.enabled[:0]
 	f := &osFree[osKind(t.local)]
 	t.s, t.c, t.local = nil, nil, false
 	t.qt = queuedTask{}

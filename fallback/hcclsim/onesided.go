@@ -222,14 +222,32 @@ func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
 	return nil, errf(codeRemote, "rank %d: [%#x, +%d) is not registered for rank %d (deregistered?)", rs.c.rank, addr, n, rs.requester)
 }
 
+// enabledSpans appends to dst the memory of peer this rank enabled, for
+// checkEnabled: collected once per batch, since a batch's descriptors
+// come by the hundred and a map walk per descriptor cost more than the
+// copy of a small row. Called with s.mu held.
+func (s *oneSidedState) enabledSpans(dst []span, peer int) []span {
+	for k, m := range s.enabled {
+		if k.owner == peer {
+			dst = append(dst, span{m.info.addr, m.info.size})
+		}
+	}
+	return dst
+}
+
 // checkEnabled is the requester side of one descriptor, as the device's
 // BatchRead/BatchWrite makes it (hccl_one_sided_conn.cc:343-346,
 // 372-375): [addr, addr+n) must lie inside memory of peer this rank
-// enabled; anything else (not enabled, or running past its end) is
-// HCCL_E_INTERNAL. Called with s.mu held.
-func (s *oneSidedState) checkEnabled(peer int, addr uintptr, n uint64) error {
-	for k, m := range s.enabled {
-		if k.owner == peer && (span{m.info.addr, m.info.size}).covers(addr, n) {
+// enabled (en, from enabledSpans); anything else (not enabled, or running
+// past its end) is HCCL_E_INTERNAL. *hint is the span the last descriptor
+// hit, tried first.
+func checkEnabled(en []span, hint *int, peer int, addr uintptr, n uint64) error {
+	if *hint < len(en) && en[*hint].covers(addr, n) {
+		return nil
+	}
+	for i, sp := range en {
+		if sp.covers(addr, n) {
+			*hint = i
 			return nil
 		}
 	}
