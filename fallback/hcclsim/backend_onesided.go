@@ -286,6 +286,12 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		return hccl.Errorf(op, hccl.ENotFound, "no connection to rank %d: exchange descriptors with it first (HcclExchangeMemDesc)", peer)
 	}
 	t := getOSTask(false)
+	if cap(t.xs) < len(descs) {
+		// A task new to the free list: its whole capacity at once, not
+		// by doublings (a fetch may find the list short when its stream
+		// lags behind).
+		t.xs = make([]xfer, 0, hccl.MaxOneSideDescs)
+	}
 	t.xs = t.xs[:0]
 	// The checks cost O(1) calls into the NPU and the owner per batch, not
 	// per descriptor: small reads come by the thousand.
