@@ -71,8 +71,8 @@ func TestFetchAllocationsProcesses(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	for _, j := range []engramjob.Job{
-		{Ranks: 2, Entries: 1 << 12, Hidden: 64, DType: engram.BF16, T: 4096, Iters: 20},
-		{Ranks: 3, Entries: 1 << 11, Hidden: 1280, DType: engram.BF16, T: 1024, Zipf: 1.05, Iters: 20},
+		{Ranks: 2, Entries: 1 << 12, Hidden: 64, DType: engram.BF16, T: 4096, Iters: 50},
+		{Ranks: 3, Entries: 1 << 11, Hidden: 1280, DType: engram.BF16, T: 1024, Zipf: 1.05, Iters: 50},
 	} {
 		t.Run(fmt.Sprintf("W%d/h%d", j.Ranks, j.Hidden), func(t *testing.T) {
 			j.Seed, j.Timeout = 3, testTimeout
