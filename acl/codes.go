@@ -72,6 +72,7 @@ const (
 	CodeRTEventNotComplete          Code = 507006
 	CodeRTContextReleaseError       Code = 507007
 	CodeRTModelExecute              Code = 507011
+	CodeRTSysDMA                    Code = 507013
 	CodeRTAICoreTimeout             Code = 507014
 	CodeRTAICoreException           Code = 507015
 	CodeRTAICPUException            Code = 507018
@@ -166,6 +167,7 @@ var codeNames = map[Code]string{
 	CodeRTEventNotComplete:          "ACL_ERROR_RT_EVENT_NOT_COMPLETE",
 	CodeRTContextReleaseError:       "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR",
 	CodeRTModelExecute:              "ACL_ERROR_RT_MODEL_EXECUTE",
+	CodeRTSysDMA:                    "ACL_ERROR_RT_SYS_DMA",
 	CodeRTAICoreTimeout:             "ACL_ERROR_RT_AICORE_TIMEOUT",
 	CodeRTAICoreException:           "ACL_ERROR_RT_AICORE_EXCEPTION",
 	CodeRTAICPUException:            "ACL_ERROR_RT_AICPU_EXCEPTION",

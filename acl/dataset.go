@@ -243,6 +243,13 @@ func (b *DataBuffer) update(op string, p unsafe.Pointer, size uintptr, m Memory)
 			return err
 		}
 		b.mu.Lock()
+		if owner != nil && isHost(b.mm) != isHost(m) {
+			if isHost(m) {
+				owner.hosts++
+			} else {
+				owner.hosts--
+			}
+		}
 		b.ptr, b.size, b.mm = p, size, m
 		b.mu.Unlock()
 		return nil
@@ -283,6 +290,15 @@ type Dataset struct {
 
 	cmu  sync.RWMutex // content: held shared by executions, exclusively by Add and Update
 	bufs []*DataBuffer
+	// hosts counts the buffers referring to a *HostBuffer: a Model stages
+	// those through device memory (model_stage.go). Guarded by cmu.
+	hosts int
+}
+
+// isHost reports whether m is pinned host memory.
+func isHost(m Memory) bool {
+	_, ok := m.(*HostBuffer)
+	return ok
 }
 
 func (ds *Dataset) rank() int { return 1 }
@@ -371,6 +387,9 @@ func (ds *Dataset) Add(b *DataBuffer) error {
 	}
 	b.owner = ds
 	ds.bufs = append(ds.bufs, b)
+	if isHost(b.mm) {
+		ds.hosts++
+	}
 	// The dataset now releases b; the Device no longer needs to.
 	ds.dev.kmu.Lock()
 	delete(ds.dev.kids, b)

@@ -98,6 +98,7 @@ type Model struct {
 	// ExecuteAsync after Execute waits for the stream and runs
 	// synchronously.
 	ranAsync, ranSync bool
+	stage             stage // device copies of host IO buffers; m.mu
 }
 
 func (m *Model) rank() int { return 1 }
@@ -537,30 +538,41 @@ func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) e
 // writing out (aclmdlExecuteAsync). The results are in the output memory
 // once s has passed the execution (Stream.Synchronize, Wait, an event).
 // The memories the datasets refer to are kept in use: closing one waits for
-// s. See Model for how executions are serialized.
+// s. See Model for how executions are serialized. IO in pinned host
+// memory (*HostBuffer) is staged through device memory (model_stage.go):
+// model IO must be device memory.
 func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
 	return m.exec("Model.ExecuteAsync", s, in, out, true, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.ranSync {
-			return m.dev.bound(func() error {
-				if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
-					return err
-				}
-				return m.mb.Execute(m.id, in.h, out.h)
-			})
+		if in.hosts+out.hosts > 0 {
+			return m.staged(s, in, out, func(ih, oh DatasetHandle) error { return m.executeAsync(s, ih, oh) })
 		}
-		var err error
-		if m.last != nil && m.last != s {
-			err = m.launchAfter(s, in.h, out.h)
-		} else {
-			err = m.launch(s, in.h, out.h)
-		}
-		if err == nil {
-			m.last, m.ranAsync = s, true
-		}
-		return err
+		return m.executeAsync(s, in.h, out.h)
 	})
+}
+
+// executeAsync is ExecuteAsync's launch with backend datasets. m.mu is
+// held.
+func (m *Model) executeAsync(s *Stream, in, out DatasetHandle) error {
+	if m.ranSync {
+		return m.dev.bound(func() error {
+			if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
+				return err
+			}
+			return m.mb.Execute(m.id, in, out)
+		})
+	}
+	var err error
+	if m.last != nil && m.last != s {
+		err = m.launchAfter(s, in, out)
+	} else {
+		err = m.launch(s, in, out)
+	}
+	if err == nil {
+		m.last, m.ranAsync = s, true
+	}
+	return err
 }
 
 // launch is the steady-state path: one aclmdlExecuteAsync on the calling
@@ -633,25 +645,33 @@ func (m *Model) Execute(in, out *Dataset) error {
 	return m.exec("Model.Execute", nil, in, out, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.last == nil && !m.ranAsync {
-			return m.runSync(in.h, out.h)
+		if in.hosts+out.hosts > 0 {
+			return m.staged(nil, in, out, m.execute)
 		}
-		return m.dev.bound(func() error {
-			if err := m.waitLast(); err != nil {
+		return m.execute(in.h, out.h)
+	})
+}
+
+// execute is Execute's run with backend datasets. m.mu is held.
+func (m *Model) execute(in, out DatasetHandle) error {
+	if m.last == nil && !m.ranAsync {
+		return m.runSync(in, out)
+	}
+	return m.dev.bound(func() error {
+		if err := m.waitLast(); err != nil {
+			return err
+		}
+		if m.ranAsync {
+			if err := m.mb.ExecuteAsync(m.id, in, out, 0); err != nil {
 				return err
 			}
-			if m.ranAsync {
-				if err := m.mb.ExecuteAsync(m.id, in.h, out.h, 0); err != nil {
-					return err
-				}
-				return m.dev.rt.b.SynchronizeStream(0)
-			}
-			err := m.mb.Execute(m.id, in.h, out.h)
-			if err == nil {
-				m.ranSync = true
-			}
-			return err
-		})
+			return m.dev.rt.b.SynchronizeStream(0)
+		}
+		err := m.mb.Execute(m.id, in, out)
+		if err == nil {
+			m.ranSync = true
+		}
+		return err
 	})
 }
 
@@ -790,7 +810,7 @@ func (m *Model) Close() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		// A failed wait must not keep the model loaded.
-		return errors.Join(m.waitLast(), m.destroy())
+		return errors.Join(m.waitLast(), m.destroy(), m.stage.free(m.dev.rt.b))
 	})
 	return errors.Join(err, m.mark.Close())
 }

@@ -160,8 +160,9 @@ func TestBindingZeroCopy(t *testing.T) {
 	require.NoError(t, b.Close())
 }
 
-// TestBindingHostBuffersCopy: host buffers work and are copy-only: one H2D
-// copy per input and one D2H copy per output at every run.
+// TestBindingHostBuffersCopy: host buffers work and are copied: one H2D
+// copy per input and one D2H copy per output at every run (acl.Model's
+// staging; the model itself sees device memory).
 func TestBindingHostBuffersCopy(t *testing.T) {
 	e := newEnv(t)
 	st, err := e.dev.NewStream()

@@ -325,14 +325,21 @@ func (m *modelSuite) executeAsync(t *testing.T) {
 	require.NoError(t, m.b.SynchronizeStream(st))
 	m.check(t, io)
 
-	// Plain host memory cannot take part in asynchronous work; the IO is
-	// addressed as device memory (GE api/acl/acl_model/model/model.cpp:750,
-	// 777), the access fails: docs/misuse.md, 145007.
+	// Model IO is device memory: the ACL layer passes every buffer with
+	// kPlacementDevice (GE api/acl/acl_model/model/model.cpp:750, 777), so
+	// GE neither copies nor checks a host buffer; the call succeeds and the
+	// task that addresses it faults on the stream. The source names no
+	// code: docs/misuse.md models the AI Core fault,
+	// ACL_ERROR_RT_AICORE_EXCEPTION 507015 (RT errcode_manage.cc:416).
 	plain := make([]byte, io.sizes[0])
-	hostDS := m.dataset(t, []unsafe.Pointer{hostPtr(plain), io.in[1]}, io.sizes)
-	expect(t, acl.CodeGEExecModelAddrInvalid, "ExecuteAsync with plain host memory", func() error {
-		return m.mb.ExecuteAsync(id, hostDS, out, st)
-	})
+	pinned := m.pinned(t, io.sizes[0])
+	for name, p := range map[string]unsafe.Pointer{"plain": hostPtr(plain), "pinned": hostPtr(pinned)} {
+		hostDS := m.dataset(t, []unsafe.Pointer{p, io.in[1]}, io.sizes)
+		check(t, m.mb.ExecuteAsync(id, hostDS, out, st), "ExecuteAsync with %s host memory (the call succeeds)", name)
+		expect(t, acl.CodeRTAICoreException, "SynchronizeStream after ExecuteAsync with "+name+" host memory", func() error {
+			return m.b.SynchronizeStream(st)
+		})
+	}
 	// One kind of execution per model id: GE davinci_model.cc:7636-7638
 	// ("NnExecute not support mix execute") → 500002.
 	expect(t, acl.CodeGEFailure, "Execute after ExecuteAsync", func() error { return m.mb.Execute(id, io.inDS, out) })
@@ -525,15 +532,19 @@ func (m *modelSuite) errors(t *testing.T) {
 		assert.ErrorContains(t, shortErr, "E13025", "the message carries what GE logs")
 	}
 
-	// A pinned host output is copied out of the model's block, whole: a
-	// buffer 4 bytes short (accepted in device memory, above) fails the
-	// copy (GE davinci_model.cc:5054) → 545000 (davinci_model.cc:7911).
+	// A host output is passed as device memory (GE model.cpp:750, 777):
+	// the task writing it faults, and aclmdlExecute returns the runtime's
+	// code as is (GE davinci_model.cc:7765, error_codes_inner.h:24-28);
+	// docs/misuse.md (the fault's code is not settled) → 507015.
 	host := m.pinned(t, io.sizes[0])
-	hostOut := m.dataset(t, []unsafe.Pointer{hostPtr(host), io.out[1]}, []int{io.sizes[0] - 4, io.sizes[1]})
-	expect(t, acl.CodeGEInternalError, "Execute with a pinned host output 4 bytes short", func() error {
-		return m.mb.Execute(id, io.inDS, hostOut)
-	})
-	require.NoError(t, m.mb.Execute(id, io.inDS, short(4)), "the same shortfall in device memory")
+	plainOut := make([]byte, io.sizes[0])
+	for name, p := range map[string]unsafe.Pointer{"pinned": hostPtr(host), "plain": hostPtr(plainOut)} {
+		hostOut := m.dataset(t, []unsafe.Pointer{p, io.out[1]}, io.sizes)
+		expect(t, acl.CodeRTAICoreException, "Execute with a "+name+" host output", func() error {
+			return m.mb.Execute(id, io.inDS, hostOut)
+		})
+	}
+	require.NoError(t, m.mb.Execute(id, io.inDS, short(4)), "an output 4 bytes short in device memory")
 
 	// A NULL address, or memory not in a live allocation: the IO is
 	// addressed as device memory (model.cpp:750, 777) and the access

@@ -41,6 +41,7 @@
 #define GE_EXEC_MODEL_ADDR_INVALID 145007
 #define GE_MEMORY_ALLOCATION 245000
 #define RT_MODEL_EXECUTE 507011
+#define RT_AICORE_EXCEPTION 507015
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
 #define DESC_BASE ((uintptr_t)5 << 40)
 #define DATASET_BASE ((uintptr_t)6 << 40)
@@ -775,8 +776,8 @@ typedef struct run {
  * touch, checking count, sizes and memory. An output buffer with a NULL
  * address and size 0 gets device memory of the output's size (the caller
  * frees it with aclrtFree). */
-static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, int async, void **addr,
-                        size_t *touch) {
+static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, void **addr, size_t *touch,
+                        int *host) {
     const char *what = out ? "output" : "input";
     const io *ios = out ? m->out : m->in;
     aclmdlDataset *d = get_dataset(h);
@@ -816,19 +817,10 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
         if (c.kind == MK_DEVFREE || !c.in_range)
             return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
                              k, ios[k].name, b->data, n_touch);
-        if (async && c.kind == MK_PLAIN)
-            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn,
-                             "%s %u (%s): %p is plain host memory, which asynchronous work cannot use", what, k,
-                             ios[k].name, b->data);
-        /* A pinned or plain host output is copied out of the model's own
-         * block, whole:
-         * CopyOutputData fails on a shorter buffer (hicann/ge
-         * runtime/v1/graph/load/model_manager/davinci_model.cc:5054) and the
-         * execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911). */
-        if (out && (c.kind == MK_PINNED || c.kind == MK_PLAIN) && b->size < ios[k].bytes)
-            return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
-                             "output %u (%s): the host buffer of %zu bytes is smaller than the %zu bytes copied out to it",
-                             k, ios[k].name, b->size, ios[k].bytes);
+        /* Host memory (pinned or plain) is passed as device memory too: the
+         * stub's IO are all zero copy, so the task addresses it and faults
+         * when it runs (docs/misuse.md: ACL_ERROR_RT_AICORE_EXCEPTION). */
+        if (c.kind == MK_PINNED || c.kind == MK_PLAIN) *host = 1;
         addr[k] = c.host;
         touch[k] = n_touch;
     }
@@ -911,18 +903,23 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if (!x) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     x->m = m;
     x->id = modelId;
-    if ((r = bind_io(fn, input, m, 0, async, x->in, x->nin)) || (r = bind_io(fn, output, m, 1, async, x->out, x->nout))) {
+    int host = 0;
+    if ((r = bind_io(fn, input, m, 0, x->in, x->nin, &host)) || (r = bind_io(fn, output, m, 1, x->out, x->nout, &host))) {
         free(x);
         LOCKED_RETURN(r);
     }
     m->mode = async ? 2 : 1;
     if (!async) {
-        run_model(x, 1);
+        run_model(x, !host);
+        if (host)
+            LOCKED_RETURN(stub_fail(RT_AICORE_EXCEPTION, fn,
+                                    "model %u: an IO buffer is host memory, which the tasks address as device memory",
+                                    modelId));
         LOCKED_RETURN(ACL_SUCCESS);
     }
     m->pending++;
     m->pending_stream = s;
-    task t = {.type = TASK_CALL, .fn = run_model, .arg = x};
+    task t = {.type = TASK_CALL, .fn = run_model, .arg = x, .fail = host ? RT_AICORE_EXCEPTION : 0};
     if ((r = enqueue(s, &t))) run_model(x, 0); /* not queued: undo */
     LOCKED_RETURN(r);
 }
