@@ -178,6 +178,13 @@ func TestModelHostBuffers(t *testing.T) {
 	x, r := p.feed(rng, bufs[0], bufs[1])
 	runAsync(t, n, idA, in, out, s)
 	p.check(t, x, r, bufs[2], bufs[3])
+	// A copied output 4 bytes short (accepted for an output bound in
+	// place): CopyOutputData fails (GE davinci_model.cc:5054) and the
+	// execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911).
+	short, _ := newDataset(t, n, bufs[2], bufs[3][:len(bufs[3])-4])
+	requireCode(t, acl.CodeGEInternalError, n.Execute(id, in, short), "copy-only output 4 bytes short")
+	short0, _ := newDataset(t, n, bufs[2][:len(bufs[2])-4], bufs[3])
+	require.NoError(t, n.Execute(id, in, short0), "zero-copy output 4 bytes short")
 	require.NoError(t, n.Unload(id))
 	require.NoError(t, n.Unload(idA))
 }
