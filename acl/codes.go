@@ -49,6 +49,7 @@ const (
 	CodeRTInvalidDeviceID           Code = 107001
 	CodeRTContextNull               Code = 107002
 	CodeRTStreamContext             Code = 107003
+	CodeRTModelContext              Code = 107004
 	CodeRTEventTimestampInvalid     Code = 107006
 	CodeRTAddrUnaligned             Code = 107008
 	CodeRTInvalidMemoryType         Code = 107016
@@ -144,6 +145,7 @@ var codeNames = map[Code]string{
 	CodeRTInvalidDeviceID:           "ACL_ERROR_RT_INVALID_DEVICEID",
 	CodeRTContextNull:               "ACL_ERROR_RT_CONTEXT_NULL",
 	CodeRTStreamContext:             "ACL_ERROR_RT_STREAM_CONTEXT",
+	CodeRTModelContext:              "ACL_ERROR_RT_MODEL_CONTEXT",
 	CodeRTEventTimestampInvalid:     "ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID",
 	CodeRTAddrUnaligned:             "ACL_ERROR_RT_ADDR_UNALIGNED",
 	CodeRTInvalidMemoryType:         "ACL_ERROR_RT_INVALID_MEMORY_TYPE",

@@ -93,9 +93,6 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err != nil {
 		return err
 	}
-	if err := c.sameDevice(md); err != nil {
-		return err
-	}
 	skip := -1
 	if md.gears != nil {
 		if md, err = c.gearFor(md, in, out, st); err != nil {
@@ -131,6 +128,9 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err := c.prepare(md, rec, in, out, skip, true); err != nil {
 		return err
 	}
+	if err := c.sameContext(md); err != nil {
+		return err
+	}
 	md.execMode = execAsync
 	rec.s, rec.queued = st, true
 	rec.done.Store(false)
@@ -155,9 +155,6 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	defer n.exit()
 	md, err := c.lookupModel(id)
 	if err != nil {
-		return err
-	}
-	if err := c.sameDevice(md); err != nil {
 		return err
 	}
 	skip := -1
@@ -189,6 +186,10 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		md.mu.Unlock()
 		return err
 	}
+	if err := c.sameContext(md); err != nil {
+		md.mu.Unlock()
+		return err
+	}
 	md.execMode = execSync
 	md.syncRunning = true
 	md.mu.Unlock()
@@ -202,12 +203,21 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	return err
 }
 
-// sameDevice requires the current context to be on the model's device:
-// the model's resources belong to the context it was loaded in.
-func (c *call) sameDevice(md *model) error {
-	if c.ctx.dev != md.dev {
-		return c.fail(acl.CodeRTStreamContext, "model %d was loaded on device %d, but the current context of OS thread %d is on device %d",
-			md.id, md.dev.id, c.tid, c.ctx.dev.id)
+// sameContext requires the current context to be the one the model was
+// loaded in. GE checks nothing itself; its execution ends in
+// aclmdlRIExecute/aclmdlRIExecuteAsync (hicann/ge davinci_model.cc:
+// 7752-7765), after the IO checks, and the runtime refuses a model of
+// another context there (hicann/runtime src/runtime/api/impl/api_impl.cc:
+// 4413-4445, COND_RETURN_AND_MSG_INVALID_CONTEXT_MODEL_WITH_FUNC_DESC,
+// src/runtime/core/inc/common/error_message_manage.hpp:328-334) with
+// RT_ERROR_MODEL_CONTEXT → ACL_ERROR_RT_MODEL_CONTEXT (errcode_manage.cc:
+// 178), which GE returns as is (davinci_model.cc:7765,
+// error_codes_inner.h:24-28). Another context of the same device is
+// refused like one of another device.
+func (c *call) sameContext(md *model) error {
+	if c.ctx != md.ctx {
+		return c.fail(acl.CodeRTModelContext, "model %d was loaded in context 0x%x (device %d), but the current context of OS thread %d is 0x%x (device %d); load, execute and unload a model in one context",
+			md.id, uintptr(md.ctx.h), md.dev.id, c.tid, uintptr(c.ctx.h), c.ctx.dev.id)
 	}
 	return nil
 }

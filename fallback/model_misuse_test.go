@@ -391,7 +391,8 @@ func TestModelBadHandles(t *testing.T) {
 
 // TestModelOtherDevice: a buffer on another device is refused with
 // ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID; executing from a context of
-// another device with ACL_ERROR_RT_STREAM_CONTEXT.
+// another device with ACL_ERROR_RT_MODEL_CONTEXT (the runtime's model
+// context check, hicann/runtime api_impl.cc:4413-4445).
 func TestModelOtherDevice(t *testing.T) {
 	n := newTestNPU(t, WithDevices(2))
 	p := newMLP(t, newRand(t))
@@ -399,8 +400,8 @@ func TestModelOtherDevice(t *testing.T) {
 	io := newMLPIO(t, n, p)
 	require.NoError(t, n.SetDevice(1))
 	other := devBytes(t, n, p.inSizes()[0])
-	requireCode(t, acl.CodeRTStreamContext, n.Execute(id, io.in, io.out))
-	requireCode(t, acl.CodeRTStreamContext, n.ExecuteAsync(id, io.in, io.out, 0))
+	requireCode(t, acl.CodeRTModelContext, n.Execute(id, io.in, io.out))
+	requireCode(t, acl.CodeRTModelContext, n.ExecuteAsync(id, io.in, io.out, 0))
 	require.NoError(t, n.SetDevice(0))
 	require.NoError(t, n.UpdateDataBuffer(io.hs[0], ptrOf(other), uintptr(len(other))))
 	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.Execute(id, io.in, io.out))

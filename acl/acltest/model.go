@@ -127,6 +127,7 @@ func (s *suite) modelAPI(t *testing.T) {
 	t.Run("DeviceMemory", func(t *testing.T) { s.modelBackend(t).deviceMemory(t) })
 	t.Run("ConcurrentExecute", func(t *testing.T) { s.modelBackend(t).concurrent(t) })
 	t.Run("OtherDevice", func(t *testing.T) { s.modelBackend(t).otherDevice(t) })
+	t.Run("OtherContext", func(t *testing.T) { s.modelBackend(t).otherContext(t) })
 	t.Run("DynamicBatch", func(t *testing.T) { s.modelBackend(t).dynamicBatch(t) })
 }
 
@@ -666,6 +667,53 @@ func (m *modelSuite) concurrent(t *testing.T) {
 	require.NoError(t, m.b.SynchronizeStream(s1))
 }
 
+// otherContext: a model belongs to the context it was loaded in. GE
+// checks nothing; its executes end in aclmdlRIExecute/aclmdlRIExecuteAsync
+// (GE davinci_model.cc:7752-7765), where the runtime refuses a model of
+// another context, of the same device too (hicann/runtime
+// api_impl.cc:4413-4445, error_message_manage.hpp:328-334) → 107004
+// (errcode_manage.cc:178), after the IO checks. aclmdlUnload does not
+// check: GE drops the id and only logs the runtime's refusal to destroy
+// the model instance (GE model_manager.cc:867-884, davinci_model.cc:433).
+func (m *modelSuite) otherContext(t *testing.T) {
+	m.bind(t)
+	id := m.load(t)
+	io := m.newIOMem(t)
+	out := m.outDS(t, io)
+	one := m.dataset(t, io.in[:1], io.sizes[:1])
+	onThread(t, func() {
+		ctx, err := m.b.CreateContext(m.dev)
+		if !check(t, err, "CreateContext") {
+			return
+		}
+		defer func() { check(t, m.b.DestroyContext(ctx), "DestroyContext") }()
+		expect(t, acl.CodeRTModelContext, "Execute in another context of the device", func() error { return m.mb.Execute(id, io.inDS, out) })
+		st, err := m.b.CreateStream()
+		if !check(t, err, "CreateStream") {
+			return
+		}
+		defer func() { check(t, m.b.DestroyStream(st), "DestroyStream") }()
+		expect(t, acl.CodeRTModelContext, "ExecuteAsync in another context of the device", func() error {
+			return m.mb.ExecuteAsync(id, io.inDS, out, st)
+		})
+		// The IO checks come first (UpdateAllNodeArgs, then the runtime).
+		expect(t, acl.CodeGEFailure, "Execute with too few inputs in another context", func() error { return m.mb.Execute(id, one, out) })
+	})
+	require.NoError(t, m.mb.Execute(id, io.inDS, out), "in the load's context")
+	m.check(t, io)
+
+	id2 := m.load(t)
+	onThread(t, func() {
+		ctx, err := m.b.CreateContext(m.dev)
+		if !check(t, err, "CreateContext") {
+			return
+		}
+		check(t, m.mb.Unload(id2), "Unload from another context succeeds")
+		check(t, m.b.DestroyContext(ctx), "DestroyContext")
+	})
+	expect(t, acl.CodeGEExecModelIDInvalid, "Execute after an Unload from another context", func() error { return m.mb.Execute(id2, io.inDS, out) })
+}
+
 func (m *modelSuite) otherDevice(t *testing.T) {
 	m.lacks(t, ModelSecondDevice)
 	require.GreaterOrEqual(t, m.devCount, int32(2), "the backend declares a second device")
@@ -678,9 +726,10 @@ func (m *modelSuite) otherDevice(t *testing.T) {
 		if !check(t, m.b.SetDevice(other), "SetDevice(other)") {
 			return
 		}
-		// docs/misuse.md (not settled: the documentation asks for the
-		// load's context) → 107003.
-		expect(t, acl.CodeRTStreamContext, "Execute on another device", func() error { return m.mb.Execute(id, io.inDS, out) })
+		// The runtime refuses a model of another context at
+		// aclmdlRIExecute (hicann/runtime api_impl.cc:4413-4445,
+		// error_message_manage.hpp:328-334) → 107004 (errcode_manage.cc:178).
+		expect(t, acl.CodeRTModelContext, "Execute on another device", func() error { return m.mb.Execute(id, io.inDS, out) })
 		check(t, m.b.ResetDevice(other), "ResetDevice(other)")
 	})
 	require.NoError(t, m.mb.Execute(id, io.inDS, out))

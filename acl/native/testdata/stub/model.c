@@ -42,6 +42,7 @@
 #define GE_MEMORY_ALLOCATION 245000
 #define RT_MODEL_EXECUTE 507011
 #define RT_AICORE_EXCEPTION 507015
+#define RT_MODEL_CONTEXT 107004
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
 #define DESC_BASE ((uintptr_t)5 << 40)
 #define DATASET_BASE ((uintptr_t)6 << 40)
@@ -68,6 +69,7 @@ typedef struct model {
     size_t work_size, weight_size;
     int owns;   /* work and weight were allocated by the load, on device */
     int device; /* the device of the context it was loaded in */
+    const stub_ctx *ctx; /* that context: executes need it current */
     uint32_t pending;            /* asynchronous executions queued */
     stub_stream *pending_stream; /* the stream they are queued on */
     int mode;                    /* 0 never executed, 1 aclmdlExecute, 2 aclmdlExecuteAsync */
@@ -197,6 +199,7 @@ static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
     m->device = ctx->device;
+    m->ctx = ctx;
     if (with_mem) {
         if (workSize < pm->work_size || weightSize < pm->weight_size) {
             free(m);
@@ -889,9 +892,6 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
     if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, fn, "no loaded model %u", modelId));
-    if (c->device != m->device)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, "model %u is on device %d, the current context on %d",
-                                modelId, m->device, c->device));
     stub_stream *s = NULL;
     if (async && (r = resolve_stream(fn, stream, 1, &s))) LOCKED_RETURN(r);
     /* One kind of execution per model (hicann/ge davinci_model.cc:7636-7638). */
@@ -907,6 +907,14 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if ((r = bind_io(fn, input, m, 0, x->in, x->nin, &host)) || (r = bind_io(fn, output, m, 1, x->out, x->nout, &host))) {
         free(x);
         LOCKED_RETURN(r);
+    }
+    /* The runtime refuses a model of another context at aclmdlRIExecute*,
+     * after GE's IO checks (hicann/runtime api_impl.cc:4413-4445,
+     * error_message_manage.hpp:328-334; errcode_manage.cc:178 → 107004). */
+    if (c != m->ctx) {
+        free(x);
+        LOCKED_RETURN(stub_fail(RT_MODEL_CONTEXT, fn, "model %u was loaded in another context (device %d; current on %d)",
+                                modelId, m->device, c->device));
     }
     m->mode = async ? 2 : 1;
     if (!async) {
