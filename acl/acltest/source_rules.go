@@ -104,7 +104,7 @@ func (s *suite) sourceRules(t *testing.T) {
 	})
 	t.Run("ResetEvent", func(t *testing.T) {
 		// aclrtResetEvent (hicann/runtime src/acl/aclrt_impl/event.cpp:113-121,
-		// src/runtime/api/impl/api_impl.cc:2199-2213): the stream must be of
+		// src/runtime/api/impl/api_impl.cc:2199-2216): the stream must be of
 		// the current context (→ 107003) and a context must be current
 		// (→ 107002); the reset is a task of the stream, run in its order
 		// (src/runtime/core/src/event/event.cc:764-792).
@@ -124,6 +124,42 @@ func (s *suite) sourceRules(t *testing.T) {
 		})
 		s.undefined(t, "unknown stream", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(unknown stream)", func() error { return s.b.ResetEvent(ev, bogusHandle) })
+		})
+		// Several arguments wrong at once: the handles are checked first
+		// (src/runtime/api/api_c.cc:773-774, api_c_stream.cc:127-128 →
+		// 107017), then the event's ACL_EVENT_SYNC in the error decorator
+		// (api_error.cc:1760-1762, 1414-1416 → 207000), then the context
+		// and the stream in the implementation (api_impl.cc:2202-2216,
+		// 1594-1610 → 107002 / 107003).
+		noSync := s.newEvent(t, acl.EventTimeLine) // without ACL_EVENT_SYNC
+		s.onFreshThread(t, func() {
+			expect(t, acl.CodeRTFeatureNotSupport, "ResetEvent(event without ACL_EVENT_SYNC) without a current context", func() error {
+				return s.b.ResetEvent(noSync, 0)
+			})
+			expect(t, acl.CodeRTFeatureNotSupport, "StreamWaitEvent(event without ACL_EVENT_SYNC) without a current context", func() error {
+				return s.b.StreamWaitEvent(0, noSync)
+			})
+		})
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(s.dev)
+			if !check(t, err, "CreateContext") {
+				return
+			}
+			expect(t, acl.CodeRTFeatureNotSupport, "ResetEvent(event without ACL_EVENT_SYNC) on another context's stream", func() error {
+				return s.b.ResetEvent(noSync, st)
+			})
+			expect(t, acl.CodeRTFeatureNotSupport, "StreamWaitEvent(event without ACL_EVENT_SYNC) on another context's stream", func() error {
+				return s.b.StreamWaitEvent(st, noSync)
+			})
+			check(t, s.b.DestroyContext(ctx), "DestroyContext")
+		})
+		s.undefined(t, "unknown stream, event without ACL_EVENT_SYNC", func(t *testing.T) {
+			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(event without ACL_EVENT_SYNC, unknown stream)", func() error {
+				return s.b.ResetEvent(noSync, bogusHandle)
+			})
+			expect(t, acl.CodeRTInvalidHandle, "StreamWaitEvent(unknown stream, event without ACL_EVENT_SYNC)", func() error {
+				return s.b.StreamWaitEvent(bogusHandle, noSync)
+			})
 		})
 		// Queued behind held work, the reset waits its turn, and the
 		// record after it completes the event once the stream runs.
