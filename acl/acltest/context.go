@@ -40,6 +40,24 @@ func (s *suite) context(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, s.ctx, cur)
 	})
+	t.Run("DestroyDefault", func(t *testing.T) {
+		// The default context belongs to the device (released by
+		// aclrtResetDevice): hicann/runtime src/runtime/api/impl/
+		// api_impl.cc:4140-4142 → RT_ERROR_CONTEXT_NULL, 107002.
+		onThread(t, func() {
+			if !check(t, s.b.SetDevice(s.dev), "SetDevice") {
+				return
+			}
+			def, err := s.b.GetCurrentContext()
+			if check(t, err, "GetCurrentContext") {
+				expect(t, acl.CodeRTContextNull, "DestroyContext(default context)", func() error { return s.b.DestroyContext(def) })
+				cur, err := s.b.GetCurrentContext()
+				check(t, err, "GetCurrentContext after the refusal")
+				assert.Equal(t, def, cur, "the default context is still current")
+			}
+			check(t, s.b.ResetDevice(s.dev), "ResetDevice")
+		})
+	})
 	t.Run("BadHandle", func(t *testing.T) {
 		s.bind(t)
 		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
