@@ -22,6 +22,10 @@ type ModelIO struct {
 	Format   acl.Format
 	Dims     []int64
 	Addend   uint32 // the bits of the float32 or int32 added to every element
+	// ReuseInput makes the output reuse the input's memory: the model
+	// attribute ge.exec.outputReuseInputMemIndexes names the pair, and an
+	// execution must give both the same address.
+	ReuseInput bool
 }
 
 // Bytes is the size of the input (and of the output).
@@ -128,6 +132,7 @@ func (s *suite) modelAPI(t *testing.T) {
 	t.Run("ConcurrentExecute", func(t *testing.T) { s.modelBackend(t).concurrent(t) })
 	t.Run("OtherDevice", func(t *testing.T) { s.modelBackend(t).otherDevice(t) })
 	t.Run("OtherContext", func(t *testing.T) { s.modelBackend(t).otherContext(t) })
+	t.Run("ReuseInput", func(t *testing.T) { s.modelBackend(t).reuseInput(t) })
 	t.Run("DynamicBatch", func(t *testing.T) { s.modelBackend(t).dynamicBatch(t) })
 }
 
@@ -665,6 +670,36 @@ func (m *modelSuite) concurrent(t *testing.T) {
 	require.NoError(t, <-unloaded)
 	m.check(t, io)
 	require.NoError(t, m.b.SynchronizeStream(s1))
+}
+
+// reuseInput: a model whose attribute ge.exec.outputReuseInputMemIndexes
+// pairs output 0 with input 0 needs both at one address. GE checks it in
+// UpdateAllNodeArgs (CheckIoReuseAddrs, davinci_model.cc:7066, 7150-7184)
+// under GE_ASSERT_SUCCESS (davinci_model.cc:6673): GE logs "... addr reuse
+// check not pass" (base/common/util.cc:585-590), 500002 is returned
+// (error_codes_inner.h:24-28). At one address the model runs in place.
+func (m *modelSuite) reuseInput(t *testing.T) {
+	m.bind(t)
+	ios := append([]ModelIO(nil), modelIOs...)
+	ios[0].ReuseInput = true
+	blob, err := m.opt.Model(ios)
+	require.NoError(t, err, "Options.Model with a reuse pair")
+	id, err := m.mb.LoadFromMem(m.modelCopy(t, blob), uintptr(len(blob)))
+	require.NoError(t, err, "LoadFromMem")
+	t.Cleanup(func() { _ = m.mb.Unload(id) })
+	io := m.newIOMem(t)
+	out := m.outDS(t, io)
+	var err2 error
+	if expect(t, acl.CodeGEFailure, "Execute with output 0 apart from input 0", func() error {
+		err2 = m.mb.Execute(id, io.inDS, out)
+		return err2
+	}) {
+		assert.ErrorContains(t, err2, "ge.exec.outputReuseInputMemIndexes", "the message carries what GE logs")
+	}
+	inPlace := m.dataset(t, []unsafe.Pointer{io.in[0], io.out[1]}, io.sizes)
+	require.NoError(t, m.mb.Execute(id, io.inDS, inPlace), "output 0 at input 0's address")
+	assert.Equal(t, ios[0].Want(io.inBytes[0]), m.readDev(t, io.in[0], io.sizes[0]), "output 0 written in place")
+	assert.Equal(t, ios[1].Want(io.inBytes[1]), m.readDev(t, io.out[1], io.sizes[1]), "output 1")
 }
 
 // otherContext: a model belongs to the context it was loaded in. GE

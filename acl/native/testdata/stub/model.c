@@ -3,7 +3,9 @@
  *
  *   offset 0   char     magic[8] = "STUBOM01"
  *          8   uint32   n: number of inputs = number of outputs, 1..8
- *         12   uint32   g: number of batch gears, 0 (static) to 8
+ *         12   uint32   g: number of batch gears, 0 (static) to 8, in the low
+ *              16 bits; bit 16+k: output k must reuse input k's memory (the
+ *              model attribute ge.exec.outputReuseInputMemIndexes "k,k")
  *         16   uint64   work_size   (>= 8: execution counter at offset 0)
  *         24   uint64   weight_size (>= 8*n: one 8-byte addend slot per io)
  *         32   n input then n output descriptors of 144 bytes each:
@@ -62,7 +64,7 @@ typedef struct model {
     uint32_t id;
     uint32_t n;
     io in[MAX_IO], out[MAX_IO];
-    uint32_t ngears;
+    uint32_t ngears, reuse;
     uint64_t gears[MAX_GEARS];
     uint64_t cur_batch; /* the batch aclmdlSetDynamicBatchSize chose, 0 before */
     char *work, *weight; /* addresses the stub can touch */
@@ -107,7 +109,7 @@ static table g_models, g_descs, g_datasets, g_dbufs, g_configs;
 static size_t dtype_size(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_INT32 ? 4 : 0; }
 
 typedef struct parsed {
-    uint32_t n, ngears;
+    uint32_t n, ngears, reuse;
     uint64_t work_size, weight_size;
     uint64_t gears[MAX_GEARS];
     io in[MAX_IO], out[MAX_IO];
@@ -143,6 +145,8 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
     memcpy(&m->ngears, p + 12, 4);
+    m->reuse = m->ngears >> 16;
+    m->ngears &= 0xffff;
     memcpy(&m->work_size, p + 16, 8);
     memcpy(&m->weight_size, p + 24, 8);
     if (m->n < 1 || m->n > MAX_IO) return stub_fail(GE_PARAM_INVALID, fn, "io count %u not in [1, 8]", m->n);
@@ -150,6 +154,7 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
         m->work_size > (1ull << 32))
         return stub_fail(GE_PARAM_INVALID, fn, "bad work or weight size");
     if (m->ngears > MAX_GEARS) return stub_fail(GE_PARAM_INVALID, fn, "gear count %u not in [0, 8]", m->ngears);
+    if (m->reuse >> m->n) return stub_fail(GE_PARAM_INVALID, fn, "reuse mask 0x%x names an io past %u", m->reuse, m->n);
     size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + m->weight_size;
     if (size != want)
         return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
@@ -195,6 +200,7 @@ static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *
     memcpy(m->in, pm->in, sizeof m->in);
     memcpy(m->out, pm->out, sizeof m->out);
     m->ngears = pm->ngears;
+    m->reuse = pm->reuse;
     memcpy(m->gears, pm->gears, sizeof m->gears);
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
@@ -830,6 +836,28 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
     return ACL_SUCCESS;
 }
 
+/* check_reuse is GE's CheckIoReuseAddrs inside UpdateAllNodeArgs: output k
+ * of a reuse pair must have input k's address. Like every check there it
+ * reaches the caller as ACL_ERROR_GE_FAILURE; the message is what GE logs
+ * (hicann/ge base/common/util.cc:585-590; davinci_model.cc:6673,
+ * api/acl/common/error_codes_inner.h:24-28). It runs after the IO counts and before the per-IO checks; with
+ * a count or dataset wrong it leaves the report to bind_io. */
+static aclError check_reuse(const char *fn, const aclmdlDataset *in, const aclmdlDataset *out, const model *m) {
+    aclmdlDataset *di = get_dataset(in), *dout = get_dataset(out);
+    if (!m->reuse || !di || !dout || di->n != m->n || dout->n != m->n) return ACL_SUCCESS;
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (!(m->reuse >> k & 1)) continue;
+        aclDataBuffer *bi = get_dbuf((aclDataBuffer *)di->bufs[k]), *bo = get_dbuf((aclDataBuffer *)dout->bufs[k]);
+        if (bi && bo && bi->data != bo->data)
+            return stub_fail(ACL_ERROR_GE_FAILURE, fn,
+                             "Output[%u] address(%p) must be same as Input[%u] address(%p) because the option "
+                             "'ge.exec.outputReuseInputMemIndexes' is set with value containing '%u,%u', addr reuse "
+                             "check not pass",
+                             k, bo->data, k, bi->data, k, k);
+    }
+    return ACL_SUCCESS;
+}
+
 /* call_touches reports whether a queued execution uses [lo, hi): its IO,
  * or the caller's work and weight memory. */
 int call_touches(const void *arg, const char *lo, const char *hi) {
@@ -904,7 +932,7 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     x->m = m;
     x->id = modelId;
     int host = 0;
-    if ((r = bind_io(fn, input, m, 0, x->in, x->nin, &host)) || (r = bind_io(fn, output, m, 1, x->out, x->nout, &host))) {
+    if ((r = check_reuse(fn, input, output, m)) || (r = bind_io(fn, input, m, 0, x->in, x->nin, &host)) || (r = bind_io(fn, output, m, 1, x->out, x->nout, &host))) {
         free(x);
         LOCKED_RETURN(r);
     }
