@@ -37,6 +37,9 @@ func stubModelGears(ios []acltest.ModelIO, workSize uint64, gears []uint64) []by
 		if s.ReuseInput {
 			reuse |= 1 << k
 		}
+		if s.CopyOnly {
+			reuse |= 1 << (8 + k)
+		}
 	}
 	le.PutUint32(b[12:], uint32(len(gears))|reuse<<16)
 	le.PutUint64(b[16:], workSize)
