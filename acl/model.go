@@ -810,7 +810,7 @@ func (m *Model) Close() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		// A failed wait must not keep the model loaded.
-		return errors.Join(m.waitLast(), m.destroy(), m.stage.free(m.dev.rt.b))
+		return errors.Join(m.waitLast(), m.destroy(), m.stage.free(m.dev.rt.b, m.mb))
 	})
 	return errors.Join(err, m.mark.Close())
 }

@@ -17,10 +17,22 @@ import (
 // copies the device would otherwise have needed anyway. Raw addresses
 // (NewDataBufferPtr) are passed as given.
 
-// stage holds the device copies of the host buffers a Model has run with.
-// Guarded by Model.mu.
+// stage holds the device copies of the host buffers a Model has run with,
+// and per Dataset the backend dataset a staged execution passes instead of
+// it, so that a steady staged run allocates nothing. Guarded by Model.mu.
 type stage struct {
-	shadow map[*mem]unsafe.Pointer
+	shadow  map[*mem]unsafe.Pointer
+	sets    map[*Dataset]*stagedSet
+	in, out []stagedIO // scratch
+}
+
+// stagedSet is the backend dataset standing for a Dataset in staged runs:
+// one data buffer per entry, pointed at what the entry's address was last.
+type stagedSet struct {
+	h     DatasetHandle
+	bufs  []DataBufferHandle
+	ptrs  []unsafe.Pointer
+	sizes []uintptr
 }
 
 // device returns the device copy of host memory h, allocating it on first
@@ -50,13 +62,26 @@ func (st *stage) device(b Backend, h *mem) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-// free releases every device copy. The Device's context is current and no
-// execution of the Model is queued.
-func (st *stage) free(b Backend) error {
+// free releases every device copy and backend dataset. The Device's
+// context is current and no execution of the Model is queued.
+func (st *stage) free(b Backend, mb ModelBackend) error {
 	var errs []error
 	for k, p := range st.shadow {
 		errs = append(errs, b.Free(p))
 		delete(st.shadow, k)
+	}
+	for k, set := range st.sets {
+		errs = append(errs, set.destroy(mb))
+		delete(st.sets, k)
+	}
+	return errors.Join(errs...)
+}
+
+// destroy destroys the backend dataset and its buffers.
+func (set *stagedSet) destroy(mb ModelBackend) error {
+	errs := []error{mb.DestroyDataset(set.h)}
+	for _, h := range set.bufs {
+		errs = append(errs, mb.DestroyDataBuffer(h))
 	}
 	return errors.Join(errs...)
 }
@@ -75,7 +100,6 @@ type stagedIO struct {
 // datasets' contents are held (exec) and m.mu is held.
 func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHandle) error) error {
 	return m.dev.bound(func() error {
-		b := m.dev.rt.b
 		// The device copies are shared by the Model's executions: one
 		// queued on another stream must be done with them first (runs on s
 		// itself are ordered by s).
@@ -84,99 +108,134 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 				return err
 			}
 		}
-		ins, err := m.stageIO(in)
+		st := &m.stage
+		var err error
+		if st.in, err = m.stageIO(in, st.in[:0]); err != nil {
+			return err
+		}
+		if st.out, err = m.stageIO(out, st.out[:0]); err != nil {
+			return err
+		}
+		if err := m.stageCopies(s, st.in, MemcpyHostToDevice); err != nil {
+			return err
+		}
+		ih, err := m.stagedDataset(in, st.in)
 		if err != nil {
 			return err
 		}
-		outs, err := m.stageIO(out)
+		oh, err := m.stagedDataset(out, st.out)
 		if err != nil {
 			return err
 		}
-		copyIO := func(dst, src unsafe.Pointer, n uintptr, kind MemcpyKind) error {
-			if n == 0 {
-				return nil
-			}
-			if s != nil {
-				return b.MemcpyAsync(dst, n, src, n, kind, s.h)
-			}
-			return b.Memcpy(dst, n, src, n, kind)
-		}
-		for _, io := range ins {
-			if io.host != nil {
-				if err := copyIO(io.ptr, io.host, io.size, MemcpyHostToDevice); err != nil {
-					return err
-				}
-			}
-		}
-		ih, err := m.backendDataset(ins)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = m.destroyDataset(ih) }()
-		oh, err := m.backendDataset(outs)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = m.destroyDataset(oh) }()
 		if err := run(ih, oh); err != nil {
 			return err
 		}
-		for _, io := range outs {
-			if io.host != nil {
-				if err := copyIO(io.host, io.ptr, io.size, MemcpyDeviceToHost); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return m.stageCopies(s, st.out, MemcpyDeviceToHost)
 	})
 }
 
-// stageIO lists ds's buffers with the device copy of each host buffer.
-func (m *Model) stageIO(ds *Dataset) ([]stagedIO, error) {
-	ios := make([]stagedIO, len(ds.bufs))
-	for i, db := range ds.bufs {
+// stageCopies copies every host buffer of ios between the host and its
+// device copy: on s when there is one, else synchronously.
+func (m *Model) stageCopies(s *Stream, ios []stagedIO, kind MemcpyKind) error {
+	b := m.dev.rt.b
+	for _, io := range ios {
+		if io.host == nil || io.size == 0 {
+			continue
+		}
+		dst, src := io.ptr, io.host
+		if kind == MemcpyDeviceToHost {
+			dst, src = io.host, io.ptr
+		}
+		var err error
+		if s != nil {
+			err = b.MemcpyAsync(dst, io.size, src, io.size, kind, s.h)
+		} else {
+			err = b.Memcpy(dst, io.size, src, io.size, kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageIO appends to ios ds's buffers with the device copy of each host
+// buffer.
+func (m *Model) stageIO(ds *Dataset, ios []stagedIO) ([]stagedIO, error) {
+	for _, db := range ds.bufs {
 		db.mu.Lock()
 		p, size, mm := db.ptr, db.size, db.mm
 		db.mu.Unlock()
-		ios[i] = stagedIO{ptr: p, size: size}
+		io := stagedIO{ptr: p, size: size}
 		if h, ok := mm.(*HostBuffer); ok && h != nil {
 			d, err := m.stage.device(m.dev.rt.b, &h.mem)
 			if err != nil {
-				return nil, err
+				return ios, err
 			}
-			ios[i] = stagedIO{ptr: d, size: size, host: p}
+			io = stagedIO{ptr: d, size: size, host: p}
 		}
+		ios = append(ios, io)
 	}
 	return ios, nil
 }
 
-// backendDataset builds a backend dataset over ios, for one execution.
-func (m *Model) backendDataset(ios []stagedIO) (DatasetHandle, error) {
-	ds, err := m.mb.CreateDataset()
-	if err != nil {
-		return 0, err
+// stagedDataset returns the backend dataset standing for ds, its buffers
+// pointed at ios (aclUpdateDataBuffer for those that changed). It is built
+// on first use, and again when ds has gained buffers; backend datasets of
+// Datasets closed since are destroyed.
+func (m *Model) stagedDataset(ds *Dataset, ios []stagedIO) (DatasetHandle, error) {
+	st := &m.stage
+	set := st.sets[ds]
+	if set == nil || len(set.bufs) != len(ios) {
+		if st.sets == nil {
+			st.sets = make(map[*Dataset]*stagedSet)
+		}
+		for k, old := range st.sets {
+			if k == ds || k.isClosed() {
+				delete(st.sets, k)
+				if err := old.destroy(m.mb); err != nil {
+					return 0, err
+				}
+			}
+		}
+		var err error
+		if set, err = m.newStagedSet(ios); err != nil {
+			return 0, err
+		}
+		st.sets[ds] = set
+		return set.h, nil
 	}
+	for i, io := range ios {
+		if set.ptrs[i] != io.ptr || set.sizes[i] != io.size {
+			if err := m.mb.UpdateDataBuffer(set.bufs[i], io.ptr, io.size); err != nil {
+				return 0, err
+			}
+			set.ptrs[i], set.sizes[i] = io.ptr, io.size
+		}
+	}
+	return set.h, nil
+}
+
+// newStagedSet builds a backend dataset over ios.
+func (m *Model) newStagedSet(ios []stagedIO) (*stagedSet, error) {
+	h, err := m.mb.CreateDataset()
+	if err != nil {
+		return nil, err
+	}
+	set := &stagedSet{h: h}
 	for _, io := range ios {
 		buf, err := m.mb.CreateDataBuffer(io.ptr, io.size)
 		if err == nil {
-			if err = m.mb.AddDatasetBuffer(ds, buf); err != nil {
+			if err = m.mb.AddDatasetBuffer(h, buf); err != nil {
 				err = errors.Join(err, m.mb.DestroyDataBuffer(buf))
 			}
 		}
 		if err != nil {
-			return 0, errors.Join(err, m.destroyDataset(ds))
+			return nil, errors.Join(err, set.destroy(m.mb))
 		}
+		set.bufs = append(set.bufs, buf)
+		set.ptrs = append(set.ptrs, io.ptr)
+		set.sizes = append(set.sizes, io.size)
 	}
-	return ds, nil
-}
-
-// destroyDataset destroys a dataset backendDataset built, with its
-// buffers.
-func (m *Model) destroyDataset(ds DatasetHandle) error {
-	errs := make([]error, 0, 4)
-	for i := range m.mb.GetDatasetNumBuffers(ds) {
-		errs = append(errs, m.mb.DestroyDataBuffer(m.mb.GetDatasetBuffer(ds, i)))
-	}
-	return errors.Join(append(errs, m.mb.DestroyDataset(ds))...)
+	return set, nil
 }
