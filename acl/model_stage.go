@@ -102,8 +102,11 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 	return m.dev.bound(func() error {
 		// The device copies are shared by the Model's executions: one
 		// queued on another stream must be done with them first (runs on s
-		// itself are ordered by s).
-		if m.last != nil && (s == nil || m.last != s) {
+		// itself are ordered by s). A dynamic-batch model's gear is chosen
+		// from the batch input when the execution is called, so its inputs
+		// are copied in synchronously, after the runs queued before.
+		sync := s == nil || len(m.desc.Batches) > 0
+		if m.last != nil && (sync || m.last != s) {
 			if err := m.waitLast(); err != nil {
 				return err
 			}
@@ -116,7 +119,11 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 		if st.out, err = m.stageIO(out, st.out[:0]); err != nil {
 			return err
 		}
-		if err := m.stageCopies(s, st.in, MemcpyHostToDevice); err != nil {
+		inStream := s
+		if sync {
+			inStream = nil
+		}
+		if err := m.stageCopies(inStream, st.in, MemcpyHostToDevice); err != nil {
 			return err
 		}
 		ih, err := m.stagedDataset(in, st.in)
