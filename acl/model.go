@@ -640,7 +640,8 @@ func (m *Model) waitLast() error {
 }
 
 // Execute runs the model synchronously, reading in and writing out
-// (aclmdlExecute), after any execution still queued has completed.
+// (aclmdlExecute), after any execution still queued has completed. IO in
+// pinned host memory is staged through device memory, as for ExecuteAsync.
 func (m *Model) Execute(in, out *Dataset) error {
 	return m.exec("Model.Execute", nil, in, out, false, func() error {
 		m.mu.Lock()
