@@ -106,8 +106,11 @@ func (m *Model) rank() int { return 1 }
 func (m *Model) retire() { m.markClosed() }
 
 // destroy runs with the Device's context current, after the Device has
-// synchronized and destroyed its streams.
-func (m *Model) destroy() error { return m.mb.Unload(m.id) }
+// synchronized and destroyed its streams (or Close has waited for the
+// model's runs): it unloads the model and frees its staging copies.
+func (m *Model) destroy() error {
+	return errors.Join(m.mb.Unload(m.id), m.stage.free(m.dev.rt.b, m.mb))
+}
 
 // modelBytes checks a serialized model and returns its address and size.
 func modelBytes(op string, model []byte) (unsafe.Pointer, uintptr, error) {
@@ -811,7 +814,7 @@ func (m *Model) Close() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		// A failed wait must not keep the model loaded.
-		return errors.Join(m.waitLast(), m.destroy(), m.stage.free(m.dev.rt.b, m.mb))
+		return errors.Join(m.waitLast(), m.destroy())
 	})
 	return errors.Join(err, m.mark.Close())
 }
