@@ -46,6 +46,7 @@ func (s *suite) noInitCheck(t *testing.T, when string) {
 				"CreateStream":      func() error { _, err := s.b.CreateStream(); return err },
 				"Malloc":            func() error { _, err := s.b.Malloc(64, acl.MemMallocHugeFirst); return err },
 			} {
+				// No aclInit check in the runtime; the call's own check: no context → 107002 (api_impl.cc:2337).
 				expect(t, acl.CodeRTContextNull, name+" "+when+" on a thread with no context", f)
 			}
 		})

@@ -430,6 +430,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 		})
 	}
 	v := uintptr(0)
+	// ACL-layer checks of aclmdlSetConfigOpt → 100000 (GE api/acl/acl_model/model/model.cpp, log_inner.h).
 	expect(t, acl.CodeInvalidParam, "undefined attribute", func() error { return m.mb.SetConfigOpt(h, 99, unsafe.Pointer(&v), 8) })
 	expect(t, acl.CodeInvalidParam, "NULL value", func() error { return m.mb.SetConfigOpt(h, acl.MdlMemSizet, nil, 8) })
 
@@ -438,6 +439,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 	m.setOpt(t, h, acl.MdlLoadTypeSizet, acl.MdlLoadFromMemWithMem)
 	m.setOpt(t, h, acl.MdlMemAddrPtr, uintptr(mp))
 	m.setOpt(t, h, acl.MdlMemSizet, size)
+	// The load type's attributes are required → 100000 (GE model.cpp ACL-layer checks).
 	expect(t, acl.CodeInvalidParam, "LoadWithConfig(FROM_MEM_WITH_MEM) without its memory attributes", func() error {
 		_, err := m.mb.LoadWithConfig(h)
 		return err
@@ -449,6 +451,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 	id, err := m.mb.LoadWithConfig(h)
 	require.NoError(t, err)
 	require.NoError(t, m.mb.DestroyConfigHandle(h))
+	// A destroyed handle: C may crash; the fallback and the stub track handles → 100000 (docs/misuse.md, not settled).
 	expect(t, acl.CodeInvalidParam, "DestroyConfigHandle twice", func() error { return m.mb.DestroyConfigHandle(h) })
 	io := m.newIOMem(t)
 	require.NoError(t, m.mb.Execute(id, io.inDS, m.outDS(t, io)))
@@ -505,6 +508,7 @@ func (m *modelSuite) errors(t *testing.T) {
 		_, _, err := m.mb.QuerySizeFromMem(nil, 100)
 		return err
 	})
+	// Model size 0 → 100000 (GE model.cpp ACL-layer checks).
 	expect(t, acl.CodeInvalidParam, "LoadFromMem of size 0", func() error {
 		_, err := m.mb.LoadFromMem(mp, 0)
 		return err
@@ -575,11 +579,13 @@ func (m *modelSuite) errors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.mb.DestroyDataBuffer(buf))
 	m.undefined(t, "destroyed data buffer", func(t *testing.T) {
+		// Destroyed handles: not settled (C may crash) → 100000 (docs/misuse.md).
 		expect(t, acl.CodeInvalidParam, "DestroyDataBuffer twice", func() error { return m.mb.DestroyDataBuffer(buf) })
 		expect(t, acl.CodeInvalidParam, "UpdateDataBuffer of a destroyed buffer", func() error { return m.mb.UpdateDataBuffer(buf, nil, 0) })
 		expect(t, acl.CodeInvalidParam, "AddDatasetBuffer of a destroyed buffer", func() error { return m.mb.AddDatasetBuffer(io.inDS, buf) })
 		assert.Zero(t, m.mb.GetDataBufferSizeV2(buf))
 	})
+	// NULL handles → 100000 (log_inner.h:452).
 	expect(t, acl.CodeInvalidParam, "AddDatasetBuffer(NULL, NULL)", func() error { return m.mb.AddDatasetBuffer(0, 0) })
 	expect(t, acl.CodeInvalidParam, "DestroyDataset(NULL)", func() error { return m.mb.DestroyDataset(0) })
 	assert.Zero(t, m.mb.GetDatasetNumBuffers(0))
@@ -788,6 +794,7 @@ func (m *modelSuite) otherContext(t *testing.T) {
 			return
 		}
 		defer func() { check(t, m.b.DestroyStream(st), "DestroyStream") }()
+		// The same check on aclmdlRIExecuteAsync (api_impl.cc:4436-4445) → 107004.
 		expect(t, acl.CodeRTModelContext, "ExecuteAsync in another context of the device", func() error {
 			return m.mb.ExecuteAsync(id, io.inDS, out, st)
 		})
@@ -806,6 +813,7 @@ func (m *modelSuite) otherContext(t *testing.T) {
 		check(t, m.mb.Unload(id2), "Unload from another context succeeds")
 		check(t, m.b.DestroyContext(ctx), "DestroyContext")
 	})
+	// The id was released: 145003 (GE model_manager.cc:1784).
 	expect(t, acl.CodeGEExecModelIDInvalid, "Execute after an Unload from another context", func() error { return m.mb.Execute(id2, io.inDS, out) })
 }
 

@@ -86,6 +86,7 @@ func (s *suite) sourceRules(t *testing.T) {
 		require.NotZero(t, ev)
 		s.bind(t)
 		st := s.newStream(t)
+		// Event and stream on different devices: forbidden by the documentation, the code is the driver's → 107003 (not settled; docs/misuse.md).
 		expect(t, acl.CodeRTStreamContext, "RecordEvent(event of another device)", func() error { return s.b.RecordEvent(ev, st) })
 		expect(t, acl.CodeRTStreamContext, "StreamWaitEvent(event of another device)", func() error { return s.b.StreamWaitEvent(st, ev) })
 		expect(t, acl.CodeRTStreamContext, "ResetEvent(event of another device)", func() error { return s.b.ResetEvent(ev, st) })
@@ -300,6 +301,7 @@ func (s *suite) peerAccess(t *testing.T) {
 	defer func() { assert.NoError(t, s.b.Free(there)) }()
 	want := s.randBytes(n)
 	ok(t, "Memcpy H2D", func() error { return s.b.Memcpy(here, n, hostPtr(want), n, acl.MemcpyHostToDevice) })
+	// Peer access is required (acl_rt.h:2995-3034); the code is the driver's → 107000 (not settled).
 	expect(t, acl.CodeRTParamInvalid, "Memcpy between devices without peer access", func() error {
 		return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice)
 	})
