@@ -238,7 +238,41 @@ func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, skip 
 		// Reported after the size rule, as GE checks sizes first.
 		return c.fail(badAddr.Code, "%s", badAddr.Msg)
 	}
-	return c.checkExtents(md, rec)
+	if err := c.checkExtents(md, rec); err != nil {
+		return err
+	}
+	if c.n.cfg.pedantic {
+		return c.pedanticHostCopies(rec, async)
+	}
+	return nil
+}
+
+// pedanticHostCopies refuses, under WithPedantic, a copied IO in host
+// memory that the device copies only because it tolerates a wrong kind:
+// GE asks for ACL_MEMCPY_DEVICE_TO_DEVICE (the ACL layer passes every
+// buffer as device memory), which a synchronous copy ignores and an
+// asynchronous one corrects for pinned memory. Plain memory copied
+// asynchronously is not tolerated but faults, as without the option.
+func (c *call) pedanticHostCopies(rec *execRec, async bool) error {
+	nin := len(rec.e.In)
+	for i := range rec.mem {
+		b, p := rec.bind(i), rec.mem[i].l.Place
+		if !b.Copy || !isHostPlace(p) || (async && p == npuhook.PlaceHost) {
+			continue
+		}
+		role, k := "input", i
+		if i >= nin {
+			role, k = "output", i-nin
+		}
+		device := "the device's synchronous copy goes by where the pointers live"
+		if async {
+			device = "the device would have corrected the kind of its asynchronous copy to " + map[bool]string{true: "H2D", false: "D2H"}[role == "input"]
+		}
+		return c.pedantic(c.fail(acl.CodeRTInvalidMemoryType,
+			"%s %d (0x%x) is host memory that GE copies with ACL_MEMCPY_DEVICE_TO_DEVICE: the ACL layer passes every model IO as device memory (hicann/ge api/acl/acl_model/model/model.cpp:750, 777)",
+			role, k, b.Addr), device)
+	}
+	return nil
 }
 
 // gather copies the datasets' buffers into rec, classified. An output
