@@ -266,7 +266,11 @@ func (c *call) pedanticHostCopies(rec *execRec, async bool) error {
 		}
 		device := "the device's synchronous copy goes by where the pointers live"
 		if async {
-			device = "the device would have corrected the kind of its asynchronous copy to " + map[bool]string{true: "H2D", false: "D2H"}[role == "input"]
+			dir := "D2H"
+			if role == "input" {
+				dir = "H2D"
+			}
+			device = "the device would have corrected the kind of its asynchronous copy to " + dir
 		}
 		return c.pedantic(c.fail(acl.CodeRTInvalidMemoryType,
 			"%s %d (0x%x) is host memory that GE copies with ACL_MEMCPY_DEVICE_TO_DEVICE: the ACL layer passes every model IO as device memory (hicann/ge api/acl/acl_model/model/model.cpp:750, 777)",
