@@ -12,10 +12,10 @@ import (
 // model, the stream, both datasets and their contents, each memory their
 // buffers refer to, the Device — which costs two atomic operations per
 // handle. Once such an execution has succeeded with a stream and two
-// datasets, the Model pins them: it keeps the triple, the memories and the
-// Device's pin epoch. A later run with the same triple on the same stream
-// holds only the Device's pin guard shared and the Model's mutex, and
-// checks the epoch with one atomic load.
+// datasets, the Model pins them: it keeps the triple and the Device's pin
+// epoch. A later run with the same triple on the same stream holds only the
+// Device's pin guard shared and the Model's mutex (held across every
+// launch anyway), and checks the epoch with one atomic load.
 //
 // Whatever could make a pinned run unsafe bumps the epoch first: closing a
 // model, stream, dataset or memory of the Device (res.markClosed, after the
@@ -30,9 +30,13 @@ import (
 // made the pin recorded its stream on each memory (mem.usedBy), so the
 // memory's Close, after the bump, waits for that stream.
 //
-// Lock order: pinGuard.mu, then Model.mu; a bump holds no Model mutex and
-// no handle's res lock (it may hold a dataset's content lock, which pinned
-// runs never take).
+// Lock order: pinGuard.mu, then Model.mu. A pinned run takes no handle's
+// res lock and no dataset's content lock, so a bump may hold those (Update
+// and Add do) but never a Model's mutex. The guard is an RWMutex held only
+// across a launch, not the Model's mutex (which would save its two atomic
+// operations per run): a bump then waits for launches only, never for an
+// Execute or a Close that holds the Model's mutex while waiting for a
+// stream.
 
 // pinGuard is a Device's pin epoch and the lock pinned runs hold.
 type pinGuard struct {
