@@ -410,6 +410,62 @@ func BenchmarkV2Execute(b *testing.B) {
 	})
 }
 
+// BenchmarkV2ExecutePlacement runs the V2 executor on the fallback with a
+// 4 MiB input and output and the lightest compute (identity: one
+// device-side copy task, so that the IO shows), the output either a
+// device tensor written in place (zero-copy) or a host tensor, which the
+// executor serves with a device buffer and one D2H copy after the run
+// (host-output). copies/op is the executor's count (0 and 1); zero-copy
+// also reports x_hostout, its time over host-output's from alternating
+// runs of the two in the same benchmark.
+func BenchmarkV2ExecutePlacement(b *testing.B) {
+	const n = 1 << 20
+	npu, err := fallback.New(fallback.WithDeviceMemory(256<<20), fallback.WithHostMemory(64<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = npu.Close() })
+	v := openV2(b, npu, ioModel(b, n, true), n)
+	host := make([]float32, n)
+	hout := gert.NewTensor(gert.Shape{n}, acl.Float32, gert.OnHost)
+	must(b, hout.SetData(gert.NewTensorData(unsafe.Pointer(&host[0]), 4*n, gert.OnHost, nil)))
+	run := func(out []*gert.Tensor) func() {
+		return func() {
+			if err := v.ex.Execute(v.st, v.in, out, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := v.st.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	zc, hc := run(v.out), run([]*gert.Tensor{hout})
+	hc()
+	for i, x := range v.x {
+		if host[i] != x {
+			b.Fatalf("host output %d = %g, want %g", i, host[i], x)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{{"zero-copy", zc}, {"host-output", hc}} {
+		b.Run(c.name, func(b *testing.B) {
+			c0 := v.ex.Stats().Copies
+			b.SetBytes(2 * 4 * n)
+			b.ReportAllocs()
+			for b.Loop() {
+				c.f()
+			}
+			b.ReportMetric(float64(v.ex.Stats().Copies-c0)/float64(b.N), "copies/op")
+			if c.name == "zero-copy" {
+				b.ReportMetric(alternateRuns(9, zc, hc), "x_hostout")
+			}
+		})
+	}
+	v.check(b, identity)
+}
+
 // v2Env is a V2 executor over a one-input, one-output model of n float32
 // values, with device tensors for its IO and raw datasets over the same
 // memory for the baseline.
