@@ -74,7 +74,11 @@ type ModelConfig struct {
 // costs exactly one backend call (aclmdlExecuteAsync): the calling thread
 // normally has the Device's context current already (every idiomatic call
 // leaves it so), and when it has not, the backend's context error is
-// answered by binding the context and calling again.
+// answered by binding the context and calling again. When it also repeats
+// the stream and datasets of the previous successful run, the handles it
+// uses were checked then and are not locked again: closing or changing any
+// of them first waits for such runs in flight and sends the next run back
+// through the checks (pin.go).
 //
 // The Device owns the Model: Device.Close unloads it if the program has
 // not. A Model is safe for concurrent use. Close a stream used by the
