@@ -359,7 +359,7 @@ func (e *Executor) bindOutput(op string, i int, t *Tensor, alloc Allocator) erro
 		return point(e.outBuf[i], &e.outAt[i], addr, uintptr(need))
 	case t.Size() < need: // TensorToOut: "given buffer size is less than output tensor size"
 		return paramInvalid(op, "output %d (%s): given buffer size %d is less than output tensor size %d", i, d.Name, t.Size(), need)
-	case t.Placement() == alloc.Placement() || t.Placement() == OnDeviceHbm:
+	case t.Placement() == OnDeviceHbm || t.Placement() == alloc.Placement():
 		return point(e.outBuf[i], &e.outAt[i], addr, uintptr(t.Size()))
 	}
 	if !t.Placement().Valid() {
