@@ -235,7 +235,7 @@ func (b *DataBuffer) update(op string, p unsafe.Pointer, size uintptr, m Memory)
 	if base != nil {
 		p, size = base.ptr, base.size
 	}
-	if owner != nil {
+	if owner != nil && owner.pinned.Load() {
 		// A pinned execution reads the dataset without its content
 		// lock: invalidate the pins before the address changes.
 		b.dev.pins.bump()
@@ -400,7 +400,9 @@ func (ds *Dataset) Add(b *DataBuffer) error {
 		return Errorf(op, CodeInvalidParam, "the data buffer already belongs to a dataset")
 	}
 	// A pinned execution reads the dataset without its content lock.
-	ds.dev.pins.bump()
+	if ds.pinned.Load() {
+		ds.dev.pins.bump()
+	}
 	if err := ds.dev.call(op, func() error { return ds.mb.AddDatasetBuffer(ds.h, b.h) }); err != nil {
 		return err
 	}

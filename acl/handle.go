@@ -17,8 +17,10 @@ type res struct {
 	seq    uint64 // creation order: several handles are always taken in this order
 	kind   string // "stream", "event", … for error messages
 	// pins is the Device's pin guard for handles a pinned execution may
-	// use (model, stream, dataset, memory): closing one bumps it (pin.go).
-	pins *pinGuard
+	// use (model, stream, dataset, memory); pinned says a pin has named the
+	// handle, so that closing it must bump the guard (pin.go).
+	pins   *pinGuard
+	pinned atomic.Bool
 }
 
 var resSeq atomic.Uint64
@@ -103,7 +105,7 @@ func (r *res) markClosed() bool {
 	}
 	r.closed = true
 	r.mu.Unlock()
-	if r.pins != nil {
+	if r.pins != nil && r.pinned.Load() {
 		r.pins.bump()
 	}
 	return true

@@ -480,7 +480,7 @@ func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream, pin bool, f
 		}
 	}
 	if pin {
-		m.pin(s, in, out)
+		m.pin(s, in, out, ms)
 	}
 	return nil
 }

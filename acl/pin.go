@@ -18,10 +18,12 @@ import (
 // launch anyway), and checks the epoch with one atomic load.
 //
 // Whatever could make a pinned run unsafe bumps the epoch first: closing a
-// model, stream, dataset or memory of the Device (res.markClosed, after the
-// handle is marked closed and before it is destroyed), pointing a data
-// buffer of a dataset elsewhere and adding a buffer to a dataset (under the
-// dataset's content lock, before the backend call). The bump takes the
+// model, stream, dataset or memory a pin has named (res.markClosed, after
+// the handle is marked closed and before it is destroyed), pointing a data
+// buffer of such a dataset elsewhere and adding a buffer to it (under the
+// dataset's content lock, before the backend call), and closing the
+// Device. Handles no pin has named (res.pinned) change without a bump, so
+// that freeing a scratch buffer leaves the pins of running models alone. The bump takes the
 // guard exclusively, so it waits for the pinned runs in flight, and every
 // later run finds its pin stale and takes the checked path again, which
 // fails cleanly on a closed handle or pins the new state. A closer thus
@@ -62,15 +64,30 @@ type modelPin struct {
 	runs    uint64 // executions that took the pinned path, for tests
 }
 
-// pin records a checked execution's handles as the Model's pin. The
+// pin records a checked execution's handles as the Model's pin, and marks
+// each handle pinned so that closing or changing it bumps the guard. The
 // caller still holds every handle the execution took (execLocks), so the
-// epoch read here predates any change to them.
-func (m *Model) pin(s *Stream, in, out *Dataset) {
+// epoch read here and the marks predate any change to them.
+func (m *Model) pin(s *Stream, in, out *Dataset, ms []*mem) {
+	for _, r := range [...]*res{&m.res, &s.res, &in.res, &out.res} {
+		markPinned(r)
+	}
+	for _, x := range ms {
+		markPinned(&x.res)
+	}
 	epoch := m.dev.pins.epoch.Load()
 	m.mu.Lock()
 	p := &m.pinned
 	p.s, p.in, p.out, p.epoch, p.ok = s, in, out, epoch, true
 	m.mu.Unlock()
+}
+
+// markPinned marks r as named by a pin, with a load first so that the
+// steady state of re-pinning writes nothing shared.
+func markPinned(r *res) {
+	if !r.pinned.Load() {
+		r.pinned.Store(true)
+	}
 }
 
 // unpin drops the pin (so that it keeps no closed handle reachable). m.mu

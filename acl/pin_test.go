@@ -33,6 +33,20 @@ func TestModelPinnedSteadyState(t *testing.T) {
 	}
 	assert.Equal(t, uint64(runs-1), acl.PinnedRuns(m))
 
+	// Freeing memory, or closing a dataset, that no run has used leaves
+	// the pin alone.
+	scratch, err := d.Malloc(4096, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	spare, err := d.NewDatasetOf(scratch)
+	require.NoError(t, err)
+	require.NoError(t, spare.Close())
+	require.NoError(t, scratch.Close())
+	v.fill(t, rng, p)
+	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
+	require.NoError(t, st.Synchronize())
+	v.check(t)
+	assert.Equal(t, uint64(runs), acl.PinnedRuns(m))
+
 	// Another stream, or other datasets, are checked again, then pinned.
 	st2, err := d.NewStream()
 	require.NoError(t, err)
@@ -46,7 +60,7 @@ func TestModelPinnedSteadyState(t *testing.T) {
 		require.NoError(t, c.st.Synchronize())
 		c.v.check(t)
 	}
-	assert.Equal(t, uint64(runs-1+3), acl.PinnedRuns(m))
+	assert.Equal(t, uint64(runs+3), acl.PinnedRuns(m))
 }
 
 // TestModelPinnedUpdate: pointing an input's buffer at other memory sends
