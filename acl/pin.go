@@ -23,10 +23,11 @@ import (
 // buffer of such a dataset elsewhere and adding a buffer to it (under the
 // dataset's content lock, before the backend call), and closing the
 // Device. Handles no pin has named (res.pinned) change without a bump, so
-// that freeing a scratch buffer leaves the pins of running models alone. The bump takes the
-// guard exclusively, so it waits for the pinned runs in flight, and every
-// later run finds its pin stale and takes the checked path again, which
-// fails cleanly on a closed handle or pins the new state. A closer thus
+// that freeing a scratch buffer leaves the pins of running models alone.
+// The bump takes the guard exclusively, so it waits for the pinned runs in
+// flight, and every later run finds its pin stale and takes the checked
+// path again, which fails cleanly on a closed handle or pins the new
+// state. A closer thus
 // waits for a pinned run exactly as it waits for a checked one holding its
 // lock, and memory still never goes from under a run: the checked run that
 // made the pin recorded its stream on each memory (mem.usedBy), so the
