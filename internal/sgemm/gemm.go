@@ -25,6 +25,12 @@ func run(c *Call, kern kernel, threads int) {
 	if w := c.work(); w < parallelWork*threads {
 		threads = max(1, w/parallelWork)
 	}
+	// The short path's threads each pack all of A, worth it when A is
+	// small next to B.
+	if m <= kern.mcRows() && (threads == 1 || n >= 4*m) {
+		runShort(c, kern, threads)
+		return
+	}
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
 	bpBuf := packedBPool.get(KC * nc)
@@ -42,6 +48,64 @@ func run(c *Call, kern kernel, threads int) {
 			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
 			s.packB(0, s.panelsN())
 			s.block(0, m, 0, s.panelsN())
+		}
+	}
+}
+
+// runShort computes a product whose A fits in one mc block (M ≤ mc, the
+// usual inference shape: a batch of activations times a weight matrix).
+// Each B panel is then used by one pass over A only, so packing all of a
+// KC×NC block first (written to and read back from L2/L3) costs more than
+// it saves: instead each thread owns a contiguous range of B panels for
+// the whole product — one fork and join per call — and packs each panel
+// into an L1-sized buffer just before the kernel runs down A with it.
+// Every tile gets the same kernel calls with the same K blocks as in
+// block, so the result is bit-identical to the blocked path.
+func runShort(c *Call, kern kernel, threads int) {
+	pn := (c.N + kern.nr - 1) / kern.nr
+	if threads <= 1 {
+		shortPanels(c, kern, 0, pn)
+		return
+	}
+	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
+	parallel(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+}
+
+// shortPanels computes the columns of B panels [jp0,jp1) of a short
+// product (see runShort).
+func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
+	m, n, k := c.M, c.N, c.K
+	mr, nr := kern.mr, kern.nr
+	kbMax := min(KC, k)
+	pm := (m + mr - 1) / mr
+	abuf := packedAPool.get(pm*mr*kbMax + mr*nr + nr*kbMax + maxNR*kbMax)
+	defer packedAPool.put(abuf)
+	buf := *abuf
+	ap, buf := buf[:pm*mr*kbMax], buf[pm*mr*kbMax:]
+	tile, buf := buf[:mr*nr], buf[mr*nr:]
+	bpan, wbuf := buf[:nr*kbMax], buf[nr*kbMax:]
+	ldc := c.LDC
+	for pc := 0; pc < k; pc += KC {
+		kb, beta := min(KC, k-pc), c.Beta
+		if pc > 0 {
+			beta = 1
+		}
+		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		for jp := jp0; jp < jp1; jp++ {
+			j := jp * nr
+			cols := min(nr, n-j)
+			packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			for ip := range pm {
+				i := ip * mr
+				rows := min(mr, m-i)
+				apan := ap[ip*mr*kb:]
+				if rows == mr && cols == nr {
+					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, beta)
+					continue
+				}
+				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
+				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, beta)
+			}
 		}
 	}
 }

@@ -364,6 +364,30 @@ kern256_store0:
 	VZEROUPPER
 	RET
 
+// func packRows32(dst, src *float32, ld, kb int)
+TEXT ·packRows32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ kb+24(FP), CX
+	TESTQ CX, CX
+	JEQ packRows32_done
+packRows32_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	PREFETCHT1 128(SI)
+	PREFETCHT1 192(SI)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE packRows32_loop
+packRows32_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeak512(n int)
 TEXT ·fmaPeak512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
