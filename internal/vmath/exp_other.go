@@ -2,6 +2,11 @@
 
 package vmath
 
-const hasAVX2 = false
+var hasAVX2 = false
 
-func expAVX2(dst, src *float32, n int) { panic("unreachable") }
+func expAVX2(dst, src *float32, n int)                                        { panic("unreachable") }
+func sigmoidAVX2(dst, src *float32, n int)                                    { panic("unreachable") }
+func siluAVX2(dst, src *float32, n int)                                       { panic("unreachable") }
+func geluAVX2(dst, src *float32, n int)                                       { panic("unreachable") }
+func expShiftAVX2(dst, src *float32, n int, shift float64, lanes *[8]float64) { panic("unreachable") }
+func divAVX2(x *float32, n int, s float32)                                    { panic("unreachable") }

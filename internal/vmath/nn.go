@@ -12,38 +12,48 @@ func Softmax(dst, src []float32) {
 		return
 	}
 	dst = dst[:len(src)]
-	mx := src[0]
-	for _, v := range src[1:] {
-		mx = max(mx, v)
+	// A NaN is skipped here but poisons the sum below, as +Inf does
+	// (Inf-Inf), so either still makes every output NaN.
+	mx := float32(math.Inf(-1))
+	for _, v := range src {
+		if v > mx {
+			mx = v
+		}
 	}
 	// x - max is formed in float64 and fed to Exp as hi + lo (e^hi·(1+lo)):
 	// rounding it to float32 alone would cost up to |x-max|·2^-24 relative.
-	var lo [chunk]float32
-	for off := 0; off < len(src); off += chunk {
-		s := src[off:min(off+chunk, len(src))]
-		d := dst[off : off+len(s)]
-		for i, v := range s {
-			x := float64(v) - float64(mx)
-			h := float32(x)
-			lo[i] = 0
-			if !math.IsInf(float64(h), 0) {
-				lo[i] = float32(x - float64(h))
-			}
-			d[i] = h
-		}
-		Exp(d, d)
-		for i, e := range d {
-			d[i] = e + e*lo[i]
+	// The sum runs in 8 float64 lanes, element i into lane i%8 in index
+	// order, the lanes added in a fixed tree: the same bits every run, on
+	// every machine, and no add waits for the one before it.
+	var lanes [8]float64
+	n := 0
+	if hasAVX2 {
+		n = len(src) &^ 7
+		if n > 0 {
+			expShiftAVX2(&dst[0], &src[0], n, float64(mx), &lanes)
 		}
 	}
-	var sum float64
-	for _, v := range dst {
-		sum += float64(v)
+	for i := n; i < len(src); i++ {
+		e := softmaxExp1(src[i], float64(mx))
+		dst[i] = e
+		lanes[i%8] += float64(e)
 	}
+	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
 	s := float32(sum)
-	for i, v := range dst {
-		dst[i] = v / s
+	if n > 0 {
+		divAVX2(&dst[0], n, s)
 	}
+	for i := n; i < len(dst); i++ {
+		dst[i] /= s
+	}
+}
+
+// softmaxExp1 is e^(x-shift) for one element, the operations of
+// expShiftAVX2.
+func softmaxExp1(x float32, shift float64) float32 {
+	h, lo := split(float64(x) - shift)
+	e := exp1(h)
+	return e + float32(e*lo)
 }
 
 // LayerNorm sets dst = (x-mean)/√(var+eps)·gamma + beta over the row src

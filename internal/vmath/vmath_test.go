@@ -162,3 +162,34 @@ func TestExpVectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The logistic functions' assembly performs exactly sigmoid1's, silu1's
+// and gelu1's operations: the same bits for every input class, at any
+// position and length.
+func TestLogisticVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	src := make([]float32, 4099)
+	for i := range src {
+		switch i % 3 {
+		case 0:
+			src[i] = math.Float32frombits(r.Uint32()) // any class: NaN, Inf, subnormal, huge
+		case 1:
+			src[i] = float32(r.NormFloat64() * 8)
+		default:
+			src[i] = float32(r.NormFloat64() * 0.01)
+		}
+	}
+	src = append(src, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.Float32frombits(1), math.Float32frombits(0x80000001), math.MaxFloat32, -math.MaxFloat32, -9.5, 10)
+	for _, c := range []struct {
+		name string
+		vec  func(dst, src []float32)
+		one  func(float32) float32
+	}{{"Sigmoid", Sigmoid, sigmoid1}, {"Silu", Silu, silu1}, {"Gelu", Gelu, gelu1}} {
+		out := make([]float32, len(src))
+		c.vec(out, src)
+		for i, x := range src {
+			require.Equal(t, math.Float32bits(c.one(x)), math.Float32bits(out[i]), "%s(%g)", c.name, x)
+		}
+	}
+}
