@@ -33,23 +33,66 @@ func run(c *Call, kern kernel, threads int) {
 	}
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
+	if threads > 1 {
+		runParallel(*c, kern, nc, threads)
+		return
+	}
 	bpBuf := packedBPool.get(KC * nc)
 	defer packedBPool.put(bpBuf)
 	for jc := 0; jc < n; jc += NC {
 		for pc := 0; pc < k; pc += KC {
-			kb, nb, beta := min(KC, k-pc), min(NC, n-jc), c.Beta
-			if pc > 0 {
-				beta = 1
-			}
-			if threads > 1 {
-				stepParallel(*c, kern, *bpBuf, pc, kb, jc, nb, beta, threads)
-				continue
-			}
-			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+			s := newStep(c, kern, *bpBuf, pc, jc)
 			s.packB(0, s.panelsN())
 			s.block(0, m, 0, s.panelsN())
 		}
 	}
+}
+
+// newStep returns the step of c at K offset pc and N offset jc.
+func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
+	beta := c.Beta
+	if pc > 0 {
+		beta = 1
+	}
+	return step{c: c, kern: kern, bp: bp, pc: pc, kb: min(KC, c.K-pc), jc: jc, nb: min(NC, c.N-jc), beta: beta}
+}
+
+// runParallel computes c's steps on threads goroutines forked once for the
+// whole product. In every step each thread packs its share of the B
+// panels into the step's buffer, all meet at a barrier, and each computes
+// its share of C — split along the longer side at tile boundaries, so
+// every element is computed exactly as on one thread. Steps alternate
+// between two B buffers, so a thread that finished a step may pack the
+// next while others still read the last: one barrier per step.
+//
+// It takes a copy of the Call: the goroutines see only values made here,
+// so the caller's Call (often on its stack) does not escape to the heap
+// on the serial path.
+func runParallel(c Call, kern kernel, nc, threads int) {
+	bufs := [2]*[]float32{packedBPool.get(KC * nc), packedBPool.get(KC * nc)}
+	defer packedBPool.put(bufs[0])
+	defer packedBPool.put(bufs[1])
+	bar := newBarrier(threads)
+	mr := kern.mr
+	m, pm := c.M, (c.M+mr-1)/mr
+	parallel(threads, threads, func(w, _ int) {
+		si := 0
+		for jc := 0; jc < c.N; jc += NC {
+			for pc := 0; pc < c.K; pc += KC {
+				s := newStep(&c, kern, *bufs[si%2], pc, jc)
+				si++
+				pn := s.panelsN()
+				s.packB(w*pn/threads, (w+1)*pn/threads)
+				bar.wait()
+				if pm >= pn {
+					lo, hi := w*pm/threads, (w+1)*pm/threads
+					s.block(lo*mr, min(hi*mr, m), 0, pn)
+				} else {
+					s.block(0, m, w*pn/threads, (w+1)*pn/threads)
+				}
+			}
+		}
+	})
 }
 
 // runShort computes a product whose A fits in one mc block (M ≤ mc, the
@@ -122,26 +165,6 @@ type step struct {
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
-
-// stepParallel packs B and computes a step on threads goroutines. The
-// split is along the longer side, at tile boundaries, so every element is
-// computed exactly as on one thread.
-//
-// It takes copies: the goroutines see only values
-// made here, so the caller's Call (often on its stack) does not escape to
-// the heap on the serial path.
-func stepParallel(c Call, kern kernel, bp []float32, pc, kb, jc, nb int, beta float32, threads int) {
-	t := &step{c: &c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
-	mr := kern.mr
-	m, pn := c.M, t.panelsN()
-	pm := (m + mr - 1) / mr
-	parallel(threads, pn, t.packB)
-	if pm >= pn {
-		parallel(threads, pm, func(lo, hi int) { t.block(lo*mr, min(hi*mr, m), 0, pn) })
-	} else {
-		parallel(threads, pn, func(lo, hi int) { t.block(0, m, lo, hi) })
-	}
-}
 
 // packB packs B panels [lo,hi) of the step.
 func (s *step) packB(lo, hi int) {
