@@ -58,7 +58,7 @@ func softmaxExp1(x float32, shift float64) float32 {
 
 // LayerNorm sets dst = (x-mean)/√(var+eps)·gamma + beta over the row src
 // with the population variance; RMSNorm (beta nil, no mean) sets
-// dst = x/√(mean(x²)+eps)·gamma. Sums are float64 in index order; each
+// dst = x/√(mean(x²)+eps)·gamma. Sums are float64 in 4 lanes (see sum); each
 // output is rounded once from float64.
 func LayerNorm(dst, src, gamma, beta []float32, eps float64) {
 	norm(dst, src, gamma, beta, eps, true)
@@ -77,17 +77,9 @@ func norm(dst, src, gamma, beta []float32, eps float64, center bool) {
 	dst, gamma = dst[:l], gamma[:l]
 	var mean float64
 	if center {
-		for _, v := range src {
-			mean += float64(v)
-		}
-		mean /= float64(l)
+		mean = sum(src) / float64(l)
 	}
-	var sq float64
-	for _, v := range src {
-		d := float64(v) - mean
-		sq += d * d
-	}
-	inv := 1 / math.Sqrt(sq/float64(l)+eps)
+	inv := 1 / math.Sqrt(sumSq(src, mean)/float64(l)+eps)
 	if beta == nil {
 		for j, v := range src {
 			dst[j] = float32((float64(v) - mean) * inv * float64(gamma[j]))
@@ -98,4 +90,59 @@ func norm(dst, src, gamma, beta []float32, eps float64, center bool) {
 	for j, v := range src {
 		dst[j] = float32((float64(v)-mean)*inv*float64(gamma[j]) + float64(beta[j]))
 	}
+}
+
+// sum and sumSq add in float64 over 4 lanes, element i into lane i%4 in
+// index order, then the lanes in a fixed tree: the same bits on every run
+// and machine, and four independent add chains instead of one.
+func sum(x []float32) float64 {
+	var a0, a1, a2, a3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := (*[4]float32)(x[i:])
+		a0 += float64(q[0])
+		a1 += float64(q[1])
+		a2 += float64(q[2])
+		a3 += float64(q[3])
+	}
+	for ; i < len(x); i++ {
+		switch i % 4 {
+		case 0:
+			a0 += float64(x[i])
+		case 1:
+			a1 += float64(x[i])
+		default:
+			a2 += float64(x[i])
+		}
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// sumSq is Σ (x-mean)², in sum's order; each square is rounded before
+// the add (no FMA contraction).
+func sumSq(x []float32, mean float64) float64 {
+	var a0, a1, a2, a3 float64
+	sq := func(v float32) float64 {
+		d := float64(v) - mean
+		return float64(d * d)
+	}
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := (*[4]float32)(x[i:])
+		a0 += sq(q[0])
+		a1 += sq(q[1])
+		a2 += sq(q[2])
+		a3 += sq(q[3])
+	}
+	for ; i < len(x); i++ {
+		switch i % 4 {
+		case 0:
+			a0 += sq(x[i])
+		case 1:
+			a1 += sq(x[i])
+		default:
+			a2 += sq(x[i])
+		}
+	}
+	return (a0 + a1) + (a2 + a3)
 }
