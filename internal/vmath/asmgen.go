@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 )
 
 var out bytes.Buffer
@@ -118,6 +119,19 @@ func main() {
 		}
 	}
 	fmt.Fprintf(&out, "GLOBL expd<>(SB), RODATA|NOPTR, $%d\n", 32*len(consts64))
+	// The same constants over 64-byte vectors for the AVX-512 code.
+	for i, k := range consts {
+		for l := range 16 {
+			fmt.Fprintf(&out, "DATA exp5c<>+%d(SB)/4, $0x%08x\n", 64*i+4*l, k.v)
+		}
+	}
+	fmt.Fprintf(&out, "GLOBL exp5c<>(SB), RODATA|NOPTR, $%d\n", 64*len(consts))
+	for i, k := range consts64 {
+		for l := range 8 {
+			fmt.Fprintf(&out, "DATA exp5d<>+%d(SB)/8, $0x%016x\n", 64*i+8*l, k.v)
+		}
+	}
+	fmt.Fprintf(&out, "GLOBL exp5d<>(SB), RODATA|NOPTR, $%d\n", 64*len(consts64))
 	out.WriteString("\n// func expAVX2(dst, src *float32, n int)\n// n is a multiple of 8.\nTEXT ·expAVX2(SB), NOSPLIT, $0-24\n")
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ src+8(FP), SI")
@@ -142,6 +156,10 @@ func main() {
 	}
 	expShift()
 	div()
+	for _, k := range []string{"sigmoid", "silu", "gelu"} {
+		logistic512(k)
+	}
+	expShift512()
 	if err := os.WriteFile("exp_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -284,6 +302,162 @@ func div() {
 	p("DECQ CX")
 	p("JNE div_loop")
 	out.WriteString("div_done:\n")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// c5 and d5 address the 64-byte copies of the constants.
+func c5(name string) string { return strings.Replace(c(name), "expc<>+", "exp5c<>+", 1) + "" }
+func d5(name string) string { return strings.Replace(d(name), "expd<>+", "exp5d<>+", 1) + "" }
+
+// The AVX-512 code below performs, 16 lanes at a time, exactly the
+// operations of the AVX2 code above (and so of the Go functions); only
+// the vector width differs. Offsets into the constant tables double with
+// the width.
+
+func off2(addr string) string {
+	// expc<>+N(SB) → exp5c<>+2N(SB)
+	var base string
+	var n int
+	fmt.Sscanf(strings.NewReplacer("+", " ", "(SB)", "").Replace(addr), "%s %d", &base, &n)
+	return fmt.Sprintf("%s+%d(SB)", base, 2*n)
+}
+
+func k5(name string) string { return off2(c5(name)) }
+func k5d(name string) string { return off2(d5(name)) }
+
+func expBody512() {
+	p("VMOVUPS %s, Z5", k5("hi"))
+	p("VMOVUPS %s, Z6", k5("lo"))
+	p("VMINPS Z0, Z5, Z0")
+	p("VMAXPS Z0, Z6, Z0")
+	p("VMULPS %s, Z0, Z1", k5("log2e"))
+	p("VRNDSCALEPS $0, Z1, Z1") // round to nearest even, as VROUNDPS $0
+	p("VMULPS %s, Z1, Z2", k5("c1"))
+	p("VSUBPS Z2, Z0, Z0")
+	p("VMULPS %s, Z1, Z2", k5("c2"))
+	p("VSUBPS Z2, Z0, Z0")
+	p("VMULPS Z0, Z0, Z3")
+	p("VMOVUPS %s, Z4", k5("p0"))
+	for _, k := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		p("VMULPS Z0, Z4, Z4")
+		p("VADDPS %s, Z4, Z4", k5(k))
+	}
+	p("VMULPS Z3, Z4, Z4")
+	p("VADDPS Z0, Z4, Z4")
+	p("VADDPS %s, Z4, Z4", k5("one"))
+	p("VCVTPS2DQ Z1, Z5")
+	p("VPSRAD $1, Z5, Z6")
+	p("VPSUBD Z6, Z5, Z5")
+	p("VPADDD %s, Z6, Z6", k5("bias"))
+	p("VPADDD %s, Z5, Z5", k5("bias"))
+	p("VPSLLD $23, Z6, Z6")
+	p("VPSLLD $23, Z5, Z5")
+	p("VMULPS Z6, Z4, Z4")
+	p("VMULPS Z5, Z4, Z4")
+}
+
+// split512 is split2 on 16 lanes: x in Z7, h into Z0, lo into Z8.
+func split512(form func()) {
+	half := func() {
+		form()
+		p("VCVTPD2PS Z10, Y11")
+		p("VCVTPS2PD Y11, Z9")
+		p("VSUBPD Z9, Z10, Z9")
+		p("VCVTPD2PS Z9, Y9")
+	}
+	p("VCVTPS2PD Y7, Z9")
+	half()
+	p("VMOVAPS Z11, Z12")
+	p("VMOVAPS Z9, Z13")
+	p("VEXTRACTF64X4 $1, Z7, Y9")
+	p("VCVTPS2PD Y9, Z9")
+	half()
+	p("VINSERTF64X4 $1, Y11, Z12, Z0")
+	p("VINSERTF64X4 $1, Y9, Z13, Z8")
+	p("VCMPPS $4, %s, Z0, K2", k5("ninf")) // h != -Inf (or NaN)
+	p("VMOVAPS.Z Z8, K2, Z8")
+}
+
+func logistic512(kind string) {
+	name := kind + "AVX512"
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n int)\n// n is a multiple of 16.\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ n+16(FP), CX")
+	p("SHRQ $4, CX")
+	p("JEQ %s5_done", kind)
+	fmt.Fprintf(&out, "%s5_loop:\n", kind)
+	p("VMOVUPS (SI), Z7")
+	if kind == "gelu" {
+		split512(func() {
+			p("VMULPD %s, Z9, Z10", k5d("gk"))
+			p("VMULPD Z9, Z10, Z10")
+			p("VMULPD Z9, Z10, Z10")
+			p("VADDPD Z9, Z10, Z10")
+			p("VMULPD %s, Z10, Z10", k5d("gc2"))
+			p("VPORQ %s, Z10, Z10", k5d("sign"))
+		})
+	} else {
+		p("VPORD %s, Z7, Z0", k5("sign"))
+	}
+	expBody512()
+	if kind == "gelu" {
+		p("VMULPS Z8, Z4, Z9")
+		p("VADDPS Z9, Z4, Z4")
+	}
+	p("VADDPS %s, Z4, Z10", k5("one"))
+	p("VPXORD Z13, Z13, Z13")
+	p("VCMPPS $1, Z13, Z7, K3") // x < 0
+	p("VMOVUPS %s, Z12", k5("one"))
+	p("VMOVAPS Z4, K3, Z12") // sel
+	if kind != "sigmoid" {
+		p("VMULPS Z7, Z12, Z12")
+	}
+	p("VDIVPS Z10, Z12, Z12")
+	p("VMOVUPS Z12, (DI)")
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DI")
+	p("DECQ CX")
+	p("JNE %s5_loop", kind)
+	fmt.Fprintf(&out, "%s5_done:\n", kind)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// expShift512 is expShift on 16 lanes, n a multiple of 16; the lane sums
+// stay 8 (element i into lane i%8, in index order), so the sums are those
+// of the AVX2 code.
+func expShift512() {
+	out.WriteString("\n// func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64)\n// n is a multiple of 16.\n")
+	out.WriteString("TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ n+16(FP), CX")
+	p("MOVQ lanes+32(FP), DX")
+	p("VMOVUPD (DX), Z14")
+	p("VBROADCASTSD shift+24(FP), Z15")
+	p("SHRQ $4, CX")
+	p("JEQ shift5_done")
+	out.WriteString("shift5_loop:\n")
+	p("VMOVUPS (SI), Z7")
+	split512(func() { p("VSUBPD Z15, Z9, Z10") })
+	expBody512()
+	p("VMULPS Z8, Z4, Z9")
+	p("VADDPS Z9, Z4, Z4")
+	p("VMOVUPS Z4, (DI)")
+	p("VCVTPS2PD Y4, Z9")
+	p("VADDPD Z9, Z14, Z14")
+	p("VEXTRACTF64X4 $1, Z4, Y10")
+	p("VCVTPS2PD Y10, Z10")
+	p("VADDPD Z10, Z14, Z14")
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DI")
+	p("DECQ CX")
+	p("JNE shift5_loop")
+	out.WriteString("shift5_done:\n")
+	p("VMOVUPD Z14, (DX)")
 	p("VZEROUPPER")
 	p("RET")
 }

@@ -25,3 +25,19 @@ func expShiftAVX2(dst, src *float32, n int, shift float64, lanes *[8]float64)
 
 //go:noescape
 func divAVX2(x *float32, n int, s float32)
+
+// The AVX-512 versions of the logistic functions and of expShiftAVX2, 16
+// lanes at a time (n a multiple of 16), performing the same operations.
+var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX2
+
+//go:noescape
+func sigmoidAVX512(dst, src *float32, n int)
+
+//go:noescape
+func siluAVX512(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX512(dst, src *float32, n int)
+
+//go:noescape
+func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64)

@@ -10,3 +10,10 @@ func siluAVX2(dst, src *float32, n int)                                       { 
 func geluAVX2(dst, src *float32, n int)                                       { panic("unreachable") }
 func expShiftAVX2(dst, src *float32, n int, shift float64, lanes *[8]float64) { panic("unreachable") }
 func divAVX2(x *float32, n int, s float32)                                    { panic("unreachable") }
+
+var hasAVX512 = false
+
+func sigmoidAVX512(dst, src *float32, n int)                                    { panic("unreachable") }
+func siluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }
+func geluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }
+func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64) { panic("unreachable") }

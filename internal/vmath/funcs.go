@@ -77,9 +77,21 @@ func logistic(dst, src []float32, kind logisticKind) {
 			geluAVX2(d, s, n)
 		}
 	}
-	n := len(src) &^ 7
-	if n > 0 {
-		vec(&dst[0], &src[0], n)
+	n := 0
+	if n16 := len(src) &^ 15; hasAVX512 && n16 > 0 {
+		switch kind {
+		case kindSigmoid:
+			sigmoidAVX512(&dst[0], &src[0], n16)
+		case kindSilu:
+			siluAVX512(&dst[0], &src[0], n16)
+		default:
+			geluAVX512(&dst[0], &src[0], n16)
+		}
+		n = n16
+	}
+	if n8 := len(src) &^ 7; n8 > n {
+		vec(&dst[n], &src[n], n8-n)
+		n = n8
 	}
 	if n == len(src) {
 		return

@@ -27,11 +27,13 @@ func Softmax(dst, src []float32) {
 	// every machine, and no add waits for the one before it.
 	var lanes [8]float64
 	n := 0
-	if hasAVX2 {
-		n = len(src) &^ 7
-		if n > 0 {
-			expShiftAVX2(&dst[0], &src[0], n, float64(mx), &lanes)
-		}
+	if n16 := len(src) &^ 15; hasAVX512 && n16 > 0 {
+		expShiftAVX512(&dst[0], &src[0], n16, float64(mx), &lanes)
+		n = n16
+	}
+	if n8 := len(src) &^ 7; hasAVX2 && n8 > n {
+		expShiftAVX2(&dst[n], &src[n], n8-n, float64(mx), &lanes)
+		n = n8
 	}
 	for i := n; i < len(src); i++ {
 		e := softmaxExp1(src[i], float64(mx))
@@ -40,8 +42,10 @@ func Softmax(dst, src []float32) {
 	}
 	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
 	s := float32(sum)
-	if n > 0 {
+	if hasAVX2 && n > 0 {
 		divAVX2(&dst[0], n, s)
+	} else {
+		n = 0
 	}
 	for i := n; i < len(dst); i++ {
 		dst[i] /= s

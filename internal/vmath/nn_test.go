@@ -85,7 +85,7 @@ func TestNormsMatchFloat64(t *testing.T) {
 // the same bits computed whole, in place, or with AVX2 off.
 func TestSoftmaxVectorMatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{1, 7, 8, 9, 16, 127, 128, 1001} {
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 24, 127, 128, 1001} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * 20)
@@ -95,12 +95,14 @@ func TestSoftmaxVectorMatchesScalar(t *testing.T) {
 		}
 		want := make([]float32, n)
 		Softmax(want, x)
-		if hasAVX2 {
-			hasAVX2 = false
+		// AVX2 without AVX-512, then portable Go, where the CPU has them.
+		for _, c := range []struct{ avx512, avx2 bool }{{false, hasAVX2}, {false, false}} {
+			s512, s2 := hasAVX512, hasAVX2
+			hasAVX512, hasAVX2 = c.avx512, c.avx2
 			got := make([]float32, n)
 			Softmax(got, x)
-			hasAVX2 = true
-			assert.Equal(t, bits(want), bits(got), "n=%d", n)
+			hasAVX512, hasAVX2 = s512, s2
+			assert.Equal(t, bits(want), bits(got), "n=%d avx2=%v", n, c.avx2)
 		}
 		in := append([]float32(nil), x...)
 		Softmax(in, in)

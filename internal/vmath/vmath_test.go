@@ -186,10 +186,16 @@ func TestLogisticVectorMatchesScalar(t *testing.T) {
 		vec  func(dst, src []float32)
 		one  func(float32) float32
 	}{{"Sigmoid", Sigmoid, sigmoid1}, {"Silu", Silu, silu1}, {"Gelu", Gelu, gelu1}} {
-		out := make([]float32, len(src))
-		c.vec(out, src)
-		for i, x := range src {
-			require.Equal(t, math.Float32bits(c.one(x)), math.Float32bits(out[i]), "%s(%g)", c.name, x)
+		// With AVX-512 (where the CPU has it), then with AVX2 alone.
+		for _, wide := range []bool{hasAVX512, false} {
+			saved := hasAVX512
+			hasAVX512 = wide
+			out := make([]float32, len(src))
+			c.vec(out, src)
+			hasAVX512 = saved
+			for i, x := range src {
+				require.Equal(t, math.Float32bits(c.one(x)), math.Float32bits(out[i]), "%s(%g) avx512=%v", c.name, x, wide)
+			}
 		}
 	}
 }
