@@ -306,25 +306,21 @@ func div() {
 	p("RET")
 }
 
-// c5 and d5 address the 64-byte copies of the constants.
-func c5(name string) string { return strings.Replace(c(name), "expc<>+", "exp5c<>+", 1) + "" }
-func d5(name string) string { return strings.Replace(d(name), "expd<>+", "exp5d<>+", 1) + "" }
-
 // The AVX-512 code below performs, 16 lanes at a time, exactly the
 // operations of the AVX2 code above (and so of the Go functions); only
-// the vector width differs. Offsets into the constant tables double with
-// the width.
+// the vector width differs.
 
-func off2(addr string) string {
-	// expc<>+N(SB) → exp5c<>+2N(SB)
-	var base string
-	var n int
-	fmt.Sscanf(strings.NewReplacer("+", " ", "(SB)", "").Replace(addr), "%s %d", &base, &n)
-	return fmt.Sprintf("%s+%d(SB)", base, 2*n)
+// k5 and k5d address the 64-byte copies of the constants (exp5c<>,
+// exp5d<>): the same index, at twice the offset.
+func k5(name string) string  { return wide(c(name)) }
+func k5d(name string) string { return wide(d(name)) }
+
+func wide(addr string) string {
+	var table string
+	var off int
+	fmt.Sscanf(strings.NewReplacer("<>+", " ", "(SB)", "").Replace(addr), "%s %d", &table, &off)
+	return fmt.Sprintf("exp5%s<>+%d(SB)", strings.TrimPrefix(table, "exp"), 2*off)
 }
-
-func k5(name string) string { return off2(c5(name)) }
-func k5d(name string) string { return off2(d5(name)) }
 
 func expBody512() {
 	p("VMOVUPS %s, Z5", k5("hi"))
