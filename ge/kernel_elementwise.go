@@ -1,6 +1,9 @@
 package ge
 
-import "github.com/ascend-go/cann/internal/vmath"
+import (
+	"github.com/ascend-go/cann/internal/par"
+	"github.com/ascend-go/cann/internal/vmath"
+)
 
 // broadcastStrides returns element strides of a tensor with dims d when
 // broadcast to out: 0 along broadcast (size-1 or missing) dims.
@@ -99,7 +102,24 @@ func unaryKernel(t *Task, args [][]byte) error {
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
-	switch t.Op {
+	if th := par.Threads(n, parallelElems); th > 1 {
+		par.For(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
+	} else {
+		unary(t.Op, out, x)
+	}
+	storeFloats(d.DataType, args[1], out)
+	return nil
+}
+
+// parallelElems is the number of elements below which an elementwise or
+// row kernel is not worth splitting over threads (a goroutine hand-off
+// costs some µs). Each element's result depends only on the element, so
+// the split never changes a bit.
+const parallelElems = 1 << 14
+
+// unary sets out = op(x) elementwise for Relu, Gelu and Silu.
+func unary(op OpType, out, x []float32) {
+	switch op {
 	case OpRelu:
 		for i, v := range x {
 			if v < 0 {
@@ -112,6 +132,4 @@ func unaryKernel(t *Task, args [][]byte) error {
 	case OpSilu:
 		vmath.Silu(out, x)
 	}
-	storeFloats(d.DataType, args[1], out)
-	return nil
 }

@@ -1,5 +1,7 @@
 package sgemm
 
+import "github.com/ascend-go/cann/internal/par"
+
 // smallWork is the M·N·K up to which a float32 product is computed by
 // plain dot products: packing would cost more than it saves.
 const smallWork = 4096
@@ -75,7 +77,7 @@ func runParallel(c Call, kern kernel, nc, threads int) {
 	bar := newBarrier(threads)
 	mr := kern.mr
 	m, pm := c.M, (c.M+mr-1)/mr
-	parallel(threads, threads, func(w, _ int) {
+	par.For(threads, threads, func(w, _ int) {
 		si := 0
 		for jc := 0; jc < c.N; jc += NC {
 			for pc := 0; pc < c.K; pc += KC {
@@ -111,7 +113,7 @@ func runShort(c *Call, kern kernel, threads int) {
 		return
 	}
 	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
-	parallel(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+	par.For(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
 }
 
 // shortPanels computes the columns of B panels [jp0,jp1) of a short

@@ -10,22 +10,6 @@ import (
 // goroutine hand-off costs about as much as this many FMAs.
 const parallelWork = 1 << 18
 
-// parallel runs fn over [0,n) split into at most threads contiguous ranges,
-// the first on the calling goroutine.
-func parallel(threads, n int, fn func(lo, hi int)) {
-	t := min(threads, n)
-	if t <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < t; w++ {
-		wg.Go(func() { fn(w*n/t, (w+1)*n/t) })
-	}
-	fn(0, n/t)
-	wg.Wait()
-}
-
 // barrier makes n goroutines wait for one another, any number of times.
 // A waiter spins briefly (the threads of a step finish close together),
 // then sleeps, so a descheduled peer does not cost a spinning core.
