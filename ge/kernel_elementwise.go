@@ -71,6 +71,9 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 
 // binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.
 func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
+	if binLoopFast(op, out, a, sa, b, sb) {
+		return
+	}
 	switch op {
 	case OpAdd:
 		for i := range out {
@@ -93,6 +96,66 @@ func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
 			out[i] = floatBinOp(op, a[i*sa], b[i*sb])
 		}
 	}
+}
+
+// binLoopFast is binLoop for the four arithmetic ops on same-shape
+// operands or one scalar operand (a residual add, a scale): loops over
+// plain slices the compiler checks once, not a bounds check and a stride
+// multiply per element. It reports whether it handled the case.
+func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool {
+	n := len(out)
+	if n == 0 {
+		return false
+	}
+	switch {
+	case sa == 1 && sb == 1:
+		a, b = a[:n], b[:n]
+		switch op {
+		case OpAdd:
+			for i := range out {
+				out[i] = a[i] + b[i]
+			}
+		case OpSub:
+			for i := range out {
+				out[i] = a[i] - b[i]
+			}
+		case OpMul:
+			for i := range out {
+				out[i] = a[i] * b[i]
+			}
+		case OpDiv:
+			for i := range out {
+				out[i] = a[i] / b[i]
+			}
+		default:
+			return false
+		}
+	case sa == 1 && sb == 0:
+		a, y := a[:n], b[0]
+		switch op {
+		case OpAdd:
+			for i := range out {
+				out[i] = a[i] + y
+			}
+		case OpSub:
+			for i := range out {
+				out[i] = a[i] - y
+			}
+		case OpMul:
+			for i := range out {
+				out[i] = a[i] * y
+			}
+		case OpDiv:
+			for i := range out {
+				out[i] = a[i] / y
+			}
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 func unaryKernel(t *Task, args [][]byte) error {
