@@ -144,12 +144,7 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 				i := ip * mr
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
-				if rows == mr && cols == nr {
-					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, beta)
-					continue
-				}
-				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
-				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, beta)
+				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
 			}
 		}
 	}
@@ -202,12 +197,7 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				i := ic + ip*mr
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
-				if rows == mr && cols == nr {
-					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, s.beta)
-					continue
-				}
-				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
-				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, s.beta)
+				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, s.beta, tile)
 			}
 		}
 	}

@@ -8,6 +8,12 @@ import "golang.org/x/sys/cpu"
 func kern512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
+func kern512r4(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kern512r8(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
 func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 // packRows32 copies kb rows of 32 floats, ld apart, to dst back to back,
