@@ -153,9 +153,13 @@ func resolve(m *ge.CompiledModel) func() error {
 			args[ti] = append(args[ti], src[a.Offset:a.Offset+a.Size])
 		}
 	}
+	// Kernels are called directly, as the fallback's executor does (the
+	// tasks were validated at compile time; ge.RunTask would validate them
+	// again at every run). KernelFor is asked per run so that
+	// UseLegacyKernels takes effect.
 	return func() error {
 		for ti := range m.Tasks {
-			if err := ge.RunTask(&m.Tasks[ti], args[ti]); err != nil {
+			if err := ge.KernelFor(m.Tasks[ti].Op)(&m.Tasks[ti], args[ti]); err != nil {
 				return err
 			}
 		}
