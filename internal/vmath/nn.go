@@ -2,10 +2,10 @@ package vmath
 
 import "math"
 
-// Softmax sets dst = e^(x-max)/Σe^(x-max) over the row src: the exps come
-// from Exp, the sum is accumulated in float64 in index order (the same
-// bits on every run and thread count), each output is one float32
-// division. A NaN or +Inf in the row makes every output NaN, as the
+// Softmax sets dst = e^(x-max)/Σe^(x-max) over the row src: the exps are
+// exp1's, the sum is accumulated in float64 in a fixed order (the same
+// bits on every run, thread count and vector width), each output is one
+// float32 division. A NaN or +Inf in the row makes every output NaN, as the
 // float64 formula does. dst may be src.
 func Softmax(dst, src []float32) {
 	if len(src) == 0 {
