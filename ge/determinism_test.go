@@ -36,7 +36,7 @@ func TestModelBitIdenticalAcrossGOMAXPROCS(t *testing.T) {
 			in = append(in, unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), d.Size))
 		}
 		var first [][]byte
-		for _, procs := range []int{1, 2, 3, 5} {
+		for _, procs := range []int{1, 2, 3} {
 			old := runtime.GOMAXPROCS(procs)
 			out, err := getest.Run(m, in)
 			runtime.GOMAXPROCS(old)
