@@ -184,12 +184,7 @@ const parallelElems = 1 << 14
 func unary(op OpType, out, x []float32) {
 	switch op {
 	case OpRelu:
-		for i, v := range x {
-			if v < 0 {
-				v = 0
-			}
-			out[i] = v
-		}
+		vmath.Relu(out, x)
 	case OpGelu:
 		vmath.Gelu(out, x)
 	case OpSilu:

@@ -160,6 +160,8 @@ func main() {
 		logistic512(k)
 	}
 	expShift512()
+	relu("reluAVX2", "Y", 8)
+	relu("reluAVX512", "Z", 16)
 	if err := os.WriteFile("exp_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -457,3 +459,41 @@ func expShift512() {
 	p("VZEROUPPER")
 	p("RET")
 }
+
+// relu emits func name(dst, src *float32, n int), n a multiple of 4·w:
+// dst[i] = 0 where src[i] < 0, else src[i] (NaN and -0 pass through):
+// MAXPS with 0 as the first source returns the second unless 0 > x.
+func relu(name, reg string, w int) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n int)\n// n is a multiple of %d.\n", name, 4*w)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ n+16(FP), CX")
+	zero := reg + "4"
+	if reg == "Z" {
+		p("VPXORD %s, %s, %s", zero, zero, zero)
+	} else {
+		p("VXORPS %s, %s, %s", zero, zero, zero)
+	}
+	p("SHRQ $%d, CX", map[int]int{8: 5, 16: 6}[w])
+	p("JEQ %s_done", name)
+	label(name + "_loop")
+	for i := range 4 {
+		p("VMOVUPS %d(SI), %s%d", 4*w*i, reg, i)
+	}
+	for i := range 4 {
+		p("VMAXPS %s%d, %s, %s%d", reg, i, zero, reg, i)
+	}
+	for i := range 4 {
+		p("VMOVUPS %s%d, %d(DI)", reg, i, 4*w*i)
+	}
+	p("ADDQ $%d, SI", 16*w)
+	p("ADDQ $%d, DI", 16*w)
+	p("DECQ CX")
+	p("JNE %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }

@@ -1,6 +1,6 @@
 // Package vmath is the fallback's float32 elementwise math: exp, sigmoid,
 // tanh and erf over slices, and the activations and normalizations built
-// on them (Gelu, Silu, Softmax, LayerNorm, RMSNorm).
+// on them (Gelu, Silu, Softmax, LayerNorm, RMSNorm), and Relu.
 //
 // Exp runs 8 lanes at a time in AVX2 assembly; Sigmoid, Silu, Gelu and
 // Softmax's exponentials 16 at a time in AVX-512 where the CPU has it,

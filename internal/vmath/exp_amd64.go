@@ -41,3 +41,12 @@ func geluAVX512(dst, src *float32, n int)
 
 //go:noescape
 func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64)
+
+// reluAVX2 and reluAVX512 are relu1 on 32 and 64 elements per iteration
+// (n a multiple of that).
+//
+//go:noescape
+func reluAVX2(dst, src *float32, n int)
+
+//go:noescape
+func reluAVX512(dst, src *float32, n int)

@@ -1067,3 +1067,63 @@ shift5_done:
 	VMOVUPD Z14, (DX)
 	VZEROUPPER
 	RET
+
+// func reluAVX2(dst, src *float32, n int)
+// n is a multiple of 32.
+TEXT ·reluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS Y4, Y4, Y4
+	SHRQ $5, CX
+	JEQ reluAVX2_done
+reluAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y4, Y1
+	VMAXPS Y2, Y4, Y2
+	VMAXPS Y3, Y4, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE reluAVX2_loop
+reluAVX2_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX512(dst, src *float32, n int)
+// n is a multiple of 64.
+TEXT ·reluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VPXORD Z4, Z4, Z4
+	SHRQ $6, CX
+	JEQ reluAVX512_done
+reluAVX512_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNE reluAVX512_loop
+reluAVX512_done:
+	VZEROUPPER
+	RET

@@ -17,3 +17,5 @@ func sigmoidAVX512(dst, src *float32, n int)                                    
 func siluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }
 func geluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }
 func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64) { panic("unreachable") }
+func reluAVX2(dst, src *float32, n int)                                         { panic("unreachable") }
+func reluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }

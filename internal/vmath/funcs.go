@@ -23,6 +23,30 @@ func horner(c []float32, t float32) float32 {
 	return r
 }
 
+// Relu sets dst[i] = 0 where src[i] < 0, else src[i]: NaN and -0 pass
+// through unchanged. dst may be src.
+func Relu(dst, src []float32) {
+	dst = dst[:len(src)]
+	n := 0
+	if n64 := len(src) &^ 63; hasAVX512 && n64 > 0 {
+		reluAVX512(&dst[0], &src[0], n64)
+		n = n64
+	} else if n32 := len(src) &^ 31; hasAVX2 && n32 > 0 {
+		reluAVX2(&dst[0], &src[0], n32)
+		n = n32
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = relu1(src[i])
+	}
+}
+
+func relu1(x float32) float32 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}
+
 // Sigmoid sets dst[i] = 1/(1+e^-src[i]). With e = e^-|x| (never
 // overflows): 1/(1+e) for x ≥ 0, e/(1+e) for x < 0, which keeps the
 // relative accuracy down to the subnormal results of very negative x.

@@ -199,3 +199,30 @@ func TestLogisticVectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// Relu zeroes exactly the elements below 0 (not -0, not NaN), with the
+// same bits on the vector paths and the scalar tail, at any length.
+func TestRelu(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	src := make([]float32, 1000)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	src = append(src, 0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(-1)), -1e-45)
+	for _, wide := range []bool{hasAVX512, false} {
+		saved := hasAVX512
+		hasAVX512 = wide
+		for _, n := range []int{0, 1, 31, 32, 33, 64, 65, 127, len(src)} {
+			out := make([]float32, n)
+			Relu(out, src[:n])
+			for i, x := range src[:n] {
+				want := x
+				if x < 0 {
+					want = 0
+				}
+				require.Equal(t, math.Float32bits(want), math.Float32bits(out[i]), "Relu(%g) n=%d avx512=%v", x, n, wide)
+			}
+		}
+		hasAVX512 = saved
+	}
+}
