@@ -18,9 +18,11 @@ import (
 // GOMAXPROCS, and compares them with the pre-issue-16 kernels (gonum
 // SGEMM, float64 activations) measured in the same run:
 //
-//	x_before        the old kernels at the same GOMAXPROCS over this
-//	x_before_1core  the old kernels on one core (how issue 16 measured
-//	                "today") over this; on procs=1 it equals x_before
+//	ms_run           this run's time (see below for which clock)
+//	ms_before_1core  the old kernels' time on one core
+//	x_before         the old kernels at the same GOMAXPROCS over this
+//	x_before_1core   the old kernels on one core (how issue 16 measured
+//	                 "today") over this; on procs=1 it equals x_before
 //
 // Old and new runs alternate, so a change of load hits both alike. A
 // one-core time is the process's CPU time per run (other processes' load
@@ -94,6 +96,8 @@ func benchModel(b *testing.B, run func() error, procs int) {
 	}
 	b.StopTimer()
 	now := cur.time()
+	b.ReportMetric(now/1e6, "ms_run")
+	b.ReportMetric(old1.time()/1e6, "ms_before_1core")
 	b.ReportMetric(old1.time()/now, "x_before_1core")
 	if procs > 1 {
 		b.ReportMetric(old.time()/now, "x_before")
