@@ -160,6 +160,8 @@ func main() {
 		logistic512(k)
 	}
 	expShift512()
+	normOut("normOutAVX512", true)
+	normOut("scaleOutAVX512", false)
 	relu("reluAVX2", "Y", 8)
 	relu("reluAVX512", "Z", 16)
 	if err := os.WriteFile("exp_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -497,3 +499,43 @@ func relu(name, reg string, w int) {
 }
 
 func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }
+
+// normOut emits func name(dst, src, gamma, beta *float32, n int, mean,
+// inv float64), n a multiple of 8: norm's output loop, 8 float64 lanes,
+// dst[j] = float32(((float64(src[j])-mean)·inv)·float64(gamma[j])
+// (+ float64(beta[j]) when withBeta)), each operation rounded on its own
+// as in the Go loop.
+func normOut(name string, withBeta bool) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src, gamma, beta *float32, n int, mean, inv float64)\n// n is a multiple of 8.\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ gamma+16(FP), R8")
+	p("MOVQ beta+24(FP), R9")
+	p("MOVQ n+32(FP), CX")
+	p("VBROADCASTSD mean+40(FP), Z6")
+	p("VBROADCASTSD inv+48(FP), Z7")
+	p("SHRQ $3, CX")
+	p("JEQ %s_done", name)
+	label(name + "_loop")
+	p("VCVTPS2PD (SI), Z0")
+	p("VCVTPS2PD (R8), Z1")
+	p("VSUBPD Z6, Z0, Z0")
+	p("VMULPD Z7, Z0, Z0")
+	p("VMULPD Z1, Z0, Z0")
+	if withBeta {
+		p("VCVTPS2PD (R9), Z2")
+		p("VADDPD Z2, Z0, Z0")
+		p("ADDQ $32, R9")
+	}
+	p("VCVTPD2PS Z0, Y0")
+	p("VMOVUPS Y0, (DI)")
+	p("ADDQ $32, SI")
+	p("ADDQ $32, R8")
+	p("ADDQ $32, DI")
+	p("DECQ CX")
+	p("JNE %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}

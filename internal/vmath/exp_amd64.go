@@ -50,3 +50,12 @@ func reluAVX2(dst, src *float32, n int)
 
 //go:noescape
 func reluAVX512(dst, src *float32, n int)
+
+// normOutAVX512 and scaleOutAVX512 are norm's output loop with and
+// without beta, 8 float64 lanes (n a multiple of 8).
+//
+//go:noescape
+func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+//go:noescape
+func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)

@@ -1068,6 +1068,67 @@ shift5_done:
 	VZEROUPPER
 	RET
 
+// func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+// n is a multiple of 8.
+TEXT ·normOutAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ gamma+16(FP), R8
+	MOVQ beta+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mean+40(FP), Z6
+	VBROADCASTSD inv+48(FP), Z7
+	SHRQ $3, CX
+	JEQ normOutAVX512_done
+normOutAVX512_loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD (R8), Z1
+	VSUBPD Z6, Z0, Z0
+	VMULPD Z7, Z0, Z0
+	VMULPD Z1, Z0, Z0
+	VCVTPS2PD (R9), Z2
+	VADDPD Z2, Z0, Z0
+	ADDQ $32, R9
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNE normOutAVX512_loop
+normOutAVX512_done:
+	VZEROUPPER
+	RET
+
+// func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+// n is a multiple of 8.
+TEXT ·scaleOutAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ gamma+16(FP), R8
+	MOVQ beta+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mean+40(FP), Z6
+	VBROADCASTSD inv+48(FP), Z7
+	SHRQ $3, CX
+	JEQ scaleOutAVX512_done
+scaleOutAVX512_loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD (R8), Z1
+	VSUBPD Z6, Z0, Z0
+	VMULPD Z7, Z0, Z0
+	VMULPD Z1, Z0, Z0
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNE scaleOutAVX512_loop
+scaleOutAVX512_done:
+	VZEROUPPER
+	RET
+
 // func reluAVX2(dst, src *float32, n int)
 // n is a multiple of 32.
 TEXT ·reluAVX2(SB), NOSPLIT, $0-24

@@ -19,3 +19,9 @@ func geluAVX512(dst, src *float32, n int)                                       
 func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64) { panic("unreachable") }
 func reluAVX2(dst, src *float32, n int)                                         { panic("unreachable") }
 func reluAVX512(dst, src *float32, n int)                                       { panic("unreachable") }
+func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64) {
+	panic("unreachable")
+}
+func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64) {
+	panic("unreachable")
+}

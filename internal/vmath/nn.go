@@ -84,15 +84,27 @@ func norm(dst, src, gamma, beta []float32, eps float64, center bool) {
 		mean = sum(src) / float64(l)
 	}
 	inv := 1 / math.Sqrt(sumSq(src, mean)/float64(l)+eps)
+	// The output loop: 8 lanes in AVX-512, the tail (or everything
+	// elsewhere) in Go with the same operations, each rounded on its own.
+	n := 0
+	if n8 := l &^ 7; hasAVX512 && n8 > 0 {
+		if beta == nil {
+			scaleOutAVX512(&dst[0], &src[0], &gamma[0], nil, n8, mean, inv)
+		} else {
+			_ = beta[l-1]
+			normOutAVX512(&dst[0], &src[0], &gamma[0], &beta[0], n8, mean, inv)
+		}
+		n = n8
+	}
 	if beta == nil {
-		for j, v := range src {
-			dst[j] = float32((float64(v) - mean) * inv * float64(gamma[j]))
+		for j := n; j < l; j++ {
+			dst[j] = float32(float64(float64(src[j])-mean) * inv * float64(gamma[j]))
 		}
 		return
 	}
 	beta = beta[:l]
-	for j, v := range src {
-		dst[j] = float32((float64(v)-mean)*inv*float64(gamma[j]) + float64(beta[j]))
+	for j := n; j < l; j++ {
+		dst[j] = float32(float64(float64(float64(src[j])-mean)*inv*float64(gamma[j])) + float64(beta[j]))
 	}
 }
 

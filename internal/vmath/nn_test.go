@@ -117,3 +117,31 @@ func bits(f []float32) []uint32 {
 	}
 	return b
 }
+
+// LayerNorm's and RMSNorm's AVX-512 output loop performs the Go loop's
+// operations: the same bits with and without it, at any row length.
+func TestNormsVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 7, 8, 9, 256, 300} {
+		x, g, b := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], g[i], b[i] = float32(r.NormFloat64()*5+2), float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		var want, got [2][]float32
+		for k, wide := range []bool{hasAVX512, false} {
+			saved := hasAVX512
+			hasAVX512 = wide
+			ln, rms := make([]float32, n), make([]float32, n)
+			LayerNorm(ln, x, g, b, 1e-5)
+			RMSNorm(rms, x, g, 1e-6)
+			hasAVX512 = saved
+			if k == 0 {
+				want = [2][]float32{ln, rms}
+			} else {
+				got = [2][]float32{ln, rms}
+			}
+		}
+		assert.Equal(t, bits(want[0]), bits(got[0]), "LayerNorm n=%d", n)
+		assert.Equal(t, bits(want[1]), bits(got[1]), "RMSNorm n=%d", n)
+	}
+}
