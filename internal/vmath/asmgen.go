@@ -162,6 +162,8 @@ func main() {
 	expShift512()
 	normOut("normOutAVX512", true)
 	normOut("scaleOutAVX512", false)
+	maxLanes()
+	div512()
 	relu("reluAVX2", "Y", 8)
 	relu("reluAVX512", "Z", 16)
 	if err := os.WriteFile("exp_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -536,6 +538,53 @@ func normOut(name string, withBeta bool) {
 	p("DECQ CX")
 	p("JNE %s_loop", name)
 	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// maxLanes emits func maxLanesAVX512(src *float32, n int, lanes
+// *[16]float32), n a multiple of 16: lanes[l] = the largest of lanes[l]
+// and src[i] for i%16 = l, a NaN never taken (MAXPS with x first keeps
+// the running value unless x > it, as Softmax's Go loop does).
+func maxLanes() {
+	out.WriteString("\n// func maxLanesAVX512(src *float32, n int, lanes *[16]float32)\n// n is a multiple of 16.\n")
+	out.WriteString("TEXT ·maxLanesAVX512(SB), NOSPLIT, $0-24\n")
+	p("MOVQ src+0(FP), SI")
+	p("MOVQ n+8(FP), CX")
+	p("MOVQ lanes+16(FP), DX")
+	p("VMOVUPS (DX), Z0")
+	p("SHRQ $4, CX")
+	p("JEQ max5_done")
+	label("max5_loop")
+	p("VMOVUPS (SI), Z1")
+	p("VMAXPS Z0, Z1, Z0") // x > acc ? x : acc
+	p("ADDQ $64, SI")
+	p("DECQ CX")
+	p("JNE max5_loop")
+	label("max5_done")
+	p("VMOVUPS Z0, (DX)")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// div512 emits func divAVX512(x *float32, n int, s float32): divAVX2 on
+// 16 lanes, n a multiple of 16.
+func div512() {
+	out.WriteString("\n// func divAVX512(x *float32, n int, s float32)\n// n is a multiple of 16.\n")
+	out.WriteString("TEXT ·divAVX512(SB), NOSPLIT, $0-20\n")
+	p("MOVQ x+0(FP), DI")
+	p("MOVQ n+8(FP), CX")
+	p("VBROADCASTSS s+16(FP), Z1")
+	p("SHRQ $4, CX")
+	p("JEQ div5_done")
+	label("div5_loop")
+	p("VMOVUPS (DI), Z0")
+	p("VDIVPS Z1, Z0, Z0")
+	p("VMOVUPS Z0, (DI)")
+	p("ADDQ $64, DI")
+	p("DECQ CX")
+	p("JNE div5_loop")
+	label("div5_done")
 	p("VZEROUPPER")
 	p("RET")
 }

@@ -59,3 +59,12 @@ func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
 
 //go:noescape
 func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+// maxLanesAVX512 folds src into 16 running maxima (NaN never taken) and
+// divAVX512 is divAVX2 on 16 lanes; n a multiple of 16.
+//
+//go:noescape
+func maxLanesAVX512(src *float32, n int, lanes *[16]float32)
+
+//go:noescape
+func divAVX512(x *float32, n int, s float32)

@@ -1129,6 +1129,45 @@ scaleOutAVX512_done:
 	VZEROUPPER
 	RET
 
+// func maxLanesAVX512(src *float32, n int, lanes *[16]float32)
+// n is a multiple of 16.
+TEXT ·maxLanesAVX512(SB), NOSPLIT, $0-24
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ lanes+16(FP), DX
+	VMOVUPS (DX), Z0
+	SHRQ $4, CX
+	JEQ max5_done
+max5_loop:
+	VMOVUPS (SI), Z1
+	VMAXPS Z0, Z1, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNE max5_loop
+max5_done:
+	VMOVUPS Z0, (DX)
+	VZEROUPPER
+	RET
+
+// func divAVX512(x *float32, n int, s float32)
+// n is a multiple of 16.
+TEXT ·divAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+	SHRQ $4, CX
+	JEQ div5_done
+div5_loop:
+	VMOVUPS (DI), Z0
+	VDIVPS Z1, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	DECQ CX
+	JNE div5_loop
+div5_done:
+	VZEROUPPER
+	RET
+
 // func reluAVX2(dst, src *float32, n int)
 // n is a multiple of 32.
 TEXT ·reluAVX2(SB), NOSPLIT, $0-24

@@ -25,3 +25,5 @@ func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64) {
 func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64) {
 	panic("unreachable")
 }
+func maxLanesAVX512(src *float32, n int, lanes *[16]float32) { panic("unreachable") }
+func divAVX512(x *float32, n int, s float32)                 { panic("unreachable") }

@@ -13,9 +13,25 @@ func Softmax(dst, src []float32) {
 	}
 	dst = dst[:len(src)]
 	// A NaN is skipped here but poisons the sum below, as +Inf does
-	// (Inf-Inf), so either still makes every output NaN.
+	// (Inf-Inf), so either still makes every output NaN. Where a row's
+	// maximum is 0 the lanes may pick +0 or -0; x - (±0) gives the same
+	// exponentials either way.
 	mx := float32(math.Inf(-1))
-	for _, v := range src {
+	m := 0
+	if n16 := len(src) &^ 15; hasAVX512 && n16 > 0 {
+		var lanes [16]float32
+		for i := range lanes {
+			lanes[i] = mx
+		}
+		maxLanesAVX512(&src[0], n16, &lanes)
+		for _, v := range lanes {
+			if v > mx {
+				mx = v
+			}
+		}
+		m = n16
+	}
+	for _, v := range src[m:] {
 		if v > mx {
 			mx = v
 		}
@@ -42,9 +58,13 @@ func Softmax(dst, src []float32) {
 	}
 	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
 	s := float32(sum)
-	if hasAVX2 && n > 0 {
+	switch {
+	case hasAVX512 && n >= 16:
+		n &^= 15
+		divAVX512(&dst[0], n, s)
+	case hasAVX2 && n > 0:
 		divAVX2(&dst[0], n, s)
-	} else {
+	default:
 		n = 0
 	}
 	for i := n; i < len(dst); i++ {
