@@ -28,8 +28,9 @@ type suite struct {
 //	AlltoAllV, CountZero, Large (buffers up to 64 MiB per rank; skipped
 //	when short), SendRecv, BatchSendRecv, Mismatch/First, Mismatch/Later,
 //	Errors, Timeout,
-//	OneSided, OneSidedErrors, Windows, Comm (the idiomatic layer),
-//	Destroy.
+//	OneSided, OneSidedErrors, Windows/A3, Windows/OtherSoc (an env that
+//	is a SocEnv, else declared lacking SocSwitch), Comm (the idiomatic
+//	layer), Destroy.
 func Run(t *testing.T, env Env, opts Options) {
 	s := &suite{env: env, b: env.Backend(), opts: opts, seed: opts.Seed}
 	if s.seed == 0 {
