@@ -89,3 +89,7 @@ func DeliverTwice() bool {
 		return false
 	}
 }
+
+// RoundParks is how many times in-process ranks slept in a collective's
+// round (round.go).
+func RoundParks() uint64 { return roundParks.Load() }

@@ -81,6 +81,7 @@ func BenchmarkSmallCollectives(b *testing.B) {
 					}
 					br.all(b, step)
 					b.ReportAllocs()
+					c0, p0 := npu.Counters(), hcclsim.RoundParks()
 					b.ResetTimer()
 					br.all(b, func(r int) error {
 						for range b.N {
@@ -91,6 +92,11 @@ func BenchmarkSmallCollectives(b *testing.B) {
 						return nil
 					})
 					b.StopTimer()
+					c1, p1 := npu.Counters(), hcclsim.RoundParks()
+					calls := float64(b.N * ranks) // per rank and collective
+					b.ReportMetric(float64(c1.InlineTasks-c0.InlineTasks)/calls, "inline/op")
+					b.ReportMetric(float64(c1.SyncParks-c0.SyncParks)/calls, "syncparks/op")
+					b.ReportMetric(float64(p1-p0)/calls, "roundparks/op")
 					ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 					b.ReportMetric(ns/1e3, "µs/op")
 					b.ReportMetric(ns/float64(handoff.Nanoseconds()), "x_handoff")
