@@ -477,13 +477,18 @@ func (t *osTask) exec() error {
 	if _, err := c.localViews(t.xs); err != nil {
 		return err
 	}
+	var start time.Time
+	if m := s.opts.Link; m != nil {
+		now, _ := m.clock()
+		start = now()
+	}
 	err := c.exclusive(func() error { return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout) })
 	if m := s.opts.Link; err == nil && m != nil {
 		var n uint64
 		for _, x := range t.xs {
 			n += x.n
 		}
-		m.charge(c.rank, t.peer, len(t.xs), n)
+		m.charge(c.rank, t.peer, len(t.xs), n, start) // the copy above ran inside the link's time
 	}
 	c.fail(err)
 	return err
