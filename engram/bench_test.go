@@ -141,6 +141,7 @@ func benchCache(b *testing.B, w int, e int64, t, hidden int, link, dist string) 
 	if lookups > 0 {
 		b.ReportMetric(float64(hits)/float64(lookups), "hit-rate")
 	}
+	b.ReportMetric(float64(st.Admitted-st0.Admitted)/float64(b.N), "admitted/fetch")
 	b.ReportMetric(rate(tPlain), "nocache-rows/s")
 	b.ReportMetric(rate(tCached), "cached-rows/s")
 	b.ReportMetric(rate(tLimit), "limit-rows/s")

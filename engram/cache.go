@@ -160,7 +160,7 @@ func (h *hotCache) lookup(indices []int32, lo, hi, global int64, missIdx, missTo
 		lookups++
 		hv := mix(g)
 		h.sk.add(hv)
-		if s, ok := h.slot.get(g); ok {
+		if s, ok := h.slot.getH(g, hv); ok {
 			h.ref[s] = true
 			h.hits = append(h.hits, int32(i), s)
 			hits++
@@ -257,24 +257,28 @@ func (h *hotCache) dropAdmitted() {
 // close frees the rows.
 func (h *hotCache) close() error { return h.rows.Close() }
 
-// sketch is a count-min sketch of 4-bit counters (4 rows), halved every
-// 10·C additions (TinyLFU's reset). The rows' indices come from one 64-bit
-// hash of the key (mix), split Kirsch–Mitzenmacher style.
+// sketch is a count-min sketch of 4-bit counters (four per key), halved
+// every 10·C additions (TinyLFU's reset). A key's four counters lie in
+// one 64-byte block, one in each 16-byte quarter (a blocked count-min
+// sketch, as Caffeine's frequency sketch): an update or estimate touches
+// one cache line, not four. Block and counters come from one 64-bit hash
+// of the key (mix).
 type sketch struct {
 	cnt    []uint8
-	mask   uint64
+	blocks uint64 // len(cnt)/64, a power of two
 	adds   int
 	period int
 }
 
 func (s *sketch) init(c int) {
-	// C counters a row (4-bit, in bytes): TinyLFU's size, small enough
-	// to stay in cache while every remote row of a fetch updates it.
+	// 4·C counters (4-bit, in bytes), at least one block: TinyLFU's size,
+	// small enough to stay in cache while every remote row of a fetch
+	// updates it.
 	w := 64
-	for w < c {
+	for w < 4*c {
 		w *= 2
 	}
-	s.cnt, s.mask, s.period = make([]uint8, 4*w), uint64(w-1), 10*max(c, 1)
+	s.cnt, s.blocks, s.period = make([]uint8, w), uint64(w/64), 10*max(c, 1)
 }
 
 // mix is a 64-bit hash of a global row (splitmix64's finaliser).
@@ -286,8 +290,10 @@ func mix(g int32) uint64 {
 	return x
 }
 
+// idx is counter i (0..3) of hash h: the block from the low bits, the
+// counter within quarter i from 4 bits of the high half.
 func (s *sketch) idx(h uint64, i int) int {
-	return i*int(s.mask+1) + int((h+uint64(i)*(h>>32|1))&s.mask)
+	return int((h&(s.blocks-1))*64) + i*16 + int(h>>(32+4*i)&15)
 }
 
 func (s *sketch) add(h uint64) {
@@ -314,39 +320,46 @@ func (s *sketch) estimate(h uint64) uint8 {
 
 // rowTable maps global rows (≥ 0) to cache slots: open addressing with
 // linear probing at a load of at most one half, deletion by backward
-// shift (no tombstones), so a lookup is a hash and a probe or two.
+// shift (no tombstones), so a lookup is a hash and a probe or two. A key
+// and its slot share one word, so a probe touches one cache line.
 type rowTable struct {
-	keys  []int32 // -1: empty
-	vals  []int32
+	ents  []uint64 // slot<<32 | uint32(row); empty: tEmpty
 	shift uint
 	n     int
 }
+
+const tEmpty = ^uint64(0) // row −1 (rows are ≥ 0)
 
 func (t *rowTable) init(c int) {
 	size, bits := 16, uint(4)
 	for size < 2*c {
 		size, bits = size*2, bits+1
 	}
-	t.keys, t.vals, t.shift = make([]int32, size), make([]int32, size), 64-bits
+	t.ents, t.shift = make([]uint64, size), 64-bits
 	t.clear()
 }
 
 func (t *rowTable) clear() {
-	for i := range t.keys {
-		t.keys[i] = -1
+	for i := range t.ents {
+		t.ents[i] = tEmpty
 	}
 	t.n = 0
 }
 
 func (t *rowTable) home(g int32) int { return int(mix(g) >> t.shift) }
 
-func (t *rowTable) get(g int32) (int32, bool) {
-	m := len(t.keys) - 1
-	for i := t.home(g); ; i = (i + 1) & m {
-		switch t.keys[i] {
-		case g:
-			return t.vals[i], true
-		case -1:
+func (t *rowTable) get(g int32) (int32, bool) { return t.getH(g, mix(g)) }
+
+// getH is get of a row whose hash (mix) the caller has.
+func (t *rowTable) getH(g int32, h uint64) (int32, bool) {
+	m := len(t.ents) - 1
+	key := uint32(g)
+	for i := int(h >> t.shift); ; i = (i + 1) & m {
+		e := t.ents[i]
+		switch {
+		case uint32(e) == key:
+			return int32(e >> 32), true
+		case e == tEmpty:
 			return 0, false
 		}
 	}
@@ -354,22 +367,24 @@ func (t *rowTable) get(g int32) (int32, bool) {
 
 // put sets g's slot (g not present, or present: overwritten).
 func (t *rowTable) put(g, v int32) {
-	m := len(t.keys) - 1
+	m := len(t.ents) - 1
+	key := uint32(g)
 	i := t.home(g)
-	for t.keys[i] != -1 && t.keys[i] != g {
+	for t.ents[i] != tEmpty && uint32(t.ents[i]) != key {
 		i = (i + 1) & m
 	}
-	if t.keys[i] == -1 {
+	if t.ents[i] == tEmpty {
 		t.n++
 	}
-	t.keys[i], t.vals[i] = g, v
+	t.ents[i] = uint64(uint32(v))<<32 | uint64(key)
 }
 
 func (t *rowTable) del(g int32) {
-	m := len(t.keys) - 1
+	m := len(t.ents) - 1
+	key := uint32(g)
 	i := t.home(g)
-	for t.keys[i] != g {
-		if t.keys[i] == -1 {
+	for uint32(t.ents[i]) != key {
+		if t.ents[i] == tEmpty {
 			return
 		}
 		i = (i + 1) & m
@@ -377,12 +392,12 @@ func (t *rowTable) del(g int32) {
 	t.n--
 	// Backward shift: move later entries of the run into the hole when
 	// the hole lies on their probe path (between their home and them).
-	for j := (i + 1) & m; t.keys[j] != -1; j = (j + 1) & m {
-		k := t.home(t.keys[j])
+	for j := (i + 1) & m; t.ents[j] != tEmpty; j = (j + 1) & m {
+		k := t.home(int32(uint32(t.ents[j])))
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			t.ents[i] = t.ents[j]
 			i = j
 		}
 	}
-	t.keys[i] = -1
+	t.ents[i] = tEmpty
 }
