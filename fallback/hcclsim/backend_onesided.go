@@ -478,11 +478,13 @@ func (t *osTask) exec() error {
 		return err
 	}
 	var start time.Time
-	if m := s.opts.Link; m != nil {
-		now, _ := m.clock()
-		start = now()
-	}
-	err := c.exclusive(func() error { return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout) })
+	err := c.exclusive(func() error {
+		if m := s.opts.Link; m != nil {
+			now, _ := m.clock()
+			start = now() // the batch starts moving bytes: the link's time runs from here
+		}
+		return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout)
+	})
 	if m := s.opts.Link; err == nil && m != nil {
 		var n uint64
 		for _, x := range t.xs {
