@@ -134,6 +134,9 @@ func (h *hotCache) invalidate(rows []int32) {
 // toward the bypass policy.
 func (h *hotCache) use() bool {
 	if h.bypass > 0 {
+		// Nothing of the last fetch that used the cache may be replayed
+		// into this one (issueHits, admit).
+		h.hits, h.missed = h.hits[:0], h.missed[:0]
 		if h.bypass--; h.bypass == 0 {
 			h.probing = true
 		}
@@ -271,10 +274,10 @@ type sketch struct {
 }
 
 func (s *sketch) init(c int) {
-	// 4·C counters (4-bit, in bytes), at least one block: TinyLFU's size,
-	// small enough to stay in cache while every remote row of a fetch
-	// updates it.
-	w := 64
+	// 4·C counters (4-bit, in bytes), at least four blocks: TinyLFU's
+	// size, small enough to stay in cache while every remote row of a
+	// fetch updates it.
+	w := 256
 	for w < 4*c {
 		w *= 2
 	}
