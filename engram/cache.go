@@ -225,7 +225,11 @@ func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, ou
 				h.hand = (h.hand + 1) % h.c
 			}
 			s = int32(h.hand)
-			if h.sk.estimate(mix(g)) <= h.sk.estimate(mix(h.owner[s])) {
+			// A row replaces the victim only when asked for more often, and
+			// at least twice lately (TinyLFU's doorkeeper): under uniform
+			// traffic almost every row is new, victims age to zero, and
+			// admitting rows seen once would churn the cache for nothing.
+			if est := h.sk.estimate(mix(g)); est < 2 || est <= h.sk.estimate(mix(h.owner[s])) {
 				h.stats.Rejected++
 				continue
 			}
@@ -274,11 +278,12 @@ type sketch struct {
 }
 
 func (s *sketch) init(c int) {
-	// 4·C counters (4-bit, in bytes), at least four blocks: TinyLFU's
-	// size, small enough to stay in cache while every remote row of a
-	// fetch updates it.
+	// 16·C counters (4-bit, in bytes; C per quarter of a block, as
+	// Caffeine sizes its sketch), at least four blocks: wide enough that
+	// the estimate of a row seen once stays low between two halvings
+	// (10·C additions), small enough to stay in cache.
 	w := 256
-	for w < 4*c {
+	for w < 16*c {
 		w *= 2
 	}
 	s.cnt, s.blocks, s.period = make([]uint8, w), uint64(w/64), 10*max(c, 1)
