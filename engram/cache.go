@@ -35,7 +35,8 @@ func (s CacheStats) HitRate() float64 {
 // drifting distribution); the eviction candidate is picked by CLOCK
 // (rows hit since the hand last passed get a second chance); a missed row
 // is admitted into a free slot, or in place of the candidate only when
-// its estimated frequency is higher. Under Zipf traffic this keeps the
+// its estimated frequency is higher and at least 2 (a doorkeeper against
+// rows asked for once). Under Zipf traffic this keeps the
 // head of the distribution and refuses one-off rows that would churn an
 // LRU; under uniform traffic it admits rarely, so its cost is the lookups.
 //
