@@ -215,11 +215,8 @@ func (b *DataBuffer) update(op string, p unsafe.Pointer, size uintptr, m Memory)
 	// Executions read the address under the owning Dataset's content lock;
 	// taking it exclusively, before any handle, makes the update atomic for
 	// them and keeps the lock order of an execution (content, then handles).
-	b.mu.Lock()
-	owner := b.owner
-	b.mu.Unlock()
+	owner := b.lockOwner()
 	if owner != nil {
-		owner.cmu.Lock()
 		defer owner.cmu.Unlock()
 	}
 	base := memoryBase(m)
@@ -238,15 +235,51 @@ func (b *DataBuffer) update(op string, p unsafe.Pointer, size uintptr, m Memory)
 	if base != nil {
 		p, size = base.ptr, base.size
 	}
+	if owner != nil && owner.pinned.Load() {
+		// A pinned execution reads the dataset without its content
+		// lock: invalidate the pins before the address changes.
+		b.dev.pins.bump()
+	}
 	return b.dev.call(op, func() error {
 		if err := b.mb.UpdateDataBuffer(b.h, p, size); err != nil {
 			return err
 		}
 		b.mu.Lock()
 		b.ptr, b.size, b.mm = p, size, m
+		adopted := owner == nil && b.owner != nil
 		b.mu.Unlock()
+		if adopted {
+			// Added to a dataset during the update, without its
+			// content lock: a pin taken meanwhile may name the old
+			// memory.
+			b.dev.pins.bump()
+		}
 		return nil
 	})
+}
+
+// lockOwner takes the content lock of the Dataset that owns b, and returns
+// that Dataset (nil, locking nothing, when b belongs to none). The owner is
+// read again under the lock: an Add may have given b one meanwhile (it is
+// set once, so this repeats at most once).
+func (b *DataBuffer) lockOwner() *Dataset {
+	for {
+		b.mu.Lock()
+		owner := b.owner
+		b.mu.Unlock()
+		if owner != nil {
+			owner.cmu.Lock()
+		}
+		b.mu.Lock()
+		same := b.owner == owner
+		b.mu.Unlock()
+		if same {
+			return owner
+		}
+		if owner != nil {
+			owner.cmu.Unlock()
+		}
+	}
 }
 
 // Close destroys the buffer (aclDestroyDataBuffer) unless a Dataset owns
@@ -306,7 +339,7 @@ func (d *Device) NewDataset() (*Dataset, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Dataset{res: newRes("dataset"), dev: d, mb: mb, h: h}, nil
+		return &Dataset{res: d.pinnable("dataset"), dev: d, mb: mb, h: h}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -365,6 +398,10 @@ func (ds *Dataset) Add(b *DataBuffer) error {
 	defer b.mu.Unlock()
 	if b.owner != nil {
 		return Errorf(op, CodeInvalidParam, "the data buffer already belongs to a dataset")
+	}
+	// A pinned execution reads the dataset without its content lock.
+	if ds.pinned.Load() {
+		ds.dev.pins.bump()
 	}
 	if err := ds.dev.call(op, func() error { return ds.mb.AddDatasetBuffer(ds.h, b.h) }); err != nil {
 		return err

@@ -31,6 +31,14 @@ type Device struct {
 
 	kmu  sync.Mutex
 	kids map[child]struct{} // open handles this Device created
+
+	pins pinGuard // pinned executions of the Device's models (pin.go)
+}
+
+// pinnable returns a res of kind whose closing invalidates the Device's
+// pinned executions.
+func (d *Device) pinnable(kind string) res {
+	return res{seq: resSeq.Add(1), kind: kind, pins: &d.pins}
 }
 
 // child is a handle a Device owns and releases when it closes.
@@ -173,6 +181,7 @@ func (d *Device) Close() error {
 	d.kids = nil
 	d.kmu.Unlock()
 	d.res.mu.Unlock()
+	d.pins.bump()
 
 	slices.SortStableFunc(kids, func(a, b child) int { return a.rank() - b.rank() })
 	for _, c := range kids {
@@ -209,7 +218,7 @@ func (d *Device) NewStream() (*Stream, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Stream{res: newRes("stream"), dev: d, h: h}, nil
+		return &Stream{res: d.pinnable("stream"), dev: d, h: h}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -248,7 +257,7 @@ func (d *Device) Malloc(size uintptr, policy MemMallocPolicy) (*DeviceBuffer, er
 		if err != nil {
 			return nil, err
 		}
-		return &DeviceBuffer{mem: mem{res: newRes("device buffer"), dev: d, ptr: p, size: size}}, nil
+		return &DeviceBuffer{mem: mem{res: d.pinnable("device buffer"), dev: d, ptr: p, size: size}}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -272,7 +281,7 @@ func (d *Device) MallocHost(size uintptr) (*HostBuffer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &HostBuffer{mem: mem{res: newRes("host buffer"), dev: d, ptr: p, size: size}}, nil
+		return &HostBuffer{mem: mem{res: d.pinnable("host buffer"), dev: d, ptr: p, size: size}}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,11 @@ type res struct {
 	closed bool
 	seq    uint64 // creation order: several handles are always taken in this order
 	kind   string // "stream", "event", … for error messages
+	// pins is the Device's pin guard for handles a pinned execution may
+	// use (model, stream, dataset, memory); pinned says a pin has named the
+	// handle, so that closing it must bump the guard (pin.go).
+	pins   *pinGuard
+	pinned atomic.Bool
 }
 
 var resSeq atomic.Uint64
@@ -89,14 +94,20 @@ func (h *held) release() {
 
 // markClosed takes r exclusively (waiting for calls in flight), marks it
 // closed and reports whether this caller did so: only the first Close
-// releases the underlying resource.
+// releases the underlying resource. For a handle pinned executions may use
+// it then invalidates the pins, waiting for the pinned runs in flight, so
+// that none uses the handle once markClosed has returned.
 func (r *res) markClosed() bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return false
 	}
 	r.closed = true
+	r.mu.Unlock()
+	if r.pins != nil && r.pinned.Load() {
+		r.pins.bump()
+	}
 	return true
 }
 

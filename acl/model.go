@@ -74,7 +74,11 @@ type ModelConfig struct {
 // costs exactly one backend call (aclmdlExecuteAsync): the calling thread
 // normally has the Device's context current already (every idiomatic call
 // leaves it so), and when it has not, the backend's context error is
-// answered by binding the context and calling again.
+// answered by binding the context and calling again. When it also repeats
+// the stream and datasets of the previous successful run, the handles it
+// uses were checked then and are not locked again: closing or changing any
+// of them first waits for such runs in flight and sends the next run back
+// through the checks (pin.go).
 //
 // The Device owns the Model: Device.Close unloads it if the program has
 // not. A Model is safe for concurrent use. Close a stream used by the
@@ -88,8 +92,9 @@ type Model struct {
 	desc ModelDesc
 	mark *Event // recorded after the previous run on its stream, to wait for it
 
-	mu   sync.Mutex // held from IO refresh to launch
-	last *Stream    // stream of the latest launch not known to have completed
+	mu     sync.Mutex // held from IO refresh to launch
+	last   *Stream    // stream of the latest launch not known to have completed
+	pinned modelPin   // the handles of the last checked ExecuteAsync (pin.go)
 	// ranAsync and ranSync record which backend call ran the model first. GE
 	// refuses aclmdlExecute after aclmdlExecuteAsync on one model id and
 	// the reverse (hicann/ge runtime/v1/graph/load/model_manager/
@@ -320,7 +325,7 @@ func (d *Device) loadModel(op string, mb ModelBackend, load func() (ModelID, err
 		if err != nil {
 			return nil, errors.Join(err, mb.Unload(id))
 		}
-		return &Model{res: newRes("model"), dev: d, mb: mb, id: id, desc: desc, mark: mark}, nil
+		return &Model{res: d.pinnable("model"), dev: d, mb: mb, id: id, desc: desc, mark: mark}, nil
 	})
 	if err != nil {
 		return nil, errors.Join(err, mark.Close())
@@ -451,7 +456,11 @@ func (m *Model) indexOf(op, what, name string, list func(ModelDesc) []IODesc) (i
 // what the execution uses (execLocks) and runs f. When f has queued work
 // on s, the memories the datasets refer to are marked as used by s. The
 // lock set lives in exec's frame, so an execution allocates nothing for it.
-func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream bool, f func() error) error {
+//
+// With pin set (ExecuteAsync), a successful execution becomes the Model's
+// pin, which later runs with the same handles take without locking them
+// (pin.go).
+func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream, pin bool, f func() error) error {
 	if err := m.checkExec(op, s, in, out, stream); err != nil {
 		return err
 	}
@@ -469,6 +478,9 @@ func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream bool, f func
 		for _, x := range ms {
 			x.usedBy(s)
 		}
+	}
+	if pin {
+		m.pin(s, in, out, ms)
 	}
 	return nil
 }
@@ -538,8 +550,18 @@ func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) e
 // once s has passed the execution (Stream.Synchronize, Wait, an event).
 // The memories the datasets refer to are kept in use: closing one waits for
 // s. See Model for how executions are serialized.
+//
+// A run with the stream and datasets of the previous successful one, on
+// the same stream, takes the pinned path (pin.go): the handles were
+// checked then, and any change to them since sends the run back through
+// the checks.
 func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
-	return m.exec("Model.ExecuteAsync", s, in, out, true, func() error {
+	if m != nil && s != nil && in != nil && out != nil {
+		if done, err := m.executePinned(s, in, out); done {
+			return err
+		}
+	}
+	return m.exec("Model.ExecuteAsync", s, in, out, true, true, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.ranSync {
@@ -630,7 +652,7 @@ func (m *Model) waitLast() error {
 // Execute runs the model synchronously, reading in and writing out
 // (aclmdlExecute), after any execution still queued has completed.
 func (m *Model) Execute(in, out *Dataset) error {
-	return m.exec("Model.Execute", nil, in, out, false, func() error {
+	return m.exec("Model.Execute", nil, in, out, false, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.last == nil && !m.ranAsync {
@@ -671,7 +693,7 @@ func (m *Model) SetDynamicBatchSize(in *Dataset, batch uint64) error {
 	if err != nil {
 		return Errorf(op, CodeInvalidParam, "the model has no input %q: it was not built with dynamic batch", DynamicTensorName)
 	}
-	return m.exec(op, nil, in, in, false, func() error {
+	return m.exec(op, nil, in, in, false, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return m.dev.bound(func() error {
@@ -789,6 +811,7 @@ func (m *Model) Close() error {
 	err := m.dev.releaseChild(m, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		m.unpin()
 		// A failed wait must not keep the model loaded.
 		return errors.Join(m.waitLast(), m.destroy())
 	})

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/ge/gert"
 	"github.com/ascend-go/cann/internal/stubbuild"
 	"github.com/ascend-go/cann/zerocopy"
 )
@@ -261,19 +263,11 @@ func BenchmarkModelRunAsync(b *testing.B) {
 		b.ReportMetric(alternateRuns(15, func() { batch(bound) }, func() { batch(raw) }), "x_raw")
 	})
 	b.Run("native-stub", func(b *testing.B) {
-		lib := stubbuild.BuildWith(b, "../acl/native/testdata/stub", native.LibACL,
-			stubbuild.Options{Defines: []string{"STUB_INSTANCE_BENCH_MODEL"}})
-		be, err := native.Open(native.WithLibraryPath(lib))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = be.Close() })
+		be, ffi := openStub(b, "STUB_INSTANCE_BENCH_MODEL")
 		const n = 256
 		e := openModelEnv(b, be, stubAddModel(n, 1.5))
 		bd := e.bind(b, zerocopy.WithDeviceOnly())
 		in, out := rawDatasets(b, e, bd)
-		calls := be.Symbol("stub_call_count")
-		ffi := func() uint64 { r, _, _ := purego.SyscallN(calls); return uint64(r) }
 		must(b, bd.RunAsync(e.st)) // binds this thread's context if needed
 		c0 := ffi()
 		b.ReportAllocs()
@@ -340,4 +334,222 @@ func stubAddModel(n int, addend float32) []byte {
 	w := make([]byte, 8)
 	le.PutUint32(w, math.Float32bits(addend))
 	return append(blob, w...)
+}
+
+// BenchmarkV2Execute measures the steady state of the V2 executor
+// (gert.Executor.Execute) with device tensors used in place: one
+// aclmdlExecuteAsync per run and no copy.
+//
+//   - fallback: the relu model of BenchmarkModelRunAsync; the stream is
+//     synchronized every 16 runs. allocs/op counts the backend too (target
+//     ≤ 2). x_raw is Execute's time over the backend's bare ExecuteAsync on
+//     the same buffers, in alternating blocks of the same run.
+//   - native-stub: the purego backend over the C stub; ffi_calls/op counts
+//     the C calls per run (target = 1), x_raw as above (target ≤ 1.2).
+func BenchmarkV2Execute(b *testing.B) {
+	b.Run("fallback", func(b *testing.B) {
+		npu, err := fallback.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = npu.Close() })
+		v := openV2(b, npu, ioModel(b, 256, false), 256)
+		batch := func(f func() error) {
+			for range steadyBatch {
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			must(b, v.st.Synchronize())
+		}
+		raw := func() error {
+			return v.dev.Do(func() error {
+				return npu.ExecuteAsync(v.ex.Model().ID(), v.rawIn.Handle(), v.rawOut.Handle(), v.st.Handle())
+			})
+		}
+		batch(v.run) // warm the backend's pool of in-flight runs
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if err := v.run(); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%steadyBatch == 0 {
+				must(b, v.st.Synchronize())
+			}
+		}
+		must(b, v.st.Synchronize())
+		b.ReportMetric(alternateRuns(15, func() { batch(v.run) }, func() { batch(raw) }), "x_raw")
+		v.check(b, relu)
+	})
+	b.Run("native-stub", func(b *testing.B) {
+		be, ffi := openStub(b, "STUB_INSTANCE_BENCH_V2")
+		const n, addend = 256, 1.5
+		v := openV2(b, be, stubAddModel(n, addend), n)
+		must(b, v.run()) // binds this thread's context if needed
+		c0 := ffi()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := v.run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(ffi()-c0)/float64(b.N), "ffi_calls/op")
+		must(b, v.st.Synchronize())
+		rawRun := func() {
+			runtime.LockOSThread()
+			_ = be.ExecuteAsync(v.ex.Model().ID(), v.rawIn.Handle(), v.rawOut.Handle(), v.st.Handle())
+			runtime.UnlockOSThread()
+		}
+		must(b, v.dev.Do(func() error { return nil })) // leaves the context bound here
+		b.ReportMetric(alternateRuns(15,
+			func() { repeat(1000, func() { _ = v.run() }) },
+			func() { repeat(1000, rawRun) }), "x_raw")
+		must(b, v.st.Synchronize())
+		v.check(b, func(x float32) float32 { return x + addend })
+	})
+}
+
+// BenchmarkV2ExecutePlacement runs the V2 executor on the fallback with a
+// 4 MiB input and output and the lightest compute (identity: one
+// device-side copy task, so that the IO shows), the output either a
+// device tensor written in place (zero-copy) or a host tensor, which the
+// executor serves with a device buffer and one D2H copy after the run
+// (host-output). copies/op is the executor's count (0 and 1); zero-copy
+// also reports x_hostout, its time over host-output's from alternating
+// runs of the two in the same benchmark.
+func BenchmarkV2ExecutePlacement(b *testing.B) {
+	const n = 1 << 20
+	npu, err := fallback.New(fallback.WithDeviceMemory(256<<20), fallback.WithHostMemory(64<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = npu.Close() })
+	v := openV2(b, npu, ioModel(b, n, true), n)
+	host := make([]float32, n)
+	hout := gert.NewTensor(gert.Shape{n}, acl.Float32, gert.OnHost)
+	must(b, hout.SetData(gert.NewTensorData(unsafe.Pointer(&host[0]), 4*n, gert.OnHost, nil)))
+	run := func(out []*gert.Tensor) func() {
+		return func() {
+			if err := v.ex.Execute(v.st, v.in, out, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := v.st.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	zc, hc := run(v.out), run([]*gert.Tensor{hout})
+	hc()
+	for i, x := range v.x {
+		if host[i] != x {
+			b.Fatalf("host output %d = %g, want %g", i, host[i], x)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{{"zero-copy", zc}, {"host-output", hc}} {
+		b.Run(c.name, func(b *testing.B) {
+			c0 := v.ex.Stats().Copies
+			b.SetBytes(2 * 4 * n)
+			b.ReportAllocs()
+			for b.Loop() {
+				c.f()
+			}
+			b.ReportMetric(float64(v.ex.Stats().Copies-c0)/float64(b.N), "copies/op")
+			if c.name == "zero-copy" {
+				b.ReportMetric(alternateRuns(9, zc, hc), "x_hostout")
+			}
+		})
+	}
+	v.check(b, identity)
+}
+
+// v2Env is a V2 executor over a one-input, one-output model of n float32
+// values, with device tensors for its IO and raw datasets over the same
+// memory for the baseline.
+type v2Env struct {
+	dev           *acl.Device
+	st            *acl.Stream
+	ex            *gert.Executor
+	in, out       []*gert.Tensor
+	x             []float32
+	rawIn, rawOut *acl.Dataset
+}
+
+func openV2(b *testing.B, be acl.Backend, blob []byte, n int) *v2Env {
+	b.Helper()
+	e := openModelEnv(b, be, blob) // the runtime, device and stream
+	ex, err := gert.Load(e.dev, blob, gert.LoweringOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = ex.Close() })
+	v := &v2Env{dev: e.dev, st: e.st, ex: ex}
+	alloc := &gert.DeviceAllocator{Dev: e.dev}
+	tensor := func() *gert.Tensor {
+		td, err := alloc.Malloc(uint64(4 * n))
+		must(b, err)
+		t := gert.NewTensor(gert.Shape{int64(n)}, acl.Float32, gert.OnDeviceHbm)
+		must(b, t.SetData(td))
+		b.Cleanup(func() { _ = t.Free() })
+		return t
+	}
+	v.in, v.out = []*gert.Tensor{tensor()}, []*gert.Tensor{tensor()}
+	rng := rand.New(rand.NewPCG(uint64(n), 9))
+	v.x = make([]float32, n)
+	for i := range v.x {
+		v.x[i] = float32(rng.NormFloat64())
+	}
+	p, _ := v.in[0].Addr()
+	must(b, e.dev.Do(func() error {
+		return be.Memcpy(p, uintptr(4*n), unsafe.Pointer(&v.x[0]), uintptr(4*n), acl.MemcpyHostToDevice)
+	}))
+	ds := func(t *gert.Tensor) *acl.Dataset {
+		p, _ := t.Addr()
+		db, err := e.dev.NewDataBufferPtr(p, uintptr(t.Size()))
+		must(b, err)
+		d, err := e.dev.NewDataset()
+		must(b, err)
+		must(b, d.Add(db))
+		return d
+	}
+	v.rawIn, v.rawOut = ds(v.in[0]), ds(v.out[0])
+	return v
+}
+
+func (v *v2Env) run() error { return v.ex.Execute(v.st, v.in, v.out, nil) }
+
+// check runs once more and compares the output with f of the input.
+func (v *v2Env) check(b *testing.B, f func(float32) float32) {
+	b.Helper()
+	must(b, v.run())
+	must(b, v.st.Synchronize())
+	got := make([]float32, len(v.x))
+	p, _ := v.out[0].Addr()
+	must(b, v.dev.Do(func() error {
+		return v.dev.Runtime().Backend().Memcpy(unsafe.Pointer(&got[0]), uintptr(4*len(got)), p, uintptr(4*len(got)), acl.MemcpyDeviceToHost)
+	}))
+	for i, x := range v.x {
+		if got[i] != f(x) {
+			b.Fatalf("output %d = %g, want %g", i, got[i], f(x))
+		}
+	}
+}
+
+// openStub builds the C stub as a library of its own (instance names the
+// build) and opens the native backend over it; ffi reads the stub's count
+// of C calls.
+func openStub(b *testing.B, instance string) (be *native.Backend, ffi func() uint64) {
+	b.Helper()
+	lib := stubbuild.BuildWith(b, "../acl/native/testdata/stub", native.LibACL,
+		stubbuild.Options{Defines: []string{instance}})
+	be, err := native.Open(native.WithLibraryPath(lib))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = be.Close() })
+	calls := be.Symbol("stub_call_count")
+	return be, func() uint64 { r, _, _ := purego.SyscallN(calls); return uint64(r) }
 }

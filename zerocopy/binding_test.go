@@ -392,6 +392,59 @@ func TestBindingClose(t *testing.T) {
 	assert.ErrorIs(t, b.Run(), acl.ErrInvalidHandle)
 }
 
+// TestBindingSteadyStateCloseBuffer: closing a caller's buffer bound to a
+// binding that runs in the steady state (the model's pinned path) waits for
+// the run queued on it, which reads live memory; the next RunAsync is
+// refused with an error naming the IO, and a swap to a fresh buffer makes
+// the binding run again.
+func TestBindingSteadyStateCloseBuffer(t *testing.T) {
+	e := newEnv(t)
+	st, err := e.dev.NewStream()
+	require.NoError(t, err)
+	desc := e.m.Desc()
+	mine, err := e.dev.Malloc(desc.Inputs[1].Size, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	b, err := zerocopy.Bind(e.m, zerocopy.WithInputs(nil, mine))
+	require.NoError(t, err)
+	defer b.Close()
+	for range 3 {
+		y, z := e.feed(t, b)
+		require.NoError(t, b.RunAsync(st))
+		require.NoError(t, st.Synchronize())
+		e.verify(t, b, y, z)
+	}
+	gate := make(chan struct{})
+	require.NoError(t, e.dev.Do(func() error {
+		_, err := npuhook.Of(e.npu).Enqueue(st.Handle(), "hold", func() error { <-gate; return nil })
+		return err
+	}))
+	y, z := e.feed(t, b)
+	require.NoError(t, b.RunAsync(st))
+	closed := make(chan error, 1)
+	go func() { closed <- mine.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close of a bound buffer returned before the queued run: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	require.NoError(t, <-closed)
+	require.NoError(t, st.Synchronize())
+	e.verify(t, b, y, z)
+
+	err = b.RunAsync(st)
+	require.ErrorIs(t, err, acl.ErrInvalidHandle)
+	assert.Contains(t, err.Error(), "input 1")
+	fresh, err := e.dev.Malloc(desc.Inputs[1].Size, acl.MemMallocHugeFirst)
+	require.NoError(t, err)
+	defer fresh.Close()
+	require.NoError(t, b.SwapInput(1, fresh))
+	y, z = e.feed(t, b)
+	require.NoError(t, b.RunAsync(st))
+	require.NoError(t, st.Synchronize())
+	e.verify(t, b, y, z)
+}
+
 // TestBindingConcurrentRunAsync: several goroutines run one model through
 // their own bindings and streams, and through one shared binding; the
 // Model serializes the executions (none refused) and every result is

@@ -8,27 +8,49 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/stubbuild"
 )
 
 // TestRuntimeAllocatedOutput: an output DataBuffer made with (nil, 0) is
 // allocated by the runtime at execution (aclmdlExecute.md); DataBuffer.Addr
 // and Size then report that memory, which holds the result, and the caller
-// frees it with Device.Free.
+// frees it with Device.Free. On the fallback and on the native backend over
+// the C stub.
 func TestRuntimeAllocatedOutput(t *testing.T) {
-	npu, err := fallback.New()
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
+	const n = 64
+	t.Run("fallback", func(t *testing.T) {
+		npu, err := fallback.New()
+		require.NoError(t, err)
+		live := func() int { return npu.Counters().LiveAllocs[0] }
+		runtimeAllocatedOutput(t, npu, doubleModel(t, n), n, func(x float32) float32 { return x + x }, live)
+	})
+	t.Run("native-stub", func(t *testing.T) {
+		lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
+			stubbuild.Options{Defines: []string{"STUB_INSTANCE_ZEROCOPY_TEST"}})
+		be, err := native.Open(native.WithLibraryPath(lib))
+		require.NoError(t, err)
+		defer be.Close()
+		const addend = 0.25
+		runtimeAllocatedOutput(t, be, stubAddModel(n, addend), n, func(x float32) float32 { return x + addend }, nil)
+	})
+}
+
+// runtimeAllocatedOutput runs a one-input, one-output model of n float32
+// values computing f with a (nil, 0) output buffer; live, when not nil,
+// counts the device's live allocations.
+func runtimeAllocatedOutput(t *testing.T, be acl.Backend, blob []byte, n int, f func(float32) float32, live func() int) {
+	rt, err := acl.Init(be, "")
 	require.NoError(t, err)
 	defer rt.Close()
 	dev, err := rt.OpenDevice(0)
 	require.NoError(t, err)
-	const n = 64
-	m, err := dev.LoadModel(doubleModel(t, n))
+	m, err := dev.LoadModel(blob)
 	require.NoError(t, err)
 	defer m.Close()
-	in, err := dev.Malloc(4*n, acl.MemMallocHugeFirst)
+	in, err := dev.Malloc(uintptr(4*n), acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	defer in.Close()
 	x := getest.RandF32(newRand(t), n)
@@ -50,12 +72,17 @@ func TestRuntimeAllocatedOutput(t *testing.T) {
 	assert.Equal(t, uintptr(4*n), ob.Size())
 	got := make([]float32, n)
 	require.NoError(t, dev.Do(func() error {
-		return rt.Backend().Memcpy(unsafe.Pointer(&got[0]), 4*n, p, 4*n, acl.MemcpyDeviceToHost)
+		return rt.Backend().Memcpy(unsafe.Pointer(&got[0]), uintptr(4*n), p, uintptr(4*n), acl.MemcpyDeviceToHost)
 	}))
 	for i := range x {
-		require.Equal(t, x[i]+x[i], got[i])
+		require.Equal(t, f(x[i]), got[i], "y[%d]", i)
 	}
-	live := npu.Counters().LiveAllocs[0]
+	var before int
+	if live != nil {
+		before = live()
+	}
 	require.NoError(t, dev.Free(p))
-	assert.Equal(t, live-1, npu.Counters().LiveAllocs[0], "Device.Free releases it")
+	if live != nil {
+		assert.Equal(t, before-1, live(), "Device.Free releases it")
+	}
 }

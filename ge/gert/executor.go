@@ -2,6 +2,7 @@ package gert
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -46,6 +47,9 @@ type Executor struct {
 	in, out *acl.Dataset
 	inBuf   []*acl.DataBuffer
 	outBuf  []*acl.DataBuffer
+	inAt    []bufAt       // where each input buffer points, as the executor last set it
+	outAt   []bufAt       // likewise for the outputs
+	outNeed []outSize     // each output's size by the model's description
 	staging []*TensorData // per IO (inputs, then outputs): device memory of misplaced IO
 	pending []int         // outputs to copy back after the run
 	copies  uint64
@@ -91,7 +95,19 @@ func newExecutor(dev *acl.Device, m *acl.Model, opts LoweringOptions) (*Executor
 		return nil, err
 	}
 	e.staging = make([]*TensorData, len(e.desc.Inputs)+len(e.desc.Outputs))
+	e.inAt, e.outAt = make([]bufAt, len(e.inBuf)), make([]bufAt, len(e.outBuf))
+	e.outNeed = make([]outSize, len(e.desc.Outputs))
+	for i, d := range e.desc.Outputs {
+		n, err := sizeInBytes(Shape(d.Dims), d.DataType)
+		e.outNeed[i] = outSize{n, err == nil}
+	}
 	return e, nil
+}
+
+// outSize is the bytes an output needs, when its description fixes them.
+type outSize struct {
+	n  uint64
+	ok bool
 }
 
 // dataset builds a dataset of n buffers once; Execute only re-points them.
@@ -192,7 +208,7 @@ func (e *Executor) Execute(s *acl.Stream, inputs, outputs []*Tensor, alloc Alloc
 		}
 	}
 	for _, p := range e.opts.OutputReuseInputs {
-		if e.inBuf[p[0]].Addr() != e.outBuf[p[1]].Addr() {
+		if e.inAt[p[0]].p != e.outAt[p[1]].p {
 			return paramInvalid(op, "E13025: output %d must reuse the memory of input %d (outputReuseInputMemIndexes), but their addresses differ",
 				p[1], p[0])
 		}
@@ -224,7 +240,7 @@ func (e *Executor) bindInput(op string, s *acl.Stream, i int, t *Tensor) error {
 	}
 	size := t.Size()
 	if e.opts.AlwaysZeroCopy || size == 0 || t.Placement().OnDevice() {
-		return point(e.inBuf[i], addr, uintptr(size))
+		return point(e.inBuf[i], &e.inAt[i], addr, uintptr(size))
 	}
 	if !t.Placement().OnHostSide() {
 		return paramInvalid(op, "input %d (%s) has placement %v", i, e.desc.Inputs[i].Name, t.Placement())
@@ -242,16 +258,33 @@ func (e *Executor) bindInput(op string, s *acl.Stream, i int, t *Tensor) error {
 		return err
 	}
 	e.copies++
-	return point(e.inBuf[i], daddr, uintptr(size))
+	return point(e.inBuf[i], &e.inAt[i], daddr, uintptr(size))
+}
+
+// bufAt is an address and size a data buffer points at.
+type bufAt struct {
+	p    unsafe.Pointer
+	size uintptr
 }
 
 // point re-points a data buffer only when its address or size changed, so
-// a steady state of the same tensors costs no backend call.
-func point(b *acl.DataBuffer, p unsafe.Pointer, size uintptr) error {
-	if b.Addr() == p && b.Size() == size {
+// a steady state of the same tensors costs no backend call. at is where the
+// executor last pointed b: the buffers are the executor's own, so nothing
+// else moves them, and a hit costs no lock of the buffer. A nil address is
+// always read back from the buffer, where an execution may have put the
+// runtime's allocation for a (nil, 0) output.
+func point(b *acl.DataBuffer, at *bufAt, p unsafe.Pointer, size uintptr) error {
+	if p != nil && at.p == p && at.size == size {
 		return nil
 	}
-	return b.UpdatePtr(p, size)
+	if b.Addr() != p || b.Size() != size {
+		*at = bufAt{}
+		if err := b.UpdatePtr(p, size); err != nil {
+			return err
+		}
+	}
+	*at = bufAt{p, size}
+	return nil
 }
 
 // stage returns device memory of at least size bytes for IO slot k, kept
@@ -274,21 +307,23 @@ func (e *Executor) stage(k int, size uint64) (*TensorData, error) {
 }
 
 func (e *Executor) bindOutput(op string, i int, t *Tensor, alloc Allocator) error {
-	d := e.desc.Outputs[i]
+	d := &e.desc.Outputs[i]
 	if t == nil {
 		if e.opts.AlwaysZeroCopy {
 			return paramInvalid(op, "E13031: output %d (%s): the output tensor and its address must be allocated and passed by the caller", i, d.Name)
 		}
 		return paramInvalid(op, "output %d (%s) is nil", i, d.Name)
 	}
+	var need uint64
 	if !e.opts.TrustShapeOnOutTensor {
-		t.Shape = StorageShape{Origin: Shape(d.Dims), Storage: Shape(d.Dims)}
-		t.Format = StorageFormat{Origin: d.Format, Storage: d.Format}
-		t.DataType = d.DataType
+		setOutputMeta(t, d)
+		need = e.outNeed[i].n
 	}
-	need, err := t.SizeInBytes()
-	if err != nil {
-		return fmt.Errorf("%s: output %d (%s): %w", op, i, d.Name, err)
+	if e.opts.TrustShapeOnOutTensor || !e.outNeed[i].ok {
+		var err error
+		if need, err = t.SizeInBytes(); err != nil {
+			return fmt.Errorf("%s: output %d (%s): %w", op, i, d.Name, err)
+		}
 	}
 	addr, err := t.Addr()
 	if err != nil {
@@ -302,12 +337,12 @@ func (e *Executor) bindOutput(op string, i int, t *Tensor, alloc Allocator) erro
 		if t.Size() < need {
 			return paramInvalid(op, "output %d (%s): the output tensor memory size[%d] is smaller than the actual size[%d] required by tensor", i, d.Name, t.Size(), need)
 		}
-		return point(e.outBuf[i], addr, uintptr(t.Size()))
+		return point(e.outBuf[i], &e.outAt[i], addr, uintptr(t.Size()))
 	}
 	switch {
 	case addr == nil: // AllocModelOutTensor: allocate into the caller's tensor
 		if need == 0 {
-			return point(e.outBuf[i], nil, 0)
+			return point(e.outBuf[i], &e.outAt[i], nil, 0)
 		}
 		td, err := alloc.Malloc(need)
 		if err != nil {
@@ -321,11 +356,11 @@ func (e *Executor) bindOutput(op string, i int, t *Tensor, alloc Allocator) erro
 			return err
 		}
 		addr, _ = t.Addr()
-		return point(e.outBuf[i], addr, uintptr(need))
+		return point(e.outBuf[i], &e.outAt[i], addr, uintptr(need))
 	case t.Size() < need: // TensorToOut: "given buffer size is less than output tensor size"
 		return paramInvalid(op, "output %d (%s): given buffer size %d is less than output tensor size %d", i, d.Name, t.Size(), need)
-	case t.Placement() == alloc.Placement() || t.Placement() == OnDeviceHbm:
-		return point(e.outBuf[i], addr, uintptr(t.Size()))
+	case t.Placement() == OnDeviceHbm || t.Placement() == alloc.Placement():
+		return point(e.outBuf[i], &e.outAt[i], addr, uintptr(t.Size()))
 	}
 	if !t.Placement().Valid() {
 		return paramInvalid(op, "output %d (%s) has placement %v", i, d.Name, t.Placement())
@@ -336,7 +371,21 @@ func (e *Executor) bindOutput(op string, i int, t *Tensor, alloc Allocator) erro
 	}
 	saddr, _ := st.Addr()
 	e.pending = append(e.pending, i)
-	return point(e.outBuf[i], saddr, uintptr(need))
+	return point(e.outBuf[i], &e.outAt[i], saddr, uintptr(need))
+}
+
+// setOutputMeta writes output d's shapes, formats and data type into t, as
+// GE does unless TrustShapeOnOutTensor. The shape is the tensor's own copy,
+// never the executor's description, which a caller changing its tensor
+// must not reach; an unchanged shape is left as it is, so the steady state
+// neither allocates nor writes pointers.
+func setOutputMeta(t *Tensor, d *acl.IODesc) {
+	if !slices.Equal(t.Shape.Origin, d.Dims) || !slices.Equal(t.Shape.Storage, d.Dims) {
+		s := Shape(slices.Clone(d.Dims))
+		t.Shape = StorageShape{Origin: s, Storage: s}
+	}
+	t.Format = StorageFormat{Origin: d.Format, Storage: d.Format}
+	t.DataType = d.DataType
 }
 
 // copyOut copies a misplaced output from its staging buffer by the

@@ -39,7 +39,8 @@ func i32(vals ...int32) (gert.IODesc, []byte) {
 	return gert.IODesc{DataType: acl.Int32, Shape: gert.Shape{int64(len(vals))}, Format: acl.FormatND}, b
 }
 
-// opCases covers every kernel op of ge, on random data with odd shapes.
+// opCases covers every kernel and alias op of ge but those in notSingleOps
+// (TestSingleOpCasesCoverEveryOp checks it), on random data with odd shapes.
 func opCases(rng *rand.Rand) []opCase {
 	mk := func(op string, attrs gert.OpAttrs, ins ...func() (gert.IODesc, []byte)) opCase {
 		c := opCase{op: op, attrs: attrs}
@@ -53,6 +54,7 @@ func opCases(rng *rand.Rand) []opCase {
 		return func() (gert.IODesc, []byte) { return f32(rng, shape...) }
 	}
 	var cs []opCase
+	var eqB []byte // Equal's second input, made with its first
 	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
 		cs = append(cs, mk(op, nil, t(3, 17), t(3, 17)))
 	}
@@ -70,7 +72,102 @@ func opCases(rng *rand.Rand) []opCase {
 		mk("Concat", gert.OpAttrs{"axis": int64(1)}, t(3, 2), t(3, 5)),
 		mk("Slice", gert.OpAttrs{"begin": []int64{1, 2}, "size": []int64{2, -1}}, t(4, 9)),
 	)
+	for _, op := range []string{"Pow", "Max", "Min", "Less", "Greater"} {
+		cs = append(cs, mk(op, nil, t(3, 17), t(17)))
+	}
+	// Equal on random floats would be all false: half the pairs are equal.
+	eq := func() (gert.IODesc, []byte) {
+		d, b := f32(rng, 3, 17)
+		c := append([]byte(nil), b...)
+		for i := 0; i < len(c); i += 8 {
+			c[i] ^= 0x40
+		}
+		eqB = c
+		return d, b
+	}
+	cs = append(cs, mk("Equal", nil, eq, func() (gert.IODesc, []byte) {
+		return gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{3, 17}, Format: acl.FormatND}, eqB
+	}))
+	cs = append(cs, mk("Where", nil, func() (gert.IODesc, []byte) { return bools(rng, 4, 1) }, t(4, 6), t(6)))
+	for _, op := range []string{"Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Softplus", "Identity"} {
+		cs = append(cs, mk(op, nil, t(5, 7, 3)))
+	}
+	cs = append(cs,
+		mk("PRelu", nil, t(5, 7), t(7)),
+		mk("LeakyRelu", gert.OpAttrs{"alpha": float32(0.07)}, t(5, 7)),
+		mk("Elu", gert.OpAttrs{"alpha": float32(0.8)}, t(5, 7)),
+		mk("Selu", gert.OpAttrs{"alpha": float32(1.6), "gamma": float32(1.05)}, t(5, 7)),
+		mk("Clip", gert.OpAttrs{"min": float32(-0.5), "max": float32(0.7)}, t(5, 7)),
+		mk("LogSoftmax", gert.OpAttrs{"axis": int64(1)}, t(4, 13)),
+		mk("Conv", gert.OpAttrs{"strides": []int64{1, 2}, "pads": []int64{1, 0, 1, 1}}, t(2, 3, 7, 6), t(4, 3, 3, 2), t(4)),
+		mk("ConvTranspose", gert.OpAttrs{"strides": []int64{2, 2}}, t(1, 2, 4, 3), t(2, 3, 3, 3)),
+		mk("MaxPool", gert.OpAttrs{"kernel_shape": []int64{2, 3}, "strides": []int64{2, 1}}, t(2, 3, 6, 7)),
+		mk("AvgPool", gert.OpAttrs{"kernel_shape": []int64{3, 2}, "pads": []int64{1, 1, 1, 1}}, t(1, 2, 5, 5)),
+		mk("BatchNorm", gert.OpAttrs{"epsilon": float32(1e-5)}, t(2, 3, 4, 5), t(3), t(3), t(3), func() (gert.IODesc, []byte) { return positive(rng, 3) }),
+		mk("ReduceMean", gert.OpAttrs{"axes": []int64{1}}, t(4, 6, 5)),
+		mk("ReduceSum", gert.OpAttrs{"axes": []int64{0, 2}, "keepdims": true}, t(4, 6, 5)),
+		mk("ReduceMax", gert.OpAttrs{"axes": []int64{-1}}, t(4, 6, 5)),
+		mk("ReduceMin", gert.OpAttrs{"axes": []int64{0}}, t(4, 6, 5)),
+		mk("ReduceProd", gert.OpAttrs{"axes": []int64{2}}, t(4, 6, 5)),
+		mk("Transpose", gert.OpAttrs{"perm": []int64{2, 0, 1}}, t(3, 4, 5)),
+		mk("StridedSlice", gert.OpAttrs{"starts": []int64{0, 1}, "ends": []int64{4, 9}, "steps": []int64{2, 3}}, t(4, 9)),
+		mk("Expand", gert.OpAttrs{"shape": []int64{3, 4, 5}}, t(4, 1)),
+		mk("Pad", gert.OpAttrs{"pads": []int64{1, 0, 0, 2}, "value": float32(0.5)}, t(3, 4)),
+		mk("Reshape", gert.OpAttrs{"shape": []int64{6, -1}}, t(3, 4, 5)),
+		// RNNs: X [seq, batch, input], W, R, B, initial h (and c, peepholes).
+		mk("GRU", gert.OpAttrs{"hidden_size": int64(4)}, t(3, 2, 5), t(1, 12, 5), t(1, 12, 4), t(1, 24), t(1, 2, 4)),
+		mk("LSTM", gert.OpAttrs{"hidden_size": int64(4)}, t(3, 2, 5), t(1, 16, 5), t(1, 16, 4), t(1, 32), t(1, 2, 4), t(1, 2, 4), t(1, 12)),
+	)
 	return cs
+}
+
+// notSingleOps are the ge kernel ops the single-op API does not run, and
+// why.
+var notSingleOps = map[string]string{
+	"HcclAllReduce": "a collective: it needs a communicator, which aclopCompileAndExecuteV2 has no argument for",
+}
+
+// TestSingleOpCasesCoverEveryOp: every kernel and alias op ge registers has
+// a case in opCases (or a reason in notSingleOps), so that an op added to
+// ge is run through the single-op API too.
+func TestSingleOpCasesCoverEveryOp(t *testing.T) {
+	have := map[string]bool{}
+	for _, c := range opCases(rand.New(rand.NewPCG(1, 1))) {
+		have[c.op] = true
+	}
+	n := 0
+	for v := range 1 << 16 {
+		op := ge.OpType(v)
+		if !op.Known() || !(op.HasTask() || op.IsAlias()) {
+			continue
+		}
+		n++
+		if _, skip := notSingleOps[op.String()]; !skip {
+			assert.True(t, have[op.String()], "op %s has no single-op case", op)
+		}
+	}
+	assert.Greater(t, n, len(notSingleOps))
+}
+
+func bools(rng *rand.Rand, shape ...int64) (gert.IODesc, []byte) {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.IntN(2))
+	}
+	return gert.IODesc{DataType: acl.Bool, Shape: shape, Format: acl.FormatND}, b
+}
+
+// positive returns n float32 values in [0.5, 1.5) (a variance).
+func positive(rng *rand.Rand, n int64) (gert.IODesc, []byte) {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = 0.5 + rng.Float32()
+	}
+	return gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{n}, Format: acl.FormatND}, getest.F32Bytes(v)
 }
 
 // reference runs the op as a one-node ge model in the host interpreter

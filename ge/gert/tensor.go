@@ -82,17 +82,20 @@ func (t *Tensor) Free() error { return t.data.Free() }
 
 // SizeInBytes returns the bytes the storage shape needs in the tensor's data
 // type (GE's GetSizeInBytes, without alignment).
-func (t *Tensor) SizeInBytes() (uint64, error) {
-	n, ok := t.Shape.Storage.NumElements()
+func (t *Tensor) SizeInBytes() (uint64, error) { return sizeInBytes(t.Shape.Storage, t.DataType) }
+
+// sizeInBytes returns the bytes a storage shape needs in data type dt.
+func sizeInBytes(s Shape, dt acl.DataType) (uint64, error) {
+	n, ok := s.NumElements()
 	if !ok {
-		return 0, fmt.Errorf("gert: storage shape %v has no size", t.Shape.Storage)
+		return 0, fmt.Errorf("gert: storage shape %v has no size", s)
 	}
-	if !t.DataType.Valid() {
-		return 0, fmt.Errorf("gert: data type %v has no size", t.DataType)
+	if !dt.Valid() {
+		return 0, fmt.Errorf("gert: data type %v has no size", dt)
 	}
-	hi, lo := bits.Mul64(uint64(n), uint64(t.DataType.Bits()))
+	hi, lo := bits.Mul64(uint64(n), uint64(dt.Bits()))
 	if hi != 0 || lo > math.MaxUint64-7 {
-		return 0, fmt.Errorf("gert: %d elements of %v overflow a size", n, t.DataType)
+		return 0, fmt.Errorf("gert: %d elements of %v overflow a size", n, dt)
 	}
 	return (lo + 7) / 8, nil
 }

@@ -167,6 +167,33 @@ func TestTensorSetDataMoves(t *testing.T) {
 	assert.Equal(t, 1, c.released[p])
 }
 
+// TestTensorSetDataAllocatesNothing: moving owned data into a tensor and
+// back out is a few stores: no allocation (BenchmarkSetDataMove times it),
+// and the data survives the round trips.
+func TestTensorSetDataAllocatesNothing(t *testing.T) {
+	c := newCounting(t)
+	p := c.alloc(64)
+	src := NewTensorData(p, 64, OnDeviceHbm, c)
+	tn := NewTensor(Shape{16}, 0, OnDeviceHbm)
+	back := &TensorData{}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := tn.SetData(src); err != nil {
+			t.Fatal(err)
+		}
+		if err := back.MoveFrom(tn.Data()); err != nil {
+			t.Fatal(err)
+		}
+		src, back = back, src
+	})
+	assert.Zero(t, allocs)
+	got, err := src.Addr()
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	assert.Zero(t, c.frees.Load(), "a move frees nothing")
+	require.NoError(t, src.Free())
+	assert.Equal(t, 1, c.released[p])
+}
+
 // TestTensorDataConcurrentMovesAndFrees hands data between goroutines by
 // moving it into fresh TensorData values, sharing and freeing on the way;
 // every block is released exactly once (the counting manager and -race
