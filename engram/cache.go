@@ -1,6 +1,7 @@
 package engram
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -313,9 +314,17 @@ func (s *sketch) add(h uint64) {
 	}
 	if s.adds++; s.adds >= s.period {
 		s.adds = 0
-		for j := range s.cnt {
-			s.cnt[j] >>= 1
-		}
+		s.halve()
+	}
+}
+
+// halve halves every counter, eight at a time: counters are at most 15,
+// so a byte's top bit is free to catch the bit shifted in from the next
+// byte, which the mask clears.
+func (s *sketch) halve() {
+	for j := 0; j+8 <= len(s.cnt); j += 8 {
+		x := binary.LittleEndian.Uint64(s.cnt[j:])
+		binary.LittleEndian.PutUint64(s.cnt[j:], x>>1&0x7f7f7f7f7f7f7f7f)
 	}
 }
 
