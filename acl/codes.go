@@ -49,6 +49,7 @@ const (
 	CodeRTInvalidDeviceID           Code = 107001
 	CodeRTContextNull               Code = 107002
 	CodeRTStreamContext             Code = 107003
+	CodeRTModelContext              Code = 107004
 	CodeRTEventTimestampInvalid     Code = 107006
 	CodeRTAddrUnaligned             Code = 107008
 	CodeRTInvalidMemoryType         Code = 107016
@@ -72,6 +73,7 @@ const (
 	CodeRTEventNotComplete          Code = 507006
 	CodeRTContextReleaseError       Code = 507007
 	CodeRTModelExecute              Code = 507011
+	CodeRTSysDMA                    Code = 507013
 	CodeRTAICoreTimeout             Code = 507014
 	CodeRTAICoreException           Code = 507015
 	CodeRTAICPUException            Code = 507018
@@ -143,6 +145,7 @@ var codeNames = map[Code]string{
 	CodeRTInvalidDeviceID:           "ACL_ERROR_RT_INVALID_DEVICEID",
 	CodeRTContextNull:               "ACL_ERROR_RT_CONTEXT_NULL",
 	CodeRTStreamContext:             "ACL_ERROR_RT_STREAM_CONTEXT",
+	CodeRTModelContext:              "ACL_ERROR_RT_MODEL_CONTEXT",
 	CodeRTEventTimestampInvalid:     "ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID",
 	CodeRTAddrUnaligned:             "ACL_ERROR_RT_ADDR_UNALIGNED",
 	CodeRTInvalidMemoryType:         "ACL_ERROR_RT_INVALID_MEMORY_TYPE",
@@ -166,6 +169,7 @@ var codeNames = map[Code]string{
 	CodeRTEventNotComplete:          "ACL_ERROR_RT_EVENT_NOT_COMPLETE",
 	CodeRTContextReleaseError:       "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR",
 	CodeRTModelExecute:              "ACL_ERROR_RT_MODEL_EXECUTE",
+	CodeRTSysDMA:                    "ACL_ERROR_RT_SYS_DMA",
 	CodeRTAICoreTimeout:             "ACL_ERROR_RT_AICORE_TIMEOUT",
 	CodeRTAICoreException:           "ACL_ERROR_RT_AICORE_EXCEPTION",
 	CodeRTAICPUException:            "ACL_ERROR_RT_AICPU_EXCEPTION",

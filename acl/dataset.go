@@ -318,6 +318,21 @@ type Dataset struct {
 	bufs []*DataBuffer
 }
 
+// hasHost reports whether a buffer of the dataset refers to a *HostBuffer,
+// which a Model stages through device memory (model_stage.go). The caller
+// holds ds.cmu.
+func (ds *Dataset) hasHost() bool {
+	for _, b := range ds.bufs {
+		b.mu.Lock()
+		_, host := b.mm.(*HostBuffer)
+		b.mu.Unlock()
+		if host {
+			return true
+		}
+	}
+	return false
+}
+
 func (ds *Dataset) rank() int { return 1 }
 
 func (ds *Dataset) r() *res {

@@ -40,7 +40,7 @@ var classes = map[error][]Code{
 	ErrNotSupported:   {CodeAPINotSupport, CodeFeatureUnsupported, CodeRTFeatureNotSupport},
 	ErrInvalidDevice:  {CodeInvalidDevice, CodeRTInvalidDeviceID, CodeRTNoDevice, CodeRTContextReleaseError},
 	ErrInvalidHandle:  {CodeInvalidResourceHandle, CodeRTInvalidHandle},
-	ErrContext:        {CodeRTContextNull, CodeRTStreamContext},
+	ErrContext:        {CodeRTContextNull, CodeRTStreamContext, CodeRTModelContext},
 	ErrTimeout:        {CodeRTWaitTimeout, CodeRTTaskTimeout, CodeRTStreamSyncTimeout, CodeRTEventSyncTimeout, CodeRTFftsPlusTimeout, CodeGEModelExecuteTimeout, CodeRTAICoreTimeout},
 	ErrInvalidModelID: {CodeInvalidModelID, CodeGEExecModelIDInvalid},
 	ErrInvalidModel:   {CodeGEExecModelPathInvalid, CodeInvalidFile, CodeInvalidFileSize, CodeParseFile, CodeDeserializeModel, CodeParseModel, CodeReadModelFailure, CodeModelSizeInvalid, CodeGELoadModel},

@@ -103,6 +103,7 @@ type Model struct {
 	// ExecuteAsync after Execute waits for the stream and runs
 	// synchronously.
 	ranAsync, ranSync bool
+	stage             stage // device copies of host IO buffers; m.mu
 }
 
 func (m *Model) rank() int { return 1 }
@@ -110,8 +111,11 @@ func (m *Model) rank() int { return 1 }
 func (m *Model) retire() { m.markClosed() }
 
 // destroy runs with the Device's context current, after the Device has
-// synchronized and destroyed its streams.
-func (m *Model) destroy() error { return m.mb.Unload(m.id) }
+// synchronized and destroyed its streams (or Close has waited for the
+// model's runs): it unloads the model and frees its staging copies.
+func (m *Model) destroy() error {
+	return errors.Join(m.mb.Unload(m.id), m.stage.free(m.dev.rt.b, m.mb))
+}
 
 // modelBytes checks a serialized model and returns its address and size.
 func modelBytes(op string, model []byte) (unsafe.Pointer, uintptr, error) {
@@ -479,7 +483,9 @@ func (m *Model) exec(op string, s *Stream, in, out *Dataset, stream, pin bool, f
 			x.usedBy(s)
 		}
 	}
-	if pin {
+	// A staged run (host IO) is not pinned: its copies need the checked
+	// path every time. The contents are still held.
+	if pin && !in.hasHost() && !out.hasHost() {
 		m.pin(s, in, out, ms)
 	}
 	return nil
@@ -549,12 +555,14 @@ func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) e
 // writing out (aclmdlExecuteAsync). The results are in the output memory
 // once s has passed the execution (Stream.Synchronize, Wait, an event).
 // The memories the datasets refer to are kept in use: closing one waits for
-// s. See Model for how executions are serialized.
+// s. See Model for how executions are serialized. IO in pinned host
+// memory (*HostBuffer) is staged through device memory (model_stage.go):
+// model IO must be device memory.
 //
 // A run with the stream and datasets of the previous successful one, on
 // the same stream, takes the pinned path (pin.go): the handles were
 // checked then, and any change to them since sends the run back through
-// the checks.
+// the checks. A staged run is never pinned.
 func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
 	if m != nil && s != nil && in != nil && out != nil {
 		if done, err := m.executePinned(s, in, out); done {
@@ -564,25 +572,34 @@ func (m *Model) ExecuteAsync(s *Stream, in, out *Dataset) error {
 	return m.exec("Model.ExecuteAsync", s, in, out, true, true, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.ranSync {
-			return m.dev.bound(func() error {
-				if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
-					return err
-				}
-				return m.mb.Execute(m.id, in.h, out.h)
-			})
+		if in.hasHost() || out.hasHost() {
+			return m.staged(s, in, out, func(ih, oh DatasetHandle) error { return m.executeAsync(s, ih, oh) })
 		}
-		var err error
-		if m.last != nil && m.last != s {
-			err = m.launchAfter(s, in.h, out.h)
-		} else {
-			err = m.launch(s, in.h, out.h)
-		}
-		if err == nil {
-			m.last, m.ranAsync = s, true
-		}
-		return err
+		return m.executeAsync(s, in.h, out.h)
 	})
+}
+
+// executeAsync is ExecuteAsync's launch with backend datasets. m.mu is
+// held.
+func (m *Model) executeAsync(s *Stream, in, out DatasetHandle) error {
+	if m.ranSync {
+		return m.dev.bound(func() error {
+			if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
+				return err
+			}
+			return m.mb.Execute(m.id, in, out)
+		})
+	}
+	var err error
+	if m.last != nil && m.last != s {
+		err = m.launchAfter(s, in, out)
+	} else {
+		err = m.launch(s, in, out)
+	}
+	if err == nil {
+		m.last, m.ranAsync = s, true
+	}
+	return err
 }
 
 // launch is the steady-state path: one aclmdlExecuteAsync on the calling
@@ -650,30 +667,39 @@ func (m *Model) waitLast() error {
 }
 
 // Execute runs the model synchronously, reading in and writing out
-// (aclmdlExecute), after any execution still queued has completed.
+// (aclmdlExecute), after any execution still queued has completed. IO in
+// pinned host memory is staged through device memory, as for ExecuteAsync.
 func (m *Model) Execute(in, out *Dataset) error {
 	return m.exec("Model.Execute", nil, in, out, false, false, func() error {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.last == nil && !m.ranAsync {
-			return m.runSync(in.h, out.h)
+		if in.hasHost() || out.hasHost() {
+			return m.staged(nil, in, out, m.execute)
 		}
-		return m.dev.bound(func() error {
-			if err := m.waitLast(); err != nil {
+		return m.execute(in.h, out.h)
+	})
+}
+
+// execute is Execute's run with backend datasets. m.mu is held.
+func (m *Model) execute(in, out DatasetHandle) error {
+	if m.last == nil && !m.ranAsync {
+		return m.runSync(in, out)
+	}
+	return m.dev.bound(func() error {
+		if err := m.waitLast(); err != nil {
+			return err
+		}
+		if m.ranAsync {
+			if err := m.mb.ExecuteAsync(m.id, in, out, 0); err != nil {
 				return err
 			}
-			if m.ranAsync {
-				if err := m.mb.ExecuteAsync(m.id, in.h, out.h, 0); err != nil {
-					return err
-				}
-				return m.dev.rt.b.SynchronizeStream(0)
-			}
-			err := m.mb.Execute(m.id, in.h, out.h)
-			if err == nil {
-				m.ranSync = true
-			}
-			return err
-		})
+			return m.dev.rt.b.SynchronizeStream(0)
+		}
+		err := m.mb.Execute(m.id, in, out)
+		if err == nil {
+			m.ranSync = true
+		}
+		return err
 	})
 }
 

@@ -64,6 +64,36 @@ func TestModelDynamicBatch(t *testing.T) {
 	}
 	require.Equal(t, acl.CodeGEDynamicBatchSizeInvalid, acl.CodeOf(m.SetDynamicBatchSize(in, 4)))
 
+	// The same with pinned host buffers and ExecuteAsync: the Model stages
+	// them through device memory, the batch input in time for the gear
+	// choice.
+	ma, err := d.LoadModel(blob)
+	require.NoError(t, err)
+	hx, err := d.MallocHost(desc.Inputs[0].Size)
+	require.NoError(t, err)
+	hb, err := d.MallocHost(desc.Inputs[1].Size)
+	require.NoError(t, err)
+	hy, err := d.MallocHost(desc.Outputs[0].Size)
+	require.NoError(t, err)
+	hin, err := d.NewDatasetOf(hx, hb)
+	require.NoError(t, err)
+	hout, err := d.NewDatasetOf(hy)
+	require.NoError(t, err)
+	st, err := d.NewStream()
+	require.NoError(t, err)
+	for _, b := range []int64{2, 8, 5, 2} {
+		xs := getest.RandF32(rng, int(b)*16)
+		copy(hx.Bytes(), getest.F32Bytes(xs))
+		require.NoError(t, ma.SetDynamicBatchSize(hin, uint64(b)))
+		require.NoError(t, ma.ExecuteAsync(st, hin, hout))
+		require.NoError(t, st.Synchronize())
+		static, err := ge.Compile(graph(b))
+		require.NoError(t, err)
+		want, err := getest.Run(static, [][]byte{getest.F32Bytes(xs)})
+		require.NoError(t, err)
+		require.Equal(t, want[0], hy.Bytes()[:len(want[0])], "host buffers, batch %d", b)
+	}
+
 	p := newMLPModel(t, rand.New(rand.NewPCG(seed, 3)), 2, 4, 4, 2)
 	sm, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)

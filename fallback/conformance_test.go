@@ -2,7 +2,9 @@ package fallback_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/internal/npuhook"
+	"github.com/ascend-go/cann/internal/zcrt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,9 +58,24 @@ func TestConformance(t *testing.T) {
 // output k = (input k + a one-element constant of its type) · 1, so that
 // the sum is an intermediate tensor in the feature map.
 func addModel(ios []acltest.ModelIO) ([]byte, error) {
-	m, err := ge.Compile(addGraph(ios))
+	var copied []string
+	for _, io := range ios {
+		if io.CopyOnly {
+			copied = append(copied, io.Out+"_mul")
+		}
+	}
+	m, err := ge.Compile(addGraph(ios), ge.NoZeroCopyOps(copied...))
 	if err != nil {
 		return nil, err
+	}
+	var pairs []string
+	for k, io := range ios {
+		if io.ReuseInput {
+			pairs = append(pairs, fmt.Sprintf("%d,%d", k, k))
+		}
+	}
+	if pairs != nil {
+		m.Attrs[zcrt.OptionOutputReuseInputMemIndexes] = strings.Join(pairs, "|")
 	}
 	return m.MarshalBinary()
 }

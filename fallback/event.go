@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // event is an aclrtEvent. Each RecordEvent queues a record that, when its
@@ -132,20 +133,13 @@ func (c *call) createEvent(flag acl.EventFlag) (acl.EventHandle, error) {
 // RecordEvent is aclrtRecordEvent: the event is stamped when the stream
 // reaches this point.
 func (n *NPU) RecordEvent(h acl.EventHandle, sh acl.StreamHandle) error {
-	c, err := n.begin("aclrtRecordEvent", true)
+	c, err := n.begin("aclrtRecordEvent", false)
 	if err != nil {
 		return err
 	}
 	defer n.exit()
-	e, err := c.event(h)
+	e, s, err := c.eventStream(h, sh, false, "")
 	if err != nil {
-		return err
-	}
-	s, err := c.stream(sh)
-	if err != nil {
-		return err
-	}
-	if err := c.eventDevice(e, s); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -164,28 +158,13 @@ func (n *NPU) RecordEvent(h acl.EventHandle, sh acl.StreamHandle) error {
 // this call waits until the event's most recent record (as of this call)
 // has been reached. An event never recorded is not waited for.
 func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
-	c, err := n.begin("aclrtStreamWaitEvent", true)
+	c, err := n.begin("aclrtStreamWaitEvent", false)
 	if err != nil {
 		return err
 	}
 	defer n.exit()
-	s, err := c.stream(sh)
+	e, s, err := c.eventStream(h, sh, true, "a stream cannot wait for it")
 	if err != nil {
-		return err
-	}
-	e, err := c.event(h)
-	if err != nil {
-		return err
-	}
-	if e.flag&acl.EventSync == 0 {
-		// An event without ACL_EVENT_SYNC has no wait task:
-		// RT_ERROR_FEATURE_NOT_SUPPORT (hicann/runtime
-		// src/runtime/api/impl/api_error.cc:1414-1416,
-		// src/runtime/core/inc/event/event.hpp:133-136), 207000
-		// (errcode_manage.cc:327).
-		return c.fail(acl.CodeRTFeatureNotSupport, "event 0x%x was created without ACL_EVENT_SYNC (flag 0x%x): a stream cannot wait for it", uintptr(h), uint32(e.flag))
-	}
-	if err := c.eventDevice(e, s); err != nil {
 		return err
 	}
 	gen := e.latest()
@@ -200,35 +179,82 @@ func (n *NPU) StreamWaitEvent(sh acl.StreamHandle, h acl.EventHandle) error {
 }
 
 // ResetEvent is aclrtResetEvent: a reset task of the event on stream sh
-// (0: the default stream). The checks and their order follow hicann/runtime
-// @681ef76: handles (src/runtime/api/api_c.cc:767-776 → 107017), an event
-// without ACL_EVENT_SYNC has no wait task to reset
-// (src/runtime/api/impl/api_error.cc:1760-1762 → 207000), the stream of
-// the current context (api_impl.cc:2199-2213 → 107003), and the devices of
-// event and stream, as StreamWaitEvent. The reset runs in the stream's
-// order (event.cc:764-792); waits bind to the record that is latest when
-// they are queued, so it changes no wait queued before or after it.
+// (0: the default stream), after the checks of eventStream (an event
+// without ACL_EVENT_SYNC has no wait task to reset). The reset runs in the
+// stream's order (hicann/runtime src/runtime/core/src/event/event.cc:
+// 764-792); waits bind to the record that is latest when they are queued,
+// so it changes no wait queued before or after it.
 func (n *NPU) ResetEvent(h acl.EventHandle, sh acl.StreamHandle) error {
-	c, err := n.begin("aclrtResetEvent", true)
+	c, err := n.begin("aclrtResetEvent", false)
 	if err != nil {
 		return err
 	}
 	defer n.exit()
-	e, err := c.event(h)
+	_, s, err := c.eventStream(h, sh, false, "it has no wait task to reset")
 	if err != nil {
-		return err
-	}
-	if e.flag&acl.EventSync == 0 {
-		return c.fail(acl.CodeRTFeatureNotSupport, "event 0x%x was created without ACL_EVENT_SYNC (flag 0x%x): it has no wait task to reset", uintptr(h), uint32(e.flag))
-	}
-	s, err := c.stream(sh)
-	if err != nil {
-		return err
-	}
-	if err := c.eventDevice(e, s); err != nil {
 		return err
 	}
 	return c.enqueue(s, false, false, func(*stream) error { return nil })
+}
+
+// eventStream resolves the event and the stream of aclrtRecordEvent,
+// aclrtStreamWaitEvent and aclrtResetEvent in the order of hicann/runtime
+// @681ef76, which decides the code when several arguments are wrong:
+//  1. a NULL event: the ACL layer, ACL_ERROR_INVALID_PARAM
+//     (src/acl/aclrt_impl/event.cpp:89, 117; stream.cpp:232);
+//  2. the handles, by the runtime's handle guard before the API runs,
+//     ACL_ERROR_RT_INVALID_HANDLE: event then stream (src/runtime/api/
+//     api_c.cc:739-740, 773-774), stream then event for a wait
+//     (api_c_stream.cc:127-128: streamFirst);
+//  3. the error decorator: a wait or a reset needs an event with
+//     ACL_EVENT_SYNC (syncWhy != "": src/runtime/api/impl/api_error.cc:
+//     1414-1416, 1760-1762; event.hpp:133-136), else
+//     ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+//  4. the implementation: a current context (ACL_ERROR_RT_CONTEXT_NULL;
+//     api_impl.cc:1594-1595, 2137-2138, 2202-2203), stream 0 as its default
+//     stream, a stream of that context (ACL_ERROR_RT_STREAM_CONTEXT;
+//     api_impl.cc:1609-1610, 2152-2153, 2216);
+//  5. event and stream on one device (eventDevice; not settled).
+//
+// c must come from begin without needCtx; eventStream sets c.ctx.
+func (c *call) eventStream(h acl.EventHandle, sh acl.StreamHandle, streamFirst bool, syncWhy string) (*event, *stream, error) {
+	if h == 0 {
+		return nil, nil, c.fail(acl.CodeInvalidParam, "null event")
+	}
+	var (
+		e   *event
+		s   *stream
+		err error
+	)
+	if streamFirst && sh != 0 {
+		if s, err = c.streamHandle(sh); err != nil {
+			return nil, nil, err
+		}
+	}
+	if e, err = c.event(h); err != nil {
+		return nil, nil, err
+	}
+	if !streamFirst && sh != 0 {
+		if s, err = c.streamHandle(sh); err != nil {
+			return nil, nil, err
+		}
+	}
+	if syncWhy != "" && e.flag&acl.EventSync == 0 {
+		return nil, nil, c.fail(acl.CodeRTFeatureNotSupport, "event 0x%x was created without ACL_EVENT_SYNC (flag 0x%x): %s", uintptr(h), uint32(e.flag), syncWhy)
+	}
+	c.tid = osthread.ID()
+	if c.ctx = c.n.threads.current(c.tid); c.ctx == nil {
+		return nil, nil, c.fail(acl.CodeRTContextNull, "OS thread %d has no current context: call aclrtSetDevice or aclrtSetCurrentContext on this thread first (a goroutine must hold runtime.LockOSThread to keep its thread)", c.tid)
+	}
+	if s == nil {
+		s = c.ctx.def
+	} else if err := c.inContext(s); err != nil {
+		return nil, nil, err
+	}
+	if err := c.eventDevice(e, s); err != nil {
+		return nil, nil, err
+	}
+	return e, s, nil
 }
 
 // SynchronizeEvent is aclrtSynchronizeEvent: it waits until the event's

@@ -46,6 +46,7 @@ type model struct {
 	id       acl.ModelID
 	internal bool // a compiled single op (op.go): no leak report
 	dev      *device
+	ctx      *rtContext // the context it was loaded in, which must be current to execute it
 	m        *ge.CompiledModel
 	rt       *zcrt.Runtime
 
@@ -266,7 +267,7 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 		return 0, err
 	}
 	n := c.n
-	md := &model{n: n, m: m, dev: c.ctx.dev, excludeIO: s.excludeIO}
+	md := &model{n: n, m: m, dev: c.ctx.dev, ctx: c.ctx, excludeIO: s.excludeIO}
 	need := uintptr(m.MemorySize)
 	if s.excludeIO {
 		need = uintptr(m.FeatureMapSize())
@@ -339,7 +340,7 @@ func (c *call) setupGears(md *model, bm *ge.BatchModel) error {
 			need = int(g.Model.FeatureMapSize())
 		}
 		ws := int(g.Model.WeightSize)
-		gm := &model{n: md.n, m: g.Model, dev: md.dev, excludeIO: md.excludeIO,
+		gm := &model{n: md.n, m: g.Model, dev: md.dev, ctx: md.ctx, excludeIO: md.excludeIO,
 			work: md.work[work : work+need : work+need], weight: md.weight[weight : weight+ws : weight+ws],
 			workLoc: md.workLoc, weightLoc: md.weightLoc}
 		gm.workAddr, gm.weightAddr = sliceAddr(gm.work), sliceAddr(gm.weight)

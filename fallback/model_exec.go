@@ -93,9 +93,6 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err != nil {
 		return err
 	}
-	if err := c.sameDevice(md); err != nil {
-		return err
-	}
 	skip := -1
 	if md.gears != nil {
 		if md, err = c.gearFor(md, in, out, st); err != nil {
@@ -131,6 +128,9 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err := c.prepare(md, rec, in, out, skip, true); err != nil {
 		return err
 	}
+	if err := c.sameContext(md); err != nil {
+		return err
+	}
 	md.execMode = execAsync
 	rec.s, rec.queued = st, true
 	rec.done.Store(false)
@@ -155,9 +155,6 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	defer n.exit()
 	md, err := c.lookupModel(id)
 	if err != nil {
-		return err
-	}
-	if err := c.sameDevice(md); err != nil {
 		return err
 	}
 	skip := -1
@@ -189,6 +186,10 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 		md.mu.Unlock()
 		return err
 	}
+	if err := c.sameContext(md); err != nil {
+		md.mu.Unlock()
+		return err
+	}
 	md.execMode = execSync
 	md.syncRunning = true
 	md.mu.Unlock()
@@ -202,12 +203,21 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	return err
 }
 
-// sameDevice requires the current context to be on the model's device:
-// the model's resources belong to the context it was loaded in.
-func (c *call) sameDevice(md *model) error {
-	if c.ctx.dev != md.dev {
-		return c.fail(acl.CodeRTStreamContext, "model %d was loaded on device %d, but the current context of OS thread %d is on device %d",
-			md.id, md.dev.id, c.tid, c.ctx.dev.id)
+// sameContext requires the current context to be the one the model was
+// loaded in. GE checks nothing itself; its execution ends in
+// aclmdlRIExecute/aclmdlRIExecuteAsync (hicann/ge davinci_model.cc:
+// 7752-7765), after the IO checks, and the runtime refuses a model of
+// another context there (hicann/runtime src/runtime/api/impl/api_impl.cc:
+// 4413-4445, COND_RETURN_AND_MSG_INVALID_CONTEXT_MODEL_WITH_FUNC_DESC,
+// src/runtime/core/inc/common/error_message_manage.hpp:328-334) with
+// RT_ERROR_MODEL_CONTEXT → ACL_ERROR_RT_MODEL_CONTEXT (errcode_manage.cc:
+// 178), which GE returns as is (davinci_model.cc:7765,
+// error_codes_inner.h:24-28). Another context of the same device is
+// refused like one of another device.
+func (c *call) sameContext(md *model) error {
+	if c.ctx != md.ctx {
+		return c.fail(acl.CodeRTModelContext, "model %d was loaded in context 0x%x (device %d), but the current context of OS thread %d is 0x%x (device %d); load, execute and unload a model in one context",
+			md.id, uintptr(md.ctx.h), md.dev.id, c.tid, uintptr(c.ctx.h), c.ctx.dev.id)
 	}
 	return nil
 }
@@ -228,7 +238,45 @@ func (c *call) prepare(md *model, rec *execRec, in, out acl.DatasetHandle, skip 
 		// Reported after the size rule, as GE checks sizes first.
 		return c.fail(badAddr.Code, "%s", badAddr.Msg)
 	}
-	return c.checkExtents(md, rec)
+	if err := c.checkExtents(md, rec); err != nil {
+		return err
+	}
+	if c.n.cfg.pedantic {
+		return c.pedanticHostCopies(rec, async)
+	}
+	return nil
+}
+
+// pedanticHostCopies refuses, under WithPedantic, a copied IO in host
+// memory that the device copies only because it tolerates a wrong kind:
+// GE asks for ACL_MEMCPY_DEVICE_TO_DEVICE (the ACL layer passes every
+// buffer as device memory), which a synchronous copy ignores and an
+// asynchronous one corrects for pinned memory. Plain memory copied
+// asynchronously is not tolerated but faults, as without the option.
+func (c *call) pedanticHostCopies(rec *execRec, async bool) error {
+	nin := len(rec.e.In)
+	for i := range rec.mem {
+		b, p := rec.bind(i), rec.mem[i].l.Place
+		if !b.Copy || !isHostPlace(p) || (async && p == npuhook.PlaceHost) {
+			continue
+		}
+		role, k := "input", i
+		if i >= nin {
+			role, k = "output", i-nin
+		}
+		device := "the device's synchronous copy goes by where the pointers live"
+		if async {
+			dir := "D2H"
+			if role == "input" {
+				dir = "H2D"
+			}
+			device = "the device would have corrected the kind of its asynchronous copy to " + dir
+		}
+		return c.pedantic(c.fail(acl.CodeRTInvalidMemoryType,
+			"%s %d (0x%x) is host memory that GE copies with ACL_MEMCPY_DEVICE_TO_DEVICE: the ACL layer passes every model IO as device memory (hicann/ge api/acl/acl_model/model/model.cpp:750, 777)",
+			role, k, b.Addr), device)
+	}
+	return nil
 }
 
 // gather copies the datasets' buffers into rec, classified. An output
@@ -286,7 +334,7 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, skip i
 				needAlloc = true
 				continue
 			}
-			if err := c.classifyIO(md, role, b.data, b.size, async, &rec.ub[i], &rec.mem[i]); err != nil && badAddr == nil {
+			if err := c.classifyIO(md, role, b.data, b.size, &rec.ub[i], &rec.mem[i]); err != nil && badAddr == nil {
 				badAddr = err.(*acl.Error)
 			}
 		}
@@ -325,13 +373,16 @@ func (c *call) allocOutputs(md *model, bufs []acl.DataBufferHandle) error {
 	return nil
 }
 
-// classifyIO checks a caller buffer and says where it lives: device memory
-// of the model's device or registered host memory is addressed in place;
-// pinned and plain host memory is copied. A pointer outside every live
-// allocation (unknown, freed, running past its end), another device's
-// memory, and plain host memory for an asynchronous execution give
-// ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID.
-func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, async bool, ub *zcrt.UserBuffer, m *ioMem) error {
+// classifyIO checks a caller buffer and records where it lives. A pointer
+// outside every live allocation (unknown, freed, running past its end) and
+// another device's memory give ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID. Every
+// other buffer is handed to the zero-copy runtime as device memory, as the
+// ACL layer does (hicann/ge api/acl/acl_model/model/model.cpp:750, 777 set
+// kPlacementDevice on every blob), so GE never takes its host-placement
+// paths (davinci_model.cc:6743-6760, 6856-6900) on this API: a host buffer
+// is bound in place or copied with a device-to-device copy, and what that
+// does is decided when the execution runs (execute, resolve).
+func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr, ub *zcrt.UserBuffer, m *ioMem) error {
 	*m = ioMem{ptr: p}
 	*ub = zcrt.UserBuffer{Addr: uintptr(p), Size: size}
 	if p == nil {
@@ -347,12 +398,8 @@ func (c *call) classifyIO(md *model, role string, p unsafe.Pointer, size uintptr
 		if l.Device != md.dev.id {
 			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is device %d memory, but model %d runs on device %d", role, uintptr(p), l.Device, md.id, md.dev.id)
 		}
-	case npuhook.PlaceHost:
-		if async {
-			return c.fail(acl.CodeGEExecModelAddrInvalid, "%s buffer 0x%x is plain host memory; an asynchronous execution needs device, aclrtMallocHost or registered memory", role, uintptr(p))
-		}
 	}
-	ub.Place = l.Place.TensorPlacement()
+	ub.Place = zcrt.PlaceDevice
 	return nil
 }
 
@@ -401,9 +448,14 @@ func (md *model) execute(rec *execRec, s *stream) error {
 	md.launchMu.Unlock()
 
 	nin := len(rec.e.In)
+	if s != nil {
+		if err := md.checkAsyncCopies(rec); err != nil {
+			return err
+		}
+	}
 	for i := range rec.e.In {
 		if b := &rec.e.In[i]; b.Copy {
-			md.copyIO(n, md.work[b.Target-md.workAddr:][:b.CopyLen], unsafe.Slice((*byte)(rec.mem[i].ptr), b.CopyLen), b.Place, true)
+			md.copyIO(n, md.work[b.Target-md.workAddr:][:b.CopyLen], unsafe.Slice((*byte)(rec.mem[i].ptr), b.CopyLen), rec.mem[i].l.Place, true)
 		}
 	}
 	tasks := md.m.Tasks
@@ -413,7 +465,11 @@ func (md *model) execute(rec *execRec, s *stream) error {
 		for ai, a := range args {
 			b, err := md.resolve(rec, a, uintptr(t.Args[ai].Size))
 			if err != nil {
-				return acl.Errorf("model execution", acl.CodeRTParamInvalid, "model %d task %d (%q) argument %d: %v", md.id, ti, t.Name, ai, err)
+				code, msg := acl.CodeRTParamInvalid, err.Error()
+				if e, ok := err.(*acl.Error); ok {
+					code, msg = e.Code, e.Msg
+				}
+				return acl.Errorf("model execution", code, "model %d task %d (%q) argument %d: %s", md.id, ti, t.Name, ai, msg)
 			}
 			md.scratch[ai] = b
 		}
@@ -439,19 +495,21 @@ func (md *model) execute(rec *execRec, s *stream) error {
 	}
 	for i := range rec.e.Out {
 		if b := &rec.e.Out[i]; b.Copy {
-			md.copyIO(n, unsafe.Slice((*byte)(rec.mem[nin+i].ptr), b.CopyLen), md.work[b.Target-md.workAddr:][:b.CopyLen], b.Place, false)
+			md.copyIO(n, unsafe.Slice((*byte)(rec.mem[nin+i].ptr), b.CopyLen), md.work[b.Target-md.workAddr:][:b.CopyLen], rec.mem[nin+i].l.Place, false)
 		}
 	}
 	md.executed.Add(1)
 	return nil
 }
 
-// copyIO copies one copied IO and counts it: host buffers move H2D (as
-// ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE) or D2H, device buffers D2D.
-func (md *model) copyIO(n *NPU, dst, src []byte, place zcrt.BufferPlace, in bool) {
+// copyIO copies one copied IO and counts it by where the caller's buffer
+// lives (GE asks for a device-to-device copy; a synchronous copy goes by
+// the pointers, an asynchronous one is corrected to H2D or D2H for pinned
+// memory): host buffers move H2D or D2H, device buffers D2D.
+func (md *model) copyIO(n *NPU, dst, src []byte, place npuhook.Place, in bool) {
 	copy(dst, src)
 	dir := DeviceToDevice
-	if place == zcrt.PlaceHost {
+	if isHostPlace(place) {
 		dir = DeviceToHost
 		if in {
 			dir = HostToDevice
@@ -459,6 +517,35 @@ func (md *model) copyIO(n *NPU, dst, src []byte, place zcrt.BufferPlace, in bool
 	}
 	n.ctr.copied(dir, uint64(len(src)))
 	md.ioCopies.Add(1)
+}
+
+// isHostPlace reports whether memory of place p is host memory the device
+// cannot address as given: plain or pinned (registered memory is mapped).
+func isHostPlace(p npuhook.Place) bool {
+	return p == npuhook.PlaceHost || p == npuhook.PlacePinned
+}
+
+// checkAsyncCopies fails an asynchronous execution that copies an IO of
+// plain host memory. GE queues the copy as aclrtMemcpyAsync with
+// ACL_MEMCPY_DEVICE_TO_DEVICE (hicann/ge davinci_model.cc:6759-6770 in,
+// 5063-5077 out: the ACL layer said "device"); the runtime keeps that kind
+// for pageable memory (hicann/runtime src/runtime/api/impl/api_error.cc:
+// 2711-2719, rules 5 and 6 allow D2D) and, the kind being D2D, does not
+// turn it into a synchronous copy (JudgeIsInvolvePageableMemory,
+// api_error.cc:2789-2802): the DMA engine is given a pageable host address.
+// Pinned memory is fine: its kind is corrected to H2D or D2H (rules 1
+// and 2, l.2695-2701). Which fault the DMA engine raises is the hardware's; its SDMA copy
+// error maps to ACL_ERROR_RT_SYS_DMA (errcode_manage.cc:489), the code
+// modelled here.
+func (md *model) checkAsyncCopies(rec *execRec) error {
+	for i := range rec.mem {
+		if b := rec.bind(i); b.Copy && rec.mem[i].l.Place == npuhook.PlaceHost {
+			return acl.Errorf("model execution", acl.CodeRTSysDMA,
+				"model %d: IO buffer 0x%x is plain host memory; the ACL layer passes every model IO as device memory (GE model.cpp:750, 777), so its asynchronous copy is a device-to-device DMA of a pageable address, which faults",
+				md.id, b.Addr)
+		}
+	}
+	return nil
 }
 
 // resolve turns a slot's address into the memory behind it: the model's
@@ -476,6 +563,18 @@ func (md *model) resolve(rec *execRec, a uint64, size uintptr) ([]byte, error) {
 	for i := range rec.mem {
 		b := rec.bind(i)
 		if b.Target == b.Addr && addr >= b.Target && addr-b.Target+size <= b.Extent {
+			if isHostPlace(rec.mem[i].l.Place) {
+				// The ACL layer passes every IO as device memory (hicann/ge
+				// api/acl/acl_model/model/model.cpp:750, 777): GE binds the
+				// host address into the task's arguments and the core's
+				// access to it faults. The source names no code; the
+				// runtime reports an AI Core fault as
+				// ACL_ERROR_RT_AICORE_EXCEPTION (hicann/runtime
+				// errcode_manage.cc:416), which aclmdlExecute returns as is
+				// (hicann/ge davinci_model.cc:7765; error_codes_inner.h:24-28).
+				return nil, acl.Errorf("model execution", acl.CodeRTAICoreException,
+					"IO buffer 0x%x is host memory, which the model's tasks address as device memory; bind device memory (acl.Model and zerocopy.Binding stage acl.HostBuffer IO through device memory)", b.Addr)
+			}
 			return unsafe.Slice((*byte)(unsafe.Add(rec.mem[i].ptr, addr-b.Target)), size), nil
 		}
 	}

@@ -103,80 +103,90 @@ func TestModelExecuteAsyncAllocs(t *testing.T) {
 	require.NoError(t, n.Unload(id))
 }
 
-// TestModelHostBuffers: host buffers are copied, exactly one copy per IO
-// per execution with the tensor's bytes (H2D in, D2H out), and the slots
-// point at the model's own blocks; switching the same data buffers to
-// device memory then removes every copy. Plain host memory is accepted by
-// aclmdlExecute only.
+// TestModelHostBuffers: the ACL layer passes every model IO as device
+// memory (hicann/ge api/acl/acl_model/model/model.cpp:750, 777). A host
+// buffer, pinned or plain, on a zero-copy IO is bound into the tasks'
+// arguments and the task's access faults: aclmdlExecute returns
+// ACL_ERROR_RT_AICORE_EXCEPTION, aclmdlExecuteAsync succeeds and its
+// stream reports it. On a copy-only IO GE copies with
+// ACL_MEMCPY_DEVICE_TO_DEVICE: the synchronous copy of aclmdlExecute goes
+// by the pointers (works, counted H2D and D2H), the asynchronous one works
+// for pinned memory (kind corrected) and faults for plain memory
+// (ACL_ERROR_RT_SYS_DMA at the stream).
 func TestModelHostBuffers(t *testing.T) {
 	n := newTestNPU(t)
 	rng := newRand(t)
-	p := newMLP(t, rng)
-	id := loadBlob(t, n, p.blob)
+	// Input 0 ("x") and output 1 are copy-only; input 1 and output 0 are
+	// zero copy.
+	p := newMLP(t, rng, ge.NoZeroCopyOps("square"))
+	require.False(t, p.model.Inputs[0].ZeroCopy)
+	require.True(t, p.model.Inputs[1].ZeroCopy)
+	require.True(t, p.model.Outputs[0].ZeroCopy)
+	require.False(t, p.model.Outputs[1].ZeroCopy)
 	// A model id runs with aclmdlExecute or aclmdlExecuteAsync, not both
 	// (hicann/ge runtime/v1/graph/load/model_manager/davinci_model.cc:
 	// 7636-7638): the asynchronous runs use a second load of the model.
+	id := loadBlob(t, n, p.blob)
 	idA := loadBlob(t, n, p.blob)
-	xb := mustMallocHost(t, n, p.inSizes()[0])
-	rb := pages(t, 1)[:p.inSizes()[1]]
-	y0b := pages(t, 1)[:p.outSizes()[0]]
-	y1b := mustMallocHost(t, n, p.outSizes()[1])
-	in, inH := newDataset(t, n, xb, rb)
-	out, outH := newDataset(t, n, y0b, y1b)
 	s := mkStream(t, n)
-	requireCode(t, acl.CodeGEExecModelAddrInvalid, n.ExecuteAsync(idA, in, out, s), "plain host memory, asynchronous")
-	n.ResetCounters()
-	const runs = 3
-	for k := range runs {
-		x, r := p.feed(rng, xb, rb)
-		if k == 0 {
-			require.NoError(t, n.Execute(id, in, out))
-		} else {
-			// Pinned memory only, asynchronous.
-			pr, py0 := mustMallocHost(t, n, len(rb)), mustMallocHost(t, n, len(y0b))
-			copy(pr, rb)
-			require.NoError(t, n.UpdateDataBuffer(inH[1], ptrOf(pr), uintptr(len(pr))))
-			require.NoError(t, n.UpdateDataBuffer(outH[0], ptrOf(py0), uintptr(len(py0))))
-			runAsync(t, n, idA, in, out, s)
-			copy(y0b, py0)
+	dev := func(i int) []byte {
+		sizes := append(p.inSizes(), p.outSizes()...)
+		return devBytes(t, n, sizes[i])
+	}
+	host := map[string]func(size int) []byte{
+		"pinned": func(size int) []byte { return mustMallocHost(t, n, size) },
+		"plain":  func(size int) []byte { return pages(t, 1+size/4096)[:size] },
+	}
+	for _, kind := range []string{"pinned", "plain"} {
+		h := host[kind]
+		// Zero-copy IO in host memory: the task's access faults.
+		for _, io := range []int{1, 2} { // input 1, output 0
+			bufs := [][]byte{dev(0), dev(1), dev(2), dev(3)}
+			sizes := append(p.inSizes(), p.outSizes()...)
+			bufs[io] = h(sizes[io])
+			in, _ := newDataset(t, n, bufs[0], bufs[1])
+			out, _ := newDataset(t, n, bufs[2], bufs[3])
+			p.feed(rng, bufs[0], bufs[1])
+			requireCode(t, acl.CodeRTAICoreException, n.Execute(id, in, out), "%s buffer on zero-copy IO %d, aclmdlExecute", kind, io)
+			require.NoError(t, n.ExecuteAsync(idA, in, out, s), "%s buffer on zero-copy IO %d: the call succeeds", kind, io)
+			requireCode(t, acl.CodeRTAICoreException, n.SynchronizeStream(s), "%s buffer on zero-copy IO %d, aclmdlExecuteAsync", kind, io)
 		}
-		p.check(t, x, r, y0b, y1b)
-	}
-	c := n.Counters()
-	inBytes, outBytes := uint64(p.inSizes()[0]+p.inSizes()[1]), uint64(p.outSizes()[0]+p.outSizes()[1])
-	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * inBytes}, c.H2D)
-	require.Equal(t, Traffic{Copies: 2 * runs, Bytes: runs * outBytes}, c.D2H)
-	require.Zero(t, c.D2D.Copies+c.H2H.Copies)
-	st, err := n.ModelStats(id)
-	require.NoError(t, err)
-	require.Equal(t, uint64(4), st.IOCopies, "one model copy per IO of the synchronous execution")
-	stA, err := n.ModelStats(idA)
-	require.NoError(t, err)
-	require.Equal(t, uint64(4*(runs-1)), stA.IOCopies, "one model copy per IO per asynchronous execution")
-	rt, err := n.modelRuntime(id)
-	require.NoError(t, err)
-	launches, err := n.modelLaunches(id)
-	require.NoError(t, err)
-	for _, rec := range append(append([]zcrt.IORecord(nil), rt.Inputs()...), rt.Outputs()...) {
-		for _, sl := range rec.Slots {
-			require.Equal(t, uint64(rt.ModelAddr(&rec))+uint64(sl.Rel), launches[sl.Task].Args[sl.Arg], "%s slot of task %d", rec.Name, sl.Task)
+		// Copy-only IO in host memory.
+		bufs := [][]byte{h(p.inSizes()[0]), dev(1), dev(2), h(p.outSizes()[1])}
+		in, _ := newDataset(t, n, bufs[0], bufs[1])
+		out, _ := newDataset(t, n, bufs[2], bufs[3])
+		n.ResetCounters()
+		x, r := p.feed(rng, bufs[0], bufs[1])
+		require.NoError(t, n.Execute(id, in, out), "%s buffers on copy-only IO, aclmdlExecute", kind)
+		p.check(t, x, r, bufs[2], bufs[3])
+		c := n.Counters()
+		require.Equal(t, Traffic{Copies: 1, Bytes: uint64(p.inSizes()[0])}, c.H2D, kind)
+		require.Equal(t, Traffic{Copies: 1, Bytes: uint64(p.outSizes()[1])}, c.D2H, kind)
+		x, r = p.feed(rng, bufs[0], bufs[1])
+		require.NoError(t, n.ExecuteAsync(idA, in, out, s), "%s buffers on copy-only IO: the call succeeds", kind)
+		if kind == "plain" {
+			requireCode(t, acl.CodeRTSysDMA, n.SynchronizeStream(s), "plain buffers on copy-only IO, aclmdlExecuteAsync")
+			continue
 		}
+		require.NoError(t, n.SynchronizeStream(s))
+		p.check(t, x, r, bufs[2], bufs[3])
 	}
-
-	// The same data buffers, now pointing at device memory: zero copy.
-	dev := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
-	for i, h := range append(inH, outH...) {
-		require.NoError(t, n.UpdateDataBuffer(h, ptrOf(dev[i]), uintptr(len(dev[i]))))
-	}
-	n.ResetCounters()
-	x, r := p.feed(rng, dev[0], dev[1])
+	// The model still runs on device memory after the faults.
+	bufs := [][]byte{dev(0), dev(1), dev(2), dev(3)}
+	in, _ := newDataset(t, n, bufs[0], bufs[1])
+	out, _ := newDataset(t, n, bufs[2], bufs[3])
+	x, r := p.feed(rng, bufs[0], bufs[1])
 	runAsync(t, n, idA, in, out, s)
-	p.check(t, x, r, dev[2], dev[3])
-	require.Zero(t, n.Counters().Copies())
-	stA, err = n.ModelStats(idA)
-	require.NoError(t, err)
-	require.Equal(t, uint64(4*(runs-1)), stA.IOCopies, "device buffers add no model copy")
+	p.check(t, x, r, bufs[2], bufs[3])
+	// A copied output 4 bytes short (accepted for an output bound in
+	// place): CopyOutputData fails (GE davinci_model.cc:5054) and the
+	// execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911).
+	short, _ := newDataset(t, n, bufs[2], bufs[3][:len(bufs[3])-4])
+	requireCode(t, acl.CodeGEInternalError, n.Execute(id, in, short), "copy-only output 4 bytes short")
+	short0, _ := newDataset(t, n, bufs[2][:len(bufs[2])-4], bufs[3])
+	require.NoError(t, n.Execute(id, in, short0), "zero-copy output 4 bytes short")
 	require.NoError(t, n.Unload(id))
+	require.NoError(t, n.Unload(idA))
 }
 
 // TestModelSwapBuffers: swapping one buffer between executions re-patches

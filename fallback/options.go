@@ -113,7 +113,9 @@ func WithTaskFault(k int, code acl.Code) Option {
 // synchronize plus a synchronous copy (ACL_ERROR_RT_PARAM_INVALID); a
 // synchronous copy whose kind disagrees with where the pointers live,
 // which the device ignores, and an asynchronous one whose kind the device
-// corrects (ACL_ERROR_RT_INVALID_MEMORY_TYPE). Off by default, so that a
+// corrects (ACL_ERROR_RT_INVALID_MEMORY_TYPE), including a model IO in host
+// memory that GE copies with ACL_MEMCPY_DEVICE_TO_DEVICE (the ACL layer
+// passes every model IO as device memory). Off by default, so that a
 // program behaves as on the device.
 func WithPedantic() Option { return func(c *config) { c.pedantic = true } }
 

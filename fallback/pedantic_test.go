@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,4 +137,46 @@ func TestResourceLimits(t *testing.T) {
 	require.NoError(t, n.ResetDevice(1))
 	require.NoError(t, n.SetDevice(0))
 	n.ClearLeaks()
+}
+
+// TestPedanticModelHostCopies: a host buffer on an IO the model copies
+// works on the device only because the runtime tolerates GE's
+// ACL_MEMCPY_DEVICE_TO_DEVICE for it (a synchronous copy goes by the
+// pointers, an asynchronous one from pinned memory is corrected); the
+// pedantic option refuses it with 107016 saying so. Plain memory copied
+// asynchronously faults with or without the option.
+func TestPedanticModelHostCopies(t *testing.T) {
+	n := newTestNPU(t, WithPedantic())
+	rng := newRand(t)
+	p := newMLP(t, rng, ge.NoZeroCopyOps("square")) // input 0 and output 1 are copied
+	id := loadBlob(t, n, p.blob)
+	idA := loadBlob(t, n, p.blob)
+	s := mkStream(t, n)
+	dev := [][]byte{devBytes(t, n, p.inSizes()[0]), devBytes(t, n, p.inSizes()[1]), devBytes(t, n, p.outSizes()[0]), devBytes(t, n, p.outSizes()[1])}
+	pinnedX := mustMallocHost(t, n, p.inSizes()[0])
+	in, _ := newDataset(t, n, pinnedX, dev[1])
+	out, _ := newDataset(t, n, dev[2], dev[3])
+	err := n.Execute(id, in, out)
+	requireCode(t, acl.CodeRTInvalidMemoryType, err)
+	assert.Contains(t, err.Error(), "pedantic:")
+	assert.Contains(t, err.Error(), "pointers")
+	err = n.ExecuteAsync(idA, in, out, s)
+	requireCode(t, acl.CodeRTInvalidMemoryType, err)
+	assert.Contains(t, err.Error(), "corrected the kind of its asynchronous copy to H2D")
+	pinnedY := mustMallocHost(t, n, p.outSizes()[1])
+	outH, _ := newDataset(t, n, dev[2], pinnedY)
+	inD, _ := newDataset(t, n, dev[0], dev[1])
+	err = n.Execute(id, inD, outH)
+	requireCode(t, acl.CodeRTInvalidMemoryType, err)
+	assert.Contains(t, err.Error(), "output 1")
+
+	plainX := pages(t, 1+p.inSizes()[0]/4096)[:p.inSizes()[0]]
+	inP, _ := newDataset(t, n, plainX, dev[1])
+	require.NoError(t, n.ExecuteAsync(idA, inP, out, s), "not tolerated: the call succeeds and the DMA faults")
+	requireCode(t, acl.CodeRTSysDMA, n.SynchronizeStream(s))
+
+	// Device memory throughout is fine.
+	x, r := p.feed(rng, dev[0], dev[1])
+	require.NoError(t, n.Execute(id, inD, out))
+	p.check(t, x, r, dev[2], dev[3])
 }

@@ -354,17 +354,33 @@ func (c *call) stream(h acl.StreamHandle) (*stream, error) {
 	if h == 0 {
 		return c.ctx.def, nil
 	}
+	s, err := c.streamHandle(h)
+	if err != nil {
+		return nil, err
+	}
+	return s, c.inContext(s)
+}
+
+// streamHandle looks up a stream handle other than 0, as the runtime's
+// handle guard does before anything else (107017).
+func (c *call) streamHandle(h acl.StreamHandle) (*stream, error) {
 	c.n.mu.RLock()
 	s := c.n.streams[h]
 	c.n.mu.RUnlock()
 	if s == nil {
 		return nil, c.fail(acl.CodeRTInvalidHandle, "stream 0x%x is unknown or destroyed", uintptr(h))
 	}
+	return s, nil
+}
+
+// inContext requires stream s to belong to the current context.
+func (c *call) inContext(s *stream) error {
+	h := s.h
 	if s.ctx != c.ctx {
-		return nil, c.fail(acl.CodeRTStreamContext, "stream 0x%x belongs to context 0x%x (device %d), but the current context of OS thread %d is 0x%x (device %d)",
+		return c.fail(acl.CodeRTStreamContext, "stream 0x%x belongs to context 0x%x (device %d), but the current context of OS thread %d is 0x%x (device %d)",
 			uintptr(h), uintptr(s.ctx.h), s.ctx.dev.id, c.tid, uintptr(c.ctx.h), c.ctx.dev.id)
 	}
-	return s, nil
+	return nil
 }
 
 // enqueue queues a task on s. Work tasks (copies, memsets, Enqueue) count

@@ -1,6 +1,9 @@
 package ge
 
-import "github.com/ascend-go/cann/internal/vmath"
+import (
+	"github.com/ascend-go/cann/internal/par"
+	"github.com/ascend-go/cann/internal/vmath"
+)
 
 // broadcastStrides returns element strides of a tensor with dims d when
 // broadcast to out: 0 along broadcast (size-1 or missing) dims.
@@ -68,6 +71,9 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 
 // binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.
 func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
+	if binLoopFast(op, out, a, sa, b, sb) {
+		return
+	}
 	switch op {
 	case OpAdd:
 		for i := range out {
@@ -92,6 +98,66 @@ func binLoop(op OpType, out, a []float32, sa int, b []float32, sb int) {
 	}
 }
 
+// binLoopFast is binLoop for the four arithmetic ops on same-shape
+// operands or one scalar operand (a residual add, a scale): loops over
+// plain slices the compiler checks once, not a bounds check and a stride
+// multiply per element. It reports whether it handled the case.
+func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool {
+	n := len(out)
+	if n == 0 {
+		return false
+	}
+	switch {
+	case sa == 1 && sb == 1:
+		a, b = a[:n], b[:n]
+		switch op {
+		case OpAdd:
+			for i := range out {
+				out[i] = a[i] + b[i]
+			}
+		case OpSub:
+			for i := range out {
+				out[i] = a[i] - b[i]
+			}
+		case OpMul:
+			for i := range out {
+				out[i] = a[i] * b[i]
+			}
+		case OpDiv:
+			for i := range out {
+				out[i] = a[i] / b[i]
+			}
+		default:
+			return false
+		}
+	case sa == 1 && sb == 0:
+		a, y := a[:n], b[0]
+		switch op {
+		case OpAdd:
+			for i := range out {
+				out[i] = a[i] + y
+			}
+		case OpSub:
+			for i := range out {
+				out[i] = a[i] - y
+			}
+		case OpMul:
+			for i := range out {
+				out[i] = a[i] * y
+			}
+		case OpDiv:
+			for i := range out {
+				out[i] = a[i] / y
+			}
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 func unaryKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
@@ -99,19 +165,29 @@ func unaryKernel(t *Task, args [][]byte) error {
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
-	switch t.Op {
+	if th := par.Threads(n, parallelElems); th > 1 {
+		par.For(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
+	} else {
+		unary(t.Op, out, x)
+	}
+	storeFloats(d.DataType, args[1], out)
+	return nil
+}
+
+// parallelElems is the number of elements below which an elementwise or
+// row kernel is not worth splitting over threads (a goroutine hand-off
+// costs some µs). Each element's result depends only on the element, so
+// the split never changes a bit.
+const parallelElems = 1 << 14
+
+// unary sets out = op(x) elementwise for Relu, Gelu and Silu.
+func unary(op OpType, out, x []float32) {
+	switch op {
 	case OpRelu:
-		for i, v := range x {
-			if v < 0 {
-				v = 0
-			}
-			out[i] = v
-		}
+		vmath.Relu(out, x)
 	case OpGelu:
 		vmath.Gelu(out, x)
 	case OpSilu:
 		vmath.Silu(out, x)
 	}
-	storeFloats(d.DataType, args[1], out)
-	return nil
 }

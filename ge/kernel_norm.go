@@ -1,6 +1,9 @@
 package ge
 
-import "github.com/ascend-go/cann/internal/vmath"
+import (
+	"github.com/ascend-go/cann/internal/par"
+	"github.com/ascend-go/cann/internal/vmath"
+)
 
 // Softmax, LayerNorm and RMSNorm run row by row on internal/vmath (float32
 // exps, sums accumulated in float64).
@@ -18,8 +21,10 @@ func softmaxKernel(t *Task, args [][]byte) error {
 	out := outFloats(&s, d.DataType, args[1], n)
 	outer, l, inner := prod(d.Dims[:axis]), int(d.Dims[axis]), prod(d.Dims[axis+1:])
 	if inner == 1 {
-		for r := 0; r < n; r += l {
-			vmath.Softmax(out[r:r+l], x[r:r+l])
+		if th := par.Threads(n, parallelElems); th > 1 && l > 0 {
+			par.For(th, n/l, func(lo, hi int) { softmaxRows(out[lo*l:hi*l], x[lo*l:hi*l], l) })
+		} else {
+			softmaxRows(out, x, l)
 		}
 	} else {
 		row := s.f32(l) // a strided row, gathered
@@ -59,13 +64,29 @@ func normKernel(t *Task, args [][]byte) error {
 		outArg = args[3]
 	}
 	out := outFloats(&s, d.DataType, outArg, n)
-	for r := 0; r < n; r += l {
+	if th := par.Threads(n, parallelElems); th > 1 && l > 0 {
+		par.For(th, n/l, func(lo, hi int) { normRows(out[lo*l:hi*l], x[lo*l:hi*l], g, b, l, eps) })
+	} else {
+		normRows(out, x, g, b, l, eps)
+	}
+	storeFloats(d.DataType, outArg, out)
+	return nil
+}
+
+// softmaxRows runs Softmax on each row of l elements of x into out.
+func softmaxRows(out, x []float32, l int) {
+	for r := 0; r+l <= len(x) && l > 0; r += l {
+		vmath.Softmax(out[r:r+l], x[r:r+l])
+	}
+}
+
+// normRows runs LayerNorm (b set) or RMSNorm on each row of l elements.
+func normRows(out, x, g, b []float32, l int, eps float64) {
+	for r := 0; r+l <= len(x) && l > 0; r += l {
 		if b != nil {
 			vmath.LayerNorm(out[r:r+l], x[r:r+l], g, b, eps)
 		} else {
 			vmath.RMSNorm(out[r:r+l], x[r:r+l], g, eps)
 		}
 	}
-	storeFloats(d.DataType, outArg, out)
-	return nil
 }

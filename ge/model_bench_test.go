@@ -1,7 +1,9 @@
 package ge_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,11 +14,23 @@ import (
 )
 
 // BenchmarkModel runs whole models task by task on memory resolved once,
-// as the fallback's executor does, and reports x_before: how many times
-// faster than the pre-issue-16 kernels (gonum SGEMM, float64 activations)
-// measured in the same run.
+// as the fallback's executor does, on one thread and on all of
+// GOMAXPROCS, and compares them with the pre-issue-16 kernels (gonum
+// SGEMM, float64 activations) measured in the same run:
+//
+//	ms_run           this run's time (see below for which clock)
+//	ms_before_1core  the old kernels' time on one core
+//	x_before         the old kernels at the same GOMAXPROCS over this
+//	x_before_1core   the old kernels on one core (how issue 16 measured
+//	                 "today") over this; on procs=1 it equals x_before
+//
+// Old and new runs alternate, so a change of load hits both alike. A
+// one-core time is the process's CPU time per run (other processes' load
+// does not add to it); an all-core time is the fastest wall-clock run
+// (load only ever adds time). Without a CPU clock both are wall-clock.
 func BenchmarkModel(b *testing.B) {
 	r := rand.New(rand.NewPCG(16, 16))
+	all := runtime.GOMAXPROCS(0)
 	for _, c := range []struct {
 		name string
 		g    *ge.Graph
@@ -26,35 +40,96 @@ func BenchmarkModel(b *testing.B) {
 		// A transformer block on x[1,128,256], 218 MFLOP.
 		{"Transformer/1x128x256", getest.TransformerBlock(r, acl.Float32, 1, 128, 256, 4)},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			m, err := ge.Compile(c.g)
-			if err != nil {
-				b.Fatal(err)
-			}
-			run := resolve(m)
-			if err := run(); err != nil {
-				b.Fatal(err)
-			}
-			restore := ge.UseLegacyKernels()
-			start := time.Now()
-			const beforeRuns = 3
-			for range beforeRuns {
-				if err := run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			before := float64(time.Since(start).Nanoseconds()) / beforeRuns
-			restore()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if err := run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(before/(float64(b.Elapsed().Nanoseconds())/float64(b.N)), "x_before")
-		})
+		m, err := ge.Compile(c.g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := resolve(m)
+		procs := []int{1}
+		if all > 1 {
+			procs = append(procs, all)
+		}
+		for _, p := range procs {
+			b.Run(fmt.Sprintf("%s/procs=%d", c.name, p), func(b *testing.B) {
+				benchModel(b, run, p)
+			})
+		}
 	}
+}
+
+func benchModel(b *testing.B, run func() error, procs int) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	// timed runs the model once on threads threads and returns its wall
+	// time and, when the CPU clock works and threads is 1, its CPU time.
+	timed := func(legacy bool, threads int) (wall, cpu time.Duration) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+		if legacy {
+			defer ge.UseLegacyKernels()()
+		}
+		c0, ok := processCPU()
+		start := time.Now()
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+		wall = time.Since(start)
+		if c1, ok1 := processCPU(); ok && ok1 && threads == 1 {
+			cpu = c1 - c0
+		}
+		return wall, cpu
+	}
+	timed(false, procs) // warm the pools and caches
+	const samples = 7
+	var old1, old, cur sample
+	for range samples {
+		old1.add(timed(true, 1))
+		if procs > 1 {
+			old.add(timed(true, procs))
+		}
+		cur.add(timed(false, procs))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	now := cur.time()
+	b.ReportMetric(now/1e6, "ms_run")
+	b.ReportMetric(old1.time()/1e6, "ms_before_1core")
+	b.ReportMetric(old1.time()/now, "x_before_1core")
+	if procs > 1 {
+		b.ReportMetric(old.time()/now, "x_before")
+	} else {
+		b.ReportMetric(old1.time()/now, "x_before")
+	}
+}
+
+// sample collects the runs of one kind: fastest wall time, total CPU time.
+type sample struct {
+	n         int
+	minWall   time.Duration
+	cpu       time.Duration
+	cpuBroken bool
+}
+
+func (s *sample) add(wall, cpu time.Duration) {
+	if s.n == 0 || wall < s.minWall {
+		s.minWall = wall
+	}
+	s.cpu += cpu
+	s.cpuBroken = s.cpuBroken || cpu <= 0
+	s.n++
+}
+
+// time is the sample's time per run in ns: mean CPU time where measured
+// (one thread), else the fastest wall time.
+func (s *sample) time() float64 {
+	if !s.cpuBroken {
+		return float64(s.cpu.Nanoseconds()) / float64(s.n)
+	}
+	return float64(s.minWall.Nanoseconds())
 }
 
 // resolve lays m out in one aligned arena with its weights and returns a
@@ -82,9 +157,13 @@ func resolve(m *ge.CompiledModel) func() error {
 			args[ti] = append(args[ti], src[a.Offset:a.Offset+a.Size])
 		}
 	}
+	// Kernels are called directly, as the fallback's executor does (the
+	// tasks were validated at compile time; ge.RunTask would validate them
+	// again at every run). KernelFor is asked per run so that
+	// UseLegacyKernels takes effect.
 	return func() error {
 		for ti := range m.Tasks {
-			if err := ge.RunTask(&m.Tasks[ti], args[ti]); err != nil {
+			if err := ge.KernelFor(m.Tasks[ti].Op)(&m.Tasks[ti], args[ti]); err != nil {
 				return err
 			}
 		}

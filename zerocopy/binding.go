@@ -22,10 +22,12 @@ import (
 // anything.
 //
 // Device buffers are zero copy. A pinned host buffer (*acl.HostBuffer) is
-// accepted too, but it makes that IO copy-only: the runtime copies the
-// input to the device (H2D) before the tasks run and the output back (D2H)
-// after. WithHostBuffers binds host buffers everywhere, which is the copy
-// mode a zero-copy run is compared against. With WithDeviceOnly
+// accepted too, but that IO is copied: model IO must be device memory (the
+// ACL layer passes every buffer to GE as device memory), so acl.Model
+// stages it through a device buffer of its own, copying the input to the
+// device (H2D) before the execution and the output back (D2H) after, on
+// the run's stream. WithHostBuffers binds host buffers everywhere, which is
+// the copy mode a zero-copy run is compared against. With WithDeviceOnly
 // the binding refuses host buffers and buffers smaller than the model
 // needs, at bind and swap time and again before every launch, with an
 // error naming the IO; without it the backend applies GE's rules (a buffer

@@ -160,8 +160,9 @@ func TestBindingZeroCopy(t *testing.T) {
 	require.NoError(t, b.Close())
 }
 
-// TestBindingHostBuffersCopy: host buffers work and are copy-only: one H2D
-// copy per input and one D2H copy per output at every run.
+// TestBindingHostBuffersCopy: host buffers work and are copied: one H2D
+// copy per input and one D2H copy per output at every run (acl.Model's
+// staging; the model itself sees device memory).
 func TestBindingHostBuffersCopy(t *testing.T) {
 	e := newEnv(t)
 	st, err := e.dev.NewStream()
@@ -209,7 +210,8 @@ func TestBindingSwap(t *testing.T) {
 	require.NoError(t, st.Synchronize())
 	e.verify(t, b, y, z) // reads y2
 
-	// Swap an output to pinned host memory: copy-only for that IO.
+	// Swap an output to pinned host memory: acl.Model stages that IO (one
+	// D2H copy), also after runs took the pinned path.
 	hy, err := e.dev.MallocHost(desc.Outputs[0].Size)
 	require.NoError(t, err)
 	require.NoError(t, b.SwapOutput(0, hy))

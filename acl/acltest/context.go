@@ -40,8 +40,27 @@ func (s *suite) context(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, s.ctx, cur)
 	})
+	t.Run("DestroyDefault", func(t *testing.T) {
+		// The default context belongs to the device (released by
+		// aclrtResetDevice): hicann/runtime src/runtime/api/impl/
+		// api_impl.cc:4140-4142 → RT_ERROR_CONTEXT_NULL, 107002.
+		onThread(t, func() {
+			if !check(t, s.b.SetDevice(s.dev), "SetDevice") {
+				return
+			}
+			def, err := s.b.GetCurrentContext()
+			if check(t, err, "GetCurrentContext") {
+				expect(t, acl.CodeRTContextNull, "DestroyContext(default context)", func() error { return s.b.DestroyContext(def) })
+				cur, err := s.b.GetCurrentContext()
+				check(t, err, "GetCurrentContext after the refusal")
+				assert.Equal(t, def, cur, "the default context is still current")
+			}
+			check(t, s.b.ResetDevice(s.dev), "ResetDevice")
+		})
+	})
 	t.Run("BadHandle", func(t *testing.T) {
 		s.bind(t)
+		// ACL-layer NULL checks → 100000 (hicann/runtime src/acl/common/log_inner.h:452-460).
 		expect(t, acl.CodeInvalidParam, "SetCurrentContext(NULL)", func() error { return s.b.SetCurrentContext(0) })
 		expect(t, acl.CodeInvalidParam, "DestroyContext(NULL)", func() error { return s.b.DestroyContext(0) })
 		s.undefined(t, "unknown context", func(t *testing.T) {
@@ -67,6 +86,7 @@ func (s *suite) context(t *testing.T) {
 				{"GetMemInfo", func() error { _, _, err := s.b.GetMemInfo(acl.HBMMem); return err }},
 				{"SynchronizeStream(default stream)", func() error { return s.b.SynchronizeStream(0) }},
 			} {
+				// No current context: RT_ERROR_CONTEXT_NULL → 107002 (api_impl.cc:2337, errcode_manage.cc:218).
 				expect(t, acl.CodeRTContextNull, c.name+" on a thread with no current context", c.call)
 			}
 		})
@@ -97,6 +117,7 @@ func (s *suite) context(t *testing.T) {
 		})
 		st := <-aReady
 		s.onFreshThread(t, func() {
+			// A context is current per OS thread: B has none → 107002 (api_impl.cc:2337).
 			expect(t, acl.CodeRTContextNull, "B: CreateStream before binding", func() error {
 				_, err := s.b.CreateStream()
 				return err
@@ -127,6 +148,7 @@ func (s *suite) context(t *testing.T) {
 
 		ctx2, err := s.b.CreateContext(s.dev) // now current
 		require.NoError(t, err)
+		// The stream must be of the current context → 107003 (api_impl.cc:2882, errcode_manage.cc:126).
 		expect(t, acl.CodeRTStreamContext, "MemcpyAsync on a stream of another context", func() error {
 			return s.b.MemcpyAsync(dev, 256, host, 256, acl.MemcpyHostToDevice, st)
 		})

@@ -90,6 +90,7 @@ func (s *suite) copy(t *testing.T) {
 		both("destMax < count", acl.CodeRTParamInvalid, d, n-1, h, n, acl.MemcpyHostToDevice)
 		both("destMax < count (D2H)", acl.CodeRTParamInvalid, h, 1, d, n, acl.MemcpyDeviceToHost)
 		for _, k := range []acl.MemcpyKind{-1, 8, 99, acl.MemcpyInnerDeviceToDevice, acl.MemcpyInterDeviceToDevice} {
+			// Kinds outside the ACL translation table → 100000 (src/acl/aclrt_impl/memory.cpp:162-199).
 			both("kind the ACL layer does not translate", acl.CodeInvalidParam, d, n, h, n, k)
 		}
 		// Count 0 returns before any check (memory.cpp:653, 688).
@@ -151,6 +152,7 @@ func (s *suite) copy(t *testing.T) {
 		d, d2 := s.devMem(t, n), s.devMem(t, 2*n)
 		host := s.pinned(t, 2*n)
 		h := hostPtr(host)
+		// A range past its allocation: the driver's invalid value → 107000 (not settled; errcode_manage.cc:38).
 		expect(t, acl.CodeRTParamInvalid, "Memcpy H2D running past the allocation", func() error {
 			return s.b.Memcpy(unsafe.Add(d, n/2), n, h, n, acl.MemcpyHostToDevice)
 		})
@@ -172,6 +174,7 @@ func (s *suite) copy(t *testing.T) {
 		expect(t, acl.CodeRTParamInvalid, "Memcpy H2D to freed memory", func() error {
 			return s.b.Memcpy(freed, n, h, n, acl.MemcpyHostToDevice)
 		})
+		// Freed memory: the driver's invalid value → 107000 (not settled; errcode_manage.cc:38).
 		expect(t, acl.CodeRTParamInvalid, "MemcpyAsync D2D from freed memory", func() error {
 			return s.b.MemcpyAsync(d, n, freed, n, acl.MemcpyDeviceToDevice, st)
 		})
@@ -197,6 +200,7 @@ func (s *suite) copy(t *testing.T) {
 		})
 		require.Equal(t, want, back, "read before any synchronize")
 		ok(t, "SynchronizeStream", func() error { return s.b.SynchronizeStream(st) })
+		// Host to host asynchronously: RT_ERROR_FEATURE_NOT_SUPPORT → 207000 (api_error.cc:2246-2248).
 		expect(t, acl.CodeRTFeatureNotSupport, "MemcpyAsync H2H between plain host buffers", func() error {
 			return s.b.MemcpyAsync(hostPtr(back), n, hostPtr(plain), n, acl.MemcpyHostToHost, st)
 		})
@@ -238,6 +242,7 @@ func (s *suite) copy(t *testing.T) {
 			expect(t, want, "Memset: "+name, func() error { return s.b.Memset(p, maxCount, 0, count) })
 			expect(t, want, "MemsetAsync: "+name, func() error { return s.b.MemsetAsync(p, maxCount, 0, count, st) })
 		}
+		// NULL pointers with a count → 100000 (log_inner.h:452; memory.cpp:653-742 check the count first).
 		both("NULL", acl.CodeInvalidParam, nil, n, n)
 		// count > maxCount: hicann/runtime src/runtime/api/impl/api_error.cc:3134.
 		both("maxCount < count", acl.CodeRTParamInvalid, d, n-1, n)

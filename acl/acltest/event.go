@@ -209,6 +209,7 @@ func (s *suite) badEvent(t *testing.T, st acl.StreamHandle, ev acl.EventHandle, 
 		{"ResetEvent", func() error { return s.b.ResetEvent(ev, st) }},
 		{"EventElapsedTime", func() error { _, err := s.b.EventElapsedTime(ev, ev); return err }},
 	} {
+		// Unknown or destroyed handles → 107017 (src/runtime/core/src/common/runtime_handle_guard.cc:91).
 		expect(t, acl.CodeRTInvalidHandle, c.name+"("+what+" event)", c.call)
 	}
 }

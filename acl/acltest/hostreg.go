@@ -36,6 +36,7 @@ func (s *suite) hostRegister(t *testing.T) {
 		})
 		assert.NotNil(t, dp, "device pointer of registered memory")
 		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(p) })
+		// Memory not registered → 507911 (api_impl.cc:2636-2641).
 		expect(t, acl.CodeHostMemoryNotRegistered, "HostUnregister twice", func() error { return s.b.HostUnregister(p) })
 		// Registered again after unregistering.
 		ok(t, "HostRegister again", func() error {
@@ -57,6 +58,7 @@ func (s *suite) hostRegister(t *testing.T) {
 			first, npag int
 		}{{"same range", 2, 4}, {"inside", 3, 1}, {"overlapping the start", 0, 3}, {"overlapping the end", 5, 3}, {"around", 0, 8}} {
 			p, size := unsafe.Add(base, c.first*pageSize), uint64(c.npag*pageSize)
+			// Overlapping a registered range → 507910 (src/runtime/core/src/common/register_memory.cc:61-75).
 			expect(t, acl.CodeHostMemoryAlreadyRegistered, "HostRegister: "+c.name, func() error {
 				_, err := s.b.HostRegister(p, size, acl.HostRegisterMapped)
 				return err
@@ -79,6 +81,7 @@ func (s *suite) hostRegister(t *testing.T) {
 		s.bind(t)
 		mem := pages(t, 2)
 		p := hostPtr(mem)
+		// ACL-layer NULL check → 100000 (log_inner.h:452; memory.cpp:492-516).
 		expect(t, acl.CodeInvalidParam, "HostRegister(NULL)", func() error {
 			_, err := s.b.HostRegister(nil, pageSize, acl.HostRegisterMapped)
 			return err
@@ -122,6 +125,7 @@ func (s *suite) hostRegister(t *testing.T) {
 		})
 		assert.NotNil(t, dp)
 		ok(t, "HostUnregister", func() error { return s.b.HostUnregister(p) })
+		// Memory not registered → 107000 (api_impl.cc:2653-2666).
 		expect(t, acl.CodeRTParamInvalid, "HostGetDevicePointer after unregister", func() error {
 			_, err := s.b.HostGetDevicePointer(p, 0)
 			return err

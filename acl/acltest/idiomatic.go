@@ -394,6 +394,7 @@ func (s *suite) idiomatic(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotNil(t, v2.DevicePtr())
 		require.NoError(t, v2.Close())
+		// Close unregistered it: → 507911 (api_impl.cc:2636-2641).
 		expect(t, acl.CodeHostMemoryNotRegistered, "raw HostUnregister after Close", func() error {
 			return d.Do(func() error { return s.b.HostUnregister(hostPtr(other)) })
 		})

@@ -1,6 +1,8 @@
 package acltest
 
 import (
+	"fmt"
+	"os"
 	"testing"
 	"unsafe"
 
@@ -44,6 +46,7 @@ func (s *suite) noInitCheck(t *testing.T, when string) {
 				"CreateStream":      func() error { _, err := s.b.CreateStream(); return err },
 				"Malloc":            func() error { _, err := s.b.Malloc(64, acl.MemMallocHugeFirst); return err },
 			} {
+				// No aclInit check in the runtime; the call's own check: no context → 107002 (api_impl.cc:2337).
 				expect(t, acl.CodeRTContextNull, name+" "+when+" on a thread with no context", f)
 			}
 		})
@@ -185,6 +188,17 @@ func (s *suite) finalize(t *testing.T) {
 // (see beforeInit), and closed idiomatic objects say they are closed.
 func (s *suite) afterFinalize(t *testing.T) {
 	s.noInitCheck(t, "after aclFinalize")
+	t.Run("InitAgain", func(t *testing.T) {
+		// aclInit after aclFinalize with a config of other content than
+		// the first aclInit's: hicann/runtime src/acl/aclrt_impl/
+		// acl.cpp:403-416 → ACL_ERROR_INVALID_PARAM; the same config is
+		// accepted (and finalized again).
+		other := t.TempDir() + "/other.json"
+		require.NoError(t, os.WriteFile(other, fmt.Appendf(nil, `{"err_msg_mode":"1","acltest":"%d"}`, s.rng.Uint64()), 0o600))
+		expect(t, acl.CodeInvalidParam, "aclInit with another config after aclFinalize", func() error { return s.b.Init(other) })
+		ok(t, "aclInit with the first config after aclFinalize", func() error { return s.b.Init(s.opt.ConfigPath) })
+		ok(t, "aclFinalize", s.b.Finalize)
+	})
 	t.Run("ClosedRuntime", func(t *testing.T) {
 		expect(t, acl.CodeRTInvalidHandle, "Runtime.OpenDevice after Close", func() error {
 			_, err := s.rt.OpenDevice(0)

@@ -64,6 +64,7 @@ func (s *suite) memory(t *testing.T) {
 	})
 	t.Run("MallocBadArgs", func(t *testing.T) {
 		s.bind(t)
+		// Size 0 → 100000 (src/acl/aclrt_impl/memory.cpp:315).
 		expect(t, acl.CodeInvalidParam, "Malloc(0)", func() error { _, err := s.b.Malloc(0, acl.MemMallocHugeFirst); return err })
 		// An undefined policy is accepted: the ACL layer falls back to
 		// the default flags (hicann/runtime src/acl/aclrt_impl/memory.cpp:320-339).
@@ -91,6 +92,7 @@ func (s *suite) memory(t *testing.T) {
 	t.Run("FreeBadPointer", func(t *testing.T) {
 		s.bind(t)
 		var word [16]byte
+		// NULL → 100000 (log_inner.h:452); a pointer that is not a live allocation start is the driver's invalid value → 107000 (not settled; errcode_manage.cc:38).
 		expect(t, acl.CodeInvalidParam, "Free(NULL)", func() error { return s.b.Free(nil) })
 		expect(t, acl.CodeRTParamInvalid, "Free(host pointer)", func() error { return s.b.Free(unsafe.Pointer(&word[0])) })
 		p, err := s.b.Malloc(4096, acl.MemMallocHugeFirst)
@@ -103,6 +105,7 @@ func (s *suite) memory(t *testing.T) {
 	})
 	t.Run("FreeHostBadPointer", func(t *testing.T) {
 		s.bind(t)
+		// NULL → 100000 (log_inner.h:452).
 		expect(t, acl.CodeInvalidParam, "FreeHost(NULL)", func() error { return s.b.FreeHost(nil) })
 		p, err := s.b.MallocHost(4096)
 		require.NoError(t, err)

@@ -22,6 +22,14 @@ type ModelIO struct {
 	Format   acl.Format
 	Dims     []int64
 	Addend   uint32 // the bits of the float32 or int32 added to every element
+	// ReuseInput makes the output reuse the input's memory: the model
+	// attribute ge.exec.outputReuseInputMemIndexes names the pair, and an
+	// execution must give both the same address.
+	ReuseInput bool
+	// CopyOnly makes the output's producer take no external address: GE
+	// copies the output out of the model's own block after every
+	// execution (fallback: ge.NoZeroCopyOps on the producer).
+	CopyOnly bool
 }
 
 // Bytes is the size of the input (and of the output).
@@ -127,6 +135,9 @@ func (s *suite) modelAPI(t *testing.T) {
 	t.Run("DeviceMemory", func(t *testing.T) { s.modelBackend(t).deviceMemory(t) })
 	t.Run("ConcurrentExecute", func(t *testing.T) { s.modelBackend(t).concurrent(t) })
 	t.Run("OtherDevice", func(t *testing.T) { s.modelBackend(t).otherDevice(t) })
+	t.Run("OtherContext", func(t *testing.T) { s.modelBackend(t).otherContext(t) })
+	t.Run("ReuseInput", func(t *testing.T) { s.modelBackend(t).reuseInput(t) })
+	t.Run("CopyOnlyOutput", func(t *testing.T) { s.modelBackend(t).copyOnlyOutput(t) })
 	t.Run("DynamicBatch", func(t *testing.T) { s.modelBackend(t).dynamicBatch(t) })
 }
 
@@ -325,14 +336,21 @@ func (m *modelSuite) executeAsync(t *testing.T) {
 	require.NoError(t, m.b.SynchronizeStream(st))
 	m.check(t, io)
 
-	// Plain host memory cannot take part in asynchronous work; the IO is
-	// addressed as device memory (GE api/acl/acl_model/model/model.cpp:750,
-	// 777), the access fails: docs/misuse.md, 145007.
+	// Model IO is device memory: the ACL layer passes every buffer with
+	// kPlacementDevice (GE api/acl/acl_model/model/model.cpp:750, 777), so
+	// GE neither copies nor checks a host buffer; the call succeeds and the
+	// task that addresses it faults on the stream. The source names no
+	// code: docs/misuse.md models the AI Core fault,
+	// ACL_ERROR_RT_AICORE_EXCEPTION 507015 (RT errcode_manage.cc:416).
 	plain := make([]byte, io.sizes[0])
-	hostDS := m.dataset(t, []unsafe.Pointer{hostPtr(plain), io.in[1]}, io.sizes)
-	expect(t, acl.CodeGEExecModelAddrInvalid, "ExecuteAsync with plain host memory", func() error {
-		return m.mb.ExecuteAsync(id, hostDS, out, st)
-	})
+	pinned := m.pinned(t, io.sizes[0])
+	for name, p := range map[string]unsafe.Pointer{"plain": hostPtr(plain), "pinned": hostPtr(pinned)} {
+		hostDS := m.dataset(t, []unsafe.Pointer{p, io.in[1]}, io.sizes)
+		check(t, m.mb.ExecuteAsync(id, hostDS, out, st), "ExecuteAsync with %s host memory (the call succeeds)", name)
+		expect(t, acl.CodeRTAICoreException, "SynchronizeStream after ExecuteAsync with "+name+" host memory", func() error {
+			return m.b.SynchronizeStream(st)
+		})
+	}
 	// One kind of execution per model id: GE davinci_model.cc:7636-7638
 	// ("NnExecute not support mix execute") → 500002.
 	expect(t, acl.CodeGEFailure, "Execute after ExecuteAsync", func() error { return m.mb.Execute(id, io.inDS, out) })
@@ -412,6 +430,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 		})
 	}
 	v := uintptr(0)
+	// ACL-layer checks of aclmdlSetConfigOpt → 100000 (GE api/acl/acl_model/model/model.cpp, log_inner.h).
 	expect(t, acl.CodeInvalidParam, "undefined attribute", func() error { return m.mb.SetConfigOpt(h, 99, unsafe.Pointer(&v), 8) })
 	expect(t, acl.CodeInvalidParam, "NULL value", func() error { return m.mb.SetConfigOpt(h, acl.MdlMemSizet, nil, 8) })
 
@@ -420,6 +439,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 	m.setOpt(t, h, acl.MdlLoadTypeSizet, acl.MdlLoadFromMemWithMem)
 	m.setOpt(t, h, acl.MdlMemAddrPtr, uintptr(mp))
 	m.setOpt(t, h, acl.MdlMemSizet, size)
+	// The load type's attributes are required → 100000 (GE model.cpp ACL-layer checks).
 	expect(t, acl.CodeInvalidParam, "LoadWithConfig(FROM_MEM_WITH_MEM) without its memory attributes", func() error {
 		_, err := m.mb.LoadWithConfig(h)
 		return err
@@ -431,6 +451,7 @@ func (m *modelSuite) loadWithConfig(t *testing.T) {
 	id, err := m.mb.LoadWithConfig(h)
 	require.NoError(t, err)
 	require.NoError(t, m.mb.DestroyConfigHandle(h))
+	// A destroyed handle: C may crash; the fallback and the stub track handles → 100000 (docs/misuse.md, not settled).
 	expect(t, acl.CodeInvalidParam, "DestroyConfigHandle twice", func() error { return m.mb.DestroyConfigHandle(h) })
 	io := m.newIOMem(t)
 	require.NoError(t, m.mb.Execute(id, io.inDS, m.outDS(t, io)))
@@ -487,6 +508,7 @@ func (m *modelSuite) errors(t *testing.T) {
 		_, _, err := m.mb.QuerySizeFromMem(nil, 100)
 		return err
 	})
+	// Model size 0 → 100000 (GE model.cpp ACL-layer checks).
 	expect(t, acl.CodeInvalidParam, "LoadFromMem of size 0", func() error {
 		_, err := m.mb.LoadFromMem(mp, 0)
 		return err
@@ -525,15 +547,19 @@ func (m *modelSuite) errors(t *testing.T) {
 		assert.ErrorContains(t, shortErr, "E13025", "the message carries what GE logs")
 	}
 
-	// A pinned host output is copied out of the model's block, whole: a
-	// buffer 4 bytes short (accepted in device memory, above) fails the
-	// copy (GE davinci_model.cc:5054) → 545000 (davinci_model.cc:7911).
+	// A host output is passed as device memory (GE model.cpp:750, 777):
+	// the task writing it faults, and aclmdlExecute returns the runtime's
+	// code as is (GE davinci_model.cc:7765, error_codes_inner.h:24-28);
+	// docs/misuse.md (the fault's code is not settled) → 507015.
 	host := m.pinned(t, io.sizes[0])
-	hostOut := m.dataset(t, []unsafe.Pointer{hostPtr(host), io.out[1]}, []int{io.sizes[0] - 4, io.sizes[1]})
-	expect(t, acl.CodeGEInternalError, "Execute with a pinned host output 4 bytes short", func() error {
-		return m.mb.Execute(id, io.inDS, hostOut)
-	})
-	require.NoError(t, m.mb.Execute(id, io.inDS, short(4)), "the same shortfall in device memory")
+	plainOut := make([]byte, io.sizes[0])
+	for name, p := range map[string]unsafe.Pointer{"pinned": hostPtr(host), "plain": hostPtr(plainOut)} {
+		hostOut := m.dataset(t, []unsafe.Pointer{p, io.out[1]}, io.sizes)
+		expect(t, acl.CodeRTAICoreException, "Execute with a "+name+" host output", func() error {
+			return m.mb.Execute(id, io.inDS, hostOut)
+		})
+	}
+	require.NoError(t, m.mb.Execute(id, io.inDS, short(4)), "an output 4 bytes short in device memory")
 
 	// A NULL address, or memory not in a live allocation: the IO is
 	// addressed as device memory (model.cpp:750, 777) and the access
@@ -553,11 +579,13 @@ func (m *modelSuite) errors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.mb.DestroyDataBuffer(buf))
 	m.undefined(t, "destroyed data buffer", func(t *testing.T) {
+		// Destroyed handles: not settled (C may crash) → 100000 (docs/misuse.md).
 		expect(t, acl.CodeInvalidParam, "DestroyDataBuffer twice", func() error { return m.mb.DestroyDataBuffer(buf) })
 		expect(t, acl.CodeInvalidParam, "UpdateDataBuffer of a destroyed buffer", func() error { return m.mb.UpdateDataBuffer(buf, nil, 0) })
 		expect(t, acl.CodeInvalidParam, "AddDatasetBuffer of a destroyed buffer", func() error { return m.mb.AddDatasetBuffer(io.inDS, buf) })
 		assert.Zero(t, m.mb.GetDataBufferSizeV2(buf))
 	})
+	// NULL handles → 100000 (log_inner.h:452).
 	expect(t, acl.CodeInvalidParam, "AddDatasetBuffer(NULL, NULL)", func() error { return m.mb.AddDatasetBuffer(0, 0) })
 	expect(t, acl.CodeInvalidParam, "DestroyDataset(NULL)", func() error { return m.mb.DestroyDataset(0) })
 	assert.Zero(t, m.mb.GetDatasetNumBuffers(0))
@@ -655,6 +683,140 @@ func (m *modelSuite) concurrent(t *testing.T) {
 	require.NoError(t, m.b.SynchronizeStream(s1))
 }
 
+// reuseInput: a model whose attribute ge.exec.outputReuseInputMemIndexes
+// pairs output 0 with input 0 needs both at one address. GE checks it in
+// UpdateAllNodeArgs (CheckIoReuseAddrs, davinci_model.cc:7066, 7150-7184)
+// under GE_ASSERT_SUCCESS (davinci_model.cc:6673): GE logs "... addr reuse
+// check not pass" (base/common/util.cc:585-590), 500002 is returned
+// (error_codes_inner.h:24-28). At one address the model runs in place.
+func (m *modelSuite) reuseInput(t *testing.T) {
+	m.bind(t)
+	ios := append([]ModelIO(nil), modelIOs...)
+	ios[0].ReuseInput = true
+	blob, err := m.opt.Model(ios)
+	require.NoError(t, err, "Options.Model with a reuse pair")
+	id, err := m.mb.LoadFromMem(m.modelCopy(t, blob), uintptr(len(blob)))
+	require.NoError(t, err, "LoadFromMem")
+	t.Cleanup(func() { _ = m.mb.Unload(id) })
+	io := m.newIOMem(t)
+	out := m.outDS(t, io)
+	var err2 error
+	if expect(t, acl.CodeGEFailure, "Execute with output 0 apart from input 0", func() error {
+		err2 = m.mb.Execute(id, io.inDS, out)
+		return err2
+	}) {
+		assert.ErrorContains(t, err2, "ge.exec.outputReuseInputMemIndexes", "the message carries what GE logs")
+	}
+	inPlace := m.dataset(t, []unsafe.Pointer{io.in[0], io.out[1]}, io.sizes)
+	require.NoError(t, m.mb.Execute(id, io.inDS, inPlace), "output 0 at input 0's address")
+	assert.Equal(t, ios[0].Want(io.inBytes[0]), m.readDev(t, io.in[0], io.sizes[0]), "output 0 written in place")
+	assert.Equal(t, ios[1].Want(io.inBytes[1]), m.readDev(t, io.out[1], io.sizes[1]), "output 1")
+}
+
+// copyOnlyOutput: output 0 of the model is always copied out of the
+// model's own block (CopyOutputData), with ACL_MEMCPY_DEVICE_TO_DEVICE:
+// the ACL layer passes every buffer as device memory (GE
+// api/acl/acl_model/model/model.cpp:750, 777; davinci_model.cc:5063-5080).
+func (m *modelSuite) copyOnlyOutput(t *testing.T) {
+	m.bind(t)
+	ios := append([]ModelIO(nil), modelIOs...)
+	ios[0].CopyOnly = true
+	blob, err := m.opt.Model(ios)
+	require.NoError(t, err, "Options.Model with a copied output")
+	load := func() acl.ModelID {
+		id, err := m.mb.LoadFromMem(m.modelCopy(t, blob), uintptr(len(blob)))
+		require.NoError(t, err, "LoadFromMem")
+		t.Cleanup(func() { _ = m.mb.Unload(id) })
+		return id
+	}
+	id, idA := load(), load() // one kind of execute per model id
+	st := m.newStream(t)
+	io := m.newIOMem(t)
+	n := io.sizes[0]
+
+	// A copied output is copied whole: 4 bytes short (accepted for an
+	// output bound in place, Errors) fails the copy (davinci_model.cc:
+	// 5054) → 545000 (davinci_model.cc:7911).
+	short := m.dataset(t, io.out, []int{n - 4, io.sizes[1]})
+	expect(t, acl.CodeGEInternalError, "Execute with a copied output 4 bytes short", func() error {
+		return m.mb.Execute(id, io.inDS, short)
+	})
+
+	// Host memory on the copied output: aclmdlExecute's aclrtMemcpy goes
+	// by the pointers (hicann/runtime api_error.cc:2129-2152 checks no
+	// location); aclmdlExecuteAsync's aclrtMemcpyAsync is corrected to D2H
+	// for pinned memory and stays a D2D DMA of a pageable address for
+	// plain memory (api_error.cc:2695-2719, 2789-2802), which faults:
+	// docs/misuse.md (the code is not settled) → 507013 at the stream.
+	pinned := m.pinned(t, n)
+	plain := make([]byte, n)
+	for name, p := range map[string][]byte{"pinned": pinned, "plain": plain} {
+		clear(p)
+		ds := m.dataset(t, []unsafe.Pointer{hostPtr(p), io.out[1]}, io.sizes)
+		check(t, m.mb.Execute(id, io.inDS, ds), "Execute with a %s host buffer on the copied output", name)
+		assert.Equal(t, ios[0].Want(io.inBytes[0]), p, "%s output after Execute", name)
+		clear(p)
+		check(t, m.mb.ExecuteAsync(idA, io.inDS, ds, st), "ExecuteAsync with a %s host buffer on the copied output (the call)", name)
+		if name == "plain" {
+			expect(t, acl.CodeRTSysDMA, "SynchronizeStream after ExecuteAsync with plain host memory on the copied output", func() error {
+				return m.b.SynchronizeStream(st)
+			})
+			continue
+		}
+		check(t, m.b.SynchronizeStream(st), "SynchronizeStream")
+		assert.Equal(t, ios[0].Want(io.inBytes[0]), p, "%s output after ExecuteAsync", name)
+	}
+}
+
+// otherContext: a model belongs to the context it was loaded in. GE
+// checks nothing; its executes end in aclmdlRIExecute/aclmdlRIExecuteAsync
+// (GE davinci_model.cc:7752-7765), where the runtime refuses a model of
+// another context, of the same device too (hicann/runtime
+// api_impl.cc:4413-4445, error_message_manage.hpp:328-334) → 107004
+// (errcode_manage.cc:178), after the IO checks. aclmdlUnload does not
+// check: GE drops the id and only logs the runtime's refusal to destroy
+// the model instance (GE model_manager.cc:867-884, davinci_model.cc:433).
+func (m *modelSuite) otherContext(t *testing.T) {
+	m.bind(t)
+	id := m.load(t)
+	io := m.newIOMem(t)
+	out := m.outDS(t, io)
+	one := m.dataset(t, io.in[:1], io.sizes[:1])
+	onThread(t, func() {
+		ctx, err := m.b.CreateContext(m.dev)
+		if !check(t, err, "CreateContext") {
+			return
+		}
+		defer func() { check(t, m.b.DestroyContext(ctx), "DestroyContext") }()
+		expect(t, acl.CodeRTModelContext, "Execute in another context of the device", func() error { return m.mb.Execute(id, io.inDS, out) })
+		st, err := m.b.CreateStream()
+		if !check(t, err, "CreateStream") {
+			return
+		}
+		defer func() { check(t, m.b.DestroyStream(st), "DestroyStream") }()
+		// The same check on aclmdlRIExecuteAsync (api_impl.cc:4436-4445) → 107004.
+		expect(t, acl.CodeRTModelContext, "ExecuteAsync in another context of the device", func() error {
+			return m.mb.ExecuteAsync(id, io.inDS, out, st)
+		})
+		// The IO checks come first (UpdateAllNodeArgs, then the runtime).
+		expect(t, acl.CodeGEFailure, "Execute with too few inputs in another context", func() error { return m.mb.Execute(id, one, out) })
+	})
+	require.NoError(t, m.mb.Execute(id, io.inDS, out), "in the load's context")
+	m.check(t, io)
+
+	id2 := m.load(t)
+	onThread(t, func() {
+		ctx, err := m.b.CreateContext(m.dev)
+		if !check(t, err, "CreateContext") {
+			return
+		}
+		check(t, m.mb.Unload(id2), "Unload from another context succeeds")
+		check(t, m.b.DestroyContext(ctx), "DestroyContext")
+	})
+	// The id was released: 145003 (GE model_manager.cc:1784).
+	expect(t, acl.CodeGEExecModelIDInvalid, "Execute after an Unload from another context", func() error { return m.mb.Execute(id2, io.inDS, out) })
+}
+
 func (m *modelSuite) otherDevice(t *testing.T) {
 	m.lacks(t, ModelSecondDevice)
 	require.GreaterOrEqual(t, m.devCount, int32(2), "the backend declares a second device")
@@ -667,9 +829,10 @@ func (m *modelSuite) otherDevice(t *testing.T) {
 		if !check(t, m.b.SetDevice(other), "SetDevice(other)") {
 			return
 		}
-		// docs/misuse.md (not settled: the documentation asks for the
-		// load's context) → 107003.
-		expect(t, acl.CodeRTStreamContext, "Execute on another device", func() error { return m.mb.Execute(id, io.inDS, out) })
+		// The runtime refuses a model of another context at
+		// aclmdlRIExecute (hicann/runtime api_impl.cc:4413-4445,
+		// error_message_manage.hpp:328-334) → 107004 (errcode_manage.cc:178).
+		expect(t, acl.CodeRTModelContext, "Execute on another device", func() error { return m.mb.Execute(id, io.inDS, out) })
 		check(t, m.b.ResetDevice(other), "ResetDevice(other)")
 	})
 	require.NoError(t, m.mb.Execute(id, io.inDS, out))

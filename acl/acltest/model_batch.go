@@ -44,6 +44,7 @@ func (m *modelSuite) dynamicBatch(t *testing.T) {
 	var b acl.Batch
 	require.NoError(t, m.mb.GetDynamicBatch(d, &b))
 	assert.Equal(t, gears, b.Gears())
+	// ACL-layer NULL and index checks → 100000 (GE model.cpp, log_inner.h).
 	expect(t, acl.CodeInvalidParam, "GetDynamicBatch into NULL", func() error { return m.mb.GetDynamicBatch(d, nil) })
 	n, err := m.mb.GetInputDynamicGearCount(d, ^uintptr(0))
 	require.NoError(t, err)
@@ -96,6 +97,11 @@ func (m *modelSuite) dynamicBatch(t *testing.T) {
 		assert.Equal(t, batchIOs[0].Want(x[:rows]), m.readDev(t, outs[yi], rows), "batch %d", g)
 	}
 
+	// aclmdlSetDynamicBatchSize: the ACL layer refuses a NULL dataset,
+	// batch 0 and a missing buffer → 100000 (GE api/acl/acl_model/model/
+	// model.cpp:1839-1860); GeExecutor::SetDynamicBatchSize (runtime/v1/
+	// executor/ge_executor.cc:375-415): a buffer under 4 bytes → 145012, an
+	// unknown id → 145003, a batch that is no gear → 145013.
 	expect(t, acl.CodeGEDynamicBatchSizeInvalid, "a batch that is no gear", func() error { return m.mb.SetDynamicBatchSize(id, inDS, idx, 3) })
 	expect(t, acl.CodeInvalidParam, "batch 0", func() error { return m.mb.SetDynamicBatchSize(id, inDS, idx, 0) })
 	expect(t, acl.CodeInvalidParam, "no buffer at the index", func() error { return m.mb.SetDynamicBatchSize(id, inDS, nin+3, 2) })
@@ -113,5 +119,6 @@ func (m *modelSuite) dynamicBatch(t *testing.T) {
 	require.NoError(t, m.mb.GetDesc(d, sid))
 	require.NoError(t, m.mb.GetDynamicBatch(d, &b))
 	assert.Zero(t, b.BatchCount)
+	// A static model has no gears: 145013 (ge_executor.cc:375-415).
 	expect(t, acl.CodeGEDynamicBatchSizeInvalid, "a static model", func() error { return m.mb.SetDynamicBatchSize(sid, inDS, idx, 1) })
 }

@@ -86,6 +86,7 @@ func (s *suite) sourceRules(t *testing.T) {
 		require.NotZero(t, ev)
 		s.bind(t)
 		st := s.newStream(t)
+		// Event and stream on different devices: forbidden by the documentation, the code is the driver's → 107003 (not settled; docs/misuse.md).
 		expect(t, acl.CodeRTStreamContext, "RecordEvent(event of another device)", func() error { return s.b.RecordEvent(ev, st) })
 		expect(t, acl.CodeRTStreamContext, "StreamWaitEvent(event of another device)", func() error { return s.b.StreamWaitEvent(st, ev) })
 		expect(t, acl.CodeRTStreamContext, "ResetEvent(event of another device)", func() error { return s.b.ResetEvent(ev, st) })
@@ -104,7 +105,7 @@ func (s *suite) sourceRules(t *testing.T) {
 	})
 	t.Run("ResetEvent", func(t *testing.T) {
 		// aclrtResetEvent (hicann/runtime src/acl/aclrt_impl/event.cpp:113-121,
-		// src/runtime/api/impl/api_impl.cc:2199-2213): the stream must be of
+		// src/runtime/api/impl/api_impl.cc:2199-2216): the stream must be of
 		// the current context (→ 107003) and a context must be current
 		// (→ 107002); the reset is a task of the stream, run in its order
 		// (src/runtime/core/src/event/event.cc:764-792).
@@ -124,6 +125,42 @@ func (s *suite) sourceRules(t *testing.T) {
 		})
 		s.undefined(t, "unknown stream", func(t *testing.T) {
 			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(unknown stream)", func() error { return s.b.ResetEvent(ev, bogusHandle) })
+		})
+		// Several arguments wrong at once: the handles are checked first
+		// (src/runtime/api/api_c.cc:773-774, api_c_stream.cc:127-128 →
+		// 107017), then the event's ACL_EVENT_SYNC in the error decorator
+		// (api_error.cc:1760-1762, 1414-1416 → 207000), then the context
+		// and the stream in the implementation (api_impl.cc:2202-2216,
+		// 1594-1610 → 107002 / 107003).
+		noSync := s.newEvent(t, acl.EventTimeLine) // without ACL_EVENT_SYNC
+		s.onFreshThread(t, func() {
+			expect(t, acl.CodeRTFeatureNotSupport, "ResetEvent(event without ACL_EVENT_SYNC) without a current context", func() error {
+				return s.b.ResetEvent(noSync, 0)
+			})
+			expect(t, acl.CodeRTFeatureNotSupport, "StreamWaitEvent(event without ACL_EVENT_SYNC) without a current context", func() error {
+				return s.b.StreamWaitEvent(0, noSync)
+			})
+		})
+		onThread(t, func() {
+			ctx, err := s.b.CreateContext(s.dev)
+			if !check(t, err, "CreateContext") {
+				return
+			}
+			expect(t, acl.CodeRTFeatureNotSupport, "ResetEvent(event without ACL_EVENT_SYNC) on another context's stream", func() error {
+				return s.b.ResetEvent(noSync, st)
+			})
+			expect(t, acl.CodeRTFeatureNotSupport, "StreamWaitEvent(event without ACL_EVENT_SYNC) on another context's stream", func() error {
+				return s.b.StreamWaitEvent(st, noSync)
+			})
+			check(t, s.b.DestroyContext(ctx), "DestroyContext")
+		})
+		s.undefined(t, "unknown stream, event without ACL_EVENT_SYNC", func(t *testing.T) {
+			expect(t, acl.CodeRTInvalidHandle, "ResetEvent(event without ACL_EVENT_SYNC, unknown stream)", func() error {
+				return s.b.ResetEvent(noSync, bogusHandle)
+			})
+			expect(t, acl.CodeRTInvalidHandle, "StreamWaitEvent(unknown stream, event without ACL_EVENT_SYNC)", func() error {
+				return s.b.StreamWaitEvent(bogusHandle, noSync)
+			})
 		})
 		// Queued behind held work, the reset waits its turn, and the
 		// record after it completes the event once the stream runs.
@@ -264,6 +301,7 @@ func (s *suite) peerAccess(t *testing.T) {
 	defer func() { assert.NoError(t, s.b.Free(there)) }()
 	want := s.randBytes(n)
 	ok(t, "Memcpy H2D", func() error { return s.b.Memcpy(here, n, hostPtr(want), n, acl.MemcpyHostToDevice) })
+	// Peer access is required (acl_rt.h:2995-3034); the code is the driver's → 107000 (not settled).
 	expect(t, acl.CodeRTParamInvalid, "Memcpy between devices without peer access", func() error {
 		return s.b.Memcpy(there, n, here, n, acl.MemcpyDeviceToDevice)
 	})

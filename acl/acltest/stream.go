@@ -48,12 +48,14 @@ func (s *suite) stream(t *testing.T) {
 		ok(t, "DestroyStream", func() error { return s.b.DestroyStream(st) })
 		s.undefined(t, "destroyed stream", func(t *testing.T) {
 			s.badStream(t, st, "destroyed")
+			// A destroyed handle → 107017 (runtime_handle_guard.cc:91).
 			expect(t, acl.CodeRTInvalidHandle, "DestroyStream twice", func() error { return s.b.DestroyStream(st) })
 		})
 	})
 	t.Run("BadHandle", func(t *testing.T) {
 		s.bind(t)
 		s.undefined(t, "unknown stream", func(t *testing.T) { s.badStream(t, bogusHandle, "unknown") })
+		// NULL → 100000 (log_inner.h:452).
 		expect(t, acl.CodeInvalidParam, "DestroyStream(NULL)", func() error { return s.b.DestroyStream(0) })
 	})
 	t.Run("BadTimeout", func(t *testing.T) {
@@ -173,6 +175,7 @@ func (s *suite) badStream(t *testing.T, st acl.StreamHandle, what string) {
 		{"MemcpyAsync", func() error { return s.b.MemcpyAsync(x, n, hostPtr(h), n, acl.MemcpyHostToDevice, st) }},
 		{"MemsetAsync", func() error { return s.b.MemsetAsync(x, n, 0, n, st) }},
 	} {
+		// Unknown or destroyed handles → 107017 (runtime_handle_guard.cc:91).
 		expect(t, acl.CodeRTInvalidHandle, c.name+"("+what+" stream)", c.call)
 	}
 }

@@ -32,7 +32,16 @@ func stubModelGears(ios []acltest.ModelIO, workSize uint64, gears []uint64) []by
 	b := make([]byte, 32, 32+2*n*144+8*len(gears)+8*n)
 	copy(b, "STUBOM01")
 	le.PutUint32(b[8:], uint32(n))
-	le.PutUint32(b[12:], uint32(len(gears)))
+	reuse := uint32(0)
+	for k, s := range ios {
+		if s.ReuseInput {
+			reuse |= 1 << k
+		}
+		if s.CopyOnly {
+			reuse |= 1 << (8 + k)
+		}
+	}
+	le.PutUint32(b[12:], uint32(len(gears))|reuse<<16)
 	le.PutUint64(b[16:], workSize)
 	le.PutUint64(b[24:], uint64(8*n))
 	desc := func(name string, s acltest.ModelIO) {

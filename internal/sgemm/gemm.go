@@ -1,5 +1,7 @@
 package sgemm
 
+import "github.com/ascend-go/cann/internal/par"
+
 // smallWork is the M·N·K up to which a float32 product is computed by
 // plain dot products: packing would cost more than it saves.
 const smallWork = 4096
@@ -25,23 +27,125 @@ func run(c *Call, kern kernel, threads int) {
 	if w := c.work(); w < parallelWork*threads {
 		threads = max(1, w/parallelWork)
 	}
+	// The short path's threads each pack all of A, worth it when A is
+	// small next to B.
+	if m <= kern.mcRows() && (threads == 1 || n >= 4*m) {
+		runShort(c, kern, threads)
+		return
+	}
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
+	if threads > 1 {
+		runParallel(*c, kern, nc, threads)
+		return
+	}
 	bpBuf := packedBPool.get(KC * nc)
 	defer packedBPool.put(bpBuf)
 	for jc := 0; jc < n; jc += NC {
 		for pc := 0; pc < k; pc += KC {
-			kb, nb, beta := min(KC, k-pc), min(NC, n-jc), c.Beta
-			if pc > 0 {
-				beta = 1
-			}
-			if threads > 1 {
-				stepParallel(*c, kern, *bpBuf, pc, kb, jc, nb, beta, threads)
-				continue
-			}
-			s := step{c: c, kern: kern, bp: *bpBuf, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
+			s := newStep(c, kern, *bpBuf, pc, jc)
 			s.packB(0, s.panelsN())
 			s.block(0, m, 0, s.panelsN())
+		}
+	}
+}
+
+// newStep returns the step of c at K offset pc and N offset jc.
+func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
+	beta := c.Beta
+	if pc > 0 {
+		beta = 1
+	}
+	return step{c: c, kern: kern, bp: bp, pc: pc, kb: min(KC, c.K-pc), jc: jc, nb: min(NC, c.N-jc), beta: beta}
+}
+
+// runParallel computes c's steps on threads goroutines forked once for the
+// whole product. In every step each thread packs its share of the B
+// panels into the step's buffer, all meet at a barrier, and each computes
+// its share of C — split along the longer side at tile boundaries, so
+// every element is computed exactly as on one thread. Steps alternate
+// between two B buffers, so a thread that finished a step may pack the
+// next while others still read the last: one barrier per step.
+//
+// It takes a copy of the Call: the goroutines see only values made here,
+// so the caller's Call (often on its stack) does not escape to the heap
+// on the serial path.
+func runParallel(c Call, kern kernel, nc, threads int) {
+	bufs := [2]*[]float32{packedBPool.get(KC * nc), packedBPool.get(KC * nc)}
+	defer packedBPool.put(bufs[0])
+	defer packedBPool.put(bufs[1])
+	bar := newBarrier(threads)
+	mr := kern.mr
+	m, pm := c.M, (c.M+mr-1)/mr
+	par.For(threads, threads, func(w, _ int) {
+		si := 0
+		for jc := 0; jc < c.N; jc += NC {
+			for pc := 0; pc < c.K; pc += KC {
+				s := newStep(&c, kern, *bufs[si%2], pc, jc)
+				si++
+				pn := s.panelsN()
+				s.packB(w*pn/threads, (w+1)*pn/threads)
+				bar.wait()
+				if pm >= pn {
+					lo, hi := w*pm/threads, (w+1)*pm/threads
+					s.block(lo*mr, min(hi*mr, m), 0, pn)
+				} else {
+					s.block(0, m, w*pn/threads, (w+1)*pn/threads)
+				}
+			}
+		}
+	})
+}
+
+// runShort computes a product whose A fits in one mc block (M ≤ mc, the
+// usual inference shape: a batch of activations times a weight matrix).
+// Each B panel is then used by one pass over A only, so packing all of a
+// KC×NC block first (written to and read back from L2/L3) costs more than
+// it saves: instead each thread owns a contiguous range of B panels for
+// the whole product — one fork and join per call — and packs each panel
+// into an L1-sized buffer just before the kernel runs down A with it.
+// Every tile gets the same kernel calls with the same K blocks as in
+// block, so the result is bit-identical to the blocked path.
+func runShort(c *Call, kern kernel, threads int) {
+	pn := (c.N + kern.nr - 1) / kern.nr
+	if threads <= 1 {
+		shortPanels(c, kern, 0, pn)
+		return
+	}
+	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
+	par.For(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+}
+
+// shortPanels computes the columns of B panels [jp0,jp1) of a short
+// product (see runShort).
+func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
+	m, n, k := c.M, c.N, c.K
+	mr, nr := kern.mr, kern.nr
+	kbMax := min(KC, k)
+	pm := (m + mr - 1) / mr
+	abuf := packedAPool.get(pm*mr*kbMax + mr*nr + nr*kbMax + maxNR*kbMax)
+	defer packedAPool.put(abuf)
+	buf := *abuf
+	ap, buf := buf[:pm*mr*kbMax], buf[pm*mr*kbMax:]
+	tile, buf := buf[:mr*nr], buf[mr*nr:]
+	bpan, wbuf := buf[:nr*kbMax], buf[nr*kbMax:]
+	ldc := c.LDC
+	for pc := 0; pc < k; pc += KC {
+		kb, beta := min(KC, k-pc), c.Beta
+		if pc > 0 {
+			beta = 1
+		}
+		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		for jp := jp0; jp < jp1; jp++ {
+			j := jp * nr
+			cols := min(nr, n-j)
+			packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			for ip := range pm {
+				i := ip * mr
+				rows := min(mr, m-i)
+				apan := ap[ip*mr*kb:]
+				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+			}
 		}
 	}
 }
@@ -58,26 +162,6 @@ type step struct {
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
-
-// stepParallel packs B and computes a step on threads goroutines. The
-// split is along the longer side, at tile boundaries, so every element is
-// computed exactly as on one thread.
-//
-// It takes copies: the goroutines see only values
-// made here, so the caller's Call (often on its stack) does not escape to
-// the heap on the serial path.
-func stepParallel(c Call, kern kernel, bp []float32, pc, kb, jc, nb int, beta float32, threads int) {
-	t := &step{c: &c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: nb, beta: beta}
-	mr := kern.mr
-	m, pn := c.M, t.panelsN()
-	pm := (m + mr - 1) / mr
-	parallel(threads, pn, t.packB)
-	if pm >= pn {
-		parallel(threads, pm, func(lo, hi int) { t.block(lo*mr, min(hi*mr, m), 0, pn) })
-	} else {
-		parallel(threads, pn, func(lo, hi int) { t.block(0, m, lo, hi) })
-	}
-}
 
 // packB packs B panels [lo,hi) of the step.
 func (s *step) packB(lo, hi int) {
@@ -113,12 +197,7 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				i := ic + ip*mr
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
-				if rows == mr && cols == nr {
-					kern.call(kb, &apan[0], &bpan[0], &c.C[i*ldc+j], ldc, c.Alpha, s.beta)
-					continue
-				}
-				kern.call(kb, &apan[0], &bpan[0], &tile[0], nr, c.Alpha, 0)
-				fold(c.C[i*ldc+j:], ldc, tile, nr, rows, cols, s.beta)
+				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, s.beta, tile)
 			}
 		}
 	}

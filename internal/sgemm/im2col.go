@@ -51,14 +51,27 @@ func (im *Im2col) pack(d []float32, p0, kb, j0, cols, nr int) {
 	c2 := j0 % o2n
 	c1 := (j0 / o2n) % o1n
 	c0 := j0 / (o2n * o1n)
+	// The (channel, kernel position) of row p0, then stepped row by row
+	// (no divisions per row).
+	q2 := p0 % k2n
+	t := p0 / k2n
+	q1 := t % k1n
+	t /= k1n
+	q0 := t % im.K[0]
+	ch := t / im.K[0]
 	for p := range kb {
-		r := p0 + p
-		q2 := r % k2n
-		t := r / k2n
-		q1 := t % k1n
-		t /= k1n
-		q0 := t % im.K[0]
-		ch := t / im.K[0]
+		if p > 0 {
+			if q2++; q2 == k2n {
+				q2 = 0
+				if q1++; q1 == k1n {
+					q1 = 0
+					if q0++; q0 == im.K[0] {
+						q0 = 0
+						ch++
+					}
+				}
+			}
+		}
 		img := im.X[ch*plane : (ch+1)*plane]
 		b0 := q0*im.Dil[0] - im.Pad[0]
 		b1 := q1*im.Dil[1] - im.Pad[1]
@@ -84,7 +97,9 @@ func (im *Im2col) pack(d []float32, p0, kb, j0, cols, nr int) {
 				if last := i2 + (run-1)*s2; last >= in2 {
 					hi = max(lo, min(run, (in2-i2+s2-1)/s2))
 				}
-				clear(row[:lo])
+				if lo > 0 {
+					clear(row[:lo])
+				}
 				if lo >= hi {
 					// all padding
 				} else if s2 == 1 {
@@ -94,7 +109,9 @@ func (im *Im2col) pack(d []float32, p0, kb, j0, cols, nr int) {
 						row[x] = src[at]
 					}
 				}
-				clear(row[hi:])
+				if hi < run {
+					clear(row[hi:])
+				}
 			}
 			j += run
 			a2 += run
@@ -106,6 +123,8 @@ func (im *Im2col) pack(d []float32, p0, kb, j0, cols, nr int) {
 				}
 			}
 		}
-		clear(dp[cols:])
+		if cols < nr {
+			clear(dp[cols:])
+		}
 	}
 }

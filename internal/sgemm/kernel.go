@@ -18,20 +18,55 @@ const (
 	idGo kernelID = iota
 	idAVX512
 	idAVX2
+	// The AVX-512 kernel on the top 4 or 8 rows of its 12-row A panels
+	// (the edge of M); not kernels of their own.
+	idAVX512r4
+	idAVX512r8
 )
 
-// call runs the kernel. A switch of direct calls rather than a func value:
-// the compiler then knows the pointers do not escape, so a caller's Call
-// can stay on its stack.
+// call runs the kernel on a whole tile.
 func (k kernel) call(kc int, a, b, c *float32, ldc int, alpha, beta float32) {
-	switch k.id {
+	callID(k.id, kc, a, b, c, ldc, alpha, beta)
+}
+
+// callID runs kernel id. A switch of direct calls rather than a func
+// value: the compiler then knows the pointers do not escape, so a
+// caller's Call can stay on its stack.
+func callID(id kernelID, kc int, a, b, c *float32, ldc int, alpha, beta float32) {
+	switch id {
 	case idAVX512:
 		kern512(kc, a, b, c, ldc, alpha, beta)
+	case idAVX512r4:
+		kern512r4(kc, a, b, c, ldc, alpha, beta)
+	case idAVX512r8:
+		kern512r8(kc, a, b, c, ldc, alpha, beta)
 	case idAVX2:
 		kern256(kc, a, b, c, ldc, alpha, beta)
 	default:
 		kernGo(kc, a, b, c, ldc, alpha, beta)
 	}
+}
+
+// tile computes the top rows×cols corner of a tile into c (rows ldc
+// apart): a and b are the tile's packed panels. A whole tile is stored by
+// the kernel directly; a partial one is computed into tmp (mr·nr) and
+// folded in. Near the bottom of M the AVX-512 kernel runs on the panel's
+// top 4 or 8 rows only, which computes every element with the same FMA
+// chain at a third or two thirds of the cost.
+func (k kernel) tile(kc, rows, cols int, a, b *float32, c []float32, ldc int, alpha, beta float32, tmp []float32) {
+	id, r := k.id, k.mr
+	if k.id == idAVX512 && rows <= 8 {
+		id, r = idAVX512r8, 8
+		if rows <= 4 {
+			id, r = idAVX512r4, 4
+		}
+	}
+	if rows == r && cols == k.nr {
+		callID(id, kc, a, b, &c[0], ldc, alpha, beta)
+		return
+	}
+	callID(id, kc, a, b, &tmp[0], k.nr, alpha, 0)
+	fold(c, ldc, tmp, k.nr, rows, cols, beta)
 }
 
 // kernels lists the kernels this CPU runs, fastest first; best is used.

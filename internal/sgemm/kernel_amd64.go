@@ -8,7 +8,19 @@ import "golang.org/x/sys/cpu"
 func kern512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
+func kern512r4(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kern512r8(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
 func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+// packRows32 copies kb rows of 32 floats, ld apart, to dst back to back,
+// prefetching each row's next 32 floats (AVX-512 only).
+//
+//go:noescape
+func packRows32(dst, src *float32, ld, kb int)
 
 func fmaPeak512(n int)
 func fmaPeak256(n int)

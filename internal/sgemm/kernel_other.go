@@ -8,4 +8,11 @@ func archKernels() []kernel { return nil }
 func PeakLoop() (loop func(n int), flopsPerIter int) { return nil, 0 }
 
 func kern512(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }
+func kern512r4(k int, a, b, c *float32, ldc int, alpha, beta float32) {
+	panic("no assembly kernels")
+}
+func kern512r8(k int, a, b, c *float32, ldc int, alpha, beta float32) {
+	panic("no assembly kernels")
+}
 func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }
+func packRows32(dst, src *float32, ld, kb int)                      { panic("no assembly kernels") }

@@ -50,11 +50,44 @@ func interleave(d []float32, segs [][]float32, rows, kb int) {
 		segs[i] = zeros[:kb]
 	}
 	w := len(segs)
+	switch w {
+	case 12:
+		interleave12(d, (*[12][]float32)(segs), kb)
+		return
+	case 6:
+		interleave6(d, (*[6][]float32)(segs), kb)
+		return
+	}
 	for p := range kb {
 		dp := d[p*w : p*w+w]
 		for i := range dp {
 			dp[i] = segs[i][p]
 		}
+	}
+}
+
+// interleave12 and interleave6 are interleave for the AVX-512 and AVX2
+// kernels' mr: one row slice per variable, so the loop is loads and stores
+// without the generic loop's indirection and bounds checks.
+func interleave12(d []float32, segs *[12][]float32, kb int) {
+	s0, s1, s2, s3 := segs[0][:kb], segs[1][:kb], segs[2][:kb], segs[3][:kb]
+	s4, s5, s6, s7 := segs[4][:kb], segs[5][:kb], segs[6][:kb], segs[7][:kb]
+	s8, s9, s10, s11 := segs[8][:kb], segs[9][:kb], segs[10][:kb], segs[11][:kb]
+	d = d[:12*kb]
+	for p := range kb {
+		dp := (*[12]float32)(d[12*p:])
+		dp[0], dp[1], dp[2], dp[3] = s0[p], s1[p], s2[p], s3[p]
+		dp[4], dp[5], dp[6], dp[7] = s4[p], s5[p], s6[p], s7[p]
+		dp[8], dp[9], dp[10], dp[11] = s8[p], s9[p], s10[p], s11[p]
+	}
+}
+
+func interleave6(d []float32, segs *[6][]float32, kb int) {
+	s0, s1, s2, s3, s4, s5 := segs[0][:kb], segs[1][:kb], segs[2][:kb], segs[3][:kb], segs[4][:kb], segs[5][:kb]
+	d = d[:6*kb]
+	for p := range kb {
+		dp := (*[6]float32)(d[6*p:])
+		dp[0], dp[1], dp[2], dp[3], dp[4], dp[5] = s0[p], s1[p], s2[p], s3[p], s4[p], s5[p]
 	}
 }
 
@@ -72,6 +105,13 @@ func packBPanel(d []float32, b *Matrix, p0, kb, j0, cols, nr int, buf []float32)
 		return
 	}
 	if !b.Trans { // stored [K,N]: a stored row holds the panel's columns at one p
+		if b.Kind == F32 && cols == nr && nr == 32 && kb > 0 {
+			// A whole AVX-512 panel (nr 32 is only the AVX-512 kernel's).
+			_ = d[kb*32-1]
+			_ = b.F32[(p0+kb-1)*b.Stride+j0+31]
+			packRows32(&d[0], &b.F32[p0*b.Stride+j0], b.Stride, kb)
+			return
+		}
 		for p := range kb {
 			seg := b.rowSeg(buf, p0+p, j0, cols)
 			dp := d[p*nr : p*nr+nr]

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+
+	"github.com/ascend-go/cann/internal/par"
 )
 
 // Kind is how an operand's elements are stored.
@@ -79,7 +81,7 @@ func GemmBatch(calls []Call) error {
 	}
 	// A heap copy for the goroutines keeps the caller's slice off the heap.
 	cs := append([]Call(nil), calls...)
-	parallel(threads, len(cs), func(lo, hi int) {
+	par.For(threads, len(cs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			run(&cs[i], best, 1)
 		}

@@ -372,3 +372,30 @@ func TestSmallRowsIsDotOrder(t *testing.T) {
 		}
 	}
 }
+
+// The edge kernels (the AVX-512 kernel on the top 4 or 8 rows of its
+// panels) compute each element with the full kernel's FMA chain: the
+// same bits, whole tiles stored directly or partial ones folded.
+func TestEdgeTilesMatchFullKernel(t *testing.T) {
+	k := kernels[0]
+	if k.id != idAVX512 {
+		t.Skip("no AVX-512 kernel on this CPU")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	const kc = 77
+	a, b := randSlice(r, k.mr*kc), randSlice(r, k.nr*kc)
+	for _, beta := range []float32{0, 0.5} {
+		for rows := 1; rows <= 8; rows++ {
+			for _, cols := range []int{k.nr, 5} {
+				c0 := randSlice(r, k.mr*k.nr)
+				want := append([]float32(nil), c0...)
+				full := make([]float32, k.mr*k.nr)
+				k.call(kc, &a[0], &b[0], &full[0], k.nr, 1.5, 0)
+				fold(want, k.nr, full, k.nr, rows, cols, beta)
+				got := append([]float32(nil), c0...)
+				k.tile(kc, rows, cols, &a[0], &b[0], got, k.nr, 1.5, beta, make([]float32, k.mr*k.nr))
+				require.Equal(t, bits(want), bits(got), "rows=%d cols=%d beta=%v", rows, cols, beta)
+			}
+		}
+	}
+}

@@ -106,7 +106,302 @@ DATA expc<>+400(SB)/4, $0x0000007f
 DATA expc<>+404(SB)/4, $0x0000007f
 DATA expc<>+408(SB)/4, $0x0000007f
 DATA expc<>+412(SB)/4, $0x0000007f
-GLOBL expc<>(SB), RODATA|NOPTR, $416
+DATA expc<>+416(SB)/4, $0x80000000
+DATA expc<>+420(SB)/4, $0x80000000
+DATA expc<>+424(SB)/4, $0x80000000
+DATA expc<>+428(SB)/4, $0x80000000
+DATA expc<>+432(SB)/4, $0x80000000
+DATA expc<>+436(SB)/4, $0x80000000
+DATA expc<>+440(SB)/4, $0x80000000
+DATA expc<>+444(SB)/4, $0x80000000
+DATA expc<>+448(SB)/4, $0xff800000
+DATA expc<>+452(SB)/4, $0xff800000
+DATA expc<>+456(SB)/4, $0xff800000
+DATA expc<>+460(SB)/4, $0xff800000
+DATA expc<>+464(SB)/4, $0xff800000
+DATA expc<>+468(SB)/4, $0xff800000
+DATA expc<>+472(SB)/4, $0xff800000
+DATA expc<>+476(SB)/4, $0xff800000
+GLOBL expc<>(SB), RODATA|NOPTR, $480
+DATA expd<>+0(SB)/8, $0x3fa6e4e26d4801f7
+DATA expd<>+8(SB)/8, $0x3fa6e4e26d4801f7
+DATA expd<>+16(SB)/8, $0x3fa6e4e26d4801f7
+DATA expd<>+24(SB)/8, $0x3fa6e4e26d4801f7
+DATA expd<>+32(SB)/8, $0x3ff9884533d43651
+DATA expd<>+40(SB)/8, $0x3ff9884533d43651
+DATA expd<>+48(SB)/8, $0x3ff9884533d43651
+DATA expd<>+56(SB)/8, $0x3ff9884533d43651
+DATA expd<>+64(SB)/8, $0x8000000000000000
+DATA expd<>+72(SB)/8, $0x8000000000000000
+DATA expd<>+80(SB)/8, $0x8000000000000000
+DATA expd<>+88(SB)/8, $0x8000000000000000
+GLOBL expd<>(SB), RODATA|NOPTR, $96
+DATA exp5c<>+0(SB)/4, $0x42b1999a
+DATA exp5c<>+4(SB)/4, $0x42b1999a
+DATA exp5c<>+8(SB)/4, $0x42b1999a
+DATA exp5c<>+12(SB)/4, $0x42b1999a
+DATA exp5c<>+16(SB)/4, $0x42b1999a
+DATA exp5c<>+20(SB)/4, $0x42b1999a
+DATA exp5c<>+24(SB)/4, $0x42b1999a
+DATA exp5c<>+28(SB)/4, $0x42b1999a
+DATA exp5c<>+32(SB)/4, $0x42b1999a
+DATA exp5c<>+36(SB)/4, $0x42b1999a
+DATA exp5c<>+40(SB)/4, $0x42b1999a
+DATA exp5c<>+44(SB)/4, $0x42b1999a
+DATA exp5c<>+48(SB)/4, $0x42b1999a
+DATA exp5c<>+52(SB)/4, $0x42b1999a
+DATA exp5c<>+56(SB)/4, $0x42b1999a
+DATA exp5c<>+60(SB)/4, $0x42b1999a
+DATA exp5c<>+64(SB)/4, $0xc2d00000
+DATA exp5c<>+68(SB)/4, $0xc2d00000
+DATA exp5c<>+72(SB)/4, $0xc2d00000
+DATA exp5c<>+76(SB)/4, $0xc2d00000
+DATA exp5c<>+80(SB)/4, $0xc2d00000
+DATA exp5c<>+84(SB)/4, $0xc2d00000
+DATA exp5c<>+88(SB)/4, $0xc2d00000
+DATA exp5c<>+92(SB)/4, $0xc2d00000
+DATA exp5c<>+96(SB)/4, $0xc2d00000
+DATA exp5c<>+100(SB)/4, $0xc2d00000
+DATA exp5c<>+104(SB)/4, $0xc2d00000
+DATA exp5c<>+108(SB)/4, $0xc2d00000
+DATA exp5c<>+112(SB)/4, $0xc2d00000
+DATA exp5c<>+116(SB)/4, $0xc2d00000
+DATA exp5c<>+120(SB)/4, $0xc2d00000
+DATA exp5c<>+124(SB)/4, $0xc2d00000
+DATA exp5c<>+128(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+132(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+136(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+140(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+144(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+148(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+152(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+156(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+160(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+164(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+168(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+172(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+176(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+180(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+184(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+188(SB)/4, $0x3fb8aa3b
+DATA exp5c<>+192(SB)/4, $0x3f318000
+DATA exp5c<>+196(SB)/4, $0x3f318000
+DATA exp5c<>+200(SB)/4, $0x3f318000
+DATA exp5c<>+204(SB)/4, $0x3f318000
+DATA exp5c<>+208(SB)/4, $0x3f318000
+DATA exp5c<>+212(SB)/4, $0x3f318000
+DATA exp5c<>+216(SB)/4, $0x3f318000
+DATA exp5c<>+220(SB)/4, $0x3f318000
+DATA exp5c<>+224(SB)/4, $0x3f318000
+DATA exp5c<>+228(SB)/4, $0x3f318000
+DATA exp5c<>+232(SB)/4, $0x3f318000
+DATA exp5c<>+236(SB)/4, $0x3f318000
+DATA exp5c<>+240(SB)/4, $0x3f318000
+DATA exp5c<>+244(SB)/4, $0x3f318000
+DATA exp5c<>+248(SB)/4, $0x3f318000
+DATA exp5c<>+252(SB)/4, $0x3f318000
+DATA exp5c<>+256(SB)/4, $0xb95e8083
+DATA exp5c<>+260(SB)/4, $0xb95e8083
+DATA exp5c<>+264(SB)/4, $0xb95e8083
+DATA exp5c<>+268(SB)/4, $0xb95e8083
+DATA exp5c<>+272(SB)/4, $0xb95e8083
+DATA exp5c<>+276(SB)/4, $0xb95e8083
+DATA exp5c<>+280(SB)/4, $0xb95e8083
+DATA exp5c<>+284(SB)/4, $0xb95e8083
+DATA exp5c<>+288(SB)/4, $0xb95e8083
+DATA exp5c<>+292(SB)/4, $0xb95e8083
+DATA exp5c<>+296(SB)/4, $0xb95e8083
+DATA exp5c<>+300(SB)/4, $0xb95e8083
+DATA exp5c<>+304(SB)/4, $0xb95e8083
+DATA exp5c<>+308(SB)/4, $0xb95e8083
+DATA exp5c<>+312(SB)/4, $0xb95e8083
+DATA exp5c<>+316(SB)/4, $0xb95e8083
+DATA exp5c<>+320(SB)/4, $0x39506967
+DATA exp5c<>+324(SB)/4, $0x39506967
+DATA exp5c<>+328(SB)/4, $0x39506967
+DATA exp5c<>+332(SB)/4, $0x39506967
+DATA exp5c<>+336(SB)/4, $0x39506967
+DATA exp5c<>+340(SB)/4, $0x39506967
+DATA exp5c<>+344(SB)/4, $0x39506967
+DATA exp5c<>+348(SB)/4, $0x39506967
+DATA exp5c<>+352(SB)/4, $0x39506967
+DATA exp5c<>+356(SB)/4, $0x39506967
+DATA exp5c<>+360(SB)/4, $0x39506967
+DATA exp5c<>+364(SB)/4, $0x39506967
+DATA exp5c<>+368(SB)/4, $0x39506967
+DATA exp5c<>+372(SB)/4, $0x39506967
+DATA exp5c<>+376(SB)/4, $0x39506967
+DATA exp5c<>+380(SB)/4, $0x39506967
+DATA exp5c<>+384(SB)/4, $0x3ab743ce
+DATA exp5c<>+388(SB)/4, $0x3ab743ce
+DATA exp5c<>+392(SB)/4, $0x3ab743ce
+DATA exp5c<>+396(SB)/4, $0x3ab743ce
+DATA exp5c<>+400(SB)/4, $0x3ab743ce
+DATA exp5c<>+404(SB)/4, $0x3ab743ce
+DATA exp5c<>+408(SB)/4, $0x3ab743ce
+DATA exp5c<>+412(SB)/4, $0x3ab743ce
+DATA exp5c<>+416(SB)/4, $0x3ab743ce
+DATA exp5c<>+420(SB)/4, $0x3ab743ce
+DATA exp5c<>+424(SB)/4, $0x3ab743ce
+DATA exp5c<>+428(SB)/4, $0x3ab743ce
+DATA exp5c<>+432(SB)/4, $0x3ab743ce
+DATA exp5c<>+436(SB)/4, $0x3ab743ce
+DATA exp5c<>+440(SB)/4, $0x3ab743ce
+DATA exp5c<>+444(SB)/4, $0x3ab743ce
+DATA exp5c<>+448(SB)/4, $0x3c088908
+DATA exp5c<>+452(SB)/4, $0x3c088908
+DATA exp5c<>+456(SB)/4, $0x3c088908
+DATA exp5c<>+460(SB)/4, $0x3c088908
+DATA exp5c<>+464(SB)/4, $0x3c088908
+DATA exp5c<>+468(SB)/4, $0x3c088908
+DATA exp5c<>+472(SB)/4, $0x3c088908
+DATA exp5c<>+476(SB)/4, $0x3c088908
+DATA exp5c<>+480(SB)/4, $0x3c088908
+DATA exp5c<>+484(SB)/4, $0x3c088908
+DATA exp5c<>+488(SB)/4, $0x3c088908
+DATA exp5c<>+492(SB)/4, $0x3c088908
+DATA exp5c<>+496(SB)/4, $0x3c088908
+DATA exp5c<>+500(SB)/4, $0x3c088908
+DATA exp5c<>+504(SB)/4, $0x3c088908
+DATA exp5c<>+508(SB)/4, $0x3c088908
+DATA exp5c<>+512(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+516(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+520(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+524(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+528(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+532(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+536(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+540(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+544(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+548(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+552(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+556(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+560(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+564(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+568(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+572(SB)/4, $0x3d2aa9c1
+DATA exp5c<>+576(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+580(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+584(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+588(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+592(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+596(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+600(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+604(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+608(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+612(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+616(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+620(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+624(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+628(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+632(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+636(SB)/4, $0x3e2aaaaa
+DATA exp5c<>+640(SB)/4, $0x3f000000
+DATA exp5c<>+644(SB)/4, $0x3f000000
+DATA exp5c<>+648(SB)/4, $0x3f000000
+DATA exp5c<>+652(SB)/4, $0x3f000000
+DATA exp5c<>+656(SB)/4, $0x3f000000
+DATA exp5c<>+660(SB)/4, $0x3f000000
+DATA exp5c<>+664(SB)/4, $0x3f000000
+DATA exp5c<>+668(SB)/4, $0x3f000000
+DATA exp5c<>+672(SB)/4, $0x3f000000
+DATA exp5c<>+676(SB)/4, $0x3f000000
+DATA exp5c<>+680(SB)/4, $0x3f000000
+DATA exp5c<>+684(SB)/4, $0x3f000000
+DATA exp5c<>+688(SB)/4, $0x3f000000
+DATA exp5c<>+692(SB)/4, $0x3f000000
+DATA exp5c<>+696(SB)/4, $0x3f000000
+DATA exp5c<>+700(SB)/4, $0x3f000000
+DATA exp5c<>+704(SB)/4, $0x3f800000
+DATA exp5c<>+708(SB)/4, $0x3f800000
+DATA exp5c<>+712(SB)/4, $0x3f800000
+DATA exp5c<>+716(SB)/4, $0x3f800000
+DATA exp5c<>+720(SB)/4, $0x3f800000
+DATA exp5c<>+724(SB)/4, $0x3f800000
+DATA exp5c<>+728(SB)/4, $0x3f800000
+DATA exp5c<>+732(SB)/4, $0x3f800000
+DATA exp5c<>+736(SB)/4, $0x3f800000
+DATA exp5c<>+740(SB)/4, $0x3f800000
+DATA exp5c<>+744(SB)/4, $0x3f800000
+DATA exp5c<>+748(SB)/4, $0x3f800000
+DATA exp5c<>+752(SB)/4, $0x3f800000
+DATA exp5c<>+756(SB)/4, $0x3f800000
+DATA exp5c<>+760(SB)/4, $0x3f800000
+DATA exp5c<>+764(SB)/4, $0x3f800000
+DATA exp5c<>+768(SB)/4, $0x0000007f
+DATA exp5c<>+772(SB)/4, $0x0000007f
+DATA exp5c<>+776(SB)/4, $0x0000007f
+DATA exp5c<>+780(SB)/4, $0x0000007f
+DATA exp5c<>+784(SB)/4, $0x0000007f
+DATA exp5c<>+788(SB)/4, $0x0000007f
+DATA exp5c<>+792(SB)/4, $0x0000007f
+DATA exp5c<>+796(SB)/4, $0x0000007f
+DATA exp5c<>+800(SB)/4, $0x0000007f
+DATA exp5c<>+804(SB)/4, $0x0000007f
+DATA exp5c<>+808(SB)/4, $0x0000007f
+DATA exp5c<>+812(SB)/4, $0x0000007f
+DATA exp5c<>+816(SB)/4, $0x0000007f
+DATA exp5c<>+820(SB)/4, $0x0000007f
+DATA exp5c<>+824(SB)/4, $0x0000007f
+DATA exp5c<>+828(SB)/4, $0x0000007f
+DATA exp5c<>+832(SB)/4, $0x80000000
+DATA exp5c<>+836(SB)/4, $0x80000000
+DATA exp5c<>+840(SB)/4, $0x80000000
+DATA exp5c<>+844(SB)/4, $0x80000000
+DATA exp5c<>+848(SB)/4, $0x80000000
+DATA exp5c<>+852(SB)/4, $0x80000000
+DATA exp5c<>+856(SB)/4, $0x80000000
+DATA exp5c<>+860(SB)/4, $0x80000000
+DATA exp5c<>+864(SB)/4, $0x80000000
+DATA exp5c<>+868(SB)/4, $0x80000000
+DATA exp5c<>+872(SB)/4, $0x80000000
+DATA exp5c<>+876(SB)/4, $0x80000000
+DATA exp5c<>+880(SB)/4, $0x80000000
+DATA exp5c<>+884(SB)/4, $0x80000000
+DATA exp5c<>+888(SB)/4, $0x80000000
+DATA exp5c<>+892(SB)/4, $0x80000000
+DATA exp5c<>+896(SB)/4, $0xff800000
+DATA exp5c<>+900(SB)/4, $0xff800000
+DATA exp5c<>+904(SB)/4, $0xff800000
+DATA exp5c<>+908(SB)/4, $0xff800000
+DATA exp5c<>+912(SB)/4, $0xff800000
+DATA exp5c<>+916(SB)/4, $0xff800000
+DATA exp5c<>+920(SB)/4, $0xff800000
+DATA exp5c<>+924(SB)/4, $0xff800000
+DATA exp5c<>+928(SB)/4, $0xff800000
+DATA exp5c<>+932(SB)/4, $0xff800000
+DATA exp5c<>+936(SB)/4, $0xff800000
+DATA exp5c<>+940(SB)/4, $0xff800000
+DATA exp5c<>+944(SB)/4, $0xff800000
+DATA exp5c<>+948(SB)/4, $0xff800000
+DATA exp5c<>+952(SB)/4, $0xff800000
+DATA exp5c<>+956(SB)/4, $0xff800000
+GLOBL exp5c<>(SB), RODATA|NOPTR, $960
+DATA exp5d<>+0(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+8(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+16(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+24(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+32(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+40(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+48(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+56(SB)/8, $0x3fa6e4e26d4801f7
+DATA exp5d<>+64(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+72(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+80(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+88(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+96(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+104(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+112(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+120(SB)/8, $0x3ff9884533d43651
+DATA exp5d<>+128(SB)/8, $0x8000000000000000
+DATA exp5d<>+136(SB)/8, $0x8000000000000000
+DATA exp5d<>+144(SB)/8, $0x8000000000000000
+DATA exp5d<>+152(SB)/8, $0x8000000000000000
+DATA exp5d<>+160(SB)/8, $0x8000000000000000
+DATA exp5d<>+168(SB)/8, $0x8000000000000000
+DATA exp5d<>+176(SB)/8, $0x8000000000000000
+DATA exp5d<>+184(SB)/8, $0x8000000000000000
+GLOBL exp5d<>(SB), RODATA|NOPTR, $192
 
 // func expAVX2(dst, src *float32, n int)
 // n is a multiple of 8.
@@ -158,5 +453,777 @@ loop:
 	DECQ CX
 	JNE loop
 done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX2(dst, src *float32, n int)
+// n is a multiple of 8.
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ sigmoid_done
+sigmoid_loop:
+	VMOVUPS (SI), Y7
+	VORPS expc<>+416(SB), Y7, Y0
+	VMOVUPS expc<>+0(SB), Y5
+	VMOVUPS expc<>+32(SB), Y6
+	VMINPS Y0, Y5, Y0
+	VMAXPS Y0, Y6, Y0
+	VMULPS expc<>+64(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VMULPS expc<>+96(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS expc<>+128(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS Y0, Y0, Y3
+	VMOVUPS expc<>+160(SB), Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+192(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+224(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+256(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+288(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+320(SB), Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y0, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y4
+	VCVTPS2DQ Y1, Y5
+	VPSRAD $1, Y5, Y6
+	VPSUBD Y6, Y5, Y5
+	VPADDD expc<>+384(SB), Y6, Y6
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y6, Y6
+	VPSLLD $23, Y5, Y5
+	VMULPS Y6, Y4, Y4
+	VMULPS Y5, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y10
+	VXORPS Y13, Y13, Y13
+	VCMPPS $1, Y13, Y7, Y11
+	VMOVUPS expc<>+352(SB), Y12
+	VBLENDVPS Y11, Y4, Y12, Y12
+	VDIVPS Y10, Y12, Y12
+	VMOVUPS Y12, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE sigmoid_loop
+sigmoid_done:
+	VZEROUPPER
+	RET
+
+// func siluAVX2(dst, src *float32, n int)
+// n is a multiple of 8.
+TEXT ·siluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ silu_done
+silu_loop:
+	VMOVUPS (SI), Y7
+	VORPS expc<>+416(SB), Y7, Y0
+	VMOVUPS expc<>+0(SB), Y5
+	VMOVUPS expc<>+32(SB), Y6
+	VMINPS Y0, Y5, Y0
+	VMAXPS Y0, Y6, Y0
+	VMULPS expc<>+64(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VMULPS expc<>+96(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS expc<>+128(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS Y0, Y0, Y3
+	VMOVUPS expc<>+160(SB), Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+192(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+224(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+256(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+288(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+320(SB), Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y0, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y4
+	VCVTPS2DQ Y1, Y5
+	VPSRAD $1, Y5, Y6
+	VPSUBD Y6, Y5, Y5
+	VPADDD expc<>+384(SB), Y6, Y6
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y6, Y6
+	VPSLLD $23, Y5, Y5
+	VMULPS Y6, Y4, Y4
+	VMULPS Y5, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y10
+	VXORPS Y13, Y13, Y13
+	VCMPPS $1, Y13, Y7, Y11
+	VMOVUPS expc<>+352(SB), Y12
+	VBLENDVPS Y11, Y4, Y12, Y12
+	VMULPS Y7, Y12, Y12
+	VDIVPS Y10, Y12, Y12
+	VMOVUPS Y12, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE silu_loop
+silu_done:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(dst, src *float32, n int)
+// n is a multiple of 8.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ gelu_done
+gelu_loop:
+	VMOVUPS (SI), Y7
+	VCVTPS2PD X7, Y9
+	VMULPD expd<>+0(SB), Y9, Y10
+	VMULPD Y9, Y10, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD Y9, Y10, Y10
+	VMULPD expd<>+32(SB), Y10, Y10
+	VORPD expd<>+64(SB), Y10, Y10
+	VCVTPD2PSY Y10, X11
+	VCVTPS2PD X11, Y9
+	VSUBPD Y9, Y10, Y9
+	VCVTPD2PSY Y9, X9
+	VMOVAPS X11, X12
+	VMOVAPS X9, X13
+	VEXTRACTF128 $1, Y7, X9
+	VCVTPS2PD X9, Y9
+	VMULPD expd<>+0(SB), Y9, Y10
+	VMULPD Y9, Y10, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD Y9, Y10, Y10
+	VMULPD expd<>+32(SB), Y10, Y10
+	VORPD expd<>+64(SB), Y10, Y10
+	VCVTPD2PSY Y10, X11
+	VCVTPS2PD X11, Y9
+	VSUBPD Y9, Y10, Y9
+	VCVTPD2PSY Y9, X9
+	VINSERTF128 $1, X11, Y12, Y0
+	VINSERTF128 $1, X9, Y13, Y8
+	VCMPPS $0, expc<>+448(SB), Y0, Y9
+	VANDNPS Y8, Y9, Y8
+	VMOVUPS expc<>+0(SB), Y5
+	VMOVUPS expc<>+32(SB), Y6
+	VMINPS Y0, Y5, Y0
+	VMAXPS Y0, Y6, Y0
+	VMULPS expc<>+64(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VMULPS expc<>+96(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS expc<>+128(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS Y0, Y0, Y3
+	VMOVUPS expc<>+160(SB), Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+192(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+224(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+256(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+288(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+320(SB), Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y0, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y4
+	VCVTPS2DQ Y1, Y5
+	VPSRAD $1, Y5, Y6
+	VPSUBD Y6, Y5, Y5
+	VPADDD expc<>+384(SB), Y6, Y6
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y6, Y6
+	VPSLLD $23, Y5, Y5
+	VMULPS Y6, Y4, Y4
+	VMULPS Y5, Y4, Y4
+	VMULPS Y8, Y4, Y9
+	VADDPS Y9, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y10
+	VXORPS Y13, Y13, Y13
+	VCMPPS $1, Y13, Y7, Y11
+	VMOVUPS expc<>+352(SB), Y12
+	VBLENDVPS Y11, Y4, Y12, Y12
+	VMULPS Y7, Y12, Y12
+	VDIVPS Y10, Y12, Y12
+	VMOVUPS Y12, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE gelu_loop
+gelu_done:
+	VZEROUPPER
+	RET
+
+// func expShiftAVX2(dst, src *float32, n int, shift float64, lanes *[8]float64)
+// n is a multiple of 8.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ lanes+32(FP), DX
+	VMOVUPD (DX), Y14
+	VMOVUPD 32(DX), Y15
+	SHRQ $3, CX
+	JEQ shift_done
+shift_loop:
+	VMOVUPS (SI), Y7
+	VCVTPS2PD X7, Y9
+	VBROADCASTSD shift+24(FP), Y10
+	VSUBPD Y10, Y9, Y10
+	VCVTPD2PSY Y10, X11
+	VCVTPS2PD X11, Y9
+	VSUBPD Y9, Y10, Y9
+	VCVTPD2PSY Y9, X9
+	VMOVAPS X11, X12
+	VMOVAPS X9, X13
+	VEXTRACTF128 $1, Y7, X9
+	VCVTPS2PD X9, Y9
+	VBROADCASTSD shift+24(FP), Y10
+	VSUBPD Y10, Y9, Y10
+	VCVTPD2PSY Y10, X11
+	VCVTPS2PD X11, Y9
+	VSUBPD Y9, Y10, Y9
+	VCVTPD2PSY Y9, X9
+	VINSERTF128 $1, X11, Y12, Y0
+	VINSERTF128 $1, X9, Y13, Y8
+	VCMPPS $0, expc<>+448(SB), Y0, Y9
+	VANDNPS Y8, Y9, Y8
+	VMOVUPS expc<>+0(SB), Y5
+	VMOVUPS expc<>+32(SB), Y6
+	VMINPS Y0, Y5, Y0
+	VMAXPS Y0, Y6, Y0
+	VMULPS expc<>+64(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VMULPS expc<>+96(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS expc<>+128(SB), Y1, Y2
+	VSUBPS Y2, Y0, Y0
+	VMULPS Y0, Y0, Y3
+	VMOVUPS expc<>+160(SB), Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+192(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+224(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+256(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+288(SB), Y4, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS expc<>+320(SB), Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y0, Y4, Y4
+	VADDPS expc<>+352(SB), Y4, Y4
+	VCVTPS2DQ Y1, Y5
+	VPSRAD $1, Y5, Y6
+	VPSUBD Y6, Y5, Y5
+	VPADDD expc<>+384(SB), Y6, Y6
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y6, Y6
+	VPSLLD $23, Y5, Y5
+	VMULPS Y6, Y4, Y4
+	VMULPS Y5, Y4, Y4
+	VMULPS Y8, Y4, Y9
+	VADDPS Y9, Y4, Y4
+	VMOVUPS Y4, (DI)
+	VCVTPS2PD X4, Y9
+	VADDPD Y9, Y14, Y14
+	VEXTRACTF128 $1, Y4, X10
+	VCVTPS2PD X10, Y10
+	VADDPD Y10, Y15, Y15
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE shift_loop
+shift_done:
+	VMOVUPD Y14, (DX)
+	VMOVUPD Y15, 32(DX)
+	VZEROUPPER
+	RET
+
+// func divAVX2(x *float32, n int, s float32)
+// n is a multiple of 8.
+TEXT ·divAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+	SHRQ $3, CX
+	JEQ div_done
+div_loop:
+	VMOVUPS (DI), Y0
+	VDIVPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JNE div_loop
+div_done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX512(dst, src *float32, n int)
+// n is a multiple of 16.
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JEQ sigmoid5_done
+sigmoid5_loop:
+	VMOVUPS (SI), Z7
+	VPORD exp5c<>+832(SB), Z7, Z0
+	VMOVUPS exp5c<>+0(SB), Z5
+	VMOVUPS exp5c<>+64(SB), Z6
+	VMINPS Z0, Z5, Z0
+	VMAXPS Z0, Z6, Z0
+	VMULPS exp5c<>+128(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VMULPS exp5c<>+192(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS exp5c<>+256(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS Z0, Z0, Z3
+	VMOVUPS exp5c<>+320(SB), Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+384(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+448(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+512(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+576(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+640(SB), Z4, Z4
+	VMULPS Z3, Z4, Z4
+	VADDPS Z0, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z4
+	VCVTPS2DQ Z1, Z5
+	VPSRAD $1, Z5, Z6
+	VPSUBD Z6, Z5, Z5
+	VPADDD exp5c<>+768(SB), Z6, Z6
+	VPADDD exp5c<>+768(SB), Z5, Z5
+	VPSLLD $23, Z6, Z6
+	VPSLLD $23, Z5, Z5
+	VMULPS Z6, Z4, Z4
+	VMULPS Z5, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z10
+	VPXORD Z13, Z13, Z13
+	VCMPPS $1, Z13, Z7, K3
+	VMOVUPS exp5c<>+704(SB), Z12
+	VMOVAPS Z4, K3, Z12
+	VDIVPS Z10, Z12, Z12
+	VMOVUPS Z12, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE sigmoid5_loop
+sigmoid5_done:
+	VZEROUPPER
+	RET
+
+// func siluAVX512(dst, src *float32, n int)
+// n is a multiple of 16.
+TEXT ·siluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JEQ silu5_done
+silu5_loop:
+	VMOVUPS (SI), Z7
+	VPORD exp5c<>+832(SB), Z7, Z0
+	VMOVUPS exp5c<>+0(SB), Z5
+	VMOVUPS exp5c<>+64(SB), Z6
+	VMINPS Z0, Z5, Z0
+	VMAXPS Z0, Z6, Z0
+	VMULPS exp5c<>+128(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VMULPS exp5c<>+192(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS exp5c<>+256(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS Z0, Z0, Z3
+	VMOVUPS exp5c<>+320(SB), Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+384(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+448(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+512(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+576(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+640(SB), Z4, Z4
+	VMULPS Z3, Z4, Z4
+	VADDPS Z0, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z4
+	VCVTPS2DQ Z1, Z5
+	VPSRAD $1, Z5, Z6
+	VPSUBD Z6, Z5, Z5
+	VPADDD exp5c<>+768(SB), Z6, Z6
+	VPADDD exp5c<>+768(SB), Z5, Z5
+	VPSLLD $23, Z6, Z6
+	VPSLLD $23, Z5, Z5
+	VMULPS Z6, Z4, Z4
+	VMULPS Z5, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z10
+	VPXORD Z13, Z13, Z13
+	VCMPPS $1, Z13, Z7, K3
+	VMOVUPS exp5c<>+704(SB), Z12
+	VMOVAPS Z4, K3, Z12
+	VMULPS Z7, Z12, Z12
+	VDIVPS Z10, Z12, Z12
+	VMOVUPS Z12, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE silu5_loop
+silu5_done:
+	VZEROUPPER
+	RET
+
+// func geluAVX512(dst, src *float32, n int)
+// n is a multiple of 16.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JEQ gelu5_done
+gelu5_loop:
+	VMOVUPS (SI), Z7
+	VCVTPS2PD Y7, Z9
+	VMULPD exp5d<>+0(SB), Z9, Z10
+	VMULPD Z9, Z10, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z9, Z10, Z10
+	VMULPD exp5d<>+64(SB), Z10, Z10
+	VPORQ exp5d<>+128(SB), Z10, Z10
+	VCVTPD2PS Z10, Y11
+	VCVTPS2PD Y11, Z9
+	VSUBPD Z9, Z10, Z9
+	VCVTPD2PS Z9, Y9
+	VMOVAPS Z11, Z12
+	VMOVAPS Z9, Z13
+	VEXTRACTF64X4 $1, Z7, Y9
+	VCVTPS2PD Y9, Z9
+	VMULPD exp5d<>+0(SB), Z9, Z10
+	VMULPD Z9, Z10, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z9, Z10, Z10
+	VMULPD exp5d<>+64(SB), Z10, Z10
+	VPORQ exp5d<>+128(SB), Z10, Z10
+	VCVTPD2PS Z10, Y11
+	VCVTPS2PD Y11, Z9
+	VSUBPD Z9, Z10, Z9
+	VCVTPD2PS Z9, Y9
+	VINSERTF64X4 $1, Y11, Z12, Z0
+	VINSERTF64X4 $1, Y9, Z13, Z8
+	VCMPPS $4, exp5c<>+896(SB), Z0, K2
+	VMOVAPS.Z Z8, K2, Z8
+	VMOVUPS exp5c<>+0(SB), Z5
+	VMOVUPS exp5c<>+64(SB), Z6
+	VMINPS Z0, Z5, Z0
+	VMAXPS Z0, Z6, Z0
+	VMULPS exp5c<>+128(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VMULPS exp5c<>+192(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS exp5c<>+256(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS Z0, Z0, Z3
+	VMOVUPS exp5c<>+320(SB), Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+384(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+448(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+512(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+576(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+640(SB), Z4, Z4
+	VMULPS Z3, Z4, Z4
+	VADDPS Z0, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z4
+	VCVTPS2DQ Z1, Z5
+	VPSRAD $1, Z5, Z6
+	VPSUBD Z6, Z5, Z5
+	VPADDD exp5c<>+768(SB), Z6, Z6
+	VPADDD exp5c<>+768(SB), Z5, Z5
+	VPSLLD $23, Z6, Z6
+	VPSLLD $23, Z5, Z5
+	VMULPS Z6, Z4, Z4
+	VMULPS Z5, Z4, Z4
+	VMULPS Z8, Z4, Z9
+	VADDPS Z9, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z10
+	VPXORD Z13, Z13, Z13
+	VCMPPS $1, Z13, Z7, K3
+	VMOVUPS exp5c<>+704(SB), Z12
+	VMOVAPS Z4, K3, Z12
+	VMULPS Z7, Z12, Z12
+	VDIVPS Z10, Z12, Z12
+	VMOVUPS Z12, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE gelu5_loop
+gelu5_done:
+	VZEROUPPER
+	RET
+
+// func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64)
+// n is a multiple of 16.
+TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ lanes+32(FP), DX
+	VMOVUPD (DX), Z14
+	VBROADCASTSD shift+24(FP), Z15
+	SHRQ $4, CX
+	JEQ shift5_done
+shift5_loop:
+	VMOVUPS (SI), Z7
+	VCVTPS2PD Y7, Z9
+	VSUBPD Z15, Z9, Z10
+	VCVTPD2PS Z10, Y11
+	VCVTPS2PD Y11, Z9
+	VSUBPD Z9, Z10, Z9
+	VCVTPD2PS Z9, Y9
+	VMOVAPS Z11, Z12
+	VMOVAPS Z9, Z13
+	VEXTRACTF64X4 $1, Z7, Y9
+	VCVTPS2PD Y9, Z9
+	VSUBPD Z15, Z9, Z10
+	VCVTPD2PS Z10, Y11
+	VCVTPS2PD Y11, Z9
+	VSUBPD Z9, Z10, Z9
+	VCVTPD2PS Z9, Y9
+	VINSERTF64X4 $1, Y11, Z12, Z0
+	VINSERTF64X4 $1, Y9, Z13, Z8
+	VCMPPS $4, exp5c<>+896(SB), Z0, K2
+	VMOVAPS.Z Z8, K2, Z8
+	VMOVUPS exp5c<>+0(SB), Z5
+	VMOVUPS exp5c<>+64(SB), Z6
+	VMINPS Z0, Z5, Z0
+	VMAXPS Z0, Z6, Z0
+	VMULPS exp5c<>+128(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VMULPS exp5c<>+192(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS exp5c<>+256(SB), Z1, Z2
+	VSUBPS Z2, Z0, Z0
+	VMULPS Z0, Z0, Z3
+	VMOVUPS exp5c<>+320(SB), Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+384(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+448(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+512(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+576(SB), Z4, Z4
+	VMULPS Z0, Z4, Z4
+	VADDPS exp5c<>+640(SB), Z4, Z4
+	VMULPS Z3, Z4, Z4
+	VADDPS Z0, Z4, Z4
+	VADDPS exp5c<>+704(SB), Z4, Z4
+	VCVTPS2DQ Z1, Z5
+	VPSRAD $1, Z5, Z6
+	VPSUBD Z6, Z5, Z5
+	VPADDD exp5c<>+768(SB), Z6, Z6
+	VPADDD exp5c<>+768(SB), Z5, Z5
+	VPSLLD $23, Z6, Z6
+	VPSLLD $23, Z5, Z5
+	VMULPS Z6, Z4, Z4
+	VMULPS Z5, Z4, Z4
+	VMULPS Z8, Z4, Z9
+	VADDPS Z9, Z4, Z4
+	VMOVUPS Z4, (DI)
+	VCVTPS2PD Y4, Z9
+	VADDPD Z9, Z14, Z14
+	VEXTRACTF64X4 $1, Z4, Y10
+	VCVTPS2PD Y10, Z10
+	VADDPD Z10, Z14, Z14
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE shift5_loop
+shift5_done:
+	VMOVUPD Z14, (DX)
+	VZEROUPPER
+	RET
+
+// func normOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+// n is a multiple of 8.
+TEXT ·normOutAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ gamma+16(FP), R8
+	MOVQ beta+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mean+40(FP), Z6
+	VBROADCASTSD inv+48(FP), Z7
+	SHRQ $3, CX
+	JEQ normOutAVX512_done
+normOutAVX512_loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD (R8), Z1
+	VSUBPD Z6, Z0, Z0
+	VMULPD Z7, Z0, Z0
+	VMULPD Z1, Z0, Z0
+	VCVTPS2PD (R9), Z2
+	VADDPD Z2, Z0, Z0
+	ADDQ $32, R9
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNE normOutAVX512_loop
+normOutAVX512_done:
+	VZEROUPPER
+	RET
+
+// func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+// n is a multiple of 8.
+TEXT ·scaleOutAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ gamma+16(FP), R8
+	MOVQ beta+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mean+40(FP), Z6
+	VBROADCASTSD inv+48(FP), Z7
+	SHRQ $3, CX
+	JEQ scaleOutAVX512_done
+scaleOutAVX512_loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD (R8), Z1
+	VSUBPD Z6, Z0, Z0
+	VMULPD Z7, Z0, Z0
+	VMULPD Z1, Z0, Z0
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNE scaleOutAVX512_loop
+scaleOutAVX512_done:
+	VZEROUPPER
+	RET
+
+// func maxLanesAVX512(src *float32, n int, lanes *[16]float32)
+// n is a multiple of 16.
+TEXT ·maxLanesAVX512(SB), NOSPLIT, $0-24
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ lanes+16(FP), DX
+	VMOVUPS (DX), Z0
+	SHRQ $4, CX
+	JEQ max5_done
+max5_loop:
+	VMOVUPS (SI), Z1
+	VMAXPS Z0, Z1, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNE max5_loop
+max5_done:
+	VMOVUPS Z0, (DX)
+	VZEROUPPER
+	RET
+
+// func divAVX512(x *float32, n int, s float32)
+// n is a multiple of 16.
+TEXT ·divAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+	SHRQ $4, CX
+	JEQ div5_done
+div5_loop:
+	VMOVUPS (DI), Z0
+	VDIVPS Z1, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	DECQ CX
+	JNE div5_loop
+div5_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX2(dst, src *float32, n int)
+// n is a multiple of 32.
+TEXT ·reluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS Y4, Y4, Y4
+	SHRQ $5, CX
+	JEQ reluAVX2_done
+reluAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y4, Y1
+	VMAXPS Y2, Y4, Y2
+	VMAXPS Y3, Y4, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE reluAVX2_loop
+reluAVX2_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX512(dst, src *float32, n int)
+// n is a multiple of 64.
+TEXT ·reluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VPXORD Z4, Z4, Z4
+	SHRQ $6, CX
+	JEQ reluAVX512_done
+reluAVX512_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNE reluAVX512_loop
+reluAVX512_done:
 	VZEROUPPER
 	RET

@@ -23,51 +23,37 @@ func horner(c []float32, t float32) float32 {
 	return r
 }
 
-// Sigmoid sets dst[i] = 1/(1+e^-src[i]). With e = e^-|x| (never
-// overflows): 1/(1+e) for x ≥ 0, e/(1+e) for x < 0, which keeps the
-// relative accuracy down to the subnormal results of very negative x.
-func Sigmoid(dst, src []float32) {
+// Relu sets dst[i] = 0 where src[i] < 0, else src[i]: NaN and -0 pass
+// through unchanged. dst may be src.
+func Relu(dst, src []float32) {
 	dst = dst[:len(src)]
-	var buf [chunk]float32
-	for off := 0; off < len(src); off += chunk {
-		s := src[off:min(off+chunk, len(src))]
-		d, b := dst[off:off+len(s)], buf[:len(s)]
-		for i, x := range s {
-			b[i] = -abs(x)
-		}
-		Exp(b, b)
-		for i, x := range s {
-			e := b[i]
-			if x < 0 {
-				d[i] = e / (1 + e)
-			} else {
-				d[i] = 1 / (1 + e)
-			}
-		}
+	n := 0
+	if n64 := len(src) &^ 63; hasAVX512 && n64 > 0 {
+		reluAVX512(&dst[0], &src[0], n64)
+		n = n64
+	} else if n32 := len(src) &^ 31; hasAVX2 && n32 > 0 {
+		reluAVX2(&dst[0], &src[0], n32)
+		n = n32
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = relu1(src[i])
 	}
 }
 
-// Silu sets dst[i] = x·sigmoid(x) for x = src[i].
-func Silu(dst, src []float32) {
-	dst = dst[:len(src)]
-	var buf [chunk]float32
-	for off := 0; off < len(src); off += chunk {
-		s := src[off:min(off+chunk, len(src))]
-		d, b := dst[off:off+len(s)], buf[:len(s)]
-		for i, x := range s {
-			b[i] = -abs(x)
-		}
-		Exp(b, b)
-		for i, x := range s {
-			e := b[i]
-			if x < 0 {
-				d[i] = x * e / (1 + e)
-			} else {
-				d[i] = x / (1 + e)
-			}
-		}
+func relu1(x float32) float32 {
+	if x < 0 {
+		return 0
 	}
+	return x
 }
+
+// Sigmoid sets dst[i] = 1/(1+e^-src[i]). With e = e^-|x| (never
+// overflows): 1/(1+e) for x ≥ 0, e/(1+e) for x < 0, which keeps the
+// relative accuracy down to the subnormal results of very negative x.
+func Sigmoid(dst, src []float32) { logistic(dst, src, kindSigmoid) }
+
+// Silu sets dst[i] = x·sigmoid(x) for x = src[i].
+func Silu(dst, src []float32) { logistic(dst, src, kindSilu) }
 
 // Gelu sets dst[i] to the tanh approximation of GELU that the Ascend Gelu
 // operator computes, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as the
@@ -75,36 +61,117 @@ func Silu(dst, src []float32) {
 // float64 and split into float32 hi + lo, and e^-|v| taken as
 // e^hi·(1+lo): the error of rounding v alone would grow with |v| (to
 // about 90 ulp at x = -10).
-func Gelu(dst, src []float32) {
-	const c2 = 2 * 0.7978845608028654 // 2·√(2/π)
+func Gelu(dst, src []float32) { logistic(dst, src, kindGelu) }
+
+type logisticKind uint8
+
+const (
+	kindSigmoid logisticKind = iota
+	kindSilu
+	kindGelu
+)
+
+// logistic runs a whole multiple of 8 elements through the AVX2 code and
+// the tail through it too, from a buffer, so a value's result never
+// depends on where it sits; without AVX2 the scalar functions, which
+// perform the same operations. Direct calls, not a func value, so that
+// buf stays on the stack.
+func logistic(dst, src []float32, kind logisticKind) {
 	dst = dst[:len(src)]
-	var buf, lo [chunk]float32
-	var neg [chunk]bool
-	for off := 0; off < len(src); off += chunk {
-		s := src[off:min(off+chunk, len(src))]
-		d, b := dst[off:off+len(s)], buf[:len(s)]
-		for i, x := range s {
-			f := float64(x)
-			v := c2 * (f + 0.044715*f*f*f)
-			neg[i] = v < 0
-			v = -math.Abs(v)
-			b[i] = float32(v)
-			lo[i] = 0
-			if !math.IsInf(float64(b[i]), 0) {
-				lo[i] = float32(v - float64(b[i]))
+	if !hasAVX2 {
+		for i, x := range src {
+			switch kind {
+			case kindSigmoid:
+				dst[i] = sigmoid1(x)
+			case kindSilu:
+				dst[i] = silu1(x)
+			default:
+				dst[i] = gelu1(x)
 			}
 		}
-		Exp(b, b)
-		for i, x := range s {
-			e := b[i]
-			e += e * lo[i]
-			if neg[i] {
-				d[i] = x * e / (1 + e)
-			} else {
-				d[i] = x / (1 + e)
-			}
+		return
+	}
+	vec := func(d, s *float32, n int) {
+		switch kind {
+		case kindSigmoid:
+			sigmoidAVX2(d, s, n)
+		case kindSilu:
+			siluAVX2(d, s, n)
+		default:
+			geluAVX2(d, s, n)
 		}
 	}
+	n := 0
+	if n16 := len(src) &^ 15; hasAVX512 && n16 > 0 {
+		switch kind {
+		case kindSigmoid:
+			sigmoidAVX512(&dst[0], &src[0], n16)
+		case kindSilu:
+			siluAVX512(&dst[0], &src[0], n16)
+		default:
+			geluAVX512(&dst[0], &src[0], n16)
+		}
+		n = n16
+	}
+	if n8 := len(src) &^ 7; n8 > n {
+		vec(&dst[n], &src[n], n8-n)
+		n = n8
+	}
+	if n == len(src) {
+		return
+	}
+	var buf [8]float32
+	k := copy(buf[:], src[n:])
+	vec(&buf[0], &buf[0], 8)
+	copy(dst[n:], buf[:k])
+}
+
+// sel is the numerator factor of the logistic functions: e for x < 0
+// (x·e/(1+e) = x/(1+e^|x|)), else 1.
+func sel(x, e float32) float32 {
+	if x < 0 {
+		return e
+	}
+	return 1
+}
+
+// sigmoid1, silu1 and gelu1 are one element of Sigmoid, Silu and Gelu:
+// exactly the operations of the assembly, each rounding explicit so that
+// no FMA contraction changes a result.
+func sigmoid1(x float32) float32 {
+	e := exp1(-abs(x))
+	return sel(x, e) / (1 + e)
+}
+
+func silu1(x float32) float32 {
+	e := exp1(-abs(x))
+	return float32(x*sel(x, e)) / (1 + e)
+}
+
+const (
+	geluK  = 0.044715
+	geluC2 = 2 * 0.7978845608028654 // 2·√(2/π)
+)
+
+func gelu1(x float32) float32 {
+	f := float64(x)
+	t := float64(geluK * f)
+	t = float64(t * f)
+	t = float64(t * f)
+	h, lo := split(-math.Abs(float64(geluC2 * float64(f+t))))
+	e := exp1(h)
+	e += float32(e * lo)
+	return float32(x*sel(x, e)) / (1 + e)
+}
+
+// split returns a ≈ h + lo in float32: h = float32(a) and the rounding
+// error lo (0 where h overflows to infinity).
+func split(a float64) (h, lo float32) {
+	h = float32(a)
+	if !math.IsInf(float64(h), 0) {
+		lo = float32(a - float64(h))
+	}
+	return h, lo
 }
 
 // Tanh sets dst[i] = tanh(src[i]): an odd polynomial below |x| = 0.625,

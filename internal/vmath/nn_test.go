@@ -79,3 +79,69 @@ func TestNormsMatchFloat64(t *testing.T) {
 	LayerNorm(y, []float32{1, float32(math.NaN())}, []float32{1, 1}, []float32{0, 0}, 1e-5)
 	assert.True(t, math.IsNaN(float64(y[0])) && math.IsNaN(float64(y[1])))
 }
+
+// Softmax's assembly and its scalar tail perform the same operations, and
+// the lane sums do not depend on where the vector part ends: a row gives
+// the same bits computed whole, in place, or with AVX2 off.
+func TestSoftmaxVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 24, 127, 128, 1001} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 20)
+		}
+		if n > 8 {
+			x[3] = float32(math.Inf(-1))
+		}
+		want := make([]float32, n)
+		Softmax(want, x)
+		// AVX2 without AVX-512, then portable Go, where the CPU has them.
+		for _, c := range []struct{ avx512, avx2 bool }{{false, hasAVX2}, {false, false}} {
+			s512, s2 := hasAVX512, hasAVX2
+			hasAVX512, hasAVX2 = c.avx512, c.avx2
+			got := make([]float32, n)
+			Softmax(got, x)
+			hasAVX512, hasAVX2 = s512, s2
+			assert.Equal(t, bits(want), bits(got), "n=%d avx2=%v", n, c.avx2)
+		}
+		in := append([]float32(nil), x...)
+		Softmax(in, in)
+		assert.Equal(t, bits(want), bits(in), "n=%d in place", n)
+	}
+}
+
+func bits(f []float32) []uint32 {
+	b := make([]uint32, len(f))
+	for i, v := range f {
+		b[i] = math.Float32bits(v)
+	}
+	return b
+}
+
+// LayerNorm's and RMSNorm's AVX-512 output loop performs the Go loop's
+// operations: the same bits with and without it, at any row length.
+func TestNormsVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 7, 8, 9, 256, 300} {
+		x, g, b := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], g[i], b[i] = float32(r.NormFloat64()*5+2), float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		var want, got [2][]float32
+		for k, wide := range []bool{hasAVX512, false} {
+			saved := hasAVX512
+			hasAVX512 = wide
+			ln, rms := make([]float32, n), make([]float32, n)
+			LayerNorm(ln, x, g, b, 1e-5)
+			RMSNorm(rms, x, g, 1e-6)
+			hasAVX512 = saved
+			if k == 0 {
+				want = [2][]float32{ln, rms}
+			} else {
+				got = [2][]float32{ln, rms}
+			}
+		}
+		assert.Equal(t, bits(want[0]), bits(got[0]), "LayerNorm n=%d", n)
+		assert.Equal(t, bits(want[1]), bits(got[1]), "RMSNorm n=%d", n)
+	}
+}

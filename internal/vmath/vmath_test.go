@@ -162,3 +162,67 @@ func TestExpVectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The logistic functions' assembly performs exactly sigmoid1's, silu1's
+// and gelu1's operations: the same bits for every input class, at any
+// position and length.
+func TestLogisticVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	src := make([]float32, 4099)
+	for i := range src {
+		switch i % 3 {
+		case 0:
+			src[i] = math.Float32frombits(r.Uint32()) // any class: NaN, Inf, subnormal, huge
+		case 1:
+			src[i] = float32(r.NormFloat64() * 8)
+		default:
+			src[i] = float32(r.NormFloat64() * 0.01)
+		}
+	}
+	src = append(src, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.Float32frombits(1), math.Float32frombits(0x80000001), math.MaxFloat32, -math.MaxFloat32, -9.5, 10)
+	for _, c := range []struct {
+		name string
+		vec  func(dst, src []float32)
+		one  func(float32) float32
+	}{{"Sigmoid", Sigmoid, sigmoid1}, {"Silu", Silu, silu1}, {"Gelu", Gelu, gelu1}} {
+		// With AVX-512 (where the CPU has it), then with AVX2 alone.
+		for _, wide := range []bool{hasAVX512, false} {
+			saved := hasAVX512
+			hasAVX512 = wide
+			out := make([]float32, len(src))
+			c.vec(out, src)
+			hasAVX512 = saved
+			for i, x := range src {
+				require.Equal(t, math.Float32bits(c.one(x)), math.Float32bits(out[i]), "%s(%g) avx512=%v", c.name, x, wide)
+			}
+		}
+	}
+}
+
+// Relu zeroes exactly the elements below 0 (not -0, not NaN), with the
+// same bits on the vector paths and the scalar tail, at any length.
+func TestRelu(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	src := make([]float32, 1000)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	src = append(src, 0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(-1)), -1e-45)
+	for _, wide := range []bool{hasAVX512, false} {
+		saved := hasAVX512
+		hasAVX512 = wide
+		for _, n := range []int{0, 1, 31, 32, 33, 64, 65, 127, len(src)} {
+			out := make([]float32, n)
+			Relu(out, src[:n])
+			for i, x := range src[:n] {
+				want := x
+				if x < 0 {
+					want = 0
+				}
+				require.Equal(t, math.Float32bits(want), math.Float32bits(out[i]), "Relu(%g) n=%d avx512=%v", x, n, wide)
+			}
+		}
+		hasAVX512 = saved
+	}
+}

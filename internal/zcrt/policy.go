@@ -68,7 +68,8 @@ func ParseReusePairs(s string) []ReusePair {
 // failure reaches the caller as ACL_ERROR_GE_FAILURE: CopyModelData wraps
 // it in GE_ASSERT_SUCCESS (hicann/ge runtime/v1/graph/load/model_manager/
 // davinci_model.cc:6673, 6705), whose generic failure ACL maps to 500002
-// (api/acl/common/error_codes_inner.h:24-28); GE only logs E13025.
+// (api/acl/common/error_codes_inner.h:24-28); GE only logs its reason
+// (base/common/util.cc:585-590).
 func checkReusePairs(op string, pairs []ReusePair, in, out []UserBuffer) error {
 	for _, p := range pairs {
 		if p.In >= len(in) || p.Out >= len(out) {

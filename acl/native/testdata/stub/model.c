@@ -3,7 +3,11 @@
  *
  *   offset 0   char     magic[8] = "STUBOM01"
  *          8   uint32   n: number of inputs = number of outputs, 1..8
- *         12   uint32   g: number of batch gears, 0 (static) to 8
+ *         12   uint32   g: number of batch gears, 0 (static) to 8, in the low
+ *              16 bits; bit 16+k: output k must reuse input k's memory (the
+ *              model attribute ge.exec.outputReuseInputMemIndexes "k,k");
+ *              bit 24+k: output k is always copied out of the model's own
+ *              block (its producer takes no external address)
  *         16   uint64   work_size   (>= 8: execution counter at offset 0)
  *         24   uint64   weight_size (>= 8*n: one 8-byte addend slot per io)
  *         32   n input then n output descriptors of 144 bytes each:
@@ -41,6 +45,9 @@
 #define GE_EXEC_MODEL_ADDR_INVALID 145007
 #define GE_MEMORY_ALLOCATION 245000
 #define RT_MODEL_EXECUTE 507011
+#define RT_AICORE_EXCEPTION 507015
+#define RT_SYS_DMA 507013
+#define RT_MODEL_CONTEXT 107004
 #define SIZE_SLACK 64 /* a buffer may be this much smaller than its io */
 #define DESC_BASE ((uintptr_t)5 << 40)
 #define DATASET_BASE ((uintptr_t)6 << 40)
@@ -60,13 +67,14 @@ typedef struct model {
     uint32_t id;
     uint32_t n;
     io in[MAX_IO], out[MAX_IO];
-    uint32_t ngears;
+    uint32_t ngears, reuse, copy;
     uint64_t gears[MAX_GEARS];
     uint64_t cur_batch; /* the batch aclmdlSetDynamicBatchSize chose, 0 before */
     char *work, *weight; /* addresses the stub can touch */
     size_t work_size, weight_size;
     int owns;   /* work and weight were allocated by the load, on device */
     int device; /* the device of the context it was loaded in */
+    const stub_ctx *ctx; /* that context: executes need it current */
     uint32_t pending;            /* asynchronous executions queued */
     stub_stream *pending_stream; /* the stream they are queued on */
     int mode;                    /* 0 never executed, 1 aclmdlExecute, 2 aclmdlExecuteAsync */
@@ -104,7 +112,7 @@ static table g_models, g_descs, g_datasets, g_dbufs, g_configs;
 static size_t dtype_size(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_INT32 ? 4 : 0; }
 
 typedef struct parsed {
-    uint32_t n, ngears;
+    uint32_t n, ngears, reuse, copy;
     uint64_t work_size, weight_size;
     uint64_t gears[MAX_GEARS];
     io in[MAX_IO], out[MAX_IO];
@@ -140,6 +148,9 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
     memcpy(&m->ngears, p + 12, 4);
+    m->reuse = m->ngears >> 16 & 0xff;
+    m->copy = m->ngears >> 24;
+    m->ngears &= 0xffff;
     memcpy(&m->work_size, p + 16, 8);
     memcpy(&m->weight_size, p + 24, 8);
     if (m->n < 1 || m->n > MAX_IO) return stub_fail(GE_PARAM_INVALID, fn, "io count %u not in [1, 8]", m->n);
@@ -147,6 +158,8 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
         m->work_size > (1ull << 32))
         return stub_fail(GE_PARAM_INVALID, fn, "bad work or weight size");
     if (m->ngears > MAX_GEARS) return stub_fail(GE_PARAM_INVALID, fn, "gear count %u not in [0, 8]", m->ngears);
+    if ((m->reuse | m->copy) >> m->n)
+        return stub_fail(GE_PARAM_INVALID, fn, "reuse or copy mask names an io past %u", m->n);
     size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + m->weight_size;
     if (size != want)
         return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
@@ -192,10 +205,13 @@ static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *
     memcpy(m->in, pm->in, sizeof m->in);
     memcpy(m->out, pm->out, sizeof m->out);
     m->ngears = pm->ngears;
+    m->reuse = pm->reuse;
+    m->copy = pm->copy;
     memcpy(m->gears, pm->gears, sizeof m->gears);
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
     m->device = ctx->device;
+    m->ctx = ctx;
     if (with_mem) {
         if (workSize < pm->work_size || weightSize < pm->weight_size) {
             free(m);
@@ -775,8 +791,13 @@ typedef struct run {
  * touch, checking count, sizes and memory. An output buffer with a NULL
  * address and size 0 gets device memory of the output's size (the caller
  * frees it with aclrtFree). */
+/* Execution faults bind_io finds (docs/misuse.md): a host buffer the tasks
+ * address as device memory, and a plain host buffer an asynchronous
+ * execution copies with a device-to-device DMA. */
+enum { FAULT_CORE = 1, FAULT_DMA = 2 };
+
 static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, int async, void **addr,
-                        size_t *touch) {
+                        size_t *touch, int *fault) {
     const char *what = out ? "output" : "input";
     const io *ios = out ? m->out : m->in;
     aclmdlDataset *d = get_dataset(h);
@@ -804,6 +825,14 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
             return stub_fail(ACL_ERROR_GE_FAILURE, fn, "E13025: %s %u (%s): buffer of %zu bytes, the model needs %zu", what,
                              k, ios[k].name, b->size, ios[k].bytes);
         if (!b->data) return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): NULL address", what, k, ios[k].name);
+        int copied = out && (m->copy >> k & 1);
+        /* A copied output is copied whole: CopyOutputData fails on a shorter
+         * buffer (hicann/ge davinci_model.cc:5054) and the execute returns
+         * ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911). */
+        if (copied && b->size < ios[k].bytes)
+            return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
+                             "output %u (%s): the buffer of %zu bytes is smaller than the %zu bytes copied out to it", k,
+                             ios[k].name, b->size, ios[k].bytes);
         size_t n_touch = b->size < ios[k].bytes ? b->size : ios[k].bytes;
         classified c;
         classify(b->data, n_touch, &c);
@@ -816,21 +845,39 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
         if (c.kind == MK_DEVFREE || !c.in_range)
             return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): %p+%zu is not inside a live allocation", what,
                              k, ios[k].name, b->data, n_touch);
-        if (async && c.kind == MK_PLAIN)
-            return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn,
-                             "%s %u (%s): %p is plain host memory, which asynchronous work cannot use", what, k,
-                             ios[k].name, b->data);
-        /* A pinned or plain host output is copied out of the model's own
-         * block, whole:
-         * CopyOutputData fails on a shorter buffer (hicann/ge
-         * runtime/v1/graph/load/model_manager/davinci_model.cc:5054) and the
-         * execute returns ACL_ERROR_GE_INTERNAL_ERROR (davinci_model.cc:7911). */
-        if (out && (c.kind == MK_PINNED || c.kind == MK_PLAIN) && b->size < ios[k].bytes)
-            return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
-                             "output %u (%s): the host buffer of %zu bytes is smaller than the %zu bytes copied out to it",
-                             k, ios[k].name, b->size, ios[k].bytes);
+        /* Host memory (pinned or plain) is passed as device memory too
+         * (model.cpp:750, 777). Addressed by the tasks, it faults when they
+         * run (ACL_ERROR_RT_AICORE_EXCEPTION); copied, the copy is
+         * ACL_MEMCPY_DEVICE_TO_DEVICE: synchronous it goes by the pointers,
+         * asynchronous it is corrected for pinned memory and a DMA of a
+         * pageable address for plain memory (ACL_ERROR_RT_SYS_DMA;
+         * hicann/runtime api_error.cc:2695-2719, 2789-2802). */
+        if (!copied && (c.kind == MK_PINNED || c.kind == MK_PLAIN)) *fault |= FAULT_CORE;
+        if (copied && async && c.kind == MK_PLAIN) *fault |= FAULT_DMA;
         addr[k] = c.host;
         touch[k] = n_touch;
+    }
+    return ACL_SUCCESS;
+}
+
+/* check_reuse is GE's CheckIoReuseAddrs inside UpdateAllNodeArgs: output k
+ * of a reuse pair must have input k's address. Like every check there it
+ * reaches the caller as ACL_ERROR_GE_FAILURE; the message is what GE logs
+ * (hicann/ge base/common/util.cc:585-590; davinci_model.cc:6673,
+ * api/acl/common/error_codes_inner.h:24-28). It runs after the IO counts and before the per-IO checks; with
+ * a count or dataset wrong it leaves the report to bind_io. */
+static aclError check_reuse(const char *fn, const aclmdlDataset *in, const aclmdlDataset *out, const model *m) {
+    aclmdlDataset *di = get_dataset(in), *dout = get_dataset(out);
+    if (!m->reuse || !di || !dout || di->n != m->n || dout->n != m->n) return ACL_SUCCESS;
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (!(m->reuse >> k & 1)) continue;
+        aclDataBuffer *bi = get_dbuf((aclDataBuffer *)di->bufs[k]), *bo = get_dbuf((aclDataBuffer *)dout->bufs[k]);
+        if (bi && bo && bi->data != bo->data)
+            return stub_fail(ACL_ERROR_GE_FAILURE, fn,
+                             "Output[%u] address(%p) must be same as Input[%u] address(%p) because the option "
+                             "'ge.exec.outputReuseInputMemIndexes' is set with value containing '%u,%u', addr reuse "
+                             "check not pass",
+                             k, bo->data, k, bi->data, k, k);
     }
     return ACL_SUCCESS;
 }
@@ -897,9 +944,6 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if (r) LOCKED_RETURN(r);
     model *m = find_model(modelId);
     if (!m) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, fn, "no loaded model %u", modelId));
-    if (c->device != m->device)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, "model %u is on device %d, the current context on %d",
-                                modelId, m->device, c->device));
     stub_stream *s = NULL;
     if (async && (r = resolve_stream(fn, stream, 1, &s))) LOCKED_RETURN(r);
     /* One kind of execution per model (hicann/ge davinci_model.cc:7636-7638). */
@@ -911,18 +955,33 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     if (!x) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory"));
     x->m = m;
     x->id = modelId;
-    if ((r = bind_io(fn, input, m, 0, async, x->in, x->nin)) || (r = bind_io(fn, output, m, 1, async, x->out, x->nout))) {
+    int fault = 0;
+    if ((r = check_reuse(fn, input, output, m)) || (r = bind_io(fn, input, m, 0, async, x->in, x->nin, &fault)) ||
+        (r = bind_io(fn, output, m, 1, async, x->out, x->nout, &fault))) {
         free(x);
         LOCKED_RETURN(r);
     }
+    /* The runtime refuses a model of another context at aclmdlRIExecute*,
+     * after GE's IO checks (hicann/runtime api_impl.cc:4413-4445,
+     * error_message_manage.hpp:328-334; errcode_manage.cc:178 → 107004). */
+    if (c != m->ctx) {
+        free(x);
+        LOCKED_RETURN(stub_fail(RT_MODEL_CONTEXT, fn, "model %u was loaded in another context (device %d; current on %d)",
+                                modelId, m->device, c->device));
+    }
     m->mode = async ? 2 : 1;
     if (!async) {
-        run_model(x, 1);
+        run_model(x, !fault);
+        if (fault)
+            LOCKED_RETURN(stub_fail(RT_AICORE_EXCEPTION, fn,
+                                    "model %u: an IO buffer is host memory, which the tasks address as device memory",
+                                    modelId));
         LOCKED_RETURN(ACL_SUCCESS);
     }
     m->pending++;
     m->pending_stream = s;
-    task t = {.type = TASK_CALL, .fn = run_model, .arg = x};
+    task t = {.type = TASK_CALL, .fn = run_model, .arg = x,
+              .fail = fault & FAULT_DMA ? RT_SYS_DMA : fault & FAULT_CORE ? RT_AICORE_EXCEPTION : 0};
     if ((r = enqueue(s, &t))) run_model(x, 0); /* not queued: undo */
     LOCKED_RETURN(r);
 }

@@ -172,6 +172,35 @@ static aclError lookup_event(const char *fn, aclrtEvent h, stub_event **out) {
     return ACL_SUCCESS;
 }
 
+/* event_stream resolves the event and stream of aclrtRecordEvent,
+ * aclrtStreamWaitEvent and aclrtResetEvent in the order of hicann/runtime
+ * @681ef76 (the fallback's eventStream, fallback/event.go): the ACL layer's
+ * NULL event (src/acl/aclrt_impl/event.cpp:89, 117; stream.cpp:232 →
+ * 100000); the handles (api_c.cc:739-740, 773-774: event then stream;
+ * api_c_stream.cc:127-128: stream then event for a wait → 107017); an
+ * event without ACL_EVENT_SYNC for a wait or a reset (api_error.cc:
+ * 1414-1416, 1760-1762 → 207000); the current context (api_impl.cc:
+ * 1594-1595, 2137-2138, 2202-2203 → 107002), NULL as its default stream,
+ * a stream of that context (api_impl.cc:1609-1610, 2152-2153, 2216 →
+ * 107003); event and stream on one device (not settled → 107003). */
+static aclError event_stream(const char *fn, aclrtEvent event, aclrtStream stream, int stream_first,
+                             const char *sync_why, stub_event **e, stub_stream **s) {
+    aclError r = need_init(fn);
+    if (r) return r;
+    if (!event) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "event is NULL");
+    if (stream_first && stream && (r = resolve_stream(fn, stream, 0, s))) return r;
+    if ((r = lookup_event(fn, event, e))) return r;
+    if (!stream_first && stream && (r = resolve_stream(fn, stream, 0, s))) return r;
+    if (sync_why && !((*e)->flag & ACL_EVENT_SYNC))
+        return stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn, "event %p was created without ACL_EVENT_SYNC: %s", event,
+                         sync_why);
+    if ((r = resolve_stream(fn, stream, 1, s))) return r;
+    if ((*e)->ctx->device != (*s)->ctx->device)
+        return stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, fn, "event %p and stream %p are on different devices", event,
+                         stream);
+    return ACL_SUCCESS;
+}
+
 /* ---- streams ---- */
 
 /* Per-device limits of streams and events, as the fallback's
@@ -328,16 +357,10 @@ STUB_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
 STUB_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    stub_ctx *c;
-    aclError r = need_init_ctx(__func__, &c);
     stub_event *e;
     stub_stream *s;
-    if (!r) r = lookup_event(__func__, event, &e);
-    if (!r) r = resolve_stream(__func__, stream, 1, &s);
+    aclError r = event_stream(__func__, event, stream, 0, NULL, &e, &s);
     if (r) LOCKED_RETURN(r);
-    if (e->ctx->device != s->ctx->device)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
-                                event, stream));
     task t = {.type = TASK_RECORD, .ev = e, .seq = ++e->record_seq};
     LOCKED_RETURN(enqueue(s, &t));
 }
@@ -345,51 +368,27 @@ STUB_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 STUB_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     ENTER();
     pthread_mutex_lock(&g_mu);
-    stub_ctx *c;
-    aclError r = need_init_ctx(__func__, &c);
     stub_event *e;
     stub_stream *s;
-    if (!r) r = lookup_event(__func__, event, &e);
-    if (!r) r = resolve_stream(__func__, stream, 1, &s);
+    aclError r = event_stream(__func__, event, stream, 1, "a stream cannot wait for it", &e, &s);
     if (r) LOCKED_RETURN(r);
-    /* No ACL_EVENT_SYNC, no wait task: hicann/runtime
-     * src/runtime/api/impl/api_error.cc:1414-1416 → 207000. */
-    if (!(e->flag & ACL_EVENT_SYNC))
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
-                                "event %p was created without ACL_EVENT_SYNC", event));
-    if (e->ctx->device != s->ctx->device)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
-                                event, stream));
     if (e->reached_seq >= e->record_seq) LOCKED_RETURN(ACL_SUCCESS); /* nothing to wait for */
     task t = {.type = TASK_WAIT, .ev = e, .seq = e->record_seq};
     LOCKED_RETURN(enqueue(s, &t));
 }
 
 #ifndef STUB_OMIT_OPTIONAL
-/* aclrtResetEvent, checked in the order of hicann/runtime @681ef76: the ACL
- * layer's NULL check (src/acl/aclrt_impl/event.cpp:116 → 100000), the
- * handles (src/runtime/api/api_c.cc:767-776, runtime_handle_guard.cc:91 →
- * 107017), an event without a wait task, i.e. without ACL_EVENT_SYNC
- * (src/runtime/api/impl/api_error.cc:1760-1762 → 207000), the current
- * context (api_impl.cc:2202 → 107002), NULL meaning the default stream
- * (api_impl.cc:2205-2208), a stream of another context (api_impl.cc:2213 →
- * 107003). The reset is a task of the stream (event.cc:764-792): it runs in
- * order; waits bind to a record when they are queued, so it changes none. */
+/* aclrtResetEvent: the checks of event_stream (an event without
+ * ACL_EVENT_SYNC has no wait task to reset). The reset is a task of the
+ * stream (hicann/runtime event.cc:764-792): it runs in order; waits bind to
+ * a record when they are queued, so it changes none. */
 STUB_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
     ENTER();
     pthread_mutex_lock(&g_mu);
     stub_event *e;
     stub_stream *s;
-    aclError r = lookup_event(__func__, event, &e);
-    if (!r && stream) r = resolve_stream(__func__, stream, 0, &s);
+    aclError r = event_stream(__func__, event, stream, 0, "it has nothing to reset", &e, &s);
     if (r) LOCKED_RETURN(r);
-    if (!(e->flag & ACL_EVENT_SYNC))
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, __func__,
-                                "event %p was created without ACL_EVENT_SYNC: it has nothing to reset", event));
-    if ((r = resolve_stream(__func__, stream, 1, &s))) LOCKED_RETURN(r);
-    if (e->ctx->device != s->ctx->device)
-        LOCKED_RETURN(stub_fail(ACL_ERROR_RT_STREAM_CONTEXT, __func__, "event %p and stream %p are on different devices",
-                                event, stream));
     task t = {.type = TASK_RESET, .ev = e};
     LOCKED_RETURN(enqueue(s, &t));
 }
