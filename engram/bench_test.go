@@ -3,7 +3,6 @@ package engram_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,80 +15,143 @@ import (
 
 // BenchmarkCache is the inference fetch with and without a hot-row cache
 // of 5% of the table, on Zipf(1.05) and uniform indices (W = 4 in
-// process), reporting remote rows read per fetch and the hit rate. The
-// ratio of remote rows is the cache's effect; throughput on one host does
-// not show the cost of a remote read: link=hccs runs the same under the
-// HCCL fallback's link model with HCCS figures. cpu-µs/fetch is the
-// process's CPU time per fetch of all ranks (user + system), which a
-// loaded machine disturbs less than the wall clock.
+// process), under the HCCL fallback's link model with HCCS and with RoCE
+// figures, for rows of 64, 160 (issue 9's sizes, where a read's latency
+// weighs most) and 2560 bytes. Every iteration runs, one after the other
+// on the same ranks and indices, three fetches of T rows per rank:
+//
+//   - nocache: a buffer without cache (remote rows read over the link);
+//   - cached: a buffer with the cache (hits copied locally, misses read);
+//   - limit: the same buffer without cache fetching only its own rows (the
+//     indices mapped into the rank's slice), every row a local copy: a hit
+//     rate of 1, what no cache can beat on this machine.
+//
+// The three take turns in a rotating order. Each reports rows/s; x_cached is cached/nocache, x_limit limit/nocache
+// and cached/limit how close the cache comes to the limit, all from the
+// same run. Where x_limit is under 2, the issue's 2× target is beyond what
+// this machine's simulator can show (its own copy work, not the link,
+// bounds a fetch). remote-rows/fetch counts rows read over the link by a
+// fetch of rank 0 (bypassed rows included), hit-rate the cache's.
 func BenchmarkCache(b *testing.B) {
 	const w, e, t = 4, 25000, 4096
-	for _, link := range []string{"off", "hccs"} {
-		for _, dist := range []string{"zipf1.05", "uniform"} {
-			for _, cacheRows := range []int{0, w * e / 20} {
-				b.Run(fmt.Sprintf("link=%s/%s/cache=%d", link, dist, cacheRows), func(b *testing.B) {
-					var lm *hcclsim.LinkModel
-					if link == "hccs" {
-						lm = hcclsim.HCCSLink()
-					}
-					c := newClusterLink(b, w, lm)
-					cfg := engram.Config{EntriesPerRank: e, Hidden: 64, DType: engram.BF16, Capacity: 4 * engram.CapacityAlign, CacheRows: cacheRows}
-					bs := c.buffers(cfg)
-					tab := slices(1, w, cfg)
-					ctx := ctxT(b)
-					require.NoError(b, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
-					// A stream of fetches: fresh indices each time.
-					const batches = 16
-					idx := make([][][]int32, w)
-					for r := range idx {
-						rng := rand.New(rand.NewPCG(2, uint64(r)))
-						for range batches {
-							if dist == "uniform" {
-								idx[r] = append(idx[r], uniform(rng, t, w*e))
-							} else {
-								idx[r] = append(idx[r], zipf(rng, t, w*e, 1.05))
-							}
-						}
-					}
-					outs := make([]*acl.DeviceBuffer, w)
-					for r := range outs {
-						var err error
-						outs[r], err = c.devs[r].Malloc(uintptr(t*cfg.RowBytes()), acl.MemMallocHugeFirst)
-						require.NoError(b, err)
-						b.Cleanup(func() { _ = outs[r].Close() })
-					}
-					var remote int64
-					b.ReportAllocs()
-					cpu0 := cpuTime(b)
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						require.NoError(b, c.each(func(r int) error {
-							p, err := bs[r].FetchInto(idx[r][i%batches], engram.Output{Rows: outs[r]}, c.streams[r])
-							if err != nil {
-								return err
-							}
-							_, err = p.Wait(ctx)
-							return err
-						}))
-					}
-					b.StopTimer()
-					cpu := cpuTime(b) - cpu0
-					st := bs[0].CacheStats()
-					if cacheRows > 0 {
-						remote = st.Misses + st.Bypassed
-					} else {
-						for i := 0; i < b.N; i++ {
-							remote += remoteCount(idx[0][i%batches], 0, e)
-						}
-					}
-					b.ReportMetric(float64(remote)/float64(b.N), "remote-rows/fetch")
-					b.ReportMetric(st.HitRate(), "hit-rate")
-					b.ReportMetric(float64(b.N*t*w)/b.Elapsed().Seconds(), "rows/s")
-					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/fetch")
+	for _, hidden := range []int{32, 80, 1280} {
+		for _, link := range []string{"hccs", "roce"} {
+			for _, dist := range []string{"zipf1.05", "uniform"} {
+				b.Run(fmt.Sprintf("row=%d/link=%s/%s", 2*hidden, link, dist), func(b *testing.B) {
+					benchCache(b, w, e, t, hidden, link, dist)
 				})
 			}
 		}
 	}
+}
+
+func benchCache(b *testing.B, w int, e int64, t, hidden int, link, dist string) {
+	lm := hcclsim.HCCSLink()
+	if link == "roce" {
+		lm = hcclsim.RoCELink()
+	}
+	c := newClusterLink(b, w, lm)
+	cfg := engram.Config{EntriesPerRank: e, Hidden: hidden, DType: engram.BF16}
+	cfg.Capacity = (e*cfg.RowBytes() + engram.CapacityAlign - 1) / engram.CapacityAlign * engram.CapacityAlign
+	plain := c.buffers(cfg)
+	cached := cfg
+	cached.CacheRows = w * int(e) / 20
+	withCache := c.buffers(cached)
+	tab := slices(1, w, cfg)
+	ctx := ctxT(b)
+	require.NoError(b, c.each(func(r int) error {
+		if err := plain[r].Write(ctx, engram.Storage{Rows: tab[r]}); err != nil {
+			return err
+		}
+		return withCache[r].Write(ctx, engram.Storage{Rows: tab[r]})
+	}))
+	// A stream of fetches: fresh indices each time (the measured fetches
+	// repeat no batch up to b.N = measured, so the cache cannot learn the
+	// batches themselves); the limit's are the same draws mapped into the
+	// rank's own slice. The last warm batches warm the cache up.
+	const measured, warm = 48, 16
+	const batches = measured + warm
+	idx, own := make([][][]int32, w), make([][][]int32, w)
+	for r := range idx {
+		rng := rand.New(rand.NewPCG(2, uint64(r)))
+		for range batches {
+			var x []int32
+			if dist == "uniform" {
+				x = uniform(rng, t, int64(w)*e)
+			} else {
+				x = zipf(rng, t, int64(w)*e, 1.05)
+			}
+			o := make([]int32, len(x))
+			for i, g := range x {
+				o[i] = int32(int64(r)*e + int64(g)%e)
+			}
+			idx[r], own[r] = append(idx[r], x), append(own[r], o)
+		}
+	}
+	outs := make([]*acl.DeviceBuffer, w)
+	for r := range outs {
+		var err error
+		outs[r], err = c.devs[r].Malloc(uintptr(int64(t)*cfg.RowBytes()), acl.MemMallocHugeFirst)
+		require.NoError(b, err)
+		b.Cleanup(func() { _ = outs[r].Close() })
+	}
+	fetch := func(bs []*engram.Buffer, ix [][][]int32, i int) time.Duration {
+		t0 := time.Now()
+		require.NoError(b, c.each(func(r int) error {
+			p, err := bs[r].FetchInto(ix[r][i], engram.Output{Rows: outs[r]}, c.streams[r])
+			if err != nil {
+				return err
+			}
+			_, err = p.Wait(ctx)
+			return err
+		}))
+		return time.Since(t0)
+	}
+	// Warm up: the cache admits the head of the distribution.
+	for i := measured; i < batches; i++ {
+		fetch(withCache, idx, i)
+	}
+	st0 := withCache[0].CacheStats()
+	var tPlain, tCached, tLimit time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// The order rotates, so a drift of the machine's load weighs on
+		// the three alike.
+		for k := range 3 {
+			switch (i + k) % 3 {
+			case 0:
+				tPlain += fetch(plain, idx, i%measured)
+			case 1:
+				tCached += fetch(withCache, idx, i%measured)
+			default:
+				tLimit += fetch(plain, own, i%measured)
+			}
+		}
+	}
+	b.StopTimer()
+	st := withCache[0].CacheStats()
+	var remote int64
+	for i := 0; i < b.N; i++ {
+		remote += remoteCount(idx[0][i%measured], 0, e)
+	}
+	cachedRemote := (st.Misses - st0.Misses) + (st.Bypassed - st0.Bypassed)
+	hits, lookups := st.Hits-st0.Hits, st.Hits-st0.Hits+st.Misses-st0.Misses
+	rows := float64(b.N * t * w)
+	rate := func(d time.Duration) float64 { return rows / d.Seconds() }
+	b.ReportMetric(float64(remote)/float64(b.N), "nocache-remote-rows/fetch")
+	b.ReportMetric(float64(cachedRemote)/float64(b.N), "cached-remote-rows/fetch")
+	if lookups > 0 {
+		b.ReportMetric(float64(hits)/float64(lookups), "hit-rate")
+	}
+	b.ReportMetric(float64(st.Admitted-st0.Admitted)/float64(b.N), "admitted/fetch")
+	b.ReportMetric(float64(st.Bypassed-st0.Bypassed)/float64(b.N), "bypassed-rows/fetch")
+	b.ReportMetric(rate(tPlain), "nocache-rows/s")
+	b.ReportMetric(rate(tCached), "cached-rows/s")
+	b.ReportMetric(rate(tLimit), "limit-rows/s")
+	b.ReportMetric(tPlain.Seconds()/tCached.Seconds(), "x_cached")
+	b.ReportMetric(tPlain.Seconds()/tLimit.Seconds(), "x_limit")
+	b.ReportMetric(tLimit.Seconds()/tCached.Seconds(), "cached/limit")
 }
 
 // BenchmarkTrain is one training step, FetchTrain and FetchGrad, on W = 2
@@ -134,11 +196,4 @@ func BenchmarkTrain(b *testing.B) {
 			b.ReportMetric(rows*float64(cfg.RowBytes())/1e9, "GB/s")
 		})
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

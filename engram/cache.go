@@ -1,6 +1,7 @@
 package engram
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -35,7 +36,8 @@ func (s CacheStats) HitRate() float64 {
 // drifting distribution); the eviction candidate is picked by CLOCK
 // (rows hit since the hand last passed get a second chance); a missed row
 // is admitted into a free slot, or in place of the candidate only when
-// its estimated frequency is higher. Under Zipf traffic this keeps the
+// its estimated frequency is higher and at least 2 (a doorkeeper against
+// rows asked for once). Under Zipf traffic this keeps the
 // head of the distribution and refuses one-off rows that would churn an
 // LRU; under uniform traffic it admits rarely, so its cost is the lookups.
 //
@@ -134,6 +136,9 @@ func (h *hotCache) invalidate(rows []int32) {
 // toward the bypass policy.
 func (h *hotCache) use() bool {
 	if h.bypass > 0 {
+		// Nothing of the last fetch that used the cache may be replayed
+		// into this one (issueHits, admit).
+		h.hits, h.missed = h.hits[:0], h.missed[:0]
 		if h.bypass--; h.bypass == 0 {
 			h.probing = true
 		}
@@ -160,7 +165,7 @@ func (h *hotCache) lookup(indices []int32, lo, hi, global int64, missIdx, missTo
 		lookups++
 		hv := mix(g)
 		h.sk.add(hv)
-		if s, ok := h.slot.get(g); ok {
+		if s, ok := h.slot.getH(g, hv); ok {
 			h.ref[s] = true
 			h.hits = append(h.hits, int32(i), s)
 			hits++
@@ -222,7 +227,11 @@ func (h *hotCache) admit(rt acl.Backend, be hccl.Backend, ch hccl.CommHandle, ou
 				h.hand = (h.hand + 1) % h.c
 			}
 			s = int32(h.hand)
-			if h.sk.estimate(mix(g)) <= h.sk.estimate(mix(h.owner[s])) {
+			// A row replaces the victim only when asked for more often, and
+			// at least twice lately (TinyLFU's doorkeeper): under uniform
+			// traffic almost every row is new, victims age to zero, and
+			// admitting rows seen once would churn the cache for nothing.
+			if est := h.sk.estimate(mix(g)); est < 2 || est <= h.sk.estimate(mix(h.owner[s])) {
 				h.stats.Rejected++
 				continue
 			}
@@ -257,24 +266,29 @@ func (h *hotCache) dropAdmitted() {
 // close frees the rows.
 func (h *hotCache) close() error { return h.rows.Close() }
 
-// sketch is a count-min sketch of 4-bit counters (4 rows), halved every
-// 10·C additions (TinyLFU's reset). The rows' indices come from one 64-bit
-// hash of the key (mix), split Kirsch–Mitzenmacher style.
+// sketch is a count-min sketch of 4-bit counters (four per key), halved
+// every 10·C additions (TinyLFU's reset). A key's four counters lie in
+// one 64-byte block, one in each 16-byte quarter (a blocked count-min
+// sketch, as Caffeine's frequency sketch): an update or estimate touches
+// one cache line, not four. Block and counters come from one 64-bit hash
+// of the key (mix).
 type sketch struct {
 	cnt    []uint8
-	mask   uint64
+	blocks uint64 // len(cnt)/64, a power of two
 	adds   int
 	period int
 }
 
 func (s *sketch) init(c int) {
-	// C counters a row (4-bit, in bytes): TinyLFU's size, small enough
-	// to stay in cache while every remote row of a fetch updates it.
-	w := 64
-	for w < c {
+	// 16·C counters (4-bit, in bytes; C per quarter of a block, as
+	// Caffeine sizes its sketch), at least four blocks: wide enough that
+	// the estimate of a row seen once stays low between two halvings
+	// (10·C additions), small enough to stay in cache.
+	w := 256
+	for w < 16*c {
 		w *= 2
 	}
-	s.cnt, s.mask, s.period = make([]uint8, 4*w), uint64(w-1), 10*max(c, 1)
+	s.cnt, s.blocks, s.period = make([]uint8, w), uint64(w/64), 10*max(c, 1)
 }
 
 // mix is a 64-bit hash of a global row (splitmix64's finaliser).
@@ -286,8 +300,10 @@ func mix(g int32) uint64 {
 	return x
 }
 
+// idx is counter i (0..3) of hash h: the block from the low bits, the
+// counter within quarter i from 4 bits of the high half.
 func (s *sketch) idx(h uint64, i int) int {
-	return i*int(s.mask+1) + int((h+uint64(i)*(h>>32|1))&s.mask)
+	return int((h&(s.blocks-1))*64) + i*16 + int(h>>(32+4*i)&15)
 }
 
 func (s *sketch) add(h uint64) {
@@ -298,9 +314,17 @@ func (s *sketch) add(h uint64) {
 	}
 	if s.adds++; s.adds >= s.period {
 		s.adds = 0
-		for j := range s.cnt {
-			s.cnt[j] >>= 1
-		}
+		s.halve()
+	}
+}
+
+// halve halves every counter, eight at a time: counters are at most 15,
+// so a byte's top bit is free to catch the bit shifted in from the next
+// byte, which the mask clears.
+func (s *sketch) halve() {
+	for j := 0; j+8 <= len(s.cnt); j += 8 {
+		x := binary.LittleEndian.Uint64(s.cnt[j:])
+		binary.LittleEndian.PutUint64(s.cnt[j:], x>>1&0x7f7f7f7f7f7f7f7f)
 	}
 }
 
@@ -314,39 +338,46 @@ func (s *sketch) estimate(h uint64) uint8 {
 
 // rowTable maps global rows (≥ 0) to cache slots: open addressing with
 // linear probing at a load of at most one half, deletion by backward
-// shift (no tombstones), so a lookup is a hash and a probe or two.
+// shift (no tombstones), so a lookup is a hash and a probe or two. A key
+// and its slot share one word, so a probe touches one cache line.
 type rowTable struct {
-	keys  []int32 // -1: empty
-	vals  []int32
+	ents  []uint64 // slot<<32 | uint32(row); empty: tEmpty
 	shift uint
 	n     int
 }
+
+const tEmpty = ^uint64(0) // row −1 (rows are ≥ 0)
 
 func (t *rowTable) init(c int) {
 	size, bits := 16, uint(4)
 	for size < 2*c {
 		size, bits = size*2, bits+1
 	}
-	t.keys, t.vals, t.shift = make([]int32, size), make([]int32, size), 64-bits
+	t.ents, t.shift = make([]uint64, size), 64-bits
 	t.clear()
 }
 
 func (t *rowTable) clear() {
-	for i := range t.keys {
-		t.keys[i] = -1
+	for i := range t.ents {
+		t.ents[i] = tEmpty
 	}
 	t.n = 0
 }
 
 func (t *rowTable) home(g int32) int { return int(mix(g) >> t.shift) }
 
-func (t *rowTable) get(g int32) (int32, bool) {
-	m := len(t.keys) - 1
-	for i := t.home(g); ; i = (i + 1) & m {
-		switch t.keys[i] {
-		case g:
-			return t.vals[i], true
-		case -1:
+func (t *rowTable) get(g int32) (int32, bool) { return t.getH(g, mix(g)) }
+
+// getH is get of a row whose hash (mix) the caller has.
+func (t *rowTable) getH(g int32, h uint64) (int32, bool) {
+	m := len(t.ents) - 1
+	key := uint32(g)
+	for i := int(h >> t.shift); ; i = (i + 1) & m {
+		e := t.ents[i]
+		switch {
+		case uint32(e) == key:
+			return int32(e >> 32), true
+		case e == tEmpty:
 			return 0, false
 		}
 	}
@@ -354,22 +385,24 @@ func (t *rowTable) get(g int32) (int32, bool) {
 
 // put sets g's slot (g not present, or present: overwritten).
 func (t *rowTable) put(g, v int32) {
-	m := len(t.keys) - 1
+	m := len(t.ents) - 1
+	key := uint32(g)
 	i := t.home(g)
-	for t.keys[i] != -1 && t.keys[i] != g {
+	for t.ents[i] != tEmpty && uint32(t.ents[i]) != key {
 		i = (i + 1) & m
 	}
-	if t.keys[i] == -1 {
+	if t.ents[i] == tEmpty {
 		t.n++
 	}
-	t.keys[i], t.vals[i] = g, v
+	t.ents[i] = uint64(uint32(v))<<32 | uint64(key)
 }
 
 func (t *rowTable) del(g int32) {
-	m := len(t.keys) - 1
+	m := len(t.ents) - 1
+	key := uint32(g)
 	i := t.home(g)
-	for t.keys[i] != g {
-		if t.keys[i] == -1 {
+	for uint32(t.ents[i]) != key {
+		if t.ents[i] == tEmpty {
 			return
 		}
 		i = (i + 1) & m
@@ -377,12 +410,12 @@ func (t *rowTable) del(g int32) {
 	t.n--
 	// Backward shift: move later entries of the run into the hole when
 	// the hole lies on their probe path (between their home and them).
-	for j := (i + 1) & m; t.keys[j] != -1; j = (j + 1) & m {
-		k := t.home(t.keys[j])
+	for j := (i + 1) & m; t.ents[j] != tEmpty; j = (j + 1) & m {
+		k := t.home(int32(uint32(t.ents[j])))
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			t.ents[i] = t.ents[j]
 			i = j
 		}
 	}
-	t.keys[i] = -1
+	t.ents[i] = tEmpty
 }

@@ -81,3 +81,19 @@ func TestCacheBypass(t *testing.T) {
 	}
 	require.Equal(t, int64(3+3*2*windowSize), h.stats.Hits)
 }
+
+// Halving the sketch halves every counter, as a byte-wise shift would.
+func TestSketchHalve(t *testing.T) {
+	var s sketch
+	s.init(100)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range s.cnt {
+		s.cnt[i] = uint8(rng.IntN(16))
+	}
+	want := make([]uint8, len(s.cnt))
+	for i, c := range s.cnt {
+		want[i] = c >> 1
+	}
+	s.halve()
+	require.Equal(t, want, s.cnt)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/engram"
 )
 
@@ -180,4 +181,60 @@ func TestCacheNoStaleRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A fetch that skips the cache (bypass) copies nothing from it: the hits
+// of the last fetch that used the cache are not replayed into the next
+// one's output. Here they lie at tokens past the bypassed fetch's T, so
+// replaying them would write outside its exactly sized output.
+func TestCacheBypassCopiesNoHits(t *testing.T) {
+	const w, e, tk = 2, 1000, 50
+	c := newCluster(t, w)
+	cfg := engram.Config{EntriesPerRank: e, Hidden: 4, DType: engram.FP32, Capacity: engram.CapacityAlign, CacheRows: 20}
+	bs := c.buffers(cfg)
+	tab := slices(13, w, cfg)
+	ctx := ctxT(t)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	rb := cfg.RowBytes()
+	fetch := func(idx []int32) []byte {
+		t.Helper()
+		out, err := c.devs[0].Malloc(uintptr(int64(len(idx))*rb), acl.MemMallocHugeFirst)
+		require.NoError(t, err)
+		defer out.Close()
+		p, err := bs[0].FetchInto(idx, engram.Output{Rows: out}, c.streams[0])
+		require.NoError(t, err)
+		_, err = p.Wait(ctx)
+		require.NoError(t, err)
+		return readBack(t, out, int64(len(idx))*rb)
+	}
+	cold := int32(e) // rank 1's rows, each read once
+	next := func(n int) []int32 {
+		idx := make([]int32, n)
+		for i := range idx {
+			cold++
+			idx[i] = cold
+		}
+		return idx
+	}
+	// A window of cold fetches that all ask for row 1500: the last hits
+	// it at its tokens 40..49. The window's hit rate is low: the next
+	// fetches skip the cache.
+	for k := 0; k < 8; k++ {
+		idx := next(tk)
+		if k < 7 {
+			idx[0], idx[1] = 1500, 1500 // asked for often: kept
+		} else {
+			for i := 40; i < tk; i++ {
+				idx[i] = 1500
+			}
+		}
+		require.Equal(t, gather(tab, e, rb, idx), fetch(idx), "fetch %d", k)
+	}
+	st := bs[0].CacheStats()
+	require.Equal(t, int64(2*6+10), st.Hits, "%+v", st)
+	idx := next(5)
+	require.Equal(t, gather(tab, e, rb, idx), fetch(idx))
+	st2 := bs[0].CacheStats()
+	require.Equal(t, st.Hits, st2.Hits, "the fetch after the window skips the cache")
+	require.Equal(t, st.Bypassed+5, st2.Bypassed)
 }

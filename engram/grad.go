@@ -51,10 +51,11 @@ const (
 	gradBadShape
 	gradForeignCtx
 	gradBadCtx
+	gradPending
 )
 
 var gradReason = [...]string{"", "a gradient of the wrong dtype", "a gradient of the wrong shape",
-	"a context of another buffer", "a malformed context"}
+	"a context of another buffer", "a malformed context", "nothing: it has an inference fetch pending"}
 
 // FetchGrad is the backward of FetchTrain (engram_fetch_grad): every rank
 // calls it with the gradient of the rows its FetchTrain returned and that
@@ -69,7 +70,10 @@ var gradReason = [...]string{"", "a gradient of the wrong dtype", "a gradient of
 // ENGRAM_DT_*); its shape must be [tc.T, Hidden]; every context tensor
 // must have its exact length (elastic_buffer.py _check_engram_fetch_grad).
 // Unlike the seed, the contents of the context are checked too, and the
-// ranks must pass contexts of the same fetch.
+// ranks must pass contexts of the same fetch. A bad argument, or an
+// inference fetch pending on a rank (ErrPending), fails FetchGrad on
+// every rank at its first exchange, where the seed's peers would wait
+// out the HCCL timeout for the rank that raised.
 //
 // Synchronisation: FetchGrad returns when the result is complete, as the
 // seed's Python wrapper does when it reads num_unique to narrow the
@@ -83,13 +87,15 @@ func (b *Buffer) FetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResul
 		return GradResult{}, fmt.Errorf("%w: engram_fetch_grad cannot be called after destroy", ErrDestroyed)
 	case b.comm == nil:
 		return GradResult{}, cfgErr("engram_fetch_grad needs a communicator (local mode has no training path)")
-	case b.pending:
-		return GradResult{}, fmt.Errorf("%w: engram_fetch_grad must be called after the callable returned by engram_fetch", ErrPending)
 	}
+	// A pending inference fetch is refused like a bad argument: in the
+	// verdict exchange, so the other ranks learn it at once instead of
+	// waiting out the HCCL timeout for a rank that never joins (the
+	// seed's Python check raises before the rank launches anything).
 	var out GradResult
 	err := b.dev.Do(func() error {
 		var err error
-		out, err = b.fetchGrad(ctx, g, tc)
+		out, err = b.fetchGrad(ctx, g, tc, b.pending)
 		return err
 	})
 	if err != nil {
@@ -188,7 +194,7 @@ func (b *Buffer) checkGrad(rt acl.Backend, g Grad, tc *TrainCtx) (gradCtx, int32
 	return gradCtx{perm: perm, sc: sc, rc: rc, rle: rle[:nrecv], nrecv: nrecv}, gradOK, nil
 }
 
-func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResult, error) {
+func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx, pending bool) (GradResult, error) {
 	w, rb := b.w, b.rb
 	rt := b.dev.Runtime().Backend()
 	cs := b.comm.Stream()
@@ -199,6 +205,10 @@ func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResul
 		}
 	}()
 	x, code, ownErr := b.checkGrad(rt, g, tc)
+	if pending {
+		x, code = gradCtx{}, gradPending
+		ownErr = fmt.Errorf("%w: engram_fetch_grad must be called after the callable returned by engram_fetch", ErrPending)
+	}
 	perm, sc, rc, entries, nrecv := x.perm, x.sc, x.rc, x.rle, x.nrecv
 	// 1. Every rank learns every rank's verdict, fetch and counts, so any
 	// bad argument or mismatch fails FetchGrad on every rank alike.
@@ -239,6 +249,9 @@ func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResul
 			reason := "bad arguments"
 			if int(c) < len(gradReason) && c > 0 {
 				reason = gradReason[c]
+			}
+			if c == gradPending {
+				return GradResult{}, fmt.Errorf("%w: engram_fetch_grad: rank %d has an inference fetch pending", ErrPending, r)
 			}
 			return GradResult{}, cfgErr("engram_fetch_grad: rank %d passed %s", r, reason)
 		}

@@ -37,12 +37,18 @@ func newCluster(t testing.TB, w int) *cluster { return newClusterLink(t, w, nil)
 // newClusterLink is newCluster with the HCCL fallback's link model.
 func newClusterLink(t testing.TB, w int, link *hcclsim.LinkModel) *cluster {
 	t.Helper()
+	return newClusterOpts(t, w, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout, Link: link})
+}
+
+// newClusterOpts is newCluster with the HCCL fallback's options.
+func newClusterOpts(t testing.TB, w int, opts hcclsim.Options) *cluster {
+	t.Helper()
 	npu, err := fallback.New(fallback.WithDevices(max(w, 1)), fallback.WithDeviceMemory(512<<20), fallback.WithHostMemory(1<<30))
 	require.NoError(t, err)
 	rt, err := acl.Init(npu, "")
 	require.NoError(t, err)
 	c := &cluster{t: t, npu: npu, rt: rt}
-	c.sim = hcclsim.New(npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout, Link: link})
+	c.sim = hcclsim.New(npu, opts)
 	t.Cleanup(c.close)
 	for r := 0; r < w; r++ {
 		d, err := rt.OpenDevice(int32(r))

@@ -41,13 +41,15 @@ func TestFetchProcesses(t *testing.T) {
 	}
 }
 
-// Training as processes: FetchTrain rows and FetchGrad sums checked
-// exactly on every rank (synthetic gradients with exact fp32 sums).
+// Training as processes, W = 2..4: FetchTrain rows and FetchGrad sums
+// checked exactly on every rank (synthetic gradients with exact fp32
+// sums).
 func TestFetchGradProcesses(t *testing.T) {
 	for _, j := range []engramjob.Job{
 		{Ranks: 2, Entries: 1000, Hidden: 16, DType: engram.BF16, T: 5000, Zipf: 1.05, Iters: 1, Train: true},
 		{Ranks: 3, Entries: 300, Hidden: 5, DType: engram.FP16, T: 2000, Iters: 1, Train: true},
 		{Ranks: 3, Entries: 500, Hidden: 8, DType: engram.FP32, T: 3000, Zipf: 1.05, Iters: 1, Train: true, ZeroCopy: true},
+		{Ranks: 4, Entries: 400, Hidden: 12, DType: engram.BF16, T: 4000, Zipf: 1.05, Iters: 1, Train: true},
 	} {
 		t.Run(fmt.Sprintf("W%d/%v/h%d", j.Ranks, j.DType, j.Hidden), func(t *testing.T) {
 			j.Seed, j.Timeout = 11, testTimeout

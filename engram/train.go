@@ -57,7 +57,9 @@ func (c *TrainCtx) Close() error {
 // policy on every rank: IndexError fails the fetch on every rank before
 // any data moves; IndexZeroFill drops them from the exchange and zeroes
 // their rows (the seed's kernel instead copies uninitialised memory into
-// row 0). The work runs on the communicator's stream and FetchTrain
+// row 0). A mismatched T or an inference fetch pending on a rank
+// (ErrPending) fails the fetch on every rank at its first exchange. The
+// work runs on the communicator's stream and FetchTrain
 // returns when it is complete (the seed's callable waits the same way).
 //
 // The hot-row cache (Config.CacheRows) serves inference fetches only. A
@@ -81,16 +83,17 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 		return Result{}, nil, cfgErr("the training fetch needs MaxTokensPerRank > 0, got %d", b.cfg.MaxTokensPerRank)
 	case !b.written:
 		return Result{}, nil, fmt.Errorf("%w: engram_fetch needs engram_write to be called first", ErrNotWritten)
-	case b.pending:
-		return Result{}, nil, fmt.Errorf("%w: cannot call engram_fetch while previous fetch callback is pending; call it first", ErrPending)
 	}
+	// A pending inference fetch is refused in the first exchange, so the
+	// other ranks learn it at once rather than after the HCCL timeout
+	// (the seed's Python check raises before the rank joins).
 	t := len(indices)
 	b.trainSeq++
 	var res Result
 	var tc *TrainCtx
 	err := b.dev.Do(func() error {
 		var err error
-		res, tc, err = b.fetchTrain(ctx, indices)
+		res, tc, err = b.fetchTrain(ctx, indices, b.pending)
 		return err
 	})
 	if err != nil {
@@ -131,7 +134,7 @@ func bytesI32(b []byte) []int32 {
 
 // fetchTrain runs with the device's context bound (Device.Do): raw
 // backend calls only, plus the communicator's collectives.
-func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *TrainCtx, error) {
+func (b *Buffer) fetchTrain(ctx context.Context, indices []int32, pending bool) (Result, *TrainCtx, error) {
 	w, rb, e := b.w, b.rb, b.cfg.EntriesPerRank
 	rt := b.dev.Runtime().Backend()
 	cs := b.comm.Stream()
@@ -145,8 +148,9 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 	dbuf := func(data []byte, _ int64) (*acl.DeviceBuffer, error) { return b.toDevice(rt, data) }
 	host := func(d *acl.DeviceBuffer, n int64) ([]byte, error) { return b.toHost(rt, d, n) }
 	t := len(indices)
-	// 1. Every rank learns every rank's T and first out-of-range index,
-	// so a mismatch or a bad index fails the fetch on every rank alike.
+	// 1. Every rank learns every rank's T, first out-of-range index and
+	// whether it has an inference fetch pending, so a mismatch, a bad
+	// index or a pending fetch fails the fetch on every rank alike.
 	firstBad, badPos := int32(0), int32(-1)
 	for i, g := range indices {
 		if g < 0 || int64(g) >= b.global {
@@ -154,30 +158,42 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 			break
 		}
 	}
-	info, err := dbuf(i32bytes([]int32{int32(min(t, 1<<31-1)), badPos, firstBad}), 12)
+	busy := int32(0)
+	if pending {
+		busy = 1
+	}
+	info, err := dbuf(i32bytes([]int32{int32(min(t, 1<<31-1)), badPos, firstBad, busy}), 16)
 	if err != nil {
 		return Result{}, nil, err
 	}
-	infos, err := b.scratch(int64(12 * w))
+	infos, err := b.scratch(int64(16 * w))
 	if err != nil {
 		_ = info.Close()
 		return Result{}, nil, err
 	}
 	tmp = append(tmp, info, infos)
-	if err := b.comm.AllGather(ctx, info.Ptr(), infos.Ptr(), 3, hccl.Int32); err != nil {
+	if err := b.comm.AllGather(ctx, info.Ptr(), infos.Ptr(), 4, hccl.Int32); err != nil {
 		return Result{}, nil, err
 	}
 	if err := sync(); err != nil {
 		return Result{}, nil, err
 	}
-	raw, err := host(infos, int64(12*w))
+	raw, err := host(infos, int64(16*w))
 	if err != nil {
 		return Result{}, nil, err
 	}
 	all := bytesI32(raw)
 	for r := 0; r < w; r++ {
-		if int(all[3*r]) != t {
-			return Result{}, nil, cfgErr("the training fetch needs the same number of indices on every rank: rank %d has %d, rank %d has %d", b.rank, t, r, all[3*r])
+		switch {
+		case all[4*r+3] != 0 && r == b.rank:
+			return Result{}, nil, fmt.Errorf("%w: cannot call engram_fetch while previous fetch callback is pending; call it first", ErrPending)
+		case all[4*r+3] != 0:
+			return Result{}, nil, fmt.Errorf("%w: rank %d has an inference fetch pending", ErrPending, r)
+		}
+	}
+	for r := 0; r < w; r++ {
+		if int(all[4*r]) != t {
+			return Result{}, nil, cfgErr("the training fetch needs the same number of indices on every rank: rank %d has %d, rank %d has %d", b.rank, t, r, all[4*r])
 		}
 	}
 	if t > b.cfg.MaxTokensPerRank {
@@ -185,8 +201,8 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 	}
 	if b.cfg.Policy == IndexError {
 		for r := 0; r < w; r++ {
-			if all[3*r+1] >= 0 {
-				return Result{}, nil, fmt.Errorf("%w: rank %d: index %d at position %d is outside [0, %d)", ErrIndex, r, all[3*r+2], all[3*r+1], b.global)
+			if all[4*r+1] >= 0 {
+				return Result{}, nil, fmt.Errorf("%w: rank %d: index %d at position %d is outside [0, %d)", ErrIndex, r, all[4*r+2], all[4*r+1], b.global)
 			}
 		}
 	}

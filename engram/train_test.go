@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/engram"
+	"github.com/ascend-go/cann/fallback/hcclsim"
 )
 
 func readI32(t testing.TB, d *acl.DeviceBuffer, n int) []int32 {
@@ -23,16 +25,27 @@ func readI32(t testing.TB, d *acl.DeviceBuffer, n int) []int32 {
 }
 
 // The training fetch: fetched equals the gather, and the context tensors
-// equal a plain Go computation of the seed's layouts.
+// equal a plain Go computation of the seed's layouts; W = 2..8, the
+// gradient path's dtypes, T up to 50k with Zipf duplicates.
 func TestFetchTrain(t *testing.T) {
 	for _, k := range []struct {
 		w, t   int
+		dt     engram.DType
 		policy engram.IndexPolicy
-	}{{2, 3000, engram.IndexError}, {3, 1000, engram.IndexZeroFill}, {4, 5000, engram.IndexError}} {
-		t.Run(fmt.Sprintf("W%d/T%d/%v", k.w, k.t, k.policy), func(t *testing.T) {
-			const e, nmax = 700, 6000
+	}{
+		{2, 50000, engram.BF16, engram.IndexError},
+		{3, 1000, engram.FP16, engram.IndexZeroFill},
+		{4, 5000, engram.FP32, engram.IndexError},
+		{5, 3000, engram.FP32, engram.IndexZeroFill},
+		{6, 2000, engram.BF16, engram.IndexError},
+		{7, 2000, engram.FP16, engram.IndexError},
+		{8, 4000, engram.BF16, engram.IndexZeroFill},
+	} {
+		t.Run(fmt.Sprintf("W%d/T%d/%v/%v", k.w, k.t, k.dt, k.policy), func(t *testing.T) {
+			const e = 700
+			nmax := k.t + 100
 			c := newCluster(t, k.w)
-			cfg := engram.Config{EntriesPerRank: e, Hidden: 20, DType: engram.BF16, Capacity: engram.CapacityAlign, MaxTokensPerRank: nmax, Policy: k.policy}
+			cfg := engram.Config{EntriesPerRank: e, Hidden: 20, DType: k.dt, Capacity: engram.CapacityAlign, MaxTokensPerRank: nmax, Policy: k.policy}
 			bs := c.buffers(cfg)
 			tab := slices2(t, k.w, cfg)
 			ctx := ctxT(t)
@@ -149,4 +162,94 @@ func TestFetchTrainErrors(t *testing.T) {
 
 func slices2(t testing.TB, w int, cfg engram.Config) [][]byte {
 	return slices(uint64(w*31+cfg.Hidden), w, cfg)
+}
+
+// A rank with an inference fetch pending refuses FetchTrain and FetchGrad
+// in the first exchange: every rank gets ErrPending at once (the others
+// name the rank) instead of waiting out the HCCL timeout, and all go on
+// once the fetch is waited for.
+func TestTrainWhileFetchPending(t *testing.T) {
+	const w = 3
+	c := newCluster(t, w)
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	bs := c.buffers(cfg)
+	tab := slices2(t, w, cfg)
+	ctx := ctxT(t)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	idx := []int32{3, 29, 0, 14}
+	train := func() ([]*engram.TrainCtx, []error) {
+		tcs, errs := make([]*engram.TrainCtx, w), make([]error, w)
+		_ = c.each(func(r int) error {
+			var res engram.Result
+			res, tcs[r], errs[r] = bs[r].FetchTrain(ctx, idx)
+			if errs[r] == nil {
+				_ = res.Rows.Close()
+			}
+			return nil
+		})
+		return tcs, errs
+	}
+	grad := func(tcs []*engram.TrainCtx) []error {
+		errs := make([]error, w)
+		_ = c.each(func(r int) error {
+			g := engram.Grad{Data: devBuf(t, c.devs[r], make([]byte, 4*2*4)), Rows: 4, Hidden: 2, DType: engram.FP32}
+			var out engram.GradResult
+			out, errs[r] = bs[r].FetchGrad(ctx, g, tcs[r])
+			_ = out.Close()
+			return nil
+		})
+		return errs
+	}
+	check := func(errs []error, what string) {
+		t.Helper()
+		for r, err := range errs {
+			require.ErrorIs(t, err, engram.ErrPending, "%s, rank %d", what, r)
+			if r != 1 {
+				assert.ErrorContains(t, err, "rank 1 has an inference fetch pending", "%s, rank %d", what, r)
+			}
+		}
+	}
+	tcs, errs := train()
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	p, err := bs[1].Fetch([]int32{1, 25}, c.streams[1])
+	require.NoError(t, err)
+	_, errs = train()
+	check(errs, "FetchTrain")
+	check(grad(tcs), "FetchGrad")
+	res, err := p.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, gather(tab, 10, 8, []int32{1, 25}), readBack(t, res.Rows, 16))
+	require.NoError(t, res.Rows.Close())
+	for r, err := range grad(tcs) {
+		require.NoError(t, err, "rank %d", r)
+	}
+	for _, tc := range tcs {
+		require.NoError(t, tc.Close())
+	}
+}
+
+// A rank that never joins a training step: the others' step fails with
+// the HCCL timeout's error (ACL_ERROR_RT_FFTS_PLUS_TIMEOUT at the
+// synchronisation, after HCCL_EXEC_TIMEOUT), not a hang.
+func TestTrainRankMissing(t *testing.T) {
+	const w = 2
+	c := newClusterOpts(t, w, hcclsim.Options{ExecTimeout: 2 * time.Second, ConnectTimeout: testTimeout})
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	bs := c.buffers(cfg)
+	tab := slices2(t, w, cfg)
+	ctx := ctxT(t)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	require.NoError(t, c.each(func(r int) error { // links built: the next step's calls only enqueue
+		res, tc, err := bs[r].FetchTrain(ctx, []int32{1, 12})
+		if err == nil {
+			_ = res.Rows.Close()
+			err = tc.Close()
+		}
+		return err
+	}))
+	_, _, err := bs[0].FetchTrain(ctx, []int32{3, 15})
+	require.Error(t, err)
+	assert.Equal(t, acl.CodeRTFftsPlusTimeout, acl.CodeOf(err), "error: %v", err)
 }

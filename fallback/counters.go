@@ -72,6 +72,11 @@ type Counters struct {
 	MemsetBytes uint64
 	Launches    uint64 // kernel launches counted by CountLaunch
 	Tasks       uint64 // stream work tasks executed (copies, memsets, model and HCCL tasks)
+	// InlineTasks counts tasks a synchronizing caller ran itself (HCCL
+	// tasks, while the stream's goroutine was idle); SyncParks counts
+	// synchronizes that slept until woken (a wake-up of the caller's
+	// thread). Both show what a synchronize cost (stream.go, runInline).
+	InlineTasks, SyncParks uint64
 
 	Allocs, Frees         uint64 // device Malloc / Free
 	HostAllocs, HostFrees uint64 // MallocHost / FreeHost
@@ -109,6 +114,7 @@ type counters struct {
 	dir                   [4]traffic
 	memsets, memsetBytes  atomic.Uint64
 	launches, tasks       atomic.Uint64
+	inline, syncParks     atomic.Uint64
 	allocs, frees         atomic.Uint64
 	hostAllocs, hostFrees atomic.Uint64
 }
@@ -129,6 +135,7 @@ func (n *NPU) Counters() Counters {
 	out := Counters{
 		Memsets: c.memsets.Load(), MemsetBytes: c.memsetBytes.Load(),
 		Launches: c.launches.Load(), Tasks: c.tasks.Load(),
+		InlineTasks: c.inline.Load(), SyncParks: c.syncParks.Load(),
 		Allocs: c.allocs.Load(), Frees: c.frees.Load(),
 		HostAllocs: c.hostAllocs.Load(), HostFrees: c.hostFrees.Load(),
 	}
@@ -166,7 +173,7 @@ func (n *NPU) ResetCounters() {
 		c.dir[i].copies.Store(0)
 		c.dir[i].bytes.Store(0)
 	}
-	for _, v := range []*atomic.Uint64{&c.memsets, &c.memsetBytes, &c.launches, &c.tasks, &c.allocs, &c.frees, &c.hostAllocs, &c.hostFrees} {
+	for _, v := range []*atomic.Uint64{&c.memsets, &c.memsetBytes, &c.launches, &c.tasks, &c.inline, &c.syncParks, &c.allocs, &c.frees, &c.hostAllocs, &c.hostFrees} {
 		v.Store(0)
 	}
 }

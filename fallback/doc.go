@@ -25,7 +25,10 @@
 //     runtime.LockOSThread.
 //   - Streams that run asynchronously and in order, each on its own
 //     goroutine, with sticky errors; events with timestamps
-//     (WithClock); synchronize with timeouts.
+//     (WithClock); synchronize with timeouts. A synchronize without a
+//     deadline runs queued HCCL tasks itself while the stream's goroutine
+//     is idle (still one at a time, in order): the caller's OS thread is
+//     not parked and woken per collective (Counters.InlineTasks).
 //   - Counters (Counters, ResetCounters), leaks released by ResetDevice,
 //     Finalize and Close (Leaks), and fault injection (WithAllocFault,
 //     WithTaskFault, FailAllocation, FailTask).

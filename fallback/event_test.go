@@ -150,9 +150,15 @@ func TestEventCarriesStreamError(t *testing.T) {
 	require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure))
 	e, err := n.CreateEvent()
 	require.NoError(t, err)
-	n.FailTask(1, acl.CodeRTAICPUException)
+	// The stream is held until the record is queued: under stop-on-failure
+	// the fault spreads to the context, which would otherwise refuse the
+	// record itself if the failing task ran first.
+	gate := make(chan struct{})
+	n.FailTask(2, acl.CodeRTAICPUException)
+	require.NoError(t, n.enqueueTask(s, func() error { <-gate; return nil }))
 	require.NoError(t, n.enqueueTask(s, func() error { return nil }))
 	require.NoError(t, n.RecordEvent(e, s))
+	close(gate)
 	err = n.SynchronizeEvent(e)
 	requireCode(t, acl.CodeRTAICPUException, err)
 	assert.ErrorContains(t, err, "injected fault")

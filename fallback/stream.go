@@ -20,6 +20,10 @@ type task struct {
 	fault  acl.Code            // injected failure: the task fails with it instead of running
 	always bool                // runs even after the stream failed (event records), so waiters are released
 	work   bool                // counted in Counters.Tasks
+	// inline: the task may run on a goroutine that synchronizes the stream
+	// (runInline) instead of the stream's own: it does not depend on the
+	// goroutine or OS thread it runs on (hook tasks).
+	inline bool
 }
 
 // stream is an aclrtStream: an in-order task queue served by its own
@@ -54,6 +58,7 @@ type stream struct {
 	waiterBusy bool
 	waiterAt   uint64 // the task number it waits for; ^0 once signalled
 	closing    bool
+	running    bool // a task is executing (on the stream's goroutine or inline): tasks run one at a time, in order
 
 	// Mirrors of submitted and completed, for the bounded spins that spare
 	// a short wait the futex sleep and wake-up of a goroutine hand-off.
@@ -97,62 +102,109 @@ func (s *stream) loop() {
 	defer close(s.exited)
 	for {
 		s.mu.Lock()
-		for s.head == len(s.q) {
-			if s.closing {
+		for s.head == len(s.q) || s.running {
+			if s.closing && !s.running {
 				s.mu.Unlock()
 				return
 			}
-			seen := s.submitted
+			seen, seenDone := s.submitted, s.completed
 			s.mu.Unlock()
 			// A program that queues work in a loop queues the next task
-			// within microseconds: wait for it briefly before sleeping.
-			if !spin(taskSpin, func() bool { return s.pushed.Load() != seen }) {
+			// within microseconds: wait for it briefly before sleeping. A
+			// task running inline (runInline) wakes the loop when it ends
+			// with work left.
+			if !spin(taskSpin, func() bool { return s.pushed.Load() != seen || s.done.Load() != seenDone }) {
 				<-s.wake
 			}
 			s.mu.Lock()
 		}
-		t := s.q[s.head]
-		s.q[s.head] = task{}
-		if s.head++; s.head == len(s.q) {
-			s.q, s.head = s.q[:0], 0
-		}
+		t := s.pop()
 		s.mu.Unlock()
-		stopped, _, _ := s.ctx.stopped()
+		s.runTask(t)
+	}
+}
 
-		var code acl.Code
-		var msg string
-		switch {
-		case stopped && !t.always:
-		case t.fault != 0:
-			code, msg = t.fault, fmt.Sprintf("stream 0x%x: injected fault in %s task", uintptr(s.h), t.op)
+// pop takes the next task and marks the stream running; s.mu held, a task
+// queued and none running.
+func (s *stream) pop() task {
+	t := s.q[s.head]
+	s.q[s.head] = task{}
+	if s.head++; s.head == len(s.q) {
+		s.q, s.head = s.q[:0], 0
+	}
+	s.running = true
+	return t
+}
+
+// runTask runs a popped task (skipping it if the context stopped) and
+// records its completion.
+func (s *stream) runTask(t task) {
+	stopped, _, _ := s.ctx.stopped()
+	var code acl.Code
+	var msg string
+	switch {
+	case stopped && !t.always:
+	case t.fault != 0:
+		code, msg = t.fault, fmt.Sprintf("stream 0x%x: injected fault in %s task", uintptr(s.h), t.op)
+	default:
+		code, msg = s.execute(t)
+		if t.work {
+			s.n.ctr.tasks.Add(1)
+		}
+	}
+
+	if code != 0 {
+		s.ctx.failed(code, msg)
+	}
+	s.mu.Lock()
+	if code != 0 && s.errCode == 0 {
+		s.errCode, s.errMsg = code, msg
+	}
+	s.completed++
+	s.done.Store(s.completed)
+	s.running = false
+	if s.progress != nil && s.completed >= s.progressAt {
+		close(s.progress)
+		s.progress = nil
+	}
+	if s.waiterBusy && s.completed >= s.waiterAt {
+		select {
+		case s.waiter <- struct{}{}:
 		default:
-			code, msg = s.execute(t)
-			if t.work {
-				s.n.ctr.tasks.Add(1)
-			}
 		}
+		s.waiterAt = ^uint64(0)
+	}
+	s.mu.Unlock()
+}
 
-		if code != 0 {
-			s.ctx.failed(code, msg)
-		}
+// runInline runs the stream's queued tasks up to number seq on the calling
+// goroutine while the stream's goroutine is idle and the next task may run
+// inline. A synchronizing ACL caller is locked to its OS thread, and waking
+// a parked locked thread costs tens of microseconds (a futex wake of that
+// thread and a hand-off of the scheduler's P, BenchmarkSmallCollectives'
+// x_locked); running the task where the caller already is costs nothing
+// of the kind. Order is kept: tasks run one at a time (stream.running), in
+// queue order. The stream's goroutine is woken if work is left.
+func (s *stream) runInline(seq uint64) {
+	for s.done.Load() < seq {
 		s.mu.Lock()
-		if code != 0 && s.errCode == 0 {
-			s.errCode, s.errMsg = code, msg
+		if s.running || s.head == len(s.q) || !s.q[s.head].inline {
+			s.mu.Unlock()
+			break
 		}
-		s.completed++
-		s.done.Store(s.completed)
-		if s.progress != nil && s.completed >= s.progressAt {
-			close(s.progress)
-			s.progress = nil
-		}
-		if s.waiterBusy && s.completed >= s.waiterAt {
-			select {
-			case s.waiter <- struct{}{}:
-			default:
-			}
-			s.waiterAt = ^uint64(0)
-		}
+		t := s.pop()
 		s.mu.Unlock()
+		s.n.ctr.inline.Add(1)
+		s.runTask(t)
+	}
+	s.mu.Lock()
+	left := (s.head < len(s.q) || s.closing) && !s.running
+	s.mu.Unlock()
+	if left {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -239,6 +291,11 @@ func (s *stream) progressCh(seq uint64) chan struct{} {
 // waitFor blocks until task number seq has completed (or cancel, timer or
 // the NPU's close fires: the wait* code says which).
 func (s *stream) waitFor(seq uint64, cancel <-chan struct{}, timer <-chan time.Time, poll bool) int {
+	if s.done.Load() < seq && !poll && cancel == nil && timer == nil {
+		// An unbounded wait may run the tasks itself: a task running
+		// inline cannot be abandoned at a deadline or cancellation.
+		s.runInline(seq)
+	}
 	if s.done.Load() >= seq || (!poll && spin(waitSpin, func() bool { return s.done.Load() >= seq })) {
 		return waitDone
 	}
@@ -269,6 +326,7 @@ func (s *stream) waitFor(seq uint64, cancel <-chan struct{}, timer <-chan time.T
 			ch = s.progressCh(seq)
 		}
 		s.mu.Unlock()
+		s.n.ctr.syncParks.Add(1)
 		select {
 		case <-ch:
 		case <-timer:

@@ -40,7 +40,7 @@ func (n *NPU) enqueueOpState(s acl.StreamHandle, op string, fn func() error) (st
 	if err != nil {
 		return streamState{}, err
 	}
-	if err := c.enqueueTask(st, task{op: c.op, fn: fn, work: true}); err != nil {
+	if err := c.enqueueTask(st, task{op: c.op, fn: fn, work: true, inline: true}); err != nil {
 		return streamState{}, err
 	}
 	return streamState{st}, nil

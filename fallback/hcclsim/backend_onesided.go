@@ -507,13 +507,20 @@ func (t *osTask) exec() error {
 	if _, err := c.localViews(t.xs); err != nil {
 		return err
 	}
-	err := c.exclusive(func() error { return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout) })
+	var start time.Time
+	err := c.exclusive(func() error {
+		if m := s.opts.Link; m != nil {
+			now, _ := m.clock()
+			start = now() // the batch starts moving bytes: the link's time runs from here
+		}
+		return c.tr.oneSided(c, t.peer, t.get, t.xs, c.timeout)
+	})
 	if m := s.opts.Link; err == nil && m != nil {
 		var n uint64
 		for _, x := range t.xs {
 			n += x.n
 		}
-		m.charge(c.rank, t.peer, len(t.xs), n)
+		m.charge(c.rank, t.peer, len(t.xs), n, start) // the copy above ran inside the link's time
 	}
 	c.fail(err)
 	return err

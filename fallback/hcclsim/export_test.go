@@ -89,3 +89,19 @@ func DeliverTwice() bool {
 		return false
 	}
 }
+
+// RoundParks is how many times in-process ranks slept in a collective's
+// round (round.go).
+func RoundParks() uint64 { return roundParks.Load() }
+
+// FakeLinkClock gives m a clock that stands still and records the waits
+// the model asks for; the returned function reads them.
+func FakeLinkClock(m *LinkModel) func() []time.Duration {
+	fc := &fakeClock{t: time.Unix(100, 0)}
+	m.now, m.wait = fc.now, fc.wait
+	return func() []time.Duration {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		return append([]time.Duration(nil), fc.waits...)
+	}
+}

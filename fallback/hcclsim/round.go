@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ascend-go/cann/internal/osthread"
 )
 
 // One rendezvous per collective of in-process ranks.
@@ -74,6 +76,10 @@ type round struct {
 
 	srcs, dsts [][]byte // the last arriver's scratch
 }
+
+// roundParks counts the times a rank slept in a round (each a wake-up of
+// its thread later), for the small-collective benchmark.
+var roundParks atomic.Uint64
 
 // roundTable holds the rounds of one in-process world.
 type roundTable struct {
@@ -262,18 +268,26 @@ func (w *localWorld) leave(rd *round) {
 // in a large round, finished) abandons the round for everyone.
 func (w *localWorld) await(c *comm, rd *round, want uint32) error {
 	var start time.Time
+	yield, budget := runtime.Gosched, roundSpin
+	if w.n <= runtime.GOMAXPROCS(0) {
+		// Every rank can hold a processor: keep it while polling. The
+		// waiter is often a synchronizing caller locked to its OS thread
+		// (the stream task runs inline), whose Gosched would cost two
+		// thread hand-offs per poll (osthread.Yield).
+		yield = osthread.Yield
+	}
 	for i := 0; rd.phase.Load() < want; i++ {
 		if i&15 == 0 {
 			if i == 0 {
 				start = time.Now()
-			} else if time.Since(start) > roundSpin {
+			} else if time.Since(start) > budget {
 				if err := w.park(c, rd, want); err != nil {
 					return err
 				}
 				break
 			}
 		}
-		runtime.Gosched()
+		yield()
 	}
 	if rd.phase.Load() == roundAbandoned {
 		w.rounds.mu.Lock()
@@ -312,6 +326,7 @@ func (w *localWorld) park(c *comm, rd *round, want uint32) error {
 		}
 		rd.parked[r] = true
 		t.mu.Unlock()
+		roundParks.Add(1)
 		wt.timer.Reset(wait)
 		stopped := false
 		select {

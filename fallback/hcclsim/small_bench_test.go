@@ -21,7 +21,17 @@ import (
 // loop sees it. x_handoff is the ratio to one goroutine hand-off round
 // trip (an unbuffered channel send and reply) measured in the same run;
 // x_locked to the same round trip with one side locked to its OS thread,
-// which is what waking a parked ACL caller costs.
+// which is what waking a parked ACL caller costs. Per rank and collective:
+// inline/op is the share of stream tasks the synchronizing caller ran
+// itself (fallback Counters.InlineTasks), syncparks/op the synchronizes
+// that slept, roundparks/op the sleeps in the collective's rendezvous;
+// each sleep is a wake-up of a thread later.
+//
+// With more ranks than processors (4 ranks, GOMAXPROCS 2) every
+// collective needs each rank's locked thread to run, so at least two
+// locked threads are switched in per processor per collective: about one
+// x_locked round trip is this machine's floor there, however the ranks
+// wait.
 func BenchmarkSmallCollectives(b *testing.B) {
 	handoff, locked := measureHandoff(false), measureHandoff(true)
 	for _, ranks := range []int{2, 4} {
@@ -81,6 +91,7 @@ func BenchmarkSmallCollectives(b *testing.B) {
 					}
 					br.all(b, step)
 					b.ReportAllocs()
+					c0, p0 := npu.Counters(), hcclsim.RoundParks()
 					b.ResetTimer()
 					br.all(b, func(r int) error {
 						for range b.N {
@@ -91,6 +102,11 @@ func BenchmarkSmallCollectives(b *testing.B) {
 						return nil
 					})
 					b.StopTimer()
+					c1, p1 := npu.Counters(), hcclsim.RoundParks()
+					calls := float64(b.N * ranks) // per rank and collective
+					b.ReportMetric(float64(c1.InlineTasks-c0.InlineTasks)/calls, "inline/op")
+					b.ReportMetric(float64(c1.SyncParks-c0.SyncParks)/calls, "syncparks/op")
+					b.ReportMetric(float64(p1-p0)/calls, "roundparks/op")
 					ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 					b.ReportMetric(ns/1e3, "µs/op")
 					b.ReportMetric(ns/float64(handoff.Nanoseconds()), "x_handoff")

@@ -29,8 +29,11 @@ type NPU interface {
 	// Enqueue queues task on a stream of the calling thread's current
 	// context (the null handle is the context's default stream), with the
 	// checks of MemcpyAsync: a current context is required and the stream
-	// must be live and belong to it. The task runs on the stream's
-	// goroutine in order with the stream's other work. If it returns an
+	// must be live and belong to it. The task runs in order with the
+	// stream's other work, on the stream's goroutine or on a goroutine
+	// that synchronizes the stream without a deadline (the fallback runs it
+	// where the waiting caller already is), so it must not depend on the
+	// goroutine or OS thread it runs on. If it returns an
 	// error (or panics), the stream fails: the error's acl code
 	// (ACL_ERROR_RT_TS_ERROR when it carries none) becomes the stream's
 	// sticky error, reported at synchronize, and later tasks are skipped.
