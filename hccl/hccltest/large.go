@@ -33,6 +33,9 @@ var largeCases = []struct {
 // time, so a check holds no second copy of a 64 MiB output.
 const largeChunk = 4 << 20
 
+// largeExecTimeout (seconds) is the Large groups' exec timeout.
+const largeExecTimeout = 120
+
 func (s *suite) testLarge(t *testing.T) {
 	for _, lc := range largeCases {
 		t.Run(fmt.Sprintf("ranks=%d", lc.ranks), func(t *testing.T) {
@@ -40,7 +43,13 @@ func (s *suite) testLarge(t *testing.T) {
 			// run, so every env lists the same names.
 			var g *group
 			if !s.short && lc.ranks <= s.maxRanks {
-				g = s.newGroup(t, lc.ranks).mustInit()
+				// A 64 MiB AllReduce may outlast a short exec timeout on a
+				// loaded machine: this communicator overrides it, as
+				// HcclCommConfig's hcclExecTimeOut allows.
+				cfg := hccl.NewCommConfig()
+				cfg.ExecTimeOut = largeExecTimeout
+				g = s.newGroup(t, lc.ranks)
+				g.noErr("CommInitRootInfoConfig", g.initRoot(cfg))
 			}
 			for _, mib := range lc.mib {
 				t.Run(fmt.Sprintf("size=%dMiB", mib), func(t *testing.T) {
