@@ -105,13 +105,14 @@ func (s *suite) testWindowsA3(t *testing.T) {
 		rng := s.rng(t)
 		in := make([][]int32, n)
 		want := make([]int32, 16)
-		g.noErr("AllReduce after CommDeregister", g.each(func(w *worker) error {
-			in[w.rank] = make([]int32, len(want))
-			for i := range in[w.rank] {
-				in[w.rank][i] = int32(rng.Uint32()) >> 8
+		// Drawn here, not in the ranks' goroutines: rng is not safe for
+		// concurrent use.
+		for r := range in {
+			in[r] = make([]int32, len(want))
+			for i := range in[r] {
+				in[r][i] = int32(rng.Uint32()) >> 8
 			}
-			return nil
-		}))
+		}
 		for _, v := range in {
 			for i := range want {
 				want[i] += v[i]
