@@ -1,6 +1,7 @@
 package acl_test
 
 import (
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -9,21 +10,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
 )
 
-// TestModelPinnedSteadyState: repeated runs with one stream and one pair of
-// datasets take the pinned path after the first, checked, one, and every
-// result is right.
-func TestModelPinnedSteadyState(t *testing.T) {
-	_, _, d := open(t)
+// pinRig is the setup of the pinned-path tests: a small MLP loaded on a
+// fresh device, one stream and one pair of IO datasets.
+type pinRig struct {
+	npu *fallback.NPU
+	d   *acl.Device
+	rng *rand.Rand
+	p   *mlpModel
+	m   *acl.Model
+	st  *acl.Stream
+	v   *io
+}
+
+func newPinRig(t *testing.T) *pinRig {
+	t.Helper()
+	npu, _, d := open(t)
 	rng := newRand(t)
 	p := newMLPModel(t, rng, 4, 8, 8, 4)
 	m, err := d.LoadModel(p.Blob)
 	require.NoError(t, err)
 	st, err := d.NewStream()
 	require.NoError(t, err)
-	v := newIO(t, d, p)
+	return &pinRig{npu: npu, d: d, rng: rng, p: p, m: m, st: st, v: newIO(t, d, p)}
+}
+
+// TestModelPinnedSteadyState: repeated runs with one stream and one pair of
+// datasets take the pinned path after the first, checked, one, and every
+// result is right.
+func TestModelPinnedSteadyState(t *testing.T) {
+	r := newPinRig(t)
+	d, rng, p, m, st, v := r.d, r.rng, r.p, r.m, r.st, r.v
 	const runs = 6
 	for range runs {
 		v.fill(t, rng, p)
@@ -67,14 +87,8 @@ func TestModelPinnedSteadyState(t *testing.T) {
 // the next run through the checks, which pin the new memory: the run reads
 // it, and closing it waits for a pinned run queued on it.
 func TestModelPinnedUpdate(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newPinRig(t)
+	npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 	for range 2 {
 		v.fill(t, rng, p)
 		require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
@@ -133,14 +147,8 @@ func TestModelPinnedCloseWaitsAndRefuses(t *testing.T) {
 		{"input dataset", false, func(_ *acl.Model, _ *acl.Stream, v *io) error { return v.inDS.Close() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			npu, _, d := open(t)
-			rng := newRand(t)
-			p := newMLPModel(t, rng, 4, 8, 8, 4)
-			m, err := d.LoadModel(p.Blob)
-			require.NoError(t, err)
-			st, err := d.NewStream()
-			require.NoError(t, err)
-			v := newIO(t, d, p)
+			r := newPinRig(t)
+			npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 			v.fill(t, rng, p)
 			require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
 			require.NoError(t, st.Synchronize())
@@ -166,7 +174,7 @@ func TestModelPinnedCloseWaitsAndRefuses(t *testing.T) {
 			if c.name != "output memory" {
 				v.check(t) // the queued run read and wrote live memory
 			}
-			err = m.ExecuteAsync(st, v.inDS, v.outDS)
+			err := m.ExecuteAsync(st, v.inDS, v.outDS)
 			assert.ErrorIs(t, err, acl.ErrInvalidHandle)
 			assert.Equal(t, acl.CodeRTInvalidHandle, acl.CodeOf(err))
 		})
