@@ -62,7 +62,38 @@ func (s *Stream) call(op string, fn func() error) error {
 // having run; after SetFailureMode(StopOnFailure) by every Synchronize of
 // every stream of the device context, whose later tasks are skipped.
 func (s *Stream) Synchronize() error {
-	return s.call("Stream.Synchronize", func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+	const op = "Stream.Synchronize"
+	h, err := acquire(op, s.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	_ = s.drain(context.Background())
+	return s.dev.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+}
+
+// StreamDrainer is implemented by backends whose streams can be waited on
+// from any OS thread (the fallback). Synchronize and Wait then wait for
+// the queued work first with the goroutine unbound, free to move between
+// threads, and make the bound synchronize call afterwards, which finds the
+// work done and reports as the device does. Ranks of one process meeting
+// in a collective then cost goroutine switches rather than hand-offs of
+// locked OS threads (tens of microseconds each on a virtual machine:
+// fallback/hcclsim BenchmarkSmallCollectives).
+type StreamDrainer interface {
+	// DrainStream blocks until the work queued on s before the call has
+	// run, or ctx is done (returning ctx.Err()). It reports nothing
+	// else: what is wrong with s is the bound synchronize's to report.
+	DrainStream(ctx context.Context, s StreamHandle) error
+}
+
+// drain waits unbound for the queued work where the backend can
+// (StreamDrainer); s is held open by the caller.
+func (s *Stream) drain(ctx context.Context) error {
+	if d, ok := s.dev.rt.b.(StreamDrainer); ok {
+		return d.DrainStream(ctx, s.h)
+	}
+	return nil
 }
 
 // SetFailureMode sets what a failed task does to the stream
@@ -82,17 +113,26 @@ func (s *Stream) SetFailureMode(mode StreamFailureMode) error {
 // on ctx itself, without slices.
 func (s *Stream) Wait(ctx context.Context) error {
 	const op = "Stream.Wait"
+	h, err := acquire(op, s.r())
+	if err != nil {
+		return err
+	}
+	defer h.release()
 	if ctx.Done() == nil {
-		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
+		_ = s.drain(ctx)
+		return s.dev.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
 	}
 	if cs, ok := s.dev.rt.b.(ContextSyncer); ok {
 		if err := ctx.Err(); err != nil {
 			return err // as pollWait: an ended context wins even on an idle stream
 		}
-		return s.call(op, func() error { return cs.SynchronizeStreamContext(ctx, s.h) })
+		if err := s.drain(ctx); err != nil {
+			return err
+		}
+		return s.dev.call(op, func() error { return cs.SynchronizeStreamContext(ctx, s.h) })
 	}
 	return pollWait(ctx, func(ms int32) error {
-		return s.call(op, func() error { return s.dev.rt.b.SynchronizeStreamWithTimeout(s.h, ms) })
+		return s.dev.call(op, func() error { return s.dev.rt.b.SynchronizeStreamWithTimeout(s.h, ms) })
 	})
 }
 

@@ -205,13 +205,18 @@ func benchEngramInProc(b *testing.B, w, rb int, dist string) {
 	if err := e.step(); err != nil { // warm the reused memory
 		b.Fatal(err)
 	}
-	// The baseline: the same rows gathered by one goroutine with copy().
-	out := make([]byte, engramT*rb)
+	// The baseline: the same rows gathered by one goroutine with copy()
+	// into one packed buffer of all W·T rows, as large as the world's
+	// outputs (a T-row buffer reused per rank would stay cache-resident
+	// where the fetch's outputs cannot).
+	out := make([]byte, w*engramT*rb)
 	gather := func() {
+		o := 0
 		for _, ix := range idx {
-			for i, g := range ix {
+			for _, g := range ix {
 				r, k := int64(g)/engramEntries, int64(g)%engramEntries
-				copy(out[i*rb:(i+1)*rb], tab[r][k*int64(rb):(k+1)*int64(rb)])
+				copy(out[o:o+rb], tab[r][k*int64(rb):(k+1)*int64(rb)])
+				o += rb
 			}
 		}
 	}

@@ -593,3 +593,30 @@ func (n *NPU) SynchronizeStreamContext(ctx context.Context, s acl.StreamHandle) 
 	defer n.exit()
 	return c.syncStream(ctx, s, -1)
 }
+
+// DrainStream waits, from any goroutine, until the work queued on stream h
+// before the call has run, or ctx is done (returning ctx.Err()); it runs
+// queued tasks inline as a synchronize does. It reports nothing else: an
+// unknown or default stream, or a closed NPU, return nil for the
+// synchronize that follows (acl.StreamDrainer) to report. Stream.Wait
+// drains unbound, so ranks of one process meeting in a collective switch
+// goroutines, not locked OS threads.
+func (n *NPU) DrainStream(ctx context.Context, h acl.StreamHandle) error {
+	if h == 0 {
+		return nil
+	}
+	if !n.enter() {
+		return nil
+	}
+	defer n.exit()
+	n.mu.RLock()
+	s := n.streams[h]
+	n.mu.RUnlock()
+	if s == nil {
+		return nil
+	}
+	if s.wait(ctx, nil, false) == waitCanceled {
+		return ctx.Err()
+	}
+	return nil
+}

@@ -159,6 +159,36 @@ func TestSynchronizeTimeouts(t *testing.T) {
 	require.NoError(t, n.DestroyStream(s))
 }
 
+// TestDrainStream: DrainStream waits for the queued work from any
+// goroutine (this one has no current context), ends with a cancelled
+// context, and leaves every complaint (an unknown or the default stream, a
+// task's failure, a closed NPU) to the synchronize that follows.
+func TestDrainStream(t *testing.T) {
+	n := newTestNPU(t)
+	s, err := n.CreateStream()
+	require.NoError(t, err)
+	release := hold(t, n, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, n.DrainStream(ctx, s), context.DeadlineExceeded)
+	drained := make(chan error, 1)
+	go func() { drained <- n.DrainStream(context.Background(), s) }()
+	select {
+	case <-drained:
+		t.Fatal("DrainStream returned with a task still queued")
+	case <-time.After(10 * time.Millisecond):
+	}
+	release()
+	require.NoError(t, <-drained)
+	require.NoError(t, n.SynchronizeStreamWithTimeout(s, 0), "drained: a poll finds the stream idle")
+	require.NoError(t, n.DrainStream(context.Background(), acl.StreamHandle(0xdead0)))
+	require.NoError(t, n.DrainStream(context.Background(), 0))
+	require.NoError(t, n.DestroyStream(s))
+	require.NoError(t, n.DrainStream(context.Background(), s))
+	require.NoError(t, n.Close())
+	require.NoError(t, n.DrainStream(context.Background(), s))
+}
+
 // TestDestroyStreamDrains: DestroyStream waits for the queued work and
 // stops the goroutine.
 func TestDestroyStreamDrains(t *testing.T) {

@@ -14,20 +14,22 @@ import (
 
 // TestNPUSurface: *NPU's exported methods are acl.Backend and
 // acl.ModelBackend and acl.OpBackend plus the few a user calls (counters to read, leaks,
-// fault injection, a context-bounded synchronize, the device-time profile). The machinery the
+// fault injection, the device-time profile) and the optional interfaces acl looks for. The machinery the
 // fallback's subsystems share (queueing arbitrary stream work, raw device
 // views, copy counting) is only reachable through internal/npuhook, so a
 // caller cannot fake the counters that prove zero copy.
 func TestNPUSurface(t *testing.T) {
 	api := map[string]bool{}
-	for _, it := range []reflect.Type{reflect.TypeFor[acl.Backend](), reflect.TypeFor[acl.ModelBackend](), reflect.TypeFor[acl.OpBackend]()} {
+	for _, it := range []reflect.Type{reflect.TypeFor[acl.Backend](), reflect.TypeFor[acl.ModelBackend](), reflect.TypeFor[acl.OpBackend](),
+		// Optional interfaces acl looks for: the context-bounded and the unbound synchronize.
+		reflect.TypeFor[acl.ContextSyncer](), reflect.TypeFor[acl.StreamDrainer]()} {
 		for i := range it.NumMethod() {
 			api[it.Method(i).Name] = true
 		}
 	}
 	user := map[string]bool{
 		"Close": true, "Counters": true, "ResetCounters": true, "Leaks": true, "ClearLeaks": true,
-		"FailAllocation": true, "FailTask": true, "ModelStats": true, "SynchronizeStreamContext": true,
+		"FailAllocation": true, "FailTask": true, "ModelStats": true,
 		// The device-time profile (WithDeviceProfile) a user writes for pprof.
 		"WriteDeviceProfile": true, "ResetDeviceProfile": true,
 	}
