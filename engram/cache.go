@@ -86,11 +86,15 @@ type hotCache struct {
 // a fetch saves under a quarter of its remote reads while every remote row
 // pays the lookup and the sketch: on the HCCL fallback (BenchmarkCache,
 // cpu-µs/fetch) uniform traffic over a 5% cache hits about 20% and the
-// cache's work exceeded what the hits saved.
+// cache's work exceeded what the hits saved. A probe costs about 1.6
+// bypassed fetches (lookups, sketch, admission: BenchmarkCache with half
+// the fetches probes), so one in 64 costs about 1% of uniform traffic's
+// throughput (one in 16 cost 4–12%) and the cache is back within 64
+// fetches of the traffic turning skewed.
 const (
 	bypassBelow = 0.25
 	windowSize  = 8  // fetches per hit-rate window
-	probeEvery  = 16 // while bypassed, one fetch in probeEvery uses the cache
+	probeEvery  = 64 // while bypassed, one fetch in probeEvery uses the cache
 )
 
 // newHotCache allocates the cache's rows. A fetch's hits are local
@@ -164,13 +168,20 @@ func (h *hotCache) lookup(indices []int32, lo, hi, global int64, missIdx, missTo
 		}
 		lookups++
 		hv := mix(g)
-		h.sk.add(hv)
 		if s, ok := h.slot.getH(g, hv); ok {
-			h.ref[s] = true
+			if !h.ref[s] {
+				// The sketch counts a cached row's first hit since the
+				// CLOCK hand passed it; later ones are kept by its
+				// reference bit, and the head of the distribution would
+				// otherwise cost a sketch update per hit.
+				h.sk.add(hv)
+				h.ref[s] = true
+			}
 			h.hits = append(h.hits, int32(i), s)
 			hits++
 			continue
 		}
+		h.sk.add(hv)
 		h.missed = append(h.missed, int32(i), g)
 		missIdx, missTok = append(missIdx, g), append(missTok, int32(i))
 	}
