@@ -49,6 +49,18 @@ type Buffer struct {
 	missIdx  []int32   // with a cache: the indices planned (all but hits)
 	missTok  []int32   // and their tokens
 	wires    []uint32
+	// Host staging of the training path, reused across calls (b.mu
+	// held): copies from the device, rows to copy to it, summed rows.
+	hostIn, hostOut, hostSum []byte
+}
+
+// hostBytes returns n bytes of *p, growing it when short; the contents
+// are whatever the last use left.
+func hostBytes(p *[]byte, n int64) []byte {
+	if int64(cap(*p)) < n {
+		*p = make([]byte, n)
+	}
+	return (*p)[:n]
 }
 
 // sendQueues is the optional hook of a backend that models the device's

@@ -276,7 +276,7 @@ func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx, pending bo
 	if err != nil {
 		return GradResult{}, err
 	}
-	sortedRaw := make([]byte, int64(valid)*rb)
+	sortedRaw := hostBytes(&b.hostOut, int64(valid)*rb)
 	for i := 0; i < valid; i++ {
 		copy(sortedRaw[int64(i)*rb:int64(i+1)*rb], graw[int64(perm[i])*rb:])
 	}
@@ -312,7 +312,7 @@ func (b *Buffer) fetchGrad(ctx context.Context, g Grad, tc *TrainCtx, pending bo
 		keys[i] = uint32(g - lo)
 	}
 	order := radixSort(keys, uint32(b.cfg.EntriesPerRank-1))
-	sum, uniq := reduceRows(rows, keys, order, b.cfg.Hidden, b.cfg.DType)
+	sum, uniq := reduceRows(&b.hostSum, rows, keys, order, b.cfg.Hidden, b.cfg.DType)
 	var out GradResult
 	out.K = len(uniq)
 	if out.Rows, err = b.toDevice(rt, sum); err != nil {
@@ -365,49 +365,69 @@ func radixSort(keys []uint32, maxKey uint32) []int32 {
 
 // reduceRows sums the rows of equal keys, in sorted order, in float32
 // (fp16/bf16 widened), rounding each sum once to dt. It returns the sums
-// (K rows) and the distinct keys ascending.
-func reduceRows(rows []byte, keys []uint32, order []int32, hidden int, dt DType) ([]byte, []int32) {
-	es := dt.Size()
-	rb := hidden * es
-	var out []byte
-	var uniq []int32
+// (K rows, in *dst's memory) and the distinct keys ascending.
+func reduceRows(dst *[]byte, rows []byte, keys []uint32, order []int32, hidden int, dt DType) ([]byte, []int32) {
+	rb := hidden * dt.Size()
+	k := 0
+	for i, p := range order {
+		if i == 0 || keys[p] != keys[order[i-1]] {
+			k++
+		}
+	}
+	out := hostBytes(dst, int64(k)*int64(rb))
+	uniq := make([]int32, 0, k)
 	acc := make([]float32, hidden)
-	flush := func() {
-		o := make([]byte, rb)
-		for j, x := range acc {
-			switch dt {
-			case FP32:
-				binary.LittleEndian.PutUint32(o[4*j:], math.Float32bits(x))
-			case FP16:
-				binary.LittleEndian.PutUint16(o[2*j:], floatx.F32ToF16(x))
-			case BF16:
-				binary.LittleEndian.PutUint16(o[2*j:], floatx.F32ToBF16(x))
+	// One widening and one rounding loop per row, chosen once: a switch
+	// per element cost more than the sums.
+	var add func(acc []float32, r []byte)
+	var store func(o []byte, acc []float32)
+	switch dt {
+	case FP32:
+		add = func(acc []float32, r []byte) {
+			for j := range acc {
+				acc[j] += math.Float32frombits(binary.LittleEndian.Uint32(r[4*j:]))
 			}
 		}
-		out = append(out, o...)
-		clear(acc)
-	}
-	for i, p := range order {
-		if i > 0 && keys[p] != keys[order[i-1]] {
-			flush()
+		store = func(o []byte, acc []float32) {
+			for j, x := range acc {
+				binary.LittleEndian.PutUint32(o[4*j:], math.Float32bits(x))
+			}
 		}
-		if i == 0 || keys[p] != keys[order[i-1]] {
-			uniq = append(uniq, int32(keys[p]))
-		}
-		r := rows[int(p)*rb : (int(p)+1)*rb]
-		for j := range acc {
-			switch dt {
-			case FP32:
-				acc[j] += math.Float32frombits(binary.LittleEndian.Uint32(r[4*j:]))
-			case FP16:
+	case FP16:
+		add = func(acc []float32, r []byte) {
+			for j := range acc {
 				acc[j] += floatx.F16ToF32(binary.LittleEndian.Uint16(r[2*j:]))
-			case BF16:
+			}
+		}
+		store = func(o []byte, acc []float32) {
+			for j, x := range acc {
+				binary.LittleEndian.PutUint16(o[2*j:], floatx.F32ToF16(x))
+			}
+		}
+	default: // BF16: the only other dtype FetchGrad accepts
+		add = func(acc []float32, r []byte) {
+			for j := range acc {
 				acc[j] += floatx.BF16ToF32(binary.LittleEndian.Uint16(r[2*j:]))
 			}
 		}
+		store = func(o []byte, acc []float32) {
+			for j, x := range acc {
+				binary.LittleEndian.PutUint16(o[2*j:], floatx.F32ToBF16(x))
+			}
+		}
 	}
-	if len(order) > 0 {
-		flush()
+	for i, p := range order {
+		if i == 0 || keys[p] != keys[order[i-1]] {
+			if i > 0 {
+				store(out[(len(uniq)-1)*rb:len(uniq)*rb], acc)
+				clear(acc)
+			}
+			uniq = append(uniq, int32(keys[p]))
+		}
+		add(acc, rows[int(p)*rb:(int(p)+1)*rb])
+	}
+	if k > 0 {
+		store(out[(k-1)*rb:k*rb], acc)
 	}
 	return out, uniq
 }
@@ -427,9 +447,10 @@ func (b *Buffer) toDevice(rt acl.Backend, data []byte) (*acl.DeviceBuffer, error
 	return d, nil
 }
 
-// toHost copies the first n bytes of d to the host.
+// toHost copies the first n bytes of d to the host, into b.hostIn: the
+// bytes last until the next toHost.
 func (b *Buffer) toHost(rt acl.Backend, d *acl.DeviceBuffer, n int64) ([]byte, error) {
-	out := make([]byte, n)
+	out := hostBytes(&b.hostIn, n)
 	if n == 0 {
 		return out, nil
 	}

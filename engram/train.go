@@ -346,9 +346,12 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32, pending bool) 
 	}
 	res.Zeroed = len(dropped)
 	if t > 0 {
-		fetched := make([]byte, int64(t)*rb)
+		fetched := hostBytes(&b.hostOut, int64(t)*rb)
 		for i := 0; i < valid; i++ {
 			copy(fetched[int64(perm[i])*rb:int64(perm[i]+1)*rb], raw[int64(i)*rb:])
+		}
+		for _, i := range dropped {
+			clear(fetched[int64(i)*rb : int64(i+1)*rb])
 		}
 		if err := rt.Memcpy(res.Rows.Ptr(), res.Rows.Size(), unsafe.Pointer(&fetched[0]), uintptr(len(fetched)), acl.MemcpyHostToDevice); err != nil {
 			return res, nil, err

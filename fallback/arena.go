@@ -13,9 +13,13 @@ import (
 // granularity of the allocator, as on the device.
 const Alignment = 512
 
-// releaseThreshold is the size from which a freed block's pages are handed
-// back to the kernel, so a long test run does not keep every byte it ever
-// touched resident.
+// releaseThreshold is the size from which a freed allocation's pages are
+// handed back to the kernel, so a long run does not keep every large
+// buffer it ever touched resident. Only the allocation's own pages go, not
+// those of the free block it joins: a small buffer freed next to a large
+// free block would otherwise drop the pages that the next allocation of
+// the same size reuses, and refault them (zeroed huge pages) at every step
+// of a loop (a training step's scratch buffers spent 80% of it there).
 const releaseThreshold = 2 << 20
 
 // arena is one mmap'ed range outside the Go heap (a device's memory, or the
@@ -164,6 +168,7 @@ func (a *arena) releaseAt(addr uintptr) *alloc {
 
 func (a *arena) releaseLocked(al *alloc) {
 	b := al.blk
+	own := *b // the freed range alone, before it joins its free neighbours
 	al.freed.Store(true)
 	a.used.delete(uint64(b.off))
 	a.usedBytes -= b.size
@@ -191,8 +196,8 @@ func (a *arena) releaseLocked(al *alloc) {
 		b = p
 	}
 	a.free.insert(freeKey(b), b)
-	if b.size >= releaseThreshold {
-		a.dropPages(b.off, b.size)
+	if own.size >= releaseThreshold {
+		a.dropPages(own.off, own.size)
 	}
 }
 
