@@ -203,7 +203,7 @@ func (b *Buffer) issue(indices []int32, s *acl.Stream) error {
 			return err
 		}
 		if b.sfb > 0 {
-			if err := b.issueSF(rt, indices, sh); err != nil {
+			if err := b.issueSF(rt, indices, b.cur.out.SF.Ptr(), sh); err != nil {
 				return err
 			}
 		}
@@ -284,9 +284,10 @@ func (b *Buffer) issueRows(rt acl.Backend, indices []int32, rows unsafe.Pointer,
 }
 
 // issueSF gathers each fetched row's scale factors: sf_table + g·sfBytes
-// to fetched_sf + token·sfBytes (GatherSf), device to device.
-func (b *Buffer) issueSF(rt acl.Backend, indices []int32, sh acl.StreamHandle) error {
-	sfb, dst, src := b.sfb, b.cur.out.SF.Ptr(), b.sf.Ptr()
+// to fetched_sf (dst) + token·sfBytes (GatherSf), device to device. Every
+// rank holds the whole table, so no rank is asked.
+func (b *Buffer) issueSF(rt acl.Backend, indices []int32, dst unsafe.Pointer, sh acl.StreamHandle) error {
+	sfb, src := b.sfb, b.sf.Ptr()
 	for i, g := range indices {
 		if g < 0 || int64(g) >= b.global {
 			continue

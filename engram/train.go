@@ -57,7 +57,9 @@ func (c *TrainCtx) Close() error {
 // policy on every rank: IndexError fails the fetch on every rank before
 // any data moves; IndexZeroFill drops them from the exchange and zeroes
 // their rows (the seed's kernel instead copies uninitialised memory into
-// row 0). A mismatched T or an inference fetch pending on a rank
+// row 0). With scale factors (fp8 storage), Result.SF holds each token's,
+// gathered from the replicated sf table as the inference fetch does (a
+// dropped token's are zeros). A mismatched T or an inference fetch pending on a rank
 // (ErrPending) fails the fetch on every rank at its first exchange. The
 // work runs on the communicator's stream and FetchTrain
 // returns when it is complete (the seed's callable waits the same way).
@@ -99,6 +101,9 @@ func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *Trai
 	if err != nil {
 		if res.Rows != nil {
 			_ = res.Rows.Close()
+		}
+		if res.SF != nil {
+			_ = res.SF.Close()
 		}
 		if tc != nil {
 			_ = tc.Close()
@@ -333,6 +338,20 @@ func (b *Buffer) fetchTrain(ctx context.Context, indices []int32, pending bool) 
 	if t > 0 {
 		if res.Rows, err = b.dev.Malloc(uintptr(int64(t)*rb), acl.MemMallocHugeFirst); err != nil {
 			return Result{}, nil, err
+		}
+	}
+	// Scale factors: every rank holds the whole sf table, so each token's
+	// are gathered here from its global index (as the inference fetch's
+	// GatherSf); a dropped token's are zeros.
+	if b.sfb > 0 && t > 0 {
+		if res.SF, err = b.dev.Malloc(uintptr(int64(t)*b.sfb), acl.MemMallocHugeFirst); err != nil {
+			return res, nil, err
+		}
+		if err := b.issueSF(rt, indices, res.SF.Ptr(), cs); err != nil {
+			return res, nil, err
+		}
+		if err := zeroRuns(rt, dropped, res.SF.Ptr(), b.sfb, cs); err != nil {
+			return res, nil, err
 		}
 	}
 	// On the host: two bulk copies instead of one per row; dropped rows

@@ -40,16 +40,35 @@ func TestFetchTrain(t *testing.T) {
 		{6, 2000, engram.BF16, engram.IndexError},
 		{7, 2000, engram.FP16, engram.IndexError},
 		{8, 4000, engram.BF16, engram.IndexZeroFill},
+		// fp8 rows with their scale factors (FetchGrad refuses fp8).
+		{3, 3000, engram.FP8E4M3, engram.IndexError},
+		{4, 2000, engram.FP8E5M2, engram.IndexZeroFill},
 	} {
 		t.Run(fmt.Sprintf("W%d/T%d/%v/%v", k.w, k.t, k.dt, k.policy), func(t *testing.T) {
 			const e = 700
 			nmax := k.t + 100
 			c := newCluster(t, k.w)
 			cfg := engram.Config{EntriesPerRank: e, Hidden: 20, DType: k.dt, Capacity: engram.CapacityAlign, MaxTokensPerRank: nmax, Policy: k.policy}
+			fp8 := k.dt == engram.FP8E4M3 || k.dt == engram.FP8E5M2
+			if fp8 {
+				cfg.SFPacks, cfg.SFType = 3, engram.SFE8M0
+				if k.dt == engram.FP8E4M3 {
+					cfg.SFType = engram.SFFP32
+				}
+			}
 			bs := c.buffers(cfg)
 			tab := slices2(t, k.w, cfg)
 			ctx := ctxT(t)
-			require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+			sfb := cfg.SFRowBytes()
+			var sfHost []byte
+			sfs := make([]*acl.DeviceBuffer, k.w)
+			if fp8 {
+				sfHost = slices(uint64(k.t), 1, engram.Config{EntriesPerRank: int64(k.w) * e, Hidden: int(sfb), DType: engram.FP8E4M3})[0]
+				for r := range sfs {
+					sfs[r] = devBuf(t, c.devs[r], sfHost)
+				}
+			}
+			require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], SF: sfs[r]}) }))
 			idx := make([][]int32, k.w)
 			for r := range idx {
 				idx[r] = zipf(rand.New(rand.NewPCG(8, uint64(r))), k.t, int64(k.w)*e, 1.05)
@@ -67,6 +86,13 @@ func TestFetchTrain(t *testing.T) {
 			for r := 0; r < k.w; r++ {
 				rb := cfg.RowBytes()
 				assert.True(t, bytes.Equal(gather(tab, e, rb, idx[r]), readBack(t, res[r].Rows, int64(k.t)*rb)), "rank %d rows", r)
+				if fp8 {
+					wantSF := gather([][]byte{sfHost}, int64(k.w)*e, sfb, idx[r])
+					assert.True(t, bytes.Equal(wantSF, readBack(t, res[r].SF, int64(k.t)*sfb)), "rank %d scale factors", r)
+					require.NoError(t, res[r].SF.Close())
+				} else {
+					assert.Nil(t, res[r].SF)
+				}
 				// Reference layouts.
 				var perm []int32
 				send := make([]int32, 8*k.w)
