@@ -43,10 +43,7 @@ func BenchmarkCopyFromHost(b *testing.B) {
 	for _, n := range []int{64, 64 << 10, 4 << 20} {
 		b.Run(fmt.Sprintf("bytes=%d", n), func(b *testing.B) {
 			_, rt, d := open(b)
-			buf, err := d.Malloc(uintptr(n), acl.MemMallocHugeFirst)
-			if err != nil {
-				b.Fatal(err)
-			}
+			buf := devMem(b, d, uintptr(n))
 			src := make([]byte, n)
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
@@ -66,15 +63,8 @@ func BenchmarkCopyFromHost(b *testing.B) {
 // BenchmarkStreamRoundTrip: queue a memset and synchronize, through the
 // idiomatic Stream and buffer against the bare backend calls.
 func BenchmarkStreamRoundTrip(b *testing.B) {
-	_, rt, d := open(b)
-	st, err := d.NewStream()
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, d, st := openStream(b)
+	buf := devMem(b, d, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := buf.MemsetAsync(1, st); err != nil {
@@ -84,7 +74,7 @@ func BenchmarkStreamRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	be := rt.Backend()
+	be := d.Runtime().Backend()
 	report(b, rawPerOp(b, be, d.Context(), b.N, func() error {
 		if err := be.MemsetAsync(buf.Ptr(), 4096, 1, 4096, st.Handle()); err != nil {
 			return err
@@ -96,15 +86,8 @@ func BenchmarkStreamRoundTrip(b *testing.B) {
 // BenchmarkStreamWait: Wait with a cancellable context (bounded polling)
 // against the plain Synchronize, both through the idiomatic layer.
 func BenchmarkStreamWait(b *testing.B) {
-	_, _, d := open(b)
-	st, err := d.NewStream()
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, d, st := openStream(b)
+	buf := devMem(b, d, 4096)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.ReportAllocs()

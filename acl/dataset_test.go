@@ -2,23 +2,20 @@ package acl_test
 
 import (
 	"context"
-	"github.com/ascend-go/cann/ge/getest"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestDataBuffer(t *testing.T) {
-	npu, rt, d := open(t, fallback.WithDevices(2))
-	dev, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
-	host, err := d.MallocHost(1024)
-	require.NoError(t, err)
+	npu, d, d1 := openTwo(t)
+	dev := devMem(t, d, 4096)
+	host := hostMem(t, d, 1024)
 
 	b, err := d.NewDataBuffer(dev)
 	require.NoError(t, err)
@@ -39,10 +36,7 @@ func TestDataBuffer(t *testing.T) {
 	assert.Nil(t, b.Memory())
 
 	// Errors: nil, another Device's memory, closed memory.
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
-	other, err := d1.Malloc(512, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	other := devMem(t, d1, 512)
 	_, err = d.NewDataBuffer(other)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
 	assert.ErrorIs(t, b.Update(other), acl.ErrInvalidParam)
@@ -52,8 +46,7 @@ func TestDataBuffer(t *testing.T) {
 	_, err = d.NewDataBuffer(nilBuf)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle)
 	assert.ErrorIs(t, b.Update(nilBuf), acl.ErrInvalidHandle)
-	gone, err := d.Malloc(512, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	gone := devMem(t, d, 512)
 	require.NoError(t, gone.Close())
 	_, err = d.NewDataBuffer(gone)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle)
@@ -80,11 +73,10 @@ func TestDataBuffer(t *testing.T) {
 }
 
 func TestDataset(t *testing.T) {
-	npu, rt, d := open(t, fallback.WithDevices(2))
+	npu, d, d1 := openTwo(t)
 	var mems []acl.Memory
 	for _, n := range []uintptr{512, 1024, 2048} {
-		b, err := d.Malloc(n, acl.MemMallocHugeFirst)
-		require.NoError(t, err)
+		b := devMem(t, d, n)
 		mems = append(mems, b)
 	}
 	ds, err := d.NewDatasetOf(mems...)
@@ -107,10 +99,7 @@ func TestDataset(t *testing.T) {
 	assert.ErrorIs(t, ds.Add(b0), acl.ErrInvalidParam, "already in a dataset")
 
 	// Errors: another Device's buffer, a closed buffer, nil.
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
-	m1, err := d1.Malloc(512, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	m1 := devMem(t, d1, 512)
 	b1, err := d1.NewDataBuffer(m1)
 	require.NoError(t, err)
 	assert.ErrorIs(t, ds.Add(b1), acl.ErrInvalidParam)
@@ -122,8 +111,7 @@ func TestDataset(t *testing.T) {
 
 	// NewDatasetOf with a closed memory fails and leaves nothing behind.
 	before := npu.Counters()
-	gone, err := d.Malloc(512, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	gone := devMem(t, d, 512)
 	require.NoError(t, gone.Close())
 	_, err = d.NewDatasetOf(mems[0], gone)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle)
@@ -149,16 +137,9 @@ func TestDataset(t *testing.T) {
 // between executions sends the next execution's output there, and updates
 // racing with executions from other goroutines are safe (-race).
 func TestDatasetUpdateBetweenRuns(t *testing.T) {
-	_, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
-	alt, err := d.Malloc(p.OutSizes()[0], acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	r := newRig(t)
+	d, rng, p, m, st, v := r.d, r.rng, r.p, r.m, r.st, r.v
+	alt := devMem(t, d, p.OutSizes()[0])
 
 	v.fill(t, rng, p)
 	require.NoError(t, v.outDS.Buffer(0).Update(alt))

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 )
 
 // TestErrorfSaysCodeOnce: an *Error quoted inside another error of the
@@ -27,15 +26,8 @@ func TestErrorfSaysCodeOnce(t *testing.T) {
 // fallback reports ACL_ERROR_GE_PARAM_INVALID (as GE's ParseModelContent
 // does) once, not again in its message.
 func TestLoadErrorSaysCodeOnce(t *testing.T) {
-	npu, err := fallback.New()
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close() })
-	dev, err := rt.OpenDevice(0)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dev.Close() })
-	_, err = dev.LoadModel([]byte("not a model, not a model, not a model, not a model"))
+	_, _, dev := open(t)
+	_, err := dev.LoadModel([]byte("not a model, not a model, not a model, not a model"))
 	require.Error(t, err)
 	assert.Equal(t, acl.CodeGEParamInvalid, acl.CodeOf(err))
 	assert.Equal(t, 1, strings.Count(err.Error(), "ACL_ERROR_GE_PARAM_INVALID"), err.Error())

@@ -8,14 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 )
 
 // TestEventWaitEveryFlag: Wait with a cancellable context completes for
 // events of every flag set, including a timeline-only event that a stream
 // may not wait for.
 func TestEventWaitEveryFlag(t *testing.T) {
-	dev, s := fallbackStream(t)
+	_, dev, s := openStream(t)
 	for _, f := range []acl.EventFlag{0, acl.EventSync, acl.EventTimeLine, acl.EventSync | acl.EventTimeLine} {
 		e, err := dev.NewEvent(f)
 		require.NoError(t, err)
@@ -31,7 +30,7 @@ func TestEventWaitEveryFlag(t *testing.T) {
 // EventSync is refused as the runtime refuses it, and a closed event or
 // stream is an invalid handle.
 func TestEventReset(t *testing.T) {
-	dev, s := fallbackStream(t)
+	_, dev, s := openStream(t)
 	e, err := dev.NewEvent(acl.EventSync)
 	require.NoError(t, err)
 	require.NoError(t, e.Record(s))
@@ -44,20 +43,4 @@ func TestEventReset(t *testing.T) {
 	require.ErrorIs(t, e.Reset(s), acl.ErrInvalidHandle)
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, plain.Reset(s), acl.ErrInvalidHandle)
-}
-
-// fallbackStream opens device 0 of a fallback NPU and a stream on it, all
-// closed when the test ends.
-func fallbackStream(t *testing.T) (*acl.Device, *acl.Stream) {
-	t.Helper()
-	npu, err := fallback.New()
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close() })
-	dev, err := rt.OpenDevice(0)
-	require.NoError(t, err)
-	s, err := dev.NewStream()
-	require.NoError(t, err)
-	return dev, s
 }

@@ -11,20 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// open returns a Runtime on a fresh fallback NPU and its device 0, both
-// closed at the end of the test.
-func open(t testing.TB, opts ...fallback.Option) (*fallback.NPU, *acl.Runtime, *acl.Device) {
-	t.Helper()
-	npu, err := fallback.New(opts...)
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, rt.Close()) })
-	d, err := rt.OpenDevice(0)
-	require.NoError(t, err)
-	return npu, rt, d
-}
-
 func TestInitNilBackend(t *testing.T) {
 	rt, err := acl.Init(nil, "")
 	assert.Nil(t, rt)
@@ -116,13 +102,10 @@ func TestNilHandles(t *testing.T) {
 
 // TestHandleArgumentNil passes nil handles as arguments to open ones.
 func TestHandleArgumentNil(t *testing.T) {
-	_, _, d := open(t)
-	s, err := d.NewStream()
-	require.NoError(t, err)
+	_, d, s := openStream(t)
 	e, err := d.NewEvent(0)
 	require.NoError(t, err)
-	b, err := d.Malloc(64, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	b := devMem(t, d, 64)
 	for op, err := range map[string]error{
 		"Stream.WaitEvent":               s.WaitEvent(nil),
 		"Event.Record":                   e.Record(nil),
@@ -145,8 +128,7 @@ func TestHandleArgumentNil(t *testing.T) {
 // TestEmptyCopies: copying nothing succeeds without a backend call.
 func TestEmptyCopies(t *testing.T) {
 	_, _, d := open(t)
-	b, err := d.Malloc(64, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	b := devMem(t, d, 64)
 	assert.NoError(t, b.CopyFromHost(nil))
 	assert.NoError(t, b.CopyFromHostAt(64, nil))
 	assert.NoError(t, b.CopyToHostAt(nil, 64))

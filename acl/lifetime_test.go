@@ -7,46 +7,15 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// hold queues on st a task that blocks until the returned release is
-// called (idempotent).
-func hold(t *testing.T, npu *fallback.NPU, d *acl.Device, st *acl.Stream) func() {
-	t.Helper()
-	gate := make(chan struct{})
-	var once sync.Once
-	release := func() { once.Do(func() { close(gate) }) }
-	require.NoError(t, d.Do(func() error {
-		_, err := npuhook.Of(npu).Enqueue(st.Handle(), "hold", func() error { <-gate; return nil })
-		return err
-	}))
-	t.Cleanup(release)
-	return release
-}
-
-// within fails the test if f has not returned after d: a deadlock or hang.
-// f runs on another goroutine, so it reports with assert, never require.
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not finish within %v", what, d)
-	}
-}
-
 // TestBuffersOnTheirDevice: a buffer lands on the device it was allocated
 // from, whatever device the calling thread last bound.
 func TestBuffersOnTheirDevice(t *testing.T) {
-	npu, rt, d0 := open(t, fallback.WithDevices(2))
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
+	npu, d0, d1 := openTwo(t)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -116,26 +85,16 @@ func TestLockOrder(t *testing.T) {
 // before destroying the stream and the memory it uses, and a Wait running
 // meanwhile ends with the closed-handle error.
 func TestDeviceCloseWaitsForStreams(t *testing.T) {
-	npu, _, d := open(t)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	hb, err := d.MallocHost(4096)
-	require.NoError(t, err)
-	buf, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	npu, d, st := openStream(t)
+	hb := hostMem(t, d, 4096)
+	buf := devMem(t, d, 4096)
 	release := hold(t, npu, d, st)
 	require.NoError(t, buf.MemsetAsync(0x5a, st))
 	require.NoError(t, buf.CopyToHostAsync(hb, st))
 
 	waited := make(chan error, 1)
 	go func() { waited <- st.Wait(context.Background()) }()
-	closed := make(chan error, 1)
-	go func() { closed <- d.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Device.Close returned (%v) while its stream was still busy", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	closed := mustBlock(t, "Device.Close, its stream busy,", d.Close)
 	release()
 	within(t, 10*time.Second, "Device.Close after the stream drained", func() { assert.NoError(t, <-closed) })
 	within(t, 10*time.Second, "Stream.Wait", func() {
@@ -152,22 +111,12 @@ func TestDeviceCloseWaitsForStreams(t *testing.T) {
 // TestBufferCloseWaitsForStreams: closing a buffer with a copy still queued
 // waits for it instead of freeing memory under the device.
 func TestBufferCloseWaitsForStreams(t *testing.T) {
-	npu, _, d := open(t)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	hb, err := d.MallocHost(4096)
-	require.NoError(t, err)
-	buf, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	npu, d, st := openStream(t)
+	hb := hostMem(t, d, 4096)
+	buf := devMem(t, d, 4096)
 	release := hold(t, npu, d, st)
 	require.NoError(t, buf.CopyFromHostAsync(hb, st))
-	closed := make(chan error, 1)
-	go func() { closed <- hb.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("HostBuffer.Close returned (%v) while a copy from it was queued", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	closed := mustBlock(t, "HostBuffer.Close, a copy from it queued,", hb.Close)
 	release()
 	within(t, 10*time.Second, "HostBuffer.Close", func() { assert.NoError(t, <-closed) })
 	require.NoError(t, st.Synchronize(), "the queued copy ran on live memory")
@@ -176,16 +125,10 @@ func TestBufferCloseWaitsForStreams(t *testing.T) {
 
 // TestRuntimeCloseClosesDevices: Runtime.Close leaves every handle closed.
 func TestRuntimeCloseClosesDevices(t *testing.T) {
-	npu, err := fallback.New()
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
-	require.NoError(t, err)
-	d, err := rt.OpenDevice(0)
-	require.NoError(t, err)
+	npu, rt, d := open(t)
 	st, err := d.NewStream()
 	require.NoError(t, err)
-	buf, err := d.Malloc(64, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	buf := devMem(t, d, 64)
 	require.NoError(t, rt.Close())
 	assert.Empty(t, npu.Leaks(), "Runtime.Close released everything explicitly")
 	for op, err := range map[string]error{
@@ -206,11 +149,8 @@ func TestRuntimeCloseClosesDevices(t *testing.T) {
 // Synchronize after SetFailureMode(StopOnFailure); Close does not report
 // it again.
 func TestStickyErrorThroughWait(t *testing.T) {
-	npu, _, d := open(t)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	buf, err := d.Malloc(64, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	npu, d, st := openStream(t)
+	buf := devMem(t, d, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -244,24 +184,14 @@ func TestEventWaitNeverRecorded(t *testing.T) {
 // TestDeviceCloseWaitsForOtherDevicesStreams: memory of one Device in use
 // by a stream of another is not released under that stream's queued work.
 func TestDeviceCloseWaitsForOtherDevicesStreams(t *testing.T) {
-	npu, rt, d0 := open(t, fallback.WithDevices(2))
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
+	npu, d0, d1 := openTwo(t)
 	st1, err := d1.NewStream()
 	require.NoError(t, err)
-	hb0, err := d0.MallocHost(4096)
-	require.NoError(t, err)
-	buf1, err := d1.Malloc(4096, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	hb0 := hostMem(t, d0, 4096)
+	buf1 := devMem(t, d1, 4096)
 	release := hold(t, npu, d1, st1)
 	require.NoError(t, buf1.CopyFromHostAsync(hb0, st1))
-	closed := make(chan error, 1)
-	go func() { closed <- d0.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Device.Close returned (%v) while another device's stream used its memory", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	closed := mustBlock(t, "Device.Close, another device's stream using its memory,", d0.Close)
 	release()
 	within(t, 10*time.Second, "Device.Close", func() { assert.NoError(t, <-closed) })
 	require.NoError(t, st1.Synchronize(), "the queued copy ran on live memory")

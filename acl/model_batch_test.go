@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
 )
@@ -35,12 +34,9 @@ func TestModelDynamicBatch(t *testing.T) {
 	require.Equal(t, []int64{-1, 16}, desc.Inputs[0].Dims)
 	require.Equal(t, acl.DynamicTensorName, desc.Inputs[1].Name)
 
-	x, err := d.Malloc(desc.Inputs[0].Size, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
-	bb, err := d.Malloc(desc.Inputs[1].Size, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
-	y, err := d.Malloc(desc.Outputs[0].Size, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	x := devMem(t, d, desc.Inputs[0].Size)
+	bb := devMem(t, d, desc.Inputs[1].Size)
+	y := devMem(t, d, desc.Outputs[0].Size)
 	in, err := d.NewDatasetOf(x, bb)
 	require.NoError(t, err)
 	out, err := d.NewDatasetOf(y)
@@ -69,12 +65,9 @@ func TestModelDynamicBatch(t *testing.T) {
 	// choice.
 	ma, err := d.LoadModel(blob)
 	require.NoError(t, err)
-	hx, err := d.MallocHost(desc.Inputs[0].Size)
-	require.NoError(t, err)
-	hb, err := d.MallocHost(desc.Inputs[1].Size)
-	require.NoError(t, err)
-	hy, err := d.MallocHost(desc.Outputs[0].Size)
-	require.NoError(t, err)
+	hx := hostMem(t, d, desc.Inputs[0].Size)
+	hb := hostMem(t, d, desc.Inputs[1].Size)
+	hy := hostMem(t, d, desc.Outputs[0].Size)
 	hin, err := d.NewDatasetOf(hx, hb)
 	require.NoError(t, err)
 	hout, err := d.NewDatasetOf(hy)
@@ -110,14 +103,8 @@ func TestModelDynamicBatch(t *testing.T) {
 // another Device's context is current still runs on its own Device (the
 // backend refuses the call, the model binds and repeats it).
 func TestModelExecuteRebindsContext(t *testing.T) {
-	_, rt, d := open(t, fallback.WithDevices(2))
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t, twoDevices())
+	d1, rng, p, m, v := r.d1, r.rng, r.p, r.m, r.v
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for range 3 {

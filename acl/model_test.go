@@ -2,7 +2,6 @@ package acl_test
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -11,105 +10,21 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
-	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/internal/npuhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// mlpModel is the shared two-input, two-output test model (getest.TwoIO).
-type mlpModel = getest.TwoIO
-
-func newMLPModel(t testing.TB, rng *rand.Rand, m, k, h, n int) *mlpModel {
-	t.Helper()
-	p, err := getest.NewTwoIO(rng, m, k, h, n)
-	require.NoError(t, err)
-	return p
-}
-
-// requireClose compares float32 results with a float64 reference.
-func requireClose(t testing.TB, want []float64, got []float32, what string) {
-	t.Helper()
-	require.Len(t, got, len(want), what)
-	for i := range want {
-		tol := 1e-4 * (1 + math.Abs(want[i]))
-		if math.Abs(float64(got[i])-want[i]) > tol {
-			require.Failf(t, "mismatch", "%s[%d] = %g, want %g", what, i, got[i], want[i])
-		}
-	}
-}
-
-func newRand(t testing.TB) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-// io is one set of device buffers and datasets for the test model.
-type io struct {
-	in, out         []*acl.DeviceBuffer
-	inDS, outDS     *acl.Dataset
-	x, b            []float32
-	wantY, wantZ    []float64
-	outMems, inMems []acl.Memory
-}
-
-func newIO(t testing.TB, d *acl.Device, p *mlpModel) *io {
-	t.Helper()
-	v := &io{}
-	for _, n := range p.InSizes() {
-		buf, err := d.Malloc(n, acl.MemMallocHugeFirst)
-		require.NoError(t, err)
-		v.in = append(v.in, buf)
-		v.inMems = append(v.inMems, buf)
-	}
-	for _, n := range p.OutSizes() {
-		buf, err := d.Malloc(n, acl.MemMallocHugeFirst)
-		require.NoError(t, err)
-		v.out = append(v.out, buf)
-		v.outMems = append(v.outMems, buf)
-	}
-	var err error
-	v.inDS, err = d.NewDatasetOf(v.inMems...)
-	require.NoError(t, err)
-	v.outDS, err = d.NewDatasetOf(v.outMems...)
-	require.NoError(t, err)
-	return v
-}
-
-// fill writes fresh random inputs and computes the expected outputs.
-func (v *io) fill(t testing.TB, rng *rand.Rand, p *mlpModel) {
-	t.Helper()
-	v.x, v.b = getest.RandF32(rng, p.M*p.K), getest.RandF32(rng, p.M*p.N)
-	require.NoError(t, v.in[0].CopyFromHost(getest.F32Bytes(v.x)))
-	require.NoError(t, v.in[1].CopyFromHost(getest.F32Bytes(v.b)))
-	v.wantY, v.wantZ = p.Ref(v.x, v.b)
-}
-
-// check reads both outputs back and compares them with the reference.
-func (v *io) check(t testing.TB) {
-	t.Helper()
-	y := make([]byte, v.out[0].Size())
-	z := make([]byte, v.out[1].Size())
-	require.NoError(t, v.out[0].CopyToHost(y))
-	require.NoError(t, v.out[1].CopyToHost(z))
-	requireClose(t, v.wantY, getest.BytesF32(y), "y")
-	requireClose(t, v.wantZ, getest.BytesF32(z), "z")
-}
-
 func TestModelLoadDescExecute(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 16, 6)
+	r := newRig(t, mlp(4, 8, 16, 6), unloaded())
+	npu, d, rng, p, st, v := r.npu, r.d, r.rng, r.p, r.st, r.v
 
 	work, weight, err := d.QueryModelSize(p.Blob)
 	require.NoError(t, err)
 	require.Equal(t, uintptr(p.Model.MemorySize), work)
 	require.Equal(t, uintptr(p.Model.WeightSize), weight)
-	wk, err := d.Malloc(work, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
-	wt, err := d.Malloc(weight, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	wk := devMem(t, d, work)
+	wt := devMem(t, d, weight)
 
 	loads := map[string]func() (*acl.Model, error){
 		"LoadModel":        func() (*acl.Model, error) { return d.LoadModel(p.Blob) },
@@ -122,9 +37,6 @@ func TestModelLoadDescExecute(t *testing.T) {
 			return d.LoadModelWithConfig(p.Blob, acl.ModelConfig{WorkspaceMemOptimize: true})
 		},
 	}
-	v := newIO(t, d, p)
-	st, err := d.NewStream()
-	require.NoError(t, err)
 	for name, load := range loads {
 		t.Run(name, func(t *testing.T) {
 			m, err := load()
@@ -178,12 +90,8 @@ func TestModelLoadDescExecute(t *testing.T) {
 // Model keeps to the first kind, so Execute after ExecuteAsync, and the
 // reverse, still work for its users and compute the right results.
 func TestModelMixedExecution(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 16, 6)
-	v := newIO(t, d, p)
-	st, err := d.NewStream()
-	require.NoError(t, err)
+	r := newRig(t, mlp(4, 8, 16, 6), unloaded())
+	npu, d, rng, p, st, v := r.npu, r.d, r.rng, r.p, r.st, r.v
 	for _, asyncFirst := range []bool{true, false} {
 		m, err := d.LoadModel(p.Blob)
 		require.NoError(t, err)
@@ -216,9 +124,8 @@ func TestModelMixedExecution(t *testing.T) {
 }
 
 func TestModelBadInput(t *testing.T) {
-	_, rt, d := open(t, fallback.WithDevices(2))
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 2, 4, 4, 2)
+	r := newRig(t, twoDevices(), mlp(2, 4, 4, 2))
+	d, d1, p, m, st, v := r.d, r.d1, r.p, r.m, r.st, r.v
 	_, err := d.LoadModel(nil)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
 	_, _, err = d.QueryModelSize(nil)
@@ -226,23 +133,14 @@ func TestModelBadInput(t *testing.T) {
 	_, err = d.LoadModel([]byte("not a model at all"))
 	assert.Error(t, err)
 
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
-	other, err := d1.Malloc(1<<20, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	other := devMem(t, d1, 1<<20)
 	_, err = d.LoadModelWithMem(p.Blob, other, nil)
 	assert.ErrorIs(t, err, acl.ErrInvalidParam)
-	closed, err := d.Malloc(1<<20, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	closed := devMem(t, d, 1<<20)
 	require.NoError(t, closed.Close())
 	_, err = d.LoadModelWithMem(p.Blob, closed, nil)
 	assert.ErrorIs(t, err, acl.ErrInvalidHandle)
 
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	v := newIO(t, d, p)
-	st, err := d.NewStream()
-	require.NoError(t, err)
 	st1, err := d1.NewStream()
 	require.NoError(t, err)
 	assert.ErrorIs(t, m.ExecuteAsync(st1, v.inDS, v.outDS), acl.ErrContext, "stream of another Device")
@@ -277,11 +175,7 @@ type noModels struct{ acl.Backend }
 func TestModelNotSupported(t *testing.T) {
 	npu, err := fallback.New()
 	require.NoError(t, err)
-	rt, err := acl.Init(noModels{npu}, "")
-	require.NoError(t, err)
-	defer rt.Close()
-	d, err := rt.OpenDevice(0)
-	require.NoError(t, err)
+	_, d := openOn(t, noModels{npu})
 	_, err = d.LoadModel([]byte{1})
 	assert.ErrorIs(t, err, acl.ErrNotSupported)
 	_, err = d.NewDataset()
@@ -294,28 +188,18 @@ func TestModelNotSupported(t *testing.T) {
 // while the previous one is still queued on stream A waits for it instead
 // of being refused by the backend, and both produce correct results.
 func TestModelExecuteOnAnotherStreamWaits(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	a, err := d.NewStream()
-	require.NoError(t, err)
+	r := newRig(t)
+	npu, d, rng, p, m, a, va := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 	b, err := d.NewStream()
 	require.NoError(t, err)
-	va, vb := newIO(t, d, p), newIO(t, d, p)
+	vb := newIO(t, d, p)
 	va.fill(t, rng, p)
 	vb.fill(t, rng, p)
 
 	release := hold(t, npu, d, a) // a is stuck until release
 	require.NoError(t, m.ExecuteAsync(a, va.inDS, va.outDS))
-	launched := make(chan error, 1)
-	go func() { launched <- m.ExecuteAsync(b, vb.inDS, vb.outDS) }()
-	select {
-	case err := <-launched:
-		t.Fatalf("the run on stream b did not wait for the run queued on a: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	launched := mustBlock(t, "the run on stream b, behind the run queued on a,",
+		func() error { return m.ExecuteAsync(b, vb.inDS, vb.outDS) })
 	release()
 	within(t, 5*time.Second, "ExecuteAsync on b", func() { assert.NoError(t, <-launched) })
 	require.NoError(t, b.Synchronize())
@@ -340,11 +224,8 @@ func TestModelExecuteOnAnotherStreamWaits(t *testing.T) {
 // buffers execute one model at once; every run is serialized correctly
 // (none refused, every result right).
 func TestModelConcurrentExecuteAsync(t *testing.T) {
-	_, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 8, 16, 16, 8)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
+	r := newRig(t, mlp(8, 16, 16, 8))
+	d, rng, p, m := r.d, r.rng, r.p, r.m
 	const workers, runs = 4, 15
 	var wg sync.WaitGroup
 	for g := range workers {
@@ -373,25 +254,12 @@ func TestModelConcurrentExecuteAsync(t *testing.T) {
 // reads, waits for the queued execution instead of pulling memory from
 // under it.
 func TestModelCloseWaitsForQueuedRun(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t)
+	npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 	v.fill(t, rng, p)
 	release := hold(t, npu, d, st)
 	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
-	closed := make(chan error, 2)
-	go func() { closed <- v.in[0].Close() }()
-	go func() { closed <- m.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close returned before the queued run completed: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	closed := mustBlock(t, "Close of an input and of the model, with a run queued,", v.in[0].Close, m.Close)
 	release()
 	within(t, 5*time.Second, "Close", func() {
 		assert.NoError(t, <-closed)
@@ -404,26 +272,14 @@ func TestModelCloseWaitsForQueuedRun(t *testing.T) {
 // TestModelDeviceCloseUnloads: closing the Device unloads its models and
 // releases datasets and data buffers; the Model's Close is then a no-op.
 func TestModelDeviceCloseUnloads(t *testing.T) {
-	npu, err := fallback.New()
-	require.NoError(t, err)
-	rt, err := acl.Init(npu, "")
-	require.NoError(t, err)
-	defer rt.Close()
-	d, err := rt.OpenDevice(0)
-	require.NoError(t, err)
-	p := newMLPModel(t, newRand(t), 2, 4, 4, 2)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	v := newIO(t, d, p)
-	st, err := d.NewStream()
-	require.NoError(t, err)
+	r := newRig(t, mlp(2, 4, 4, 2))
+	npu, d, p, m, st, v := r.npu, r.d, r.p, r.m, r.st, r.v
 	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
 	// A staged run (pinned host IO): its device copies are the Model's,
 	// freed with it rather than left to the device reset as leaks.
 	var hosts []acl.Memory
 	for _, n := range append(p.InSizes(), p.OutSizes()...) {
-		h, err := d.MallocHost(n)
-		require.NoError(t, err)
+		h := hostMem(t, d, n)
 		hosts = append(hosts, h)
 	}
 	nin := len(p.InSizes())
@@ -447,16 +303,8 @@ func TestModelDeviceCloseUnloads(t *testing.T) {
 // Device's still launches with one call once bound; the Model binds its
 // own context when the backend refuses the first attempt.
 func TestModelRebindsContext(t *testing.T) {
-	_, rt, d := open(t, fallback.WithDevices(2))
-	d1, err := rt.OpenDevice(1)
-	require.NoError(t, err)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t, twoDevices())
+	d1, rng, p, m, st, v := r.d1, r.rng, r.p, r.m, r.st, r.v
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for range 3 {
@@ -472,13 +320,8 @@ func TestModelRebindsContext(t *testing.T) {
 // TestModelExecuteAsyncAllocs: the steady state of ExecuteAsync allocates
 // nothing beyond what the backend's own aclmdlExecuteAsync allocates.
 func TestModelExecuteAsyncAllocs(t *testing.T) {
-	npu, _, d := open(t)
-	p := newMLPModel(t, newRand(t), 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t)
+	npu, d, m, st, v := r.npu, r.d, r.m, r.st, r.v
 	runtime.LockOSThread() // one thread: its context stays bound
 	defer runtime.UnlockOSThread()
 	require.NoError(t, d.Do(func() error { return nil }))
@@ -501,14 +344,8 @@ func TestModelExecuteAsyncAllocs(t *testing.T) {
 // TestModelWaitContext: Wait gives up when its context ends while a run is
 // still queued, and returns once the run has completed.
 func TestModelWaitContext(t *testing.T) {
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t)
+	npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 	v.fill(t, rng, p)
 	require.NoError(t, m.Wait(context.Background()), "nothing queued yet")
 	release := hold(t, npu, d, st)

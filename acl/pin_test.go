@@ -1,7 +1,6 @@
 package acl_test
 
 import (
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -10,39 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
 )
-
-// pinRig is the setup of the pinned-path tests: a small MLP loaded on a
-// fresh device, one stream and one pair of IO datasets.
-type pinRig struct {
-	npu *fallback.NPU
-	d   *acl.Device
-	rng *rand.Rand
-	p   *mlpModel
-	m   *acl.Model
-	st  *acl.Stream
-	v   *io
-}
-
-func newPinRig(t *testing.T) *pinRig {
-	t.Helper()
-	npu, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	st, err := d.NewStream()
-	require.NoError(t, err)
-	return &pinRig{npu: npu, d: d, rng: rng, p: p, m: m, st: st, v: newIO(t, d, p)}
-}
 
 // TestModelPinnedSteadyState: repeated runs with one stream and one pair of
 // datasets take the pinned path after the first, checked, one, and every
 // result is right.
 func TestModelPinnedSteadyState(t *testing.T) {
-	r := newPinRig(t)
+	r := newRig(t)
 	d, rng, p, m, st, v := r.d, r.rng, r.p, r.m, r.st, r.v
 	const runs = 6
 	for range runs {
@@ -55,8 +29,7 @@ func TestModelPinnedSteadyState(t *testing.T) {
 
 	// Freeing memory, or closing a dataset, that no run has used leaves
 	// the pin alone.
-	scratch, err := d.Malloc(4096, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	scratch := devMem(t, d, 4096)
 	spare, err := d.NewDatasetOf(scratch)
 	require.NoError(t, err)
 	require.NoError(t, spare.Close())
@@ -87,7 +60,7 @@ func TestModelPinnedSteadyState(t *testing.T) {
 // the next run through the checks, which pin the new memory: the run reads
 // it, and closing it waits for a pinned run queued on it.
 func TestModelPinnedUpdate(t *testing.T) {
-	r := newPinRig(t)
+	r := newRig(t)
 	npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 	for range 2 {
 		v.fill(t, rng, p)
@@ -98,8 +71,7 @@ func TestModelPinnedUpdate(t *testing.T) {
 	pinned := acl.PinnedRuns(m)
 	require.Equal(t, uint64(1), pinned)
 
-	x2, err := d.Malloc(v.in[0].Size(), acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	x2 := devMem(t, d, v.in[0].Size())
 	require.NoError(t, v.inDS.Buffer(0).Update(x2))
 	old := v.in[0]
 	v.in[0] = x2
@@ -116,13 +88,7 @@ func TestModelPinnedUpdate(t *testing.T) {
 	v.fill(t, rng, p)
 	require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
 	assert.Equal(t, pinned+1, acl.PinnedRuns(m), "the new memory is pinned")
-	closed := make(chan error, 1)
-	go func() { closed <- x2.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close of the updated input returned before the pinned run completed: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	closed := mustBlock(t, "Close of the updated input, a pinned run queued,", x2.Close)
 	release()
 	within(t, 10*time.Second, "Close", func() { assert.NoError(t, <-closed) })
 	require.NoError(t, st.Synchronize())
@@ -147,7 +113,7 @@ func TestModelPinnedCloseWaitsAndRefuses(t *testing.T) {
 		{"input dataset", false, func(_ *acl.Model, _ *acl.Stream, v *io) error { return v.inDS.Close() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newPinRig(t)
+			r := newRig(t)
 			npu, d, rng, p, m, st, v := r.npu, r.d, r.rng, r.p, r.m, r.st, r.v
 			v.fill(t, rng, p)
 			require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
@@ -156,19 +122,16 @@ func TestModelPinnedCloseWaitsAndRefuses(t *testing.T) {
 			v.fill(t, rng, p)
 			require.NoError(t, m.ExecuteAsync(st, v.inDS, v.outDS))
 			require.Equal(t, uint64(1), acl.PinnedRuns(m))
-			closed := make(chan error, 1)
+			var closed <-chan error
 			if c.waits {
-				go func() { closed <- c.close(m, st, v) }()
-				select {
-				case err := <-closed:
-					t.Fatalf("Close returned before the pinned run completed: %v", err)
-				case <-time.After(50 * time.Millisecond):
-				}
+				closed = mustBlock(t, "Close, a pinned run queued,", func() error { return c.close(m, st, v) })
 				release()
 			} else {
 				release()
 				require.NoError(t, st.Synchronize())
-				closed <- c.close(m, st, v)
+				ch := make(chan error, 1)
+				ch <- c.close(m, st, v)
+				closed = ch
 			}
 			within(t, 10*time.Second, "Close", func() { assert.NoError(t, <-closed) })
 			if c.name != "output memory" {
@@ -187,18 +150,11 @@ func TestModelPinnedCloseWaitsAndRefuses(t *testing.T) {
 // run either succeeds with the right result or is refused as closed; -race
 // finds no unsynchronized access.
 func TestModelPinnedRace(t *testing.T) {
-	_, _, d := open(t)
-	rng := newRand(t)
-	p := newMLPModel(t, rng, 4, 8, 8, 4)
-	m, err := d.LoadModel(p.Blob)
-	require.NoError(t, err)
-	v := newIO(t, d, p)
+	r := newRig(t)
+	d, rng, p, m, st, v := r.d, r.rng, r.p, r.m, r.st, r.v
 	v.fill(t, rng, p)
-	alt, err := d.Malloc(v.in[0].Size(), acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	alt := devMem(t, d, v.in[0].Size())
 	require.NoError(t, alt.CopyFromHost(getest.F32Bytes(v.x)))
-	st, err := d.NewStream()
-	require.NoError(t, err)
 	const runners, runs = 3, 40
 	var mu sync.Mutex // one runner's check at a time: they share the outputs
 	within(t, 60*time.Second, "racing runs, updates and closes", func() {

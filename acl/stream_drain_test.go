@@ -46,16 +46,14 @@ func (d *drainLog) SynchronizeStreamContext(ctx context.Context, s acl.StreamHan
 	return d.NPU.SynchronizeStreamContext(ctx, s)
 }
 
+// drainStream opens device 0 of a drainLog and a stream on it, all closed
+// when the test ends.
 func drainStream(t *testing.T) (*drainLog, *acl.Stream) {
 	t.Helper()
 	npu, err := fallback.New()
 	require.NoError(t, err)
 	d := &drainLog{NPU: npu}
-	rt, err := acl.Init(d, "")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close() })
-	dev, err := rt.OpenDevice(0)
-	require.NoError(t, err)
+	_, dev := openOn(t, d)
 	s, err := dev.NewStream()
 	require.NoError(t, err)
 	return d, s
@@ -75,8 +73,7 @@ func TestStreamDrainsBeforeSync(t *testing.T) {
 
 	d.FailTask(1, acl.CodeRTTSError)
 	dev := s.Device()
-	buf, err := dev.Malloc(64, acl.MemMallocHugeFirst)
-	require.NoError(t, err)
+	buf := devMem(t, dev, 64)
 	defer buf.Close()
 	require.NoError(t, buf.MemsetAsync(0, s))
 	require.Equal(t, acl.CodeRTTSError, acl.CodeOf(s.Synchronize()))
