@@ -281,7 +281,7 @@ func split(w width, form func()) {
 	}
 	w.p("VCVTPS2PD H7, V9")
 	half()
-	w.p("VMOVAPS H11, H12")
+	w.p("VMOVAPS H11, H12") // only the low half is read by the insert
 	w.p("VMOVAPS H9, H13")
 	w.p("%s $1, V7, H9", w.extract)
 	w.p("VCVTPS2PD H9, V9")
