@@ -1,23 +1,27 @@
 //go:build ignore
 
-// asmgen.go writes exp_amd64.s: an 8-lane AVX2 exp that performs exactly
-// the float32 operations of exp1 in exp.go, in the same order (no FMA),
-// so both give the same bits. Run with `go generate ./internal/vmath`.
+// asmgen.go writes exp_amd64.s: AVX2 (8-lane) and AVX-512 (16-lane)
+// kernels that perform exactly the float32 operations of exp.go and
+// funcs.go, in the same order (no FMA), so all give the same bits. Each
+// kernel is written once over a width. Run with `go generate
+// ./internal/vmath` (or `go run asmgen.go -o file`); asmgen_test.go
+// checks that exp_amd64.s is what this prints.
 package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
+	"regexp"
 	"strings"
 )
 
 var out bytes.Buffer
 
-func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
-
-// The constants of exp.go, each replicated over a 32-byte vector.
+// The constants of exp.go, each replicated over a vector (exp<tag>c<>).
 var consts = []struct {
 	name string
 	v    uint32
@@ -39,7 +43,7 @@ var consts = []struct {
 	{"ninf", math.Float32bits(float32(math.Inf(-1)))},
 }
 
-// float64 constants, each replicated over a 32-byte vector (expd<>).
+// float64 constants, each replicated over a vector (exp<tag>d<>).
 var consts64 = []struct {
 	name string
 	v    uint64
@@ -49,542 +53,471 @@ var consts64 = []struct {
 	{"sign", 1 << 63},
 }
 
-func d(name string) string {
-	for i, k := range consts64 {
-		if k.name == name {
-			return fmt.Sprintf("expd<>+%d(SB)", 32*i)
-		}
-	}
-	panic(name)
+// width is all that differs between the AVX2 and AVX-512 version of a
+// kernel: register names, lane count, a few mnemonics, and lane masks
+// (AVX2 has no mask registers: a compare writes all-ones lanes into a
+// vector that a blend or AND then reads).
+type width struct {
+	name       string // function name suffix
+	tag        string // infix of labels and constant tables
+	full, half byte   // register prefix of a vector and of its low half
+	lanes      int    // float32 lanes
+	round      string // round to nearest even with imm 0
+	// AVX-512F has bitwise ops on Z registers only in integer form.
+	or32, or64, xor string
+	cvtpd2ps        string // VCVTPD2PSY: the Go assembler wants the source width
+	extract, insert string // the high half of a vector
+	kmask           bool   // compares write K registers
 }
 
-func c(name string) string {
+var (
+	avx2 = width{
+		name: "AVX2", full: 'Y', half: 'X', lanes: 8,
+		round: "VROUNDPS", or32: "VORPS", or64: "VORPD", xor: "VXORPS",
+		cvtpd2ps: "VCVTPD2PSY", extract: "VEXTRACTF128", insert: "VINSERTF128",
+	}
+	avx512 = width{
+		name: "AVX512", tag: "5", full: 'Z', half: 'Y', lanes: 16,
+		round: "VRNDSCALEPS", or32: "VPORD", or64: "VPORQ", xor: "VPXORD",
+		cvtpd2ps: "VCVTPD2PS", extract: "VEXTRACTF64X4", insert: "VINSERTF64X4",
+		kmask: true,
+	}
+)
+
+func (w width) bytes() int { return 4 * w.lanes }
+
+// log2 is the SHRQ count that turns n into loop iterations of one vector.
+func (w width) log2() int { return bits.TrailingZeros(uint(w.lanes)) }
+
+var vreg = regexp.MustCompile(`\b[VH]\d+\b`)
+
+// p emits one instruction; in its operands Vn names vector register n of
+// the width and Hn the low half of it, so a kernel reads as assembly.
+func (w width) p(format string, args ...any) {
+	ins := fmt.Sprintf(format, args...)
+	if op, operands, ok := strings.Cut(ins, " "); ok {
+		ins = op + " " + vreg.ReplaceAllStringFunc(operands, func(r string) string {
+			if r[0] == 'V' {
+				return string(w.full) + r[1:]
+			}
+			return string(w.half) + r[1:]
+		})
+	}
+	fmt.Fprintf(&out, "\t%s\n", ins)
+}
+
+// c and d address the vector of the float32 and float64 constant name.
+func (w width) c(name string) string {
 	for i, k := range consts {
 		if k.name == name {
-			return fmt.Sprintf("expc<>+%d(SB)", 32*i)
+			return fmt.Sprintf("exp%sc<>+%d(SB)", w.tag, w.bytes()*i)
 		}
 	}
 	panic(name)
 }
 
-// expBody emits exp1 on the 8 lanes of Y0 into Y4, using Y0-Y6 as
-// scratch and the clamps in Y14 (hi) and Y15 (lo), or loaded into Y5 and
-// Y6 first when clampsLoaded is false (the callers that need Y14, Y15).
-func expBody(clampsLoaded bool) {
-	hi, lo := "Y14", "Y15"
-	if !clampsLoaded {
-		hi, lo = "Y5", "Y6"
-		p("VMOVUPS %s, Y5", c("hi"))
-		p("VMOVUPS %s, Y6", c("lo"))
+func (w width) d(name string) string {
+	for i, k := range consts64 {
+		if k.name == name {
+			return fmt.Sprintf("exp%sd<>+%d(SB)", w.tag, w.bytes()*i)
+		}
 	}
-	p("VMINPS Y0, %s, Y0", hi) // min(hi, x): a NaN x is returned as is
-	p("VMAXPS Y0, %s, Y0", lo)
-	p("VMULPS %s, Y0, Y1", c("log2e"))
-	p("VROUNDPS $0, Y1, Y1") // t = round to nearest even
-	p("VMULPS %s, Y1, Y2", c("c1"))
-	p("VSUBPS Y2, Y0, Y0")
-	p("VMULPS %s, Y1, Y2", c("c2"))
-	p("VSUBPS Y2, Y0, Y0") // r
-	p("VMULPS Y0, Y0, Y3") // z = r²
-	p("VMOVUPS %s, Y4", c("p0"))
-	for _, k := range []string{"p1", "p2", "p3", "p4", "p5"} {
-		p("VMULPS Y0, Y4, Y4")
-		p("VADDPS %s, Y4, Y4", c(k))
-	}
-	p("VMULPS Y3, Y4, Y4")
-	p("VADDPS Y0, Y4, Y4")
-	p("VADDPS %s, Y4, Y4", c("one"))
-	p("VCVTPS2DQ Y1, Y5")  // n
-	p("VPSRAD $1, Y5, Y6") // n1 = n>>1
-	p("VPSUBD Y6, Y5, Y5") // n2 = n-n1
-	p("VPADDD %s, Y6, Y6", c("bias"))
-	p("VPADDD %s, Y5, Y5", c("bias"))
-	p("VPSLLD $23, Y6, Y6") // 2^n1
-	p("VPSLLD $23, Y5, Y5") // 2^n2
-	p("VMULPS Y6, Y4, Y4")
-	p("VMULPS Y5, Y4, Y4")
+	panic(name)
 }
+
+// tables emits the constants replicated over the width's vectors.
+func (w width) tables() {
+	for i, k := range consts {
+		for l := range w.lanes {
+			fmt.Fprintf(&out, "DATA exp%sc<>+%d(SB)/4, $0x%08x\n", w.tag, w.bytes()*i+4*l, k.v)
+		}
+	}
+	fmt.Fprintf(&out, "GLOBL exp%sc<>(SB), RODATA|NOPTR, $%d\n", w.tag, w.bytes()*len(consts))
+	for i, k := range consts64 {
+		for l := range w.lanes / 2 {
+			fmt.Fprintf(&out, "DATA exp%sd<>+%d(SB)/8, $0x%016x\n", w.tag, w.bytes()*i+8*l, k.v)
+		}
+	}
+	fmt.Fprintf(&out, "GLOBL exp%sd<>(SB), RODATA|NOPTR, $%d\n", w.tag, w.bytes()*len(consts64))
+}
+
+// mask names where a compare's lanes go: mask register Kk, or vector Vv
+// on AVX2.
+func (w width) mask(v, k int) string {
+	if w.kmask {
+		return fmt.Sprintf("K%d", k)
+	}
+	return fmt.Sprintf("V%d", v)
+}
+
+// blend sets dst to src in the lanes set in m.
+func (w width) blend(m, src, dst string) {
+	if w.kmask {
+		w.p("VMOVAPS %s, %s, %s", src, m, dst)
+		return
+	}
+	w.p("VBLENDVPS %s, %s, %s, %s", m, src, dst, dst)
+}
+
+// zeroWhereEq zeroes dst in the lanes where x equals the vector at mem,
+// using mask m.
+func (w width) zeroWhereEq(x, mem, dst, m string) {
+	if w.kmask { // keep where x != mem (or NaN)
+		w.p("VCMPPS $4, %s, %s, %s", mem, x, m)
+		w.p("VMOVAPS.Z %s, %s, %s", dst, m, dst)
+		return
+	}
+	w.p("VCMPPS $0, %s, %s, %s", mem, x, m)
+	w.p("VANDNPS %s, %s, %s", dst, m, dst)
+}
+
+func header(name, args string, multiple, frame int) {
+	fmt.Fprintf(&out, "\n// func %s(%s)\n// n is a multiple of %d.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n",
+		name, args, multiple, name, frame)
+}
+
+func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }
 
 func main() {
+	file := flag.String("o", "exp_amd64.s", "output file")
+	flag.Parse()
 	out.WriteString("// Code generated by asmgen.go; DO NOT EDIT.\n\n#include \"textflag.h\"\n\n")
-	for i, k := range consts {
-		for l := range 8 {
-			fmt.Fprintf(&out, "DATA expc<>+%d(SB)/4, $0x%08x\n", 32*i+4*l, k.v)
+	avx2.tables()
+	avx512.tables()
+	exp(avx2)
+	for _, w := range []width{avx2, avx512} {
+		for _, k := range []string{"sigmoid", "silu", "gelu"} {
+			logistic(w, k)
 		}
-	}
-	fmt.Fprintf(&out, "GLOBL expc<>(SB), RODATA|NOPTR, $%d\n", 32*len(consts))
-	for i, k := range consts64 {
-		for l := range 4 {
-			fmt.Fprintf(&out, "DATA expd<>+%d(SB)/8, $0x%016x\n", 32*i+8*l, k.v)
+		expShift(w)
+		if w == avx512 { // no AVX2 callers
+			normOut(w, "normOut", true)
+			normOut(w, "scaleOut", false)
+			maxLanes(w)
 		}
+		div(w)
 	}
-	fmt.Fprintf(&out, "GLOBL expd<>(SB), RODATA|NOPTR, $%d\n", 32*len(consts64))
-	// The same constants over 64-byte vectors for the AVX-512 code.
-	for i, k := range consts {
-		for l := range 16 {
-			fmt.Fprintf(&out, "DATA exp5c<>+%d(SB)/4, $0x%08x\n", 64*i+4*l, k.v)
-		}
-	}
-	fmt.Fprintf(&out, "GLOBL exp5c<>(SB), RODATA|NOPTR, $%d\n", 64*len(consts))
-	for i, k := range consts64 {
-		for l := range 8 {
-			fmt.Fprintf(&out, "DATA exp5d<>+%d(SB)/8, $0x%016x\n", 64*i+8*l, k.v)
-		}
-	}
-	fmt.Fprintf(&out, "GLOBL exp5d<>(SB), RODATA|NOPTR, $%d\n", 64*len(consts64))
-	out.WriteString("\n// func expAVX2(dst, src *float32, n int)\n// n is a multiple of 8.\nTEXT ·expAVX2(SB), NOSPLIT, $0-24\n")
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	p("VMOVUPS %s, Y14", c("hi"))
-	p("VMOVUPS %s, Y15", c("lo"))
-	p("SHRQ $3, CX")
-	p("JEQ done")
-	out.WriteString("loop:\n")
-	p("VMOVUPS (SI), Y0")
-	expBody(true)
-	p("VMOVUPS Y4, (DI)")
-	p("ADDQ $32, SI")
-	p("ADDQ $32, DI")
-	p("DECQ CX")
-	p("JNE loop")
-	out.WriteString("done:\n")
-	p("VZEROUPPER")
-	p("RET")
-	for _, k := range []string{"sigmoid", "silu", "gelu"} {
-		logistic(k)
-	}
-	expShift()
-	div()
-	for _, k := range []string{"sigmoid", "silu", "gelu"} {
-		logistic512(k)
-	}
-	expShift512()
-	normOut("normOutAVX512", true)
-	normOut("scaleOutAVX512", false)
-	maxLanes()
-	div512()
-	relu("reluAVX2", "Y", 8)
-	relu("reluAVX512", "Z", 16)
-	if err := os.WriteFile("exp_amd64.s", out.Bytes(), 0o644); err != nil {
+	relu(avx2)
+	relu(avx512)
+	if err := os.WriteFile(*file, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-// split2 emits, for x in Y7 (8 float32), a(x) formed in float64 (by
-// form, from the 4 doubles in Y9 into Y10) and split into float32
-// h = float32(a) in Y0 and lo = float32(a - h) in Y8, lo = 0 where h is
-// -Inf. Scratch: Y9-Y13.
-func split2(form func()) {
-	half := func() {
-		form()
-		p("VCVTPD2PSY Y10, X11") // h
-		p("VCVTPS2PD X11, Y9")
-		p("VSUBPD Y9, Y10, Y9")
-		p("VCVTPD2PSY Y9, X9") // lo
+// expBody emits exp1 on the lanes of V0 into V4, using V0-V6 as scratch
+// and the clamps in V14 (hi) and V15 (lo), or loaded into V5 and V6
+// first when clampsLoaded is false (the callers that need V14, V15).
+func expBody(w width, clampsLoaded bool) {
+	hi, lo := "V14", "V15"
+	if !clampsLoaded {
+		hi, lo = "V5", "V6"
+		w.p("VMOVUPS %s, V5", w.c("hi"))
+		w.p("VMOVUPS %s, V6", w.c("lo"))
 	}
-	p("VCVTPS2PD X7, Y9")
-	half()
-	p("VMOVAPS X11, X12")
-	p("VMOVAPS X9, X13")
-	p("VEXTRACTF128 $1, Y7, X9")
-	p("VCVTPS2PD X9, Y9")
-	half()
-	p("VINSERTF128 $1, X11, Y12, Y0")
-	p("VINSERTF128 $1, X9, Y13, Y8")
-	p("VCMPPS $0, %s, Y0, Y9", c("ninf")) // h == -Inf
-	p("VANDNPS Y8, Y9, Y8")
-}
-
-// logistic emits func <kind>AVX2(dst, src *float32, n int), n a multiple
-// of 8, performing exactly the float32 (and, for gelu, float64) operations
-// of sigmoid1, silu1 and gelu1 in funcs.go: e = e^-|u| (for gelu
-// e^h·(1+lo), u split in two), then sel/(1+e) (sigmoid) or x·sel/(1+e),
-// sel = e where x < 0, else 1.
-func logistic(kind string) {
-	name := kind + "AVX2"
-	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n int)\n// n is a multiple of 8.\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	p("SHRQ $3, CX")
-	p("JEQ %s_done", kind)
-	fmt.Fprintf(&out, "%s_loop:\n", kind)
-	p("VMOVUPS (SI), Y7")
-	if kind == "gelu" {
-		split2(func() { // a = -|c2·(f + ((k·f)·f)·f)|
-			p("VMULPD %s, Y9, Y10", d("gk"))
-			p("VMULPD Y9, Y10, Y10")
-			p("VMULPD Y9, Y10, Y10")
-			p("VADDPD Y9, Y10, Y10")
-			p("VMULPD %s, Y10, Y10", d("gc2"))
-			p("VORPD %s, Y10, Y10", d("sign"))
-		})
-	} else {
-		p("VORPS %s, Y7, Y0", c("sign")) // -|x|
-	}
-	expBody(false)
-	if kind == "gelu" { // e += e·lo
-		p("VMULPS Y8, Y4, Y9")
-		p("VADDPS Y9, Y4, Y4")
-	}
-	p("VADDPS %s, Y4, Y10", c("one")) // 1 + e
-	p("VXORPS Y13, Y13, Y13")
-	p("VCMPPS $1, Y13, Y7, Y11") // x < 0
-	p("VMOVUPS %s, Y12", c("one"))
-	p("VBLENDVPS Y11, Y4, Y12, Y12") // sel
-	if kind != "sigmoid" {
-		p("VMULPS Y7, Y12, Y12")
-	}
-	p("VDIVPS Y10, Y12, Y12")
-	p("VMOVUPS Y12, (DI)")
-	p("ADDQ $32, SI")
-	p("ADDQ $32, DI")
-	p("DECQ CX")
-	p("JNE %s_loop", kind)
-	fmt.Fprintf(&out, "%s_done:\n", kind)
-	p("VZEROUPPER")
-	p("RET")
-}
-
-// expShift emits func expShiftAVX2(dst, src *float32, n int, shift
-// float64, lanes *[8]float64), n a multiple of 8: softmax1's
-// dst[i] = e^(src[i]-shift) with the difference formed in float64 and
-// split in two, and lanes[i%8] += float64(dst[i]) in index order.
-func expShift() {
-	out.WriteString("\n// func expShiftAVX2(dst, src *float32, n int, shift float64, lanes *[8]float64)\n// n is a multiple of 8.\n")
-	out.WriteString("TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40\n")
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	p("MOVQ lanes+32(FP), DX")
-	p("VMOVUPD (DX), Y14")
-	p("VMOVUPD 32(DX), Y15")
-	p("SHRQ $3, CX")
-	p("JEQ shift_done")
-	out.WriteString("shift_loop:\n")
-	p("VMOVUPS (SI), Y7")
-	split2(func() {
-		p("VBROADCASTSD shift+24(FP), Y10")
-		p("VSUBPD Y10, Y9, Y10")
-	})
-	expBody(false)
-	p("VMULPS Y8, Y4, Y9")
-	p("VADDPS Y9, Y4, Y4")
-	p("VMOVUPS Y4, (DI)")
-	p("VCVTPS2PD X4, Y9")
-	p("VADDPD Y9, Y14, Y14")
-	p("VEXTRACTF128 $1, Y4, X10")
-	p("VCVTPS2PD X10, Y10")
-	p("VADDPD Y10, Y15, Y15")
-	p("ADDQ $32, SI")
-	p("ADDQ $32, DI")
-	p("DECQ CX")
-	p("JNE shift_loop")
-	out.WriteString("shift_done:\n")
-	p("VMOVUPD Y14, (DX)")
-	p("VMOVUPD Y15, 32(DX)")
-	p("VZEROUPPER")
-	p("RET")
-}
-
-// div emits func divAVX2(x *float32, n int, s float32): x[i] /= s, n a
-// multiple of 8 (IEEE division: the same bits as Go's).
-func div() {
-	out.WriteString("\n// func divAVX2(x *float32, n int, s float32)\n// n is a multiple of 8.\n")
-	out.WriteString("TEXT ·divAVX2(SB), NOSPLIT, $0-20\n")
-	p("MOVQ x+0(FP), DI")
-	p("MOVQ n+8(FP), CX")
-	p("VBROADCASTSS s+16(FP), Y1")
-	p("SHRQ $3, CX")
-	p("JEQ div_done")
-	out.WriteString("div_loop:\n")
-	p("VMOVUPS (DI), Y0")
-	p("VDIVPS Y1, Y0, Y0")
-	p("VMOVUPS Y0, (DI)")
-	p("ADDQ $32, DI")
-	p("DECQ CX")
-	p("JNE div_loop")
-	out.WriteString("div_done:\n")
-	p("VZEROUPPER")
-	p("RET")
-}
-
-// The AVX-512 code below performs, 16 lanes at a time, exactly the
-// operations of the AVX2 code above (and so of the Go functions); only
-// the vector width differs.
-
-// k5 and k5d address the 64-byte copies of the constants (exp5c<>,
-// exp5d<>): the same index, at twice the offset.
-func k5(name string) string  { return wide(c(name)) }
-func k5d(name string) string { return wide(d(name)) }
-
-func wide(addr string) string {
-	var table string
-	var off int
-	fmt.Sscanf(strings.NewReplacer("<>+", " ", "(SB)", "").Replace(addr), "%s %d", &table, &off)
-	return fmt.Sprintf("exp5%s<>+%d(SB)", strings.TrimPrefix(table, "exp"), 2*off)
-}
-
-func expBody512() {
-	p("VMOVUPS %s, Z5", k5("hi"))
-	p("VMOVUPS %s, Z6", k5("lo"))
-	p("VMINPS Z0, Z5, Z0")
-	p("VMAXPS Z0, Z6, Z0")
-	p("VMULPS %s, Z0, Z1", k5("log2e"))
-	p("VRNDSCALEPS $0, Z1, Z1") // round to nearest even, as VROUNDPS $0
-	p("VMULPS %s, Z1, Z2", k5("c1"))
-	p("VSUBPS Z2, Z0, Z0")
-	p("VMULPS %s, Z1, Z2", k5("c2"))
-	p("VSUBPS Z2, Z0, Z0")
-	p("VMULPS Z0, Z0, Z3")
-	p("VMOVUPS %s, Z4", k5("p0"))
+	w.p("VMINPS V0, %s, V0", hi) // min(hi, x): a NaN x is returned as is
+	w.p("VMAXPS V0, %s, V0", lo)
+	w.p("VMULPS %s, V0, V1", w.c("log2e"))
+	w.p("%s $0, V1, V1", w.round) // t = round to nearest even
+	w.p("VMULPS %s, V1, V2", w.c("c1"))
+	w.p("VSUBPS V2, V0, V0")
+	w.p("VMULPS %s, V1, V2", w.c("c2"))
+	w.p("VSUBPS V2, V0, V0") // r
+	w.p("VMULPS V0, V0, V3") // z = r²
+	w.p("VMOVUPS %s, V4", w.c("p0"))
 	for _, k := range []string{"p1", "p2", "p3", "p4", "p5"} {
-		p("VMULPS Z0, Z4, Z4")
-		p("VADDPS %s, Z4, Z4", k5(k))
+		w.p("VMULPS V0, V4, V4")
+		w.p("VADDPS %s, V4, V4", w.c(k))
 	}
-	p("VMULPS Z3, Z4, Z4")
-	p("VADDPS Z0, Z4, Z4")
-	p("VADDPS %s, Z4, Z4", k5("one"))
-	p("VCVTPS2DQ Z1, Z5")
-	p("VPSRAD $1, Z5, Z6")
-	p("VPSUBD Z6, Z5, Z5")
-	p("VPADDD %s, Z6, Z6", k5("bias"))
-	p("VPADDD %s, Z5, Z5", k5("bias"))
-	p("VPSLLD $23, Z6, Z6")
-	p("VPSLLD $23, Z5, Z5")
-	p("VMULPS Z6, Z4, Z4")
-	p("VMULPS Z5, Z4, Z4")
+	w.p("VMULPS V3, V4, V4")
+	w.p("VADDPS V0, V4, V4")
+	w.p("VADDPS %s, V4, V4", w.c("one"))
+	w.p("VCVTPS2DQ V1, V5")  // n
+	w.p("VPSRAD $1, V5, V6") // n1 = n>>1
+	w.p("VPSUBD V6, V5, V5") // n2 = n-n1
+	w.p("VPADDD %s, V6, V6", w.c("bias"))
+	w.p("VPADDD %s, V5, V5", w.c("bias"))
+	w.p("VPSLLD $23, V6, V6") // 2^n1
+	w.p("VPSLLD $23, V5, V5") // 2^n2
+	w.p("VMULPS V6, V4, V4")
+	w.p("VMULPS V5, V4, V4")
 }
 
-// split512 is split2 on 16 lanes: x in Z7, h into Z0, lo into Z8.
-func split512(form func()) {
+// exp emits func exp<width>(dst, src *float32, n int): exp1 over n, a
+// multiple of the lane count.
+func exp(w width) {
+	header("exp"+w.name, "dst, src *float32, n int", w.lanes, 24)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("VMOVUPS %s, V14", w.c("hi"))
+	w.p("VMOVUPS %s, V15", w.c("lo"))
+	w.p("SHRQ $%d, CX", w.log2())
+	w.p("JEQ done%s", w.tag)
+	label("loop" + w.tag)
+	w.p("VMOVUPS (SI), V0")
+	expBody(w, true)
+	w.p("VMOVUPS V4, (DI)")
+	w.p("ADDQ $%d, SI", w.bytes())
+	w.p("ADDQ $%d, DI", w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE loop%s", w.tag)
+	label("done" + w.tag)
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// split emits, for x in V7, a(x) formed in float64 (by form, from the
+// doubles of one half of x in V9 into V10) and split into float32
+// h = float32(a) in V0 and lo = float32(a - h) in V8, lo = 0 where h is
+// -Inf. Scratch: V9-V13 (and K2 on AVX-512).
+func split(w width, form func()) {
 	half := func() {
 		form()
-		p("VCVTPD2PS Z10, Y11")
-		p("VCVTPS2PD Y11, Z9")
-		p("VSUBPD Z9, Z10, Z9")
-		p("VCVTPD2PS Z9, Y9")
+		w.p("%s V10, H11", w.cvtpd2ps) // h
+		w.p("VCVTPS2PD H11, V9")
+		w.p("VSUBPD V9, V10, V9")
+		w.p("%s V9, H9", w.cvtpd2ps) // lo
 	}
-	p("VCVTPS2PD Y7, Z9")
+	w.p("VCVTPS2PD H7, V9")
 	half()
-	p("VMOVAPS Z11, Z12")
-	p("VMOVAPS Z9, Z13")
-	p("VEXTRACTF64X4 $1, Z7, Y9")
-	p("VCVTPS2PD Y9, Z9")
+	w.p("VMOVAPS H11, H12") // only the low half is read by the insert
+	w.p("VMOVAPS H9, H13")
+	w.p("%s $1, V7, H9", w.extract)
+	w.p("VCVTPS2PD H9, V9")
 	half()
-	p("VINSERTF64X4 $1, Y11, Z12, Z0")
-	p("VINSERTF64X4 $1, Y9, Z13, Z8")
-	p("VCMPPS $4, %s, Z0, K2", k5("ninf")) // h != -Inf (or NaN)
-	p("VMOVAPS.Z Z8, K2, Z8")
+	w.p("%s $1, H11, V12, V0", w.insert)
+	w.p("%s $1, H9, V13, V8", w.insert)
+	w.zeroWhereEq("V0", w.c("ninf"), "V8", w.mask(9, 2))
 }
 
-func logistic512(kind string) {
-	name := kind + "AVX512"
-	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n int)\n// n is a multiple of 16.\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	p("SHRQ $4, CX")
-	p("JEQ %s5_done", kind)
-	fmt.Fprintf(&out, "%s5_loop:\n", kind)
-	p("VMOVUPS (SI), Z7")
+// logistic emits func <kind><width>(dst, src *float32, n int), n a
+// multiple of the lane count, performing exactly the float32 (and, for
+// gelu, float64) operations of sigmoid1, silu1 and gelu1 in funcs.go:
+// e = e^-|u| (for gelu e^h·(1+lo), u split in two), then sel/(1+e)
+// (sigmoid) or x·sel/(1+e), sel = e where x < 0, else 1.
+func logistic(w width, kind string) {
+	name := kind + w.name
+	header(name, "dst, src *float32, n int", w.lanes, 24)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("SHRQ $%d, CX", w.log2())
+	w.p("JEQ %s%s_done", kind, w.tag)
+	label(kind + w.tag + "_loop")
+	w.p("VMOVUPS (SI), V7")
 	if kind == "gelu" {
-		split512(func() {
-			p("VMULPD %s, Z9, Z10", k5d("gk"))
-			p("VMULPD Z9, Z10, Z10")
-			p("VMULPD Z9, Z10, Z10")
-			p("VADDPD Z9, Z10, Z10")
-			p("VMULPD %s, Z10, Z10", k5d("gc2"))
-			p("VPORQ %s, Z10, Z10", k5d("sign"))
+		split(w, func() { // a = -|c2·(f + ((k·f)·f)·f)|
+			w.p("VMULPD %s, V9, V10", w.d("gk"))
+			w.p("VMULPD V9, V10, V10")
+			w.p("VMULPD V9, V10, V10")
+			w.p("VADDPD V9, V10, V10")
+			w.p("VMULPD %s, V10, V10", w.d("gc2"))
+			w.p("%s %s, V10, V10", w.or64, w.d("sign"))
 		})
 	} else {
-		p("VPORD %s, Z7, Z0", k5("sign"))
+		w.p("%s %s, V7, V0", w.or32, w.c("sign")) // -|x|
 	}
-	expBody512()
-	if kind == "gelu" {
-		p("VMULPS Z8, Z4, Z9")
-		p("VADDPS Z9, Z4, Z4")
+	expBody(w, false)
+	if kind == "gelu" { // e += e·lo
+		w.p("VMULPS V8, V4, V9")
+		w.p("VADDPS V9, V4, V4")
 	}
-	p("VADDPS %s, Z4, Z10", k5("one"))
-	p("VPXORD Z13, Z13, Z13")
-	p("VCMPPS $1, Z13, Z7, K3") // x < 0
-	p("VMOVUPS %s, Z12", k5("one"))
-	p("VMOVAPS Z4, K3, Z12") // sel
+	w.p("VADDPS %s, V4, V10", w.c("one")) // 1 + e
+	w.p("%s V13, V13, V13", w.xor)
+	m := w.mask(11, 3)
+	w.p("VCMPPS $1, V13, V7, %s", m) // x < 0
+	w.p("VMOVUPS %s, V12", w.c("one"))
+	w.blend(m, "V4", "V12") // sel
 	if kind != "sigmoid" {
-		p("VMULPS Z7, Z12, Z12")
+		w.p("VMULPS V7, V12, V12")
 	}
-	p("VDIVPS Z10, Z12, Z12")
-	p("VMOVUPS Z12, (DI)")
-	p("ADDQ $64, SI")
-	p("ADDQ $64, DI")
-	p("DECQ CX")
-	p("JNE %s5_loop", kind)
-	fmt.Fprintf(&out, "%s5_done:\n", kind)
-	p("VZEROUPPER")
-	p("RET")
+	w.p("VDIVPS V10, V12, V12")
+	w.p("VMOVUPS V12, (DI)")
+	w.p("ADDQ $%d, SI", w.bytes())
+	w.p("ADDQ $%d, DI", w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE %s%s_loop", kind, w.tag)
+	label(kind + w.tag + "_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
 }
 
-// expShift512 is expShift on 16 lanes, n a multiple of 16; the lane sums
-// stay 8 (element i into lane i%8, in index order), so the sums are those
-// of the AVX2 code.
-func expShift512() {
-	out.WriteString("\n// func expShiftAVX512(dst, src *float32, n int, shift float64, lanes *[8]float64)\n// n is a multiple of 16.\n")
-	out.WriteString("TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40\n")
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	p("MOVQ lanes+32(FP), DX")
-	p("VMOVUPD (DX), Z14")
-	p("VBROADCASTSD shift+24(FP), Z15")
-	p("SHRQ $4, CX")
-	p("JEQ shift5_done")
-	out.WriteString("shift5_loop:\n")
-	p("VMOVUPS (SI), Z7")
-	split512(func() { p("VSUBPD Z15, Z9, Z10") })
-	expBody512()
-	p("VMULPS Z8, Z4, Z9")
-	p("VADDPS Z9, Z4, Z4")
-	p("VMOVUPS Z4, (DI)")
-	p("VCVTPS2PD Y4, Z9")
-	p("VADDPD Z9, Z14, Z14")
-	p("VEXTRACTF64X4 $1, Z4, Y10")
-	p("VCVTPS2PD Y10, Z10")
-	p("VADDPD Z10, Z14, Z14")
-	p("ADDQ $64, SI")
-	p("ADDQ $64, DI")
-	p("DECQ CX")
-	p("JNE shift5_loop")
-	out.WriteString("shift5_done:\n")
-	p("VMOVUPD Z14, (DX)")
-	p("VZEROUPPER")
-	p("RET")
+// expShift emits func expShift<width>(dst, src *float32, n int, shift
+// float64, lanes *[8]float64), n a multiple of the lane count: softmax1's
+// dst[i] = e^(src[i]-shift) with the difference formed in float64 and
+// split in two, and lanes[i%8] += float64(dst[i]) in index order, so the
+// sums are the same on every width.
+func expShift(w width) {
+	header("expShift"+w.name, "dst, src *float32, n int, shift float64, lanes *[8]float64", w.lanes, 40)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("MOVQ lanes+32(FP), DX")
+	// The 8 float64 sums fill V14 on AVX-512, V14 and V15 on AVX2.
+	sums := 16 / w.lanes
+	for i := range sums {
+		w.p("VMOVUPD %s, V%d", mem(w.bytes()*i, "DX"), 14+i)
+	}
+	form := func() { w.p("VSUBPD V15, V9, V10") }
+	if sums == 1 {
+		w.p("VBROADCASTSD shift+24(FP), V15")
+	} else { // no register is left to hold shift
+		form = func() {
+			w.p("VBROADCASTSD shift+24(FP), V10")
+			w.p("VSUBPD V10, V9, V10")
+		}
+	}
+	w.p("SHRQ $%d, CX", w.log2())
+	w.p("JEQ shift%s_done", w.tag)
+	label("shift" + w.tag + "_loop")
+	w.p("VMOVUPS (SI), V7")
+	split(w, form)
+	expBody(w, false)
+	w.p("VMULPS V8, V4, V9")
+	w.p("VADDPS V9, V4, V4")
+	w.p("VMOVUPS V4, (DI)")
+	w.p("VCVTPS2PD H4, V9")
+	w.p("VADDPD V9, V14, V14")
+	w.p("%s $1, V4, H10", w.extract)
+	w.p("VCVTPS2PD H10, V10")
+	w.p("VADDPD V10, V%d, V%d", 13+sums, 13+sums) // the high half's sums
+	w.p("ADDQ $%d, SI", w.bytes())
+	w.p("ADDQ $%d, DI", w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE shift%s_loop", w.tag)
+	label("shift" + w.tag + "_done")
+	for i := range sums {
+		w.p("VMOVUPD V%d, %s", 14+i, mem(w.bytes()*i, "DX"))
+	}
+	w.p("VZEROUPPER")
+	w.p("RET")
 }
 
-// relu emits func name(dst, src *float32, n int), n a multiple of 4·w:
-// dst[i] = 0 where src[i] < 0, else src[i] (NaN and -0 pass through):
-// MAXPS with 0 as the first source returns the second unless 0 > x.
-func relu(name, reg string, w int) {
-	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n int)\n// n is a multiple of %d.\n", name, 4*w)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ n+16(FP), CX")
-	zero := reg + "4"
-	if reg == "Z" {
-		p("VPXORD %s, %s, %s", zero, zero, zero)
-	} else {
-		p("VXORPS %s, %s, %s", zero, zero, zero)
+// mem is the operand off(reg).
+func mem(off int, reg string) string {
+	if off == 0 {
+		return "(" + reg + ")"
 	}
-	p("SHRQ $%d, CX", map[int]int{8: 5, 16: 6}[w])
-	p("JEQ %s_done", name)
+	return fmt.Sprintf("%d(%s)", off, reg)
+}
+
+// div emits func div<width>(x *float32, n int, s float32): x[i] /= s, n
+// a multiple of the lane count (IEEE division: the same bits as Go's).
+func div(w width) {
+	header("div"+w.name, "x *float32, n int, s float32", w.lanes, 20)
+	w.p("MOVQ x+0(FP), DI")
+	w.p("MOVQ n+8(FP), CX")
+	w.p("VBROADCASTSS s+16(FP), V1")
+	w.p("SHRQ $%d, CX", w.log2())
+	w.p("JEQ div%s_done", w.tag)
+	label("div" + w.tag + "_loop")
+	w.p("VMOVUPS (DI), V0")
+	w.p("VDIVPS V1, V0, V0")
+	w.p("VMOVUPS V0, (DI)")
+	w.p("ADDQ $%d, DI", w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE div%s_loop", w.tag)
+	label("div" + w.tag + "_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// relu emits func relu<width>(dst, src *float32, n int), n a multiple of
+// 4 vectors: dst[i] = 0 where src[i] < 0, else src[i] (NaN and -0 pass
+// through): MAXPS with 0 as the first source returns the second unless
+// 0 > x.
+func relu(w width) {
+	name := "relu" + w.name
+	header(name, "dst, src *float32, n int", 4*w.lanes, 24)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("%s V4, V4, V4", w.xor)
+	w.p("SHRQ $%d, CX", w.log2()+2)
+	w.p("JEQ %s_done", name)
 	label(name + "_loop")
 	for i := range 4 {
-		p("VMOVUPS %d(SI), %s%d", 4*w*i, reg, i)
+		w.p("VMOVUPS %d(SI), V%d", w.bytes()*i, i)
 	}
 	for i := range 4 {
-		p("VMAXPS %s%d, %s, %s%d", reg, i, zero, reg, i)
+		w.p("VMAXPS V%d, V4, V%d", i, i)
 	}
 	for i := range 4 {
-		p("VMOVUPS %s%d, %d(DI)", reg, i, 4*w*i)
+		w.p("VMOVUPS V%d, %d(DI)", i, w.bytes()*i)
 	}
-	p("ADDQ $%d, SI", 16*w)
-	p("ADDQ $%d, DI", 16*w)
-	p("DECQ CX")
-	p("JNE %s_loop", name)
+	w.p("ADDQ $%d, SI", 4*w.bytes())
+	w.p("ADDQ $%d, DI", 4*w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE %s_loop", name)
 	label(name + "_done")
-	p("VZEROUPPER")
-	p("RET")
+	w.p("VZEROUPPER")
+	w.p("RET")
 }
 
-func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }
-
-// normOut emits func name(dst, src, gamma, beta *float32, n int, mean,
-// inv float64), n a multiple of 8: norm's output loop, 8 float64 lanes,
+// normOut emits func <base><width>(dst, src, gamma, beta *float32, n
+// int, mean, inv float64), n a multiple of half the lane count: norm's
+// output loop in float64 lanes,
 // dst[j] = float32(((float64(src[j])-mean)·inv)·float64(gamma[j])
 // (+ float64(beta[j]) when withBeta)), each operation rounded on its own
 // as in the Go loop.
-func normOut(name string, withBeta bool) {
-	fmt.Fprintf(&out, "\n// func %s(dst, src, gamma, beta *float32, n int, mean, inv float64)\n// n is a multiple of 8.\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
-	p("MOVQ dst+0(FP), DI")
-	p("MOVQ src+8(FP), SI")
-	p("MOVQ gamma+16(FP), R8")
-	p("MOVQ beta+24(FP), R9")
-	p("MOVQ n+32(FP), CX")
-	p("VBROADCASTSD mean+40(FP), Z6")
-	p("VBROADCASTSD inv+48(FP), Z7")
-	p("SHRQ $3, CX")
-	p("JEQ %s_done", name)
+func normOut(w width, base string, withBeta bool) {
+	name := base + w.name
+	header(name, "dst, src, gamma, beta *float32, n int, mean, inv float64", w.lanes/2, 56)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ gamma+16(FP), R8")
+	w.p("MOVQ beta+24(FP), R9")
+	w.p("MOVQ n+32(FP), CX")
+	w.p("VBROADCASTSD mean+40(FP), V6")
+	w.p("VBROADCASTSD inv+48(FP), V7")
+	w.p("SHRQ $%d, CX", w.log2()-1)
+	w.p("JEQ %s_done", name)
 	label(name + "_loop")
-	p("VCVTPS2PD (SI), Z0")
-	p("VCVTPS2PD (R8), Z1")
-	p("VSUBPD Z6, Z0, Z0")
-	p("VMULPD Z7, Z0, Z0")
-	p("VMULPD Z1, Z0, Z0")
+	step := w.bytes() / 2
+	w.p("VCVTPS2PD (SI), V0")
+	w.p("VCVTPS2PD (R8), V1")
+	w.p("VSUBPD V6, V0, V0")
+	w.p("VMULPD V7, V0, V0")
+	w.p("VMULPD V1, V0, V0")
 	if withBeta {
-		p("VCVTPS2PD (R9), Z2")
-		p("VADDPD Z2, Z0, Z0")
-		p("ADDQ $32, R9")
+		w.p("VCVTPS2PD (R9), V2")
+		w.p("VADDPD V2, V0, V0")
+		w.p("ADDQ $%d, R9", step)
 	}
-	p("VCVTPD2PS Z0, Y0")
-	p("VMOVUPS Y0, (DI)")
-	p("ADDQ $32, SI")
-	p("ADDQ $32, R8")
-	p("ADDQ $32, DI")
-	p("DECQ CX")
-	p("JNE %s_loop", name)
+	w.p("%s V0, H0", w.cvtpd2ps)
+	w.p("VMOVUPS H0, (DI)")
+	w.p("ADDQ $%d, SI", step)
+	w.p("ADDQ $%d, R8", step)
+	w.p("ADDQ $%d, DI", step)
+	w.p("DECQ CX")
+	w.p("JNE %s_loop", name)
 	label(name + "_done")
-	p("VZEROUPPER")
-	p("RET")
+	w.p("VZEROUPPER")
+	w.p("RET")
 }
 
-// maxLanes emits func maxLanesAVX512(src *float32, n int, lanes
-// *[16]float32), n a multiple of 16: lanes[l] = the largest of lanes[l]
-// and src[i] for i%16 = l, a NaN never taken (MAXPS with x first keeps
-// the running value unless x > it, as Softmax's Go loop does).
-func maxLanes() {
-	out.WriteString("\n// func maxLanesAVX512(src *float32, n int, lanes *[16]float32)\n// n is a multiple of 16.\n")
-	out.WriteString("TEXT ·maxLanesAVX512(SB), NOSPLIT, $0-24\n")
-	p("MOVQ src+0(FP), SI")
-	p("MOVQ n+8(FP), CX")
-	p("MOVQ lanes+16(FP), DX")
-	p("VMOVUPS (DX), Z0")
-	p("SHRQ $4, CX")
-	p("JEQ max5_done")
-	label("max5_loop")
-	p("VMOVUPS (SI), Z1")
-	p("VMAXPS Z0, Z1, Z0") // x > acc ? x : acc
-	p("ADDQ $64, SI")
-	p("DECQ CX")
-	p("JNE max5_loop")
-	label("max5_done")
-	p("VMOVUPS Z0, (DX)")
-	p("VZEROUPPER")
-	p("RET")
-}
-
-// div512 emits func divAVX512(x *float32, n int, s float32): divAVX2 on
-// 16 lanes, n a multiple of 16.
-func div512() {
-	out.WriteString("\n// func divAVX512(x *float32, n int, s float32)\n// n is a multiple of 16.\n")
-	out.WriteString("TEXT ·divAVX512(SB), NOSPLIT, $0-20\n")
-	p("MOVQ x+0(FP), DI")
-	p("MOVQ n+8(FP), CX")
-	p("VBROADCASTSS s+16(FP), Z1")
-	p("SHRQ $4, CX")
-	p("JEQ div5_done")
-	label("div5_loop")
-	p("VMOVUPS (DI), Z0")
-	p("VDIVPS Z1, Z0, Z0")
-	p("VMOVUPS Z0, (DI)")
-	p("ADDQ $64, DI")
-	p("DECQ CX")
-	p("JNE div5_loop")
-	label("div5_done")
-	p("VZEROUPPER")
-	p("RET")
+// maxLanes emits func maxLanes<width>(src *float32, n int, lanes
+// *[lanes]float32), n a multiple of the lane count: lanes[l] = the
+// largest of lanes[l] and src[i] for i%lanes = l, a NaN never taken
+// (MAXPS with x first keeps the running value unless x > it, as
+// Softmax's Go loop does).
+func maxLanes(w width) {
+	header("maxLanes"+w.name, fmt.Sprintf("src *float32, n int, lanes *[%d]float32", w.lanes), w.lanes, 24)
+	w.p("MOVQ src+0(FP), SI")
+	w.p("MOVQ n+8(FP), CX")
+	w.p("MOVQ lanes+16(FP), DX")
+	w.p("VMOVUPS (DX), V0")
+	w.p("SHRQ $%d, CX", w.log2())
+	w.p("JEQ max%s_done", w.tag)
+	label("max" + w.tag + "_loop")
+	w.p("VMOVUPS (SI), V1")
+	w.p("VMAXPS V0, V1, V0") // x > acc ? x : acc
+	w.p("ADDQ $%d, SI", w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE max%s_loop", w.tag)
+	label("max" + w.tag + "_done")
+	w.p("VMOVUPS V0, (DX)")
+	w.p("VZEROUPPER")
+	w.p("RET")
 }
