@@ -293,13 +293,21 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		t.xs = make([]xfer, 0, hccl.MaxOneSideDescs)
 	}
 	t.xs = t.xs[:0]
-	// The checks cost O(1) calls into the NPU and the owner per batch, not
-	// per descriptor: small reads come by the thousand.
-	bad, badErr := len(descs), error(nil)
 	c.os.mu.Lock()
 	t.enabled = c.os.enabledSpans(t.enabled[:0], peer)
-	hint := 0
-	for i, d := range descs {
+	c.os.mu.Unlock()
+	// One pass over the descriptors, each checked in the device's order
+	// and the first bad one ending the batch. The checks cost O(1) calls
+	// into the NPU and the owner per batch, not per descriptor (small
+	// reads come by the thousand): the spans are taken once, local
+	// buffers are checked against the allocations the batch falls in
+	// (regions.go), and each descriptor is then a few compares.
+	t.lregs.reset()
+	bad, badErr := len(descs), error(nil)
+	spans := false
+	eh, sh := 0, 0
+	for i := range descs {
+		d := &descs[i]
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
 			if hccl.ResultOf(err) == hccl.ENotSupport {
@@ -310,7 +318,7 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			bad, badErr = i, err
 			break
 		}
-		if err := checkEnabled(t.enabled, &hint, peer, d.RemoteAddr, n); err != nil {
+		if err := checkEnabled(t.enabled, &eh, peer, d.RemoteAddr, n); err != nil {
 			bad, badErr = i, herr(op, errf(codeOf(err), "descriptor %d: %s", i, err.(*simError).msg))
 			break
 		}
@@ -321,30 +329,25 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			bad, badErr = i, hccl.Errorf(op, hccl.EPtr, "descriptor %d: null local address", i)
 			break
 		}
-		t.xs = append(t.xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i})
-	}
-	c.os.mu.Unlock()
-	if k, err := c.localViews(t.xs); err != nil && t.xs[k].desc < bad {
-		bad, badErr = t.xs[k].desc, herr(op, err)
-	}
-	if bad < len(descs) {
-		t.xs = trimXfers(t.xs, bad)
-	}
-	if len(t.xs) > 0 {
-		t.spans, err = c.tr.ownerSpans(t.spans[:0], c, peer)
-		if err != nil {
-			putOSTask(t)
-			return herr(op, err)
+		x := xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i}
+		if err := c.checkLocal(&x, &t.lregs); err != nil {
+			bad, badErr = i, herr(op, err)
+			break
 		}
-		for k, x := range t.xs {
-			if err := coveredBy(t.spans, peer, x.remote, x.n); err != nil {
-				if x.desc < bad {
-					bad, badErr = x.desc, herr(op, err)
-				}
-				t.xs = trimXfers(t.xs, k)
-				break
+		if !spans {
+			// The owner is asked once, and only for a batch that has
+			// something to move.
+			spans = true
+			if t.spans, err = c.tr.ownerSpans(t.spans[:0], c, peer); err != nil {
+				putOSTask(t)
+				return herr(op, err)
 			}
 		}
+		if err := coveredBy(t.spans, &sh, peer, x.remote, x.n); err != nil {
+			bad, badErr = i, herr(op, err)
+			break
+		}
+		t.xs = append(t.xs, x)
 	}
 	if badErr != nil && (s.opts.Pedantic && len(t.xs) > 0) {
 		putOSTask(t)
@@ -363,17 +366,6 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 		return herr(op, err)
 	}
 	return badErr
-}
-
-// trimXfers drops the transfers of descriptor bad and after.
-func trimXfers(xs []xfer, bad int) []xfer {
-	for k, x := range xs {
-		if x.desc >= bad {
-			clear(xs[k:])
-			return xs[:k]
-		}
-	}
-	return xs
 }
 
 // pedantic marks err (an *hccl.Error) as an Options.Pedantic refusal,
@@ -400,12 +392,14 @@ type osTask struct {
 	get   bool
 	local bool // CopyLocal: copies within the rank (localcopy.go)
 	xs    []xfer
-	src   [][]byte // CopyLocal: the sources' views
 	spans []span
 	// enabled: the peer memory this rank enabled, at the call (scratch)
 	enabled []span
-	qt      queuedTask
-	run     func() error
+	// lregs, sregs: the allocations of the local buffers and of
+	// CopyLocal's sources, checked once per batch (scratch, regions.go)
+	lregs, sregs regions
+	qt           queuedTask
+	run          func() error
 	// refs: the caller queueing the task and the task itself each drop
 	// one when done with it; the last returns it to the free list (the
 	// task may run and finish before its enqueue call has returned).
@@ -451,9 +445,9 @@ func getOSTask(local bool) *osTask {
 }
 
 func putOSTask(t *osTask) {
-	clear(t.xs) // drop the views into device memory
-	clear(t.src)
-	t.xs, t.spans, t.src, t.enabled = t.xs[:0], t.spans[:0], t.src[:0], t.enabled[:0]
+	t.xs, t.spans, t.enabled = t.xs[:0], t.spans[:0], t.enabled[:0]
+	t.lregs.reset()
+	t.sregs.reset()
 	f := &osFree[osKind(t.local)]
 	t.s, t.c, t.local = nil, nil, false
 	t.qt = queuedTask{}
@@ -504,7 +498,7 @@ func (t *osTask) exec() error {
 	if t.local {
 		return t.copyLocal()
 	}
-	if _, err := c.localViews(t.xs); err != nil {
+	if err := c.checkLocals(t.xs, &t.lregs); err != nil {
 		return err
 	}
 	var start time.Time
@@ -526,35 +520,38 @@ func (t *osTask) exec() error {
 	return err
 }
 
-// localViews takes the views of a batch's local buffers. When they all
-// fall in one range that is a single live allocation (rows gathered into
-// one buffer, the common case), one check covers them all; otherwise each
-// is checked on its own. On failure k is the transfer that failed.
-func (c *comm) localViews(xs []xfer) (k int, err error) {
-	lo, hi := ^uintptr(0), uintptr(0)
-	for i, x := range xs {
-		a := uintptr(x.lptr)
-		if x.n > uint64(^uintptr(0)-a) {
-			return i, errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", x.desc, a, x.n)
-		}
-		lo, hi = min(lo, a), max(hi, a+uintptr(x.n))
+// checkLocals checks, when a batch runs, that its local buffers are still
+// live device memory of the rank (the memory may have been freed since the
+// call): once per allocation the call found them in (g), or buffer by
+// buffer when that does not settle it.
+func (c *comm) checkLocals(xs []xfer, g *regions) error {
+	if g.recheck(c, memDevice) {
+		return nil
 	}
-	if len(xs) == 0 {
-		return 0, nil
-	}
-	if v, err := c.view(ptrOf(lo), uint64(hi-lo)); err == nil {
-		for i := range xs {
-			off := uintptr(xs[i].lptr) - lo
-			xs[i].local = v[off : off+uintptr(xs[i].n)]
-		}
-		return 0, nil
-	}
+	g.reset()
 	for i := range xs {
-		v, err := c.view(xs[i].lptr, xs[i].n)
-		if err != nil {
-			return i, errf(codeOf(err), "descriptor %d: %s", xs[i].desc, err.(*simError).msg)
+		if err := c.checkLocal(&xs[i], g); err != nil {
+			return err
 		}
-		xs[i].local = v
 	}
-	return 0, nil
+	return nil
+}
+
+// checkLocal checks that x's local buffer lies in the rank's device
+// memory: a compare against the allocations in g when it falls in one of
+// them, else one check with the NPU, whose error says what is wrong. x.n
+// is not 0.
+func (c *comm) checkLocal(x *xfer, g *regions) error {
+	a := uintptr(x.lptr)
+	if x.n > uint64(^uintptr(0)-a) {
+		return errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", x.desc, a, x.n)
+	}
+	if _, ok := g.view(c, memDevice, a, x.n); ok {
+		return nil
+	}
+	if _, err := c.view(x.lptr, x.n); err != nil {
+		return errf(codeOf(err), "descriptor %d: %s", x.desc, err.(*simError).msg)
+	}
+	g.covers = false // valid, but in no region of g
+	return nil
 }

@@ -82,15 +82,20 @@ type p2pItem struct {
 	err   error  // view failure, reported to the peer
 }
 
-// xfer is one BatchGet/BatchPut transfer: local bytes and the remote
-// address range (in the owner's address space).
+// xfer is one BatchGet/BatchPut transfer (or CopyLocal copy): the local
+// buffer and the remote address range (in the owner's address space). It
+// is kept small (a batch carries hundreds): the local bytes are local(),
+// once the batch's local buffers have been checked.
 type xfer struct {
-	local  []byte
 	lptr   unsafe.Pointer
 	remote uintptr
 	n      uint64
 	desc   int // the descriptor's index in its batch (one-sided), for messages
 }
+
+// local is the transfer's local buffer; only valid once localViews (or
+// CopyLocal's checks) has found it inside live device memory of the rank.
+func (x *xfer) local() []byte { return unsafe.Slice((*byte)(x.lptr), x.n) }
 
 // comm is one rank of a communicator. Its methods are safe for concurrent
 // use; the collectives of one communicator must be called in the same

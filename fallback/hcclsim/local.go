@@ -239,9 +239,9 @@ func moveResolved(rs *resolver, get bool, xs []xfer) error {
 	for _, x := range xs {
 		m, _ := rs.resolve(x.remote, x.n)
 		if get {
-			copy(x.local, m)
+			copy(x.local(), m)
 		} else {
-			copy(m, x.local)
+			copy(m, x.local())
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package hcclsim
 
 import (
+	"unsafe"
+
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/hccl"
 )
@@ -28,8 +30,14 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 	if len(copies) == 0 {
 		return nil
 	}
+	// One pass: each copy checked in full before the next (the error is
+	// the first bad copy's), against the allocations the batch falls in
+	// (regions.go): one NPU lookup per allocation, a compare per copy.
 	t := getOSTask(true)
-	for i, d := range copies {
+	t.lregs.reset()
+	t.sregs.reset()
+	for i := range copies {
+		d := &copies[i]
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
 			putOSTask(t)
@@ -42,11 +50,12 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 			putOSTask(t)
 			return hccl.Errorf(op, hccl.EPtr, "copy %d: null address", i)
 		}
-		t.xs = append(t.xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i})
-	}
-	if err := t.views(c); err != nil {
-		putOSTask(t)
-		return herr(op, err)
+		x := xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i}
+		if err := t.checkCopy(c, &x); err != nil {
+			putOSTask(t)
+			return herr(op, err)
+		}
+		t.xs = append(t.xs, x)
 	}
 	if len(t.xs) == 0 {
 		putOSTask(t)
@@ -59,36 +68,23 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 	return nil
 }
 
-// views takes the views of a local batch: destinations in the rank's
-// device memory, sources in its device or registered host memory (one
-// check per batch when they fall in one allocation). The source views go
-// to t.src.
-func (t *osTask) views(c *comm) error {
-	if _, err := c.localViews(t.xs); err != nil {
+// checkCopy checks a local copy's destination (device memory of the
+// rank) and source (device memory of the rank or registered host memory)
+// against the allocations in t.lregs and t.sregs.
+func (t *osTask) checkCopy(c *comm, x *xfer) error {
+	if err := c.checkLocal(x, &t.lregs); err != nil {
 		return err
 	}
-	t.src = t.src[:0]
-	lo, hi := ^uintptr(0), uintptr(0)
-	for _, x := range t.xs {
-		if x.n > uint64(^uintptr(0)-x.remote) {
-			return errf(codePara, "copy %d: source %#x + %d bytes wraps the address space", x.desc, x.remote, x.n)
-		}
-		lo, hi = min(lo, x.remote), max(hi, x.remote+uintptr(x.n))
+	if x.n > uint64(^uintptr(0)-x.remote) {
+		return errf(codePara, "copy %d: source %#x + %d bytes wraps the address space", x.desc, x.remote, x.n)
 	}
-	if v, err := c.ownView(lo, uint64(hi-lo)); err == nil {
-		for _, x := range t.xs {
-			off := x.remote - lo
-			t.src = append(t.src, v[off:off+uintptr(x.n)])
-		}
+	if _, ok := t.sregs.view(c, memOwn, x.remote, x.n); ok {
 		return nil
 	}
-	for _, x := range t.xs {
-		v, err := c.ownView(x.remote, x.n)
-		if err != nil {
-			return errf(codeOf(err), "copy %d: %s", x.desc, err.(*simError).msg)
-		}
-		t.src = append(t.src, v)
+	if _, err := c.ownView(x.remote, x.n); err != nil {
+		return errf(codeOf(err), "copy %d: %s", x.desc, err.(*simError).msg)
 	}
+	t.sregs.covers = false // valid, but in no region of sregs
 	return nil
 }
 
@@ -102,13 +98,25 @@ func (c *comm) ownView(a uintptr, n uint64) ([]byte, error) {
 	return b, nil
 }
 
-// copyLocal runs a local batch on the stream.
+// copyLocal runs a local batch on the stream: the copies are checked
+// again (the memory may have been freed since the call), once per
+// allocation when that settles it, before any moves.
 func (t *osTask) copyLocal() error {
-	if err := t.views(t.c); err != nil {
-		return err
+	c := t.c
+	if !t.lregs.recheck(c, memDevice) || !t.sregs.recheck(c, memOwn) {
+		t.lregs.reset()
+		t.sregs.reset()
+		for i := range t.xs {
+			if err := t.checkCopy(c, &t.xs[i]); err != nil {
+				return err
+			}
+		}
 	}
-	for i, x := range t.xs {
-		copy(x.local, t.src[i])
+	for i := range t.xs {
+		x := &t.xs[i]
+		// The source is checked memory the device reaches, as the
+		// NPU's own views are made (fallback.NPU.bytes).
+		copy(x.local(), unsafe.Slice((*byte)(ptrOf(x.remote)), x.n))
 	}
 	return nil
 }

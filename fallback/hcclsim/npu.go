@@ -38,6 +38,15 @@ func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byt
 	return b, nil
 }
 
+func (e npuEnv) region(dev int32, kind memKind, p unsafe.Pointer) (uintptr, []byte, error) {
+	pl := e.n.Classify(p)
+	if !pl.DeviceAccessible() || pl.Size == 0 {
+		return 0, nil, fmt.Errorf("%p is %s memory, which the device cannot access", p, pl.Place)
+	}
+	b, err := e.view(dev, kind, ptrOf(pl.Base), uint64(pl.Size))
+	return pl.Base, b, err
+}
+
 func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) (streamState, error) {
 	st, err := e.n.Enqueue(s, "HCCL", task)
 	if err != nil {

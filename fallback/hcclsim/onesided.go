@@ -164,9 +164,14 @@ func (s *oneSidedState) spansFor(dst []span, requester int) []span {
 
 // coveredBy fails with HCCL_E_REMOTE unless [addr, addr+n) lies inside one
 // of spans (memory the owner still has registered for the requester).
-func coveredBy(spans []span, owner int, addr uintptr, n uint64) error {
-	for _, sp := range spans {
+// *hint is the span the last range hit, tried first.
+func coveredBy(spans []span, hint *int, owner int, addr uintptr, n uint64) error {
+	if *hint < len(spans) && spans[*hint].covers(addr, n) {
+		return nil
+	}
+	for i, sp := range spans {
 		if sp.covers(addr, n) {
+			*hint = i
 			return nil
 		}
 	}
@@ -182,6 +187,7 @@ type resolver struct {
 	requester int
 	regs      []*registration
 	views     [][]byte
+	hint      int // the registration the last range fell in, tried first
 }
 
 // resolver fills rs (reused by its caller) for requester.
@@ -190,7 +196,7 @@ func (s *oneSidedState) resolver(rs *resolver, c *comm, requester int) *resolver
 	defer s.mu.Unlock()
 	clear(rs.regs)
 	clear(rs.views)
-	rs.c, rs.requester, rs.regs, rs.views = c, requester, rs.regs[:0], rs.views[:0]
+	rs.c, rs.requester, rs.regs, rs.views, rs.hint = c, requester, rs.regs[:0], rs.views[:0], 0
 	for _, r := range s.regs {
 		if r.info.peer == requester {
 			rs.regs = append(rs.regs, r)
@@ -204,6 +210,12 @@ func (s *oneSidedState) resolver(rs *resolver, c *comm, requester int) *resolver
 // registration for the requester; memory deregistered after the peer
 // enabled it is an error completion (HCCL_E_REMOTE).
 func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
+	if i := rs.hint; i < len(rs.regs) && rs.views[i] != nil {
+		if r := rs.regs[i]; (span{r.info.addr, r.info.size}).covers(addr, n) {
+			off := uint64(addr - r.info.addr)
+			return rs.views[i][off : off+n], nil
+		}
+	}
 	for i, r := range rs.regs {
 		sp := span{r.info.addr, r.info.size}
 		if !sp.covers(addr, n) {
@@ -216,6 +228,7 @@ func (rs *resolver) resolve(addr uintptr, n uint64) ([]byte, error) {
 			}
 			rs.views[i] = v
 		}
+		rs.hint = i
 		off := uint64(addr - r.info.addr)
 		return rs.views[i][off : off+n], nil
 	}

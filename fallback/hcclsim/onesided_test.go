@@ -25,7 +25,7 @@ type holder interface {
 // exchanges the descriptors pairwise (in ascending peer order, which
 // cannot deadlock) and enables them; it returns enabled[r][p], rank p's
 // memory as rank r sees it.
-func exchangeAll(t *testing.T, g *group, mem []unsafe.Pointer, size uint64) [][]hccl.CommMem {
+func exchangeAll(t testing.TB, g *group, mem []unsafe.Pointer, size uint64) [][]hccl.CommMem {
 	n := len(g.ws)
 	enabled := make([][]hccl.CommMem, n)
 	g.must("register, exchange, enable", g.each(func(w *rankW) error {

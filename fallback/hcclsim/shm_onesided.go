@@ -113,12 +113,12 @@ func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiec
 		binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+8:], p.n)
 		moved += int(p.n)
 		if direct {
-			binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+16:], uint64(addrOf(xs[p.x].local))+p.off)
+			binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+16:], uint64(addrOf(xs[p.x].local()))+p.off)
 			continue
 		}
 		binary.LittleEndian.PutUint64(ent[i*reqEntryBytes+16:], uint64(p.stage))
 		if !get && !checkOnly {
-			countStaged(copy(own.stage(p.stage, int(p.n)), xs[p.x].local[p.off:p.off+p.n]))
+			countStaged(copy(own.stage(p.stage, int(p.n)), xs[p.x].local()[p.off:p.off+p.n]))
 		}
 	}
 	b2u := func(b bool) uint32 {
@@ -150,7 +150,7 @@ func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiec
 		countDirect(moved)
 	case get:
 		for _, p := range rd {
-			copy(xs[p.x].local[p.off:p.off+p.n], own.stage(p.stage, int(p.n)))
+			copy(xs[p.x].local()[p.off:p.off+p.n], own.stage(p.stage, int(p.n)))
 		}
 	}
 	return nil
