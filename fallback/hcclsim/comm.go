@@ -93,7 +93,7 @@ type xfer struct {
 	desc   int // the descriptor's index in its batch (one-sided), for messages
 }
 
-// local is the transfer's local buffer; only valid once localViews (or
+// local is the transfer's local buffer; only valid once checkLocals (or
 // CopyLocal's checks) has found it inside live device memory of the rank.
 func (x *xfer) local() []byte { return unsafe.Slice((*byte)(x.lptr), x.n) }
 
