@@ -445,6 +445,8 @@ func getOSTask(local bool) *osTask {
 }
 
 func putOSTask(t *osTask) {
+	// xs need no clearing: a transfer holds addresses of NPU memory,
+	// outside the Go heap.
 	t.xs, t.spans, t.enabled = t.xs[:0], t.spans[:0], t.enabled[:0]
 	t.lregs.reset()
 	t.sregs.reset()
@@ -546,7 +548,10 @@ func (c *comm) checkLocal(x *xfer, g *regions) error {
 	if x.n > uint64(^uintptr(0)-a) {
 		return errf(codePara, "descriptor %d: local address %#x + %d bytes wraps the address space", x.desc, a, x.n)
 	}
-	if _, ok := g.view(c, memDevice, a, x.n); ok {
+	if g.hit(a, x.n) {
+		return nil
+	}
+	if g.lookup(c, memDevice, a, x.n) {
 		return nil
 	}
 	if _, err := c.view(x.lptr, x.n); err != nil {

@@ -24,10 +24,10 @@ type env interface {
 	// live allocation of the given kind on device dev (dev is ignored for
 	// host memory). n may be 0, in which case p must still be valid.
 	view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byte, error)
-	// region returns the whole live allocation or host registration that
-	// contains p, with its base address, if it is memory of the given kind
-	// on device dev: a view of every range inside it (regions.go).
-	region(dev int32, kind memKind, p unsafe.Pointer) (base uintptr, b []byte, err error)
+	// region returns the base and size of the whole live allocation or
+	// host registration that contains p, if it is memory of the given kind
+	// on device dev: view succeeds for every range inside it (regions.go).
+	region(dev int32, kind memKind, p unsafe.Pointer) (base uintptr, size uint64, err error)
 	// enqueue appends task to stream s; the stream runs its tasks in order
 	// on its own goroutine and a task's error fails the stream (sticky,
 	// reported at synchronize). It returns an error when s is not a live

@@ -78,7 +78,10 @@ func (t *osTask) checkCopy(c *comm, x *xfer) error {
 	if x.n > uint64(^uintptr(0)-x.remote) {
 		return errf(codePara, "copy %d: source %#x + %d bytes wraps the address space", x.desc, x.remote, x.n)
 	}
-	if _, ok := t.sregs.view(c, memOwn, x.remote, x.n); ok {
+	if t.sregs.hit(x.remote, x.n) {
+		return nil
+	}
+	if t.sregs.lookup(c, memOwn, x.remote, x.n) {
 		return nil
 	}
 	if _, err := c.ownView(x.remote, x.n); err != nil {

@@ -38,13 +38,17 @@ func (e npuEnv) view(dev int32, kind memKind, p unsafe.Pointer, n uint64) ([]byt
 	return b, nil
 }
 
-func (e npuEnv) region(dev int32, kind memKind, p unsafe.Pointer) (uintptr, []byte, error) {
+func (e npuEnv) region(dev int32, kind memKind, p unsafe.Pointer) (uintptr, uint64, error) {
 	pl := e.n.Classify(p)
 	if !pl.DeviceAccessible() || pl.Size == 0 {
-		return 0, nil, fmt.Errorf("%p is %s memory, which the device cannot access", p, pl.Place)
+		return 0, 0, fmt.Errorf("%p is %s memory, which the device cannot access", p, pl.Place)
 	}
-	b, err := e.view(dev, kind, ptrOf(pl.Base), uint64(pl.Size))
-	return pl.Base, b, err
+	// The whole block passes view's checks (live, of kind, on dev), so
+	// every range inside it does.
+	if _, err := e.view(dev, kind, ptrOf(pl.Base), uint64(pl.Size)); err != nil {
+		return 0, 0, err
+	}
+	return pl.Base, uint64(pl.Size), nil
 }
 
 func (e npuEnv) enqueue(dev int32, s acl.StreamHandle, task func() error) (streamState, error) {

@@ -11,19 +11,15 @@ package hcclsim
 // this replaces entries in turn (correct, only slower).
 const regionsMax = 8
 
-// region is one live allocation (or host registration) and its bytes.
+// region is one live allocation (or host registration).
 type region struct {
 	base uintptr
-	b    []byte
+	size uint64
 }
 
-// sub is the view of [a, a+n) when it lies inside r.
-func (r region) sub(a uintptr, n uint64) ([]byte, bool) {
-	off := a - r.base
-	if a < r.base || uint64(off) > uint64(len(r.b)) || n > uint64(len(r.b))-uint64(off) {
-		return nil, false
-	}
-	return r.b[off : uint64(off)+n], true
+// holds reports whether [a, a+n) lies inside r.
+func (r *region) holds(a uintptr, n uint64) bool {
+	return a >= r.base && uint64(a-r.base) <= r.size && n <= r.size-uint64(a-r.base)
 }
 
 // regions caches the allocations of one memory kind on one device that a
@@ -33,19 +29,18 @@ type regions struct {
 	rs   []region
 	hint int // the region the last range fell in, tried first
 	next int // the entry a full cache replaces next
-	// covers: every range view found since the reset lies in a region
-	// the cache still holds (none was replaced), so that rechecking the
-	// regions rechecks the ranges.
+	// covers: every range hit or lookup found since the reset lies in a
+	// region the cache still holds (none was replaced), so that
+	// rechecking the regions rechecks the ranges.
 	covers bool
 }
 
-// reset empties the cache (and drops its views of device memory).
+// reset empties the cache.
 func (g *regions) reset() {
-	clear(g.rs)
 	g.rs, g.hint, g.next, g.covers = g.rs[:0], 0, 0, true
 }
 
-// recheck reports whether every range view found since the reset still
+// recheck reports whether every range found since the reset still
 // lies in live memory of kind: each cached region is still one whole
 // allocation of that kind (the memory may have been freed since, as a
 // stream task runs after its call). False when that cannot be shown;
@@ -55,38 +50,42 @@ func (g *regions) recheck(c *comm, kind memKind) bool {
 		return false
 	}
 	for _, r := range g.rs {
-		base, b, err := c.sim.env.region(c.dev, kind, ptrOf(r.base))
-		if err != nil || base != r.base || len(b) != len(r.b) {
+		base, size, err := c.sim.env.region(c.dev, kind, ptrOf(r.base))
+		if err != nil || base != r.base || size != r.size {
 			return false
 		}
 	}
 	return true
 }
 
-// view returns [a, a+n) if it lies inside one live allocation of kind on
-// c's device: from the cache, or after asking the NPU for the allocation
-// containing a. ok is false otherwise; the caller then asks the NPU for
-// the range itself, whose error says why. n must be at least 1 and a+n
-// must not wrap.
-func (g *regions) view(c *comm, kind memKind, a uintptr, n uint64) (b []byte, ok bool) {
-	if g.hint < len(g.rs) {
-		if b, ok := g.rs[g.hint].sub(a, n); ok {
-			return b, true
-		}
+// hit reports whether [a, a+n) lies in the region the last range fell in:
+// the common case, small enough to inline into a batch's loop.
+func (g *regions) hit(a uintptr, n uint64) bool {
+	if g.hint >= len(g.rs) {
+		return false
 	}
+	return g.rs[g.hint].holds(a, n)
+}
+
+// lookup reports whether [a, a+n) lies inside one live allocation of kind
+// on c's device: one of the cache's, or the one the NPU says contains a
+// (then cached). When it does not, the caller asks the NPU for the range
+// itself, whose error says why. n must be at least 1 and a+n must not
+// wrap. Callers try hit first.
+func (g *regions) lookup(c *comm, kind memKind, a uintptr, n uint64) bool {
 	for i := range g.rs {
-		if b, ok := g.rs[i].sub(a, n); ok {
+		if g.rs[i].holds(a, n) {
 			g.hint = i
-			return b, true
+			return true
 		}
 	}
-	base, mem, err := c.sim.env.region(c.dev, kind, ptrOf(a))
+	base, size, err := c.sim.env.region(c.dev, kind, ptrOf(a))
 	if err != nil {
-		return nil, false
+		return false
 	}
-	r := region{base, mem}
-	if b, ok = r.sub(a, n); !ok {
-		return nil, false
+	r := region{base, size}
+	if !r.holds(a, n) {
+		return false
 	}
 	if len(g.rs) < regionsMax {
 		g.hint = len(g.rs)
@@ -97,5 +96,5 @@ func (g *regions) view(c *comm, kind memKind, a uintptr, n uint64) (b []byte, ok
 		g.next = (g.next + 1) % regionsMax
 		g.covers = false
 	}
-	return b, true
+	return true
 }
