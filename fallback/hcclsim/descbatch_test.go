@@ -159,11 +159,19 @@ func TestDescriptorChecksRandom(t *testing.T) {
 		m := ms[rng.IntN(len(ms))]
 		return m.base + uintptr(rng.IntN(m.size-int(n)+1))
 	}
+	// past is by how much a range of n bytes runs past an end: often by
+	// one byte.
+	past := func(n uint64) uintptr {
+		if rng.IntN(2) == 0 {
+			return 1
+		}
+		return 1 + uintptr(rng.IntN(int(n)-1))
+	}
 	badLocal := func(n uint64) uintptr {
 		d := dsts[rng.IntN(len(dsts))]
 		switch rng.IntN(7) {
 		case 0:
-			return d.base + uintptr(d.size) - uintptr(n/2) // runs past the end
+			return d.base + uintptr(d.size) - uintptr(n) + past(n) // runs past the end
 		case 1:
 			return d.base + uintptr(d.size) + 8 // the gap after it
 		case 2:
@@ -181,7 +189,7 @@ func TestDescriptorChecksRandom(t *testing.T) {
 		s := devSrcs[rng.IntN(len(devSrcs))]
 		switch rng.IntN(7) {
 		case 0:
-			return s.base + uintptr(s.size) - uintptr(n/2)
+			return s.base + uintptr(s.size) - uintptr(n) + past(n)
 		case 1:
 			return s.base + uintptr(s.size) + 8
 		case 2:
@@ -204,7 +212,7 @@ func TestDescriptorChecksRandom(t *testing.T) {
 		case 2:
 			return base1 + 3*ownSz + 8 // D: never registered
 		case 3:
-			return base1 + ownSz - uintptr(n/2) // runs from A into B
+			return base1 + ownSz - uintptr(n) + past(n) // runs from A into B
 		}
 		return wrap
 	}
