@@ -355,13 +355,13 @@ func (r *collRec) exec() error {
 		return c.execFail(start, r.postErr)
 	}
 	if rt, ok := c.tr.(roundTransport); ok && verdict == nil {
-		err := c.runRound(rt, r.seq, &r.d, start, r.send, r.recv, r.sendBytes, r.recvBytes)
+		met, err := c.runRound(rt, r.seq, &r.d, start, r.send, r.recv, r.sendBytes, r.recvBytes)
 		if ds == nil {
 			// The call's post only let a rank still building its links
-			// join this collective at its call; every rank has posted by
-			// now (or the round timed out after the post's deadline), so
+			// join this collective at its call. Every rank has reached the
+			// round by now (or it timed out after the post's deadline), so
 			// this returns at once.
-			rt.settle(c, r.tk)
+			rt.settle(c, r.tk, met)
 		}
 		return err
 	}

@@ -322,8 +322,8 @@ func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) er
 
 // runRound is the data phase of a collective on a transport that meets
 // once (roundTransport): the descriptors are agreed and the data moved in
-// one rendezvous.
-func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Time, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) error {
+// one rendezvous. met reports whether every rank reached it.
+func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Time, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) (met bool, err error) {
 	bufs := opBufs{}
 	bufs.send, bufs.err = c.view(send, sendBytes)
 	if bufs.err == nil {
@@ -335,12 +335,12 @@ func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Tim
 		verdict, err = rt.round(c, seq, d, bufs, c.timeout)
 		return err
 	}); err != nil {
-		return c.execFail(start, err)
+		return false, c.execFail(start, err)
 	}
 	if verdict != nil {
-		return c.laterMismatch(start, verdict)
+		return true, c.laterMismatch(start, verdict)
 	}
-	return nil
+	return true, nil
 }
 
 // runP2P queues the data movement of sends and receives. Every item pairs

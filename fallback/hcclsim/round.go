@@ -114,8 +114,11 @@ type roundTransport interface {
 	// agrees the descriptors on the streams.
 	rankLinked()
 	allLinked() bool
-	// settle consumes a posted descriptor the round made redundant.
-	settle(c *comm, t ticket)
+	// settle consumes a posted descriptor the round made redundant. met:
+	// the round completed with every rank, so no rank waits at its call
+	// for this collective's descriptors (that wait precedes its stream
+	// task) and a rank that did not post never will.
+	settle(c *comm, t ticket, met bool)
 }
 
 // slot returns the round of seq, claiming the slot if this rank is the
@@ -151,8 +154,14 @@ func (t *roundTable) slot(seq uint64, n int, timeout time.Duration) (*round, err
 func (w *localWorld) rankLinked()     { w.rounds.linked.Add(1) }
 func (w *localWorld) allLinked() bool { return int(w.rounds.linked.Load()) == w.n }
 
-func (w *localWorld) settle(c *comm, t ticket) {
-	if t.mt != nil {
+func (w *localWorld) settle(c *comm, t ticket, met bool) {
+	switch {
+	case t.mt == nil:
+	case met:
+		// A rank that found every rank linked at its call did not post:
+		// the post of a rank that linked before it is garbage.
+		w.place.forget(allKey(meetJoin, t.seq), t.mt, c.rank)
+	default:
 		_, _ = w.place.await(allKey(meetJoin, t.seq), t.mt, c.stop)
 	}
 }
