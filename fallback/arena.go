@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,14 +14,19 @@ import (
 // granularity of the allocator, as on the device.
 const Alignment = 512
 
-// releaseThreshold is the size from which a freed allocation's pages are
-// handed back to the kernel, so a long run does not keep every large
-// buffer it ever touched resident. Only the allocation's own pages go, not
-// those of the free block it joins: a small buffer freed next to a large
-// free block would otherwise drop the pages that the next allocation of
-// the same size reuses, and refault them (zeroed huge pages) at every step
-// of a loop (a training step's scratch buffers spent 80% of it there).
-const releaseThreshold = 2 << 20
+// Freed memory goes back to the kernel in purges, not at each free: a
+// loop that allocates and frees the same buffers (a training step's
+// scratch) reuses their pages, where dropping them at every free made it
+// refault them (zeroed huge pages, or a shared file's pages across
+// processes) at every step: 80% of an Engram training step. A purge runs
+// once the bytes freed since the last one exceed purgeBudget, at most
+// once per purgeInterval (a loop that frees more than the budget at every
+// step refaults its buffers once a second, not at every step), and drops
+// the free blocks of at least releaseThreshold.
+const (
+	releaseThreshold = 2 << 20
+	purgeInterval    = time.Second
+)
 
 // arena is one mmap'ed range outside the Go heap (a device's memory, or the
 // pinned host memory of MallocHost) with a best-fit allocator: free blocks
@@ -41,6 +47,8 @@ type arena struct {
 	liveBytes uintptr       // requested sizes of live allocations
 	seq       uint64
 	freed     map[uintptr]freedInfo // recently freed addresses, for messages
+	dirty     uintptr               // bytes freed since the last purge (purge)
+	lastPurge time.Time
 }
 
 // block is a run of the arena, free or allocated.
@@ -96,7 +104,7 @@ func (a *arena) reset() {
 	a.free.clear()
 	a.used.clear()
 	a.free.insert(freeKey(b), b)
-	a.usedBytes, a.liveBytes = 0, 0
+	a.usedBytes, a.liveBytes, a.dirty = 0, 0, 0
 	a.freed = make(map[uintptr]freedInfo)
 }
 
@@ -168,7 +176,7 @@ func (a *arena) releaseAt(addr uintptr) *alloc {
 
 func (a *arena) releaseLocked(al *alloc) {
 	b := al.blk
-	own := *b // the freed range alone, before it joins its free neighbours
+	a.dirty += b.size
 	al.freed.Store(true)
 	a.used.delete(uint64(b.off))
 	a.usedBytes -= b.size
@@ -196,9 +204,27 @@ func (a *arena) releaseLocked(al *alloc) {
 		b = p
 	}
 	a.free.insert(freeKey(b), b)
-	if own.size >= releaseThreshold {
-		a.dropPages(own.off, own.size)
+	if a.dirty > a.purgeBudget() && time.Since(a.lastPurge) >= purgeInterval {
+		a.purge()
 	}
+}
+
+// purgeBudget is how many bytes may be freed before the free blocks'
+// pages go back to the kernel: an eighth of the arena, at most 256 MiB.
+func (a *arena) purgeBudget() uintptr {
+	return max(min(a.size/8, 256<<20), releaseThreshold)
+}
+
+// purge returns the pages of every free block of at least
+// releaseThreshold to the kernel; a.mu held.
+func (a *arena) purge() {
+	a.dirty, a.lastPurge = 0, time.Now()
+	a.free.each(func(_ uint64, b *block) bool {
+		if b.size >= releaseThreshold {
+			a.dropPages(b.off, b.size)
+		}
+		return true
+	})
 }
 
 // dropPages returns the whole pages of [off, off+size) to the kernel; they

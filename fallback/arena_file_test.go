@@ -36,7 +36,7 @@ func fileBlocks(t *testing.T, fd int) int64 {
 
 // TestShareableDeviceMemory: a second mapping of the device memory file
 // sees the device's bytes at address − Base and its writes reach the
-// device; freed pages leave the file.
+// device; freed pages leave the file once a purge runs.
 func TestShareableDeviceMemory(t *testing.T) {
 	n := newTestNPU(t, WithShareableDeviceMemory())
 	f, err := n.memoryFile(0)
@@ -44,7 +44,7 @@ func TestShareableDeviceMemory(t *testing.T) {
 	require.Equal(t, uintptr(testMem), f.Size)
 	peer := mapDeviceFile(t, f)
 
-	const size = 4 << 20
+	const size = 16 << 20 // more than the arena's purge budget (an eighth of testMem): its free purges
 	p, err := n.Malloc(size, acl.MemMallocHugeFirst)
 	require.NoError(t, err)
 	want := make([]byte, size)

@@ -184,3 +184,33 @@ func TestArenaReleaseAll(t *testing.T) {
 	require.Zero(t, a.usedBytes)
 	require.NotNil(t, a.allocate(1<<20, where{}), "the whole arena is free again")
 }
+
+// TestArenaPurge: freed pages stay mapped (and a buffer freed and
+// allocated again keeps its pages) until the bytes freed since the last
+// purge exceed the budget; the purge then returns every large free block
+// to the kernel (its pages read as zero).
+func TestArenaPurge(t *testing.T) {
+	const size = 64 << 20 // budget: an eighth, 8 MiB
+	a, err := newArena(size, 0)
+	require.NoError(t, err)
+	defer a.unmap()
+	require.Equal(t, uintptr(8<<20), a.purgeBudget())
+	fill := func(al *alloc, v byte) {
+		for i := uintptr(0); i < al.size; i += 4096 {
+			a.mem[al.addr-a.base+i] = v
+		}
+	}
+	al := a.allocate(4<<20, where{})
+	fill(al, 0xab)
+	require.NotNil(t, a.releaseAt(al.addr))
+	again := a.allocate(4<<20, where{})
+	require.Equal(t, al.addr, again.addr, "best fit reuses the freed block")
+	require.Equal(t, byte(0xab), a.mem[again.addr-a.base+4096], "the freed pages were kept")
+	require.NotNil(t, a.releaseAt(again.addr)) // 8 MiB freed: at the budget, no purge
+	require.Equal(t, byte(0xab), a.mem[again.addr-a.base+4096])
+	small := a.allocate(1<<20, where{})
+	require.NotNil(t, a.releaseAt(small.addr)) // 9 MiB: a purge
+	require.Zero(t, a.mem[again.addr-a.base+4096], "purged pages read as zero")
+	require.Zero(t, a.dirty)
+	checkArena(t, a)
+}
