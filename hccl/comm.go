@@ -347,11 +347,33 @@ func ctxError(op string, ctx context.Context) *Error {
 	return &Error{Op: op, Code: ETimeout, Msg: "the caller's context ended the wait: " + err.Error(), Err: err}
 }
 
-// issue makes one backend call that queues work on the Comm's stream: on a
-// raw stream directly, on an acl.Stream through Stream.Do (device context
-// bound, use kept open and waited for by its Close), in turn, and given up
-// when ctx ends first (see Comm).
+// callArgs are the arguments of one backend call that issueCall makes.
+// The operations pass them by value with a function that captures
+// nothing, not as a closure over them: issueCall may hand the call to a
+// goroutine (a context that can end), so a closure would escape to the
+// heap, an allocation per collective of a training step's loop.
+type callArgs struct {
+	send, recv unsafe.Pointer
+	count      uint64
+	dt, dt2    DataType
+	rop        ReduceOp
+	rank       uint32
+	counts     [4][]uint64 // AlltoAllV: send counts, send displacements, receive counts, receive displacements
+	items      []SendRecvItem
+	descs      []OneSideOpDesc
+	fn         func(acl.StreamHandle) error // issue's closure
+}
+
+// issue is issueCall of a closure, for the calls off the hot path.
 func (c *Comm) issue(ctx context.Context, op string, fn func(acl.StreamHandle) error, use ...acl.Memory) error {
+	return c.issueCall(ctx, op, callArgs{fn: fn}, func(_ *Comm, a callArgs, s acl.StreamHandle) error { return a.fn(s) }, use...)
+}
+
+// issueCall makes one backend call, call(c, a, stream), that queues work
+// on the Comm's stream: on a raw stream directly, on an acl.Stream through
+// Stream.Do (device context bound, use kept open and waited for by its
+// Close), in turn, and given up when ctx ends first (see Comm).
+func (c *Comm) issueCall(ctx context.Context, op string, a callArgs, call func(*Comm, callArgs, acl.StreamHandle) error, use ...acl.Memory) error {
 	if err := c.pre(ctx, op); err != nil {
 		return err
 	}
@@ -360,12 +382,12 @@ func (c *Comm) issue(ctx context.Context, op string, fn func(acl.StreamHandle) e
 		if len(use) > 0 {
 			return Errorf(op, EPara, "acl memory needs a communicator on an acl.Stream (OnStream or UseStream)")
 		}
-		return fn(c.Stream())
+		return call(c, a, c.Stream())
 	}
 	if ctx == nil || ctx.Done() == nil {
 		c.turn <- struct{}{}
 		defer func() { <-c.turn }()
-		return as.Do(fn, use...)
+		return as.Do(func(s acl.StreamHandle) error { return call(c, a, s) }, use...)
 	}
 	select {
 	case c.turn <- struct{}{}:
@@ -373,9 +395,10 @@ func (c *Comm) issue(ctx context.Context, op string, fn func(acl.StreamHandle) e
 		return ctxError(op, ctx)
 	}
 	done := make(chan error, 1)
+	ga := a // the goroutine's copy: only this path puts the arguments on the heap
 	go func() {
 		defer func() { <-c.turn }()
-		done <- as.Do(fn, use...)
+		done <- as.Do(func(s acl.StreamHandle) error { return call(c, ga, s) }, use...)
 	}()
 	select {
 	case err := <-done:
@@ -413,15 +436,16 @@ func (c *Comm) Wait(ctx context.Context) error {
 
 // Barrier blocks until every rank reached it.
 func (c *Comm) Barrier(ctx context.Context) error {
-	return c.issue(ctx, "HcclBarrier", func(s acl.StreamHandle) error { return c.b.Barrier(c.h, s) })
+	return c.issueCall(ctx, "HcclBarrier", callArgs{}, func(c *Comm, _ callArgs, s acl.StreamHandle) error { return c.b.Barrier(c.h, s) })
 }
 
 // AllReduce reduces count elements of send over all ranks with op and
 // leaves the result in recv on every rank (send may equal recv).
 func (c *Comm) AllReduce(ctx context.Context, send, recv unsafe.Pointer, count uint64, dt DataType, op ReduceOp) error {
-	return c.issue(ctx, "HcclAllReduce", func(s acl.StreamHandle) error {
-		return c.b.AllReduce(send, recv, count, dt, op, c.h, s)
-	})
+	return c.issueCall(ctx, "HcclAllReduce", callArgs{send: send, recv: recv, count: count, dt: dt, rop: op},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.AllReduce(a.send, a.recv, a.count, a.dt, a.rop, c.h, s)
+		})
 }
 
 // Broadcast copies count elements of buf on root to buf on every rank.
@@ -430,23 +454,28 @@ func (c *Comm) Broadcast(ctx context.Context, buf unsafe.Pointer, count uint64, 
 	if err != nil {
 		return err
 	}
-	return c.issue(ctx, "HcclBroadcast", func(s acl.StreamHandle) error { return c.b.Broadcast(buf, count, dt, r, c.h, s) })
+	return c.issueCall(ctx, "HcclBroadcast", callArgs{send: buf, count: count, dt: dt, rank: r},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.Broadcast(a.send, a.count, a.dt, a.rank, c.h, s)
+		})
 }
 
 // AllGather concatenates sendCount elements from every rank, in rank
 // order, into recv (Size × sendCount elements) on every rank.
 func (c *Comm) AllGather(ctx context.Context, send, recv unsafe.Pointer, sendCount uint64, dt DataType) error {
-	return c.issue(ctx, "HcclAllGather", func(s acl.StreamHandle) error {
-		return c.b.AllGather(send, recv, sendCount, dt, c.h, s)
-	})
+	return c.issueCall(ctx, "HcclAllGather", callArgs{send: send, recv: recv, count: sendCount, dt: dt},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.AllGather(a.send, a.recv, a.count, a.dt, c.h, s)
+		})
 }
 
 // ReduceScatter reduces Size × recvCount elements of send over all ranks
 // and leaves block r of the result in recv of rank r.
 func (c *Comm) ReduceScatter(ctx context.Context, send, recv unsafe.Pointer, recvCount uint64, dt DataType, op ReduceOp) error {
-	return c.issue(ctx, "HcclReduceScatter", func(s acl.StreamHandle) error {
-		return c.b.ReduceScatter(send, recv, recvCount, dt, op, c.h, s)
-	})
+	return c.issueCall(ctx, "HcclReduceScatter", callArgs{send: send, recv: recv, count: recvCount, dt: dt, rop: op},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.ReduceScatter(a.send, a.recv, a.count, a.dt, a.rop, c.h, s)
+		})
 }
 
 // AlltoAllV sends sendCounts[j] elements at send+sdispls[j] to rank j and
@@ -459,8 +488,9 @@ func (c *Comm) AlltoAllV(ctx context.Context, send unsafe.Pointer, sendCounts, s
 			return Errorf("HcclAlltoAllV", EPara, "count/displacement slice of %d entries for %d ranks", len(s), c.size)
 		}
 	}
-	return c.issue(ctx, "HcclAlltoAllV", func(s acl.StreamHandle) error {
-		return c.b.AlltoAllV(send, sendCounts, sdispls, sendType, recv, recvCounts, rdispls, recvType, c.h, s)
+	a := callArgs{send: send, recv: recv, dt: sendType, dt2: recvType, counts: [4][]uint64{sendCounts, sdispls, recvCounts, rdispls}}
+	return c.issueCall(ctx, "HcclAlltoAllV", a, func(c *Comm, a callArgs, s acl.StreamHandle) error {
+		return c.b.AlltoAllV(a.send, a.counts[0], a.counts[1], a.dt, a.recv, a.counts[2], a.counts[3], a.dt2, c.h, s)
 	})
 }
 
@@ -470,7 +500,10 @@ func (c *Comm) Send(ctx context.Context, buf unsafe.Pointer, count uint64, dt Da
 	if err != nil {
 		return err
 	}
-	return c.issue(ctx, "HcclSend", func(s acl.StreamHandle) error { return c.b.Send(buf, count, dt, r, c.h, s) })
+	return c.issueCall(ctx, "HcclSend", callArgs{send: buf, count: count, dt: dt, rank: r},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.Send(a.send, a.count, a.dt, a.rank, c.h, s)
+		})
 }
 
 // Recv receives count elements from rank src into buf.
@@ -479,13 +512,17 @@ func (c *Comm) Recv(ctx context.Context, buf unsafe.Pointer, count uint64, dt Da
 	if err != nil {
 		return err
 	}
-	return c.issue(ctx, "HcclRecv", func(s acl.StreamHandle) error { return c.b.Recv(buf, count, dt, r, c.h, s) })
+	return c.issueCall(ctx, "HcclRecv", callArgs{recv: buf, count: count, dt: dt, rank: r},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error {
+			return c.b.Recv(a.recv, a.count, a.dt, a.rank, c.h, s)
+		})
 }
 
 // BatchSendRecv issues a set of sends and receives at once, so that
 // patterns such as rings cannot deadlock.
 func (c *Comm) BatchSendRecv(ctx context.Context, items []SendRecvItem) error {
-	return c.issue(ctx, "HcclBatchSendRecv", func(s acl.StreamHandle) error { return c.b.BatchSendRecv(items, c.h, s) })
+	return c.issueCall(ctx, "HcclBatchSendRecv", callArgs{items: items},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error { return c.b.BatchSendRecv(a.items, c.h, s) })
 }
 
 // BatchGet reads every descriptor's range of peer memory into local memory.
@@ -494,7 +531,8 @@ func (c *Comm) BatchGet(ctx context.Context, peer int, descs []OneSideOpDesc) er
 	if err != nil {
 		return err
 	}
-	return c.issue(ctx, "HcclBatchGet", func(s acl.StreamHandle) error { return c.b.BatchGet(c.h, r, descs, s) })
+	return c.issueCall(ctx, "HcclBatchGet", callArgs{rank: r, descs: descs},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error { return c.b.BatchGet(c.h, a.rank, a.descs, s) })
 }
 
 // BatchPut writes every descriptor's local range into peer memory.
@@ -503,7 +541,8 @@ func (c *Comm) BatchPut(ctx context.Context, peer int, descs []OneSideOpDesc) er
 	if err != nil {
 		return err
 	}
-	return c.issue(ctx, "HcclBatchPut", func(s acl.StreamHandle) error { return c.b.BatchPut(c.h, r, descs, s) })
+	return c.issueCall(ctx, "HcclBatchPut", callArgs{rank: r, descs: descs},
+		func(c *Comm, a callArgs, s acl.StreamHandle) error { return c.b.BatchPut(c.h, a.rank, a.descs, s) })
 }
 
 // peer converts a rank argument; out-of-range values reach the backend as

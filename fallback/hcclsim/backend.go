@@ -458,14 +458,25 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 		return hccl.Errorf(op, hccl.EPara, "count/displacement slices of %d/%d/%d/%d entries for %d ranks",
 			len(sendCounts), len(sdispls), len(recvCounts), len(rdispls), c.n)
 	}
-	d := &opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType)}
+	d := opDesc{Kind: kindAlltoAllV, DT: dtype(sendType), RecvDT: dtype(recvType)}
 	var sendBytes, recvBytes uint64
 	{
-		// HCCL takes the counts at the call; the data phase reads them on
-		// the stream later, so it gets a copy the caller cannot change.
-		cp := make([]uint64, 4*c.n)
-		d.SendCounts, d.SDispls = append(cp[0:0:c.n], sendCounts[:c.n]...), append(cp[c.n:c.n:2*c.n], sdispls[:c.n]...)
-		d.RecvCounts, d.RDispls = append(cp[2*c.n:2*c.n:3*c.n], recvCounts[:c.n]...), append(cp[3*c.n:3*c.n:4*c.n], rdispls[:c.n]...)
+		// HCCL takes the counts at the call: check a copy the caller
+		// cannot change (runCollective copies it again for the data
+		// phase). On the stack for up to 16 ranks, so that a small
+		// AlltoAllV allocates nothing.
+		var small [4 * 16]uint64
+		cp := small[:]
+		if 4*c.n > len(small) {
+			cp = make([]uint64, 4*c.n)
+		}
+		part := func(k int, src []uint64) []uint64 {
+			p := cp[k*c.n : (k+1)*c.n : (k+1)*c.n]
+			copy(p, src)
+			return p
+		}
+		d.SendCounts, d.SDispls = part(0, sendCounts), part(1, sdispls)
+		d.RecvCounts, d.RDispls = part(2, recvCounts), part(3, rdispls)
 		esz := dtype(sendType).size()
 		extent := func(counts, displs []uint64) (uint64, bool) {
 			var hi uint64
@@ -505,7 +516,7 @@ func (s *Sim) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendT
 	if err := c.cclBuffer(op); err != nil {
 		return err
 	}
-	return herr(op, c.runCollective(st, d, send, recv, sendBytes, recvBytes))
+	return herr(op, c.runCollective(st, &d, send, recv, sendBytes, recvBytes))
 }
 
 // Send is HcclSend: it pairs with the destination's Recv (in call order)

@@ -117,8 +117,10 @@ type comm struct {
 	waiter  *rankWaiter // where the data phases park (round.go); made by the first
 
 	mu         sync.Mutex
-	nextSeq    uint64 // collectives issued at call time
-	lastDone   chan struct{}
+	nextSeq    uint64   // collectives issued at call time
+	last       *collRec // the last collective issued, serving lastSeq (collective.go)
+	lastSeq    uint64
+	collFree   []*collRec          // records of finished collectives, for reuse
 	linked     bool                // the first operation built the links (and checked consistency)
 	asyncErr   code                // HcclGetCommAsyncError
 	broken     error               // sticky: an operation failed its stream; every later one fails too
@@ -251,8 +253,12 @@ func (c *comm) firstOp() bool {
 
 func (c *comm) setLinked() {
 	c.mu.Lock()
+	was := c.linked
 	c.linked = true
 	c.mu.Unlock()
+	if rt, ok := c.tr.(roundTransport); ok && !was {
+		rt.rankLinked()
+	}
 }
 
 // inconsistent is the verdict of a first operation whose ranks disagree:
@@ -296,15 +302,9 @@ func newGate[T any]() gate[T]         { return gate[T]{ch: make(chan gateVal[T],
 func (g gate[T]) open(v T, err error) { g.ch <- gateVal[T]{v, err} }
 func (g gate[T]) wait() (T, error)    { x := <-g.ch; return x.v, x.err }
 
-// enqueue queues task on the rank's stream, tracked for destroy; task
+// enqueueGated queues task on the rank's stream, tracked for destroy; task
 // runs only if the gate opens without an error.
 func enqueueGated[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) error) error {
-	_, err := enqueueTracked(c, s, g, task)
-	return err
-}
-
-// enqueueTracked is enqueueGated that also returns the task's record.
-func enqueueTracked[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) error) (*queuedTask, error) {
 	qt := c.track()
 	skipped, err := c.sim.env.enqueue(c.dev, s, func() error {
 		defer c.untrack(qt)
@@ -319,192 +319,16 @@ func enqueueTracked[T any](c *comm, s acl.StreamHandle, g gate[T], task func(T) 
 	})
 	if err != nil {
 		c.untrack(qt)
-		return nil, errf(codePara, "stream: %v", err)
+		return errf(codePara, "stream: %v", err)
 	}
 	c.setSkipped(qt, skipped)
-	return qt, nil
-}
-
-// maxAhead is how many collectives a rank's calls may run ahead of its
-// data phases. The device's streams hold a bounded number of tasks and a
-// launch waits for room; here it also bounds the descriptors a rank posts
-// to its peers before they are consumed.
-const maxAhead = 256
-
-// aheadSlot is a collective still in flight: done closes when its data
-// phase ends; qt says whether its stream failed (then it never runs).
-type aheadSlot struct {
-	done chan struct{}
-	qt   *queuedTask
-}
-
-// waitRoom waits until the collective maxAhead calls back has left the
-// stream (finished, or skipped by a failed stream), or destroy.
-func (c *comm) waitRoom(old aheadSlot) {
-	if old.done == nil {
-		return
-	}
-	skipped := func() bool {
-		c.mu.Lock()
-		qt := queuedTask{old.qt.state}
-		c.mu.Unlock()
-		return qt.skipped()
-	}
-	select {
-	case <-old.done:
-		return
-	default:
-	}
-	if skipped() {
-		return
-	}
-	poll := time.NewTicker(queuePoll)
-	defer poll.Stop()
-	for {
-		select {
-		case <-old.done:
-			return
-		case <-c.stop:
-			return
-		case <-poll.C:
-			if skipped() {
-				return
-			}
-		}
-	}
-}
-
-// runCollective is the common path of every collective call (local
-// argument checks are the caller's). The data phase is queued on the
-// stream first, so a bad stream fails before the sequence number is taken
-// and before any peer waits; then the call posts its descriptor. The
-// first operation of a communicator waits at the call for every rank
-// (within the connect timeout: it builds the links) and checks that all
-// issued the same operation; later calls return at once, and the stream
-// task collects the descriptors, compares them and moves the data, or
-// fails after the exec timeout (execFail).
-func (c *comm) runCollective(s acl.StreamHandle, d *opDesc, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) error {
-	if err := c.usable(); err != nil {
-		return err
-	}
-	type joined struct {
-		seq        uint64
-		tk         ticket
-		postErr    error
-		ds         []*opDesc // collected at the call (first operation)
-		verdict    error     // of the first operation, inconsistent_check off
-		prev, done chan struct{}
-	}
-	g := newGate[joined]()
-	qt, err := enqueueTracked(c, s, g, func(j joined) error {
-		defer close(j.done)
-		start := time.Now()
-		if err := c.afterPrev(j.prev, d.Kind, start); err != nil {
-			return err
-		}
-		if err := c.check(); err != nil {
-			return c.execFail(start, err)
-		}
-		ds, verdict := j.ds, j.verdict
-		if j.postErr != nil {
-			return c.execFail(start, j.postErr)
-		}
-		if rt, ok := c.tr.(roundTransport); ok && verdict == nil {
-			err := c.runRound(rt, j.seq, d, start, send, recv, sendBytes, recvBytes)
-			if ds == nil {
-				// The call's post only let a rank still building its links
-				// join this collective at its call; every rank has posted
-				// by now (or the round timed out after the post's
-				// deadline), so this returns at once.
-				_, _ = c.tr.collect(c, j.tk)
-			}
-			return err
-		}
-		if ds == nil {
-			var err error
-			if ds, err = c.tr.collect(c, j.tk); err != nil {
-				return c.execFail(start, err)
-			}
-			if verdict = agree(ds); verdict != nil {
-				return c.laterMismatch(start, verdict)
-			}
-		} else if verdict != nil {
-			return c.execFail(start, verdict)
-		}
-		bufs := opBufs{}
-		bufs.send, bufs.err = c.view(send, sendBytes)
-		if bufs.err == nil {
-			bufs.recv, bufs.err = c.view(recv, recvBytes)
-		}
-		if err := c.exclusive(func() error { return c.tr.collective(c, j.seq, ds, bufs, c.timeout) }); err != nil {
-			return c.execFail(start, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	first := c.firstOp()
-	c.mu.Lock()
-	j := joined{seq: c.nextSeq, prev: c.lastDone, done: make(chan struct{})}
-	c.nextSeq++
-	c.lastDone = j.done
-	slot := &c.ahead[j.seq%maxAhead]
-	old := *slot
-	*slot = aheadSlot{done: j.done, qt: qt}
-	broken := c.broken
-	c.mu.Unlock()
-	if !first {
-		c.waitRoom(old)
-		if broken != nil {
-			j.postErr = broken // peers are not waiting for this rank any more
-		} else {
-			j.tk, j.postErr = c.tr.post(c, j.seq, d, c.timeout)
-		}
-		g.open(j, nil)
-		return nil
-	}
-	j.ds, err = c.join(j.seq, d, c.connect)
-	if err == nil {
-		c.setLinked()
-		j.verdict = agree(j.ds)
-		err = c.inconsistent(j.verdict)
-	}
-	if err != nil {
-		close(j.done) // the data phase will not run
-	}
-	g.open(j, err)
-	return err
-}
-
-// afterPrev waits until the communicator's previous data phase (prev, if
-// any) has ended: data phases of one communicator run in call order on
-// each rank. A timer is armed only if it has not ended yet.
-func (c *comm) afterPrev(prev chan struct{}, kind opKind, start time.Time) error {
-	if prev == nil {
-		return nil
-	}
-	select {
-	case <-prev:
-		return nil
-	default:
-	}
-	t := time.NewTimer(c.timeout)
-	defer t.Stop()
-	select {
-	case <-prev:
-		return nil
-	case <-t.C:
-		return c.execFail(start, errf(codeTimeout, "%v: the previous collective did not finish", kind))
-	case <-c.stop:
-		return errf(codePara, "communicator destroyed")
-	}
+	return nil
 }
 
 // runRound is the data phase of a collective on a transport that meets
 // once (roundTransport): the descriptors are agreed and the data moved in
-// one rendezvous.
-func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Time, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) error {
+// one rendezvous. met reports whether every rank reached it.
+func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Time, send, recv unsafe.Pointer, sendBytes, recvBytes uint64) (met bool, err error) {
 	bufs := opBufs{}
 	bufs.send, bufs.err = c.view(send, sendBytes)
 	if bufs.err == nil {
@@ -516,12 +340,12 @@ func (c *comm) runRound(rt roundTransport, seq uint64, d *opDesc, start time.Tim
 		verdict, err = rt.round(c, seq, d, bufs, c.timeout)
 		return err
 	}); err != nil {
-		return c.execFail(start, err)
+		return false, c.execFail(start, err)
 	}
 	if verdict != nil {
-		return c.laterMismatch(start, verdict)
+		return true, c.laterMismatch(start, verdict)
 	}
-	return nil
+	return true, nil
 }
 
 // runP2P queues the data movement of sends and receives. Every item pairs

@@ -105,3 +105,26 @@ func FakeLinkClock(m *LinkModel) func() []time.Duration {
 		return append([]time.Duration(nil), fc.waits...)
 	}
 }
+
+// MaxAhead is how many collectives a rank's calls may run ahead of its
+// streams (collective.go).
+const MaxAhead = maxAhead
+
+// OpenMeetings counts the meetings still open (collecting, or abandoned
+// and not yet touched by every participant) in the in-process worlds of
+// s's communicators.
+func OpenMeetings(s *Sim) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[*localWorld]bool{}
+	n := 0
+	for _, c := range s.comms {
+		if w, ok := c.tr.(*localWorld); ok && !seen[w] {
+			seen[w] = true
+			w.place.mu.Lock()
+			n += len(w.place.open)
+			w.place.mu.Unlock()
+		}
+	}
+	return n
+}

@@ -129,6 +129,25 @@ func (m *meetingPlace) await(k meetKey, mt *meeting, stop <-chan struct{}) ([]an
 	return mt.vals, nil
 }
 
+// forget is a participant's exit from a meeting it no longer needs
+// without waiting: one that ended (complete or abandoned) counts it as
+// touched, as await would; one still collecting, which the caller knows
+// no participant waits for or can complete any more, loses the
+// participant's value and goes once no value is left.
+func (m *meetingPlace) forget(k meetKey, mt *meeting, slot int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mt.got == mt.need || mt.abandoned {
+		m.touch(k, mt)
+		return
+	}
+	mt.vals[slot] = nil
+	mt.got--
+	if mt.got == 0 && mt.touched == 0 && m.open[k] == mt {
+		delete(m.open, k)
+	}
+}
+
 func (k meetKey) describe() string {
 	names := [...]string{"collective call", "collective's start on the streams", "collective's end on the streams",
 		"send/recv on the streams", "send/recv completion", "memory descriptor exchange", "window exchange"}

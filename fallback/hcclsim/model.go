@@ -120,16 +120,18 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	// Destroy waits for work in flight, as for queued collectives.
-	qt := c.track()
-	c.setSkipped(qt, running{}) // running on its stream now
-	defer c.untrack(qt)
-	c.mu.Lock()
-	seq, prev, done := c.nextSeq, c.lastDone, make(chan struct{})
-	c.nextSeq++
-	c.lastDone = done
-	c.mu.Unlock()
-	defer close(done)
+	// Destroy waits for work in flight, as for queued collectives; the
+	// record orders this data phase after the communicator's previous one.
+	r, err := c.getColl()
+	if err != nil {
+		return err
+	}
+	r.refs.Store(1) // no separate task: this is it
+	c.trackTask(&r.qt)
+	c.setSkipped(&r.qt, running{}) // running on its stream now
+	defer c.taskEnd(r)
+	c.assignSeq(r, false)
+	seq := r.seq
 	ds, err := c.join(seq, d, c.timeout)
 	if err == nil {
 		err = agree(ds)
@@ -137,7 +139,15 @@ func (c *comm) runInPlace(d *opDesc, send, recv []byte) error {
 	if err != nil {
 		return err
 	}
-	if prev != nil {
+	c.mu.Lock()
+	var prev chan struct{}
+	waits := false
+	if r.prev != nil {
+		prev, _, waits = c.pendingLocked(r.prev, r.prevSeq)
+		r.prev = nil
+	}
+	c.mu.Unlock()
+	if waits {
 		t := time.NewTimer(c.timeout)
 		select {
 		case <-prev:

@@ -64,13 +64,18 @@ func (c *comm) setSkipped(qt *queuedTask, state streamState) {
 
 func (c *comm) untrack(qt *queuedTask) {
 	c.mu.Lock()
+	c.untrackLocked(qt)
+	c.mu.Unlock()
+}
+
+// untrackLocked is untrack with c.mu held.
+func (c *comm) untrackLocked(qt *queuedTask) {
 	delete(c.queued, qt)
 	if c.queueWatch { // wake a waiting destroy
 		close(c.queueChg)
 		c.queueChg = make(chan struct{})
 		c.queueWatch = false
 	}
-	c.mu.Unlock()
 }
 
 // queuePoll is how often a waiting destroy asks the streams whether they

@@ -85,6 +85,7 @@ var roundParks atomic.Uint64
 type roundTable struct {
 	mu     sync.Mutex
 	rounds [roundRing]round
+	linked atomic.Int32 // ranks whose links are built (roundTransport.rankLinked)
 }
 
 // rankWaiter is what a rank parks on: a wake channel the releasing rank
@@ -106,6 +107,18 @@ func newRankWaiter() *rankWaiter {
 // same), and any other failure as err.
 type roundTransport interface {
 	round(c *comm, seq uint64, d *opDesc, bufs opBufs, timeout time.Duration) (verdict, err error)
+	// rankLinked counts a rank whose first operation built its links (once
+	// per rank); allLinked reports whether every rank has. Only a first
+	// operation waits at its call for the others' descriptors, so from
+	// then on a collective's call need not post its descriptor: the round
+	// agrees the descriptors on the streams.
+	rankLinked()
+	allLinked() bool
+	// settle consumes a posted descriptor the round made redundant. met:
+	// the round completed with every rank, so no rank waits at its call
+	// for this collective's descriptors (that wait precedes its stream
+	// task) and a rank that did not post never will.
+	settle(c *comm, t ticket, met bool)
 }
 
 // slot returns the round of seq, claiming the slot if this rank is the
@@ -136,6 +149,21 @@ func (t *roundTable) slot(seq uint64, n int, timeout time.Duration) (*round, err
 	clear(rd.parked)
 	rd.phase.Store(roundCollecting)
 	return rd, nil
+}
+
+func (w *localWorld) rankLinked()     { w.rounds.linked.Add(1) }
+func (w *localWorld) allLinked() bool { return int(w.rounds.linked.Load()) == w.n }
+
+func (w *localWorld) settle(c *comm, t ticket, met bool) {
+	switch {
+	case t.mt == nil:
+	case met:
+		// A rank that found every rank linked at its call did not post:
+		// the post of a rank that linked before it is garbage.
+		w.place.forget(allKey(meetJoin, t.seq), t.mt, c.rank)
+	default:
+		_, _ = w.place.await(allKey(meetJoin, t.seq), t.mt, c.stop)
+	}
 }
 
 // round is roundTransport.round for ranks in this process.

@@ -1,0 +1,5 @@
+//go:build race
+
+package hcclsim_test
+
+const raceEnabled = true
