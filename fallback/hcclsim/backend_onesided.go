@@ -296,16 +296,17 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 	c.os.mu.Lock()
 	t.enabled = c.os.enabledSpans(t.enabled[:0], peer)
 	c.os.mu.Unlock()
-	// One pass over the descriptors, each checked in the device's order
-	// and the first bad one ending the batch. The checks cost O(1) calls
-	// into the NPU and the owner per batch, not per descriptor (small
-	// reads come by the thousand): the spans are taken once, local
-	// buffers are checked against the allocations the batch falls in
-	// (regions.go), and each descriptor is then a few compares.
-	t.lregs.reset()
+	// The descriptors in the device's order, the first bad one ending the
+	// batch: first what needs no memory lookup, then, for the transfers
+	// before it, the local buffers and the owner's registrations (a bad
+	// one there comes earlier still). The checks cost O(1) calls into the
+	// NPU and the owner per batch, not per descriptor (small reads come
+	// by the thousand): the owner's spans are taken once, local buffers
+	// are checked against the allocations the batch falls in
+	// (regions.go), and a descriptor is a few compares. Two tight loops
+	// rather than one: the common case inlines into each.
 	bad, badErr := len(descs), error(nil)
-	spans := false
-	eh, sh := 0, 0
+	eh := 0
 	for i := range descs {
 		d := &descs[i]
 		n, err := elemBytes(op, d.Count, d.DataType)
@@ -318,9 +319,11 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			bad, badErr = i, err
 			break
 		}
-		if err := checkEnabled(t.enabled, &eh, peer, d.RemoteAddr, n); err != nil {
-			bad, badErr = i, herr(op, errf(codeOf(err), "descriptor %d: %s", i, err.(*simError).msg))
-			break
+		if !(eh < len(t.enabled) && t.enabled[eh].covers(d.RemoteAddr, n)) {
+			if err := checkEnabled(t.enabled, &eh, peer, d.RemoteAddr, n); err != nil {
+				bad, badErr = i, herr(op, errf(codeOf(err), "descriptor %d: %s", i, err.(*simError).msg))
+				break
+			}
 		}
 		if n == 0 {
 			continue
@@ -329,25 +332,34 @@ func (s *Sim) oneSided(op string, get bool, h hccl.CommHandle, remoteRank uint32
 			bad, badErr = i, hccl.Errorf(op, hccl.EPtr, "descriptor %d: null local address", i)
 			break
 		}
-		x := xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i}
-		if err := c.checkLocal(&x, &t.lregs); err != nil {
-			bad, badErr = i, herr(op, err)
-			break
+		t.xs = append(t.xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i})
+	}
+	if len(t.xs) > 0 {
+		// The owner is asked only for a batch that has something to move.
+		t.spans, err = c.tr.ownerSpans(t.spans[:0], c, peer)
+		if err != nil {
+			putOSTask(t)
+			return herr(op, err)
 		}
-		if !spans {
-			// The owner is asked once, and only for a batch that has
-			// something to move.
-			spans = true
-			if t.spans, err = c.tr.ownerSpans(t.spans[:0], c, peer); err != nil {
-				putOSTask(t)
-				return herr(op, err)
+	}
+	t.lregs.reset()
+	sh := 0
+	for k := range t.xs {
+		x := &t.xs[k]
+		if !t.lregs.hit(uintptr(x.lptr), x.n) {
+			if err := c.checkLocal(x, &t.lregs); err != nil {
+				bad, badErr = x.desc, herr(op, err)
+				t.xs = t.xs[:k]
+				break
 			}
 		}
-		if err := coveredBy(t.spans, &sh, peer, x.remote, x.n); err != nil {
-			bad, badErr = i, herr(op, err)
-			break
+		if !(sh < len(t.spans) && t.spans[sh].covers(x.remote, x.n)) {
+			if err := coveredBy(t.spans, &sh, peer, x.remote, x.n); err != nil {
+				bad, badErr = x.desc, herr(op, err)
+				t.xs = t.xs[:k]
+				break
+			}
 		}
-		t.xs = append(t.xs, x)
 	}
 	if badErr != nil && (s.opts.Pedantic && len(t.xs) > 0) {
 		putOSTask(t)

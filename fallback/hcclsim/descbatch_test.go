@@ -162,7 +162,7 @@ func TestDescriptorChecksRandom(t *testing.T) {
 	// past is by how much a range of n bytes runs past an end: often by
 	// one byte.
 	past := func(n uint64) uintptr {
-		if rng.IntN(2) == 0 {
+		if n < 2 || rng.IntN(2) == 0 {
 			return 1
 		}
 		return 1 + uintptr(rng.IntN(int(n)-1))

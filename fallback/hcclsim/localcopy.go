@@ -30,32 +30,44 @@ func (s *Sim) CopyLocal(h hccl.CommHandle, copies []hccl.OneSideOpDesc, st acl.S
 	if len(copies) == 0 {
 		return nil
 	}
-	// One pass: each copy checked in full before the next (the error is
-	// the first bad copy's), against the allocations the batch falls in
-	// (regions.go): one NPU lookup per allocation, a compare per copy.
+	// The error is the first bad copy's: first what needs no memory
+	// lookup, then, for the copies before it, destinations and sources
+	// against the allocations the batch falls in (regions.go): one NPU
+	// lookup per allocation, a compare per copy (inlined: two tight loops
+	// rather than one).
 	t := getOSTask(true)
-	t.lregs.reset()
-	t.sregs.reset()
+	var badErr error
 	for i := range copies {
 		d := &copies[i]
 		n, err := elemBytes(op, d.Count, d.DataType)
 		if err != nil {
-			putOSTask(t)
-			return err
+			badErr = err
+			break
 		}
 		if n == 0 {
 			continue
 		}
 		if d.LocalAddr == nil || d.RemoteAddr == 0 {
-			putOSTask(t)
-			return hccl.Errorf(op, hccl.EPtr, "copy %d: null address", i)
+			badErr = hccl.Errorf(op, hccl.EPtr, "copy %d: null address", i)
+			break
 		}
-		x := xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i}
-		if err := t.checkCopy(c, &x); err != nil {
+		t.xs = append(t.xs, xfer{lptr: d.LocalAddr, remote: d.RemoteAddr, n: n, desc: i})
+	}
+	t.lregs.reset()
+	t.sregs.reset()
+	for k := range t.xs {
+		x := &t.xs[k]
+		if t.lregs.hit(uintptr(x.lptr), x.n) && t.sregs.hit(x.remote, x.n) {
+			continue
+		}
+		if err := t.checkCopy(c, x); err != nil {
 			putOSTask(t)
 			return herr(op, err)
 		}
-		t.xs = append(t.xs, x)
+	}
+	if badErr != nil {
+		putOSTask(t)
+		return badErr
 	}
 	if len(t.xs) == 0 {
 		putOSTask(t)
