@@ -13,6 +13,8 @@ import (
 // one-sided and local-copy paths: batches of hccl.MaxOneSideDescs
 // descriptors of 64 B (an Engram row) at random offsets of a 1 MiB source
 // into a packed destination, queued 16 batches per stream synchronize.
+// op=CopyLocal2 alternates between two source allocations, as Engram's
+// local copies read own rows and cache hits.
 // ns/desc is the time per descriptor, call and stream task together;
 // x_memmove its ratio to a plain Go loop making the same 64-byte copies
 // between two Go slices, measured in the same run (the floor: the
@@ -32,30 +34,37 @@ func BenchmarkDescriptors(b *testing.B) {
 	sim := newSim(b, npu)
 	g := newGroup(b, &npuEnv{npu: npu, sim: sim}, 2)
 	mem := make([]unsafe.Pointer, 2)
+	var second unsafe.Pointer // rank 0's second source
 	g.must("alloc", g.each(func(w *rankW) error {
 		var err error
-		mem[w.rank], err = w.buf(nil, size)
+		if mem[w.rank], err = w.buf(nil, size); err != nil || w.rank != 0 {
+			return err
+		}
+		second, err = w.buf(nil, size)
 		return err
 	}))
 	enabled := exchangeAll(b, g, mem, size)
-	for _, op := range []string{"CopyLocal", "BatchGet", "BatchPut"} {
+	for _, op := range []string{"CopyLocal", "CopyLocal2", "BatchGet", "BatchPut"} {
 		b.Run("op="+op, func(b *testing.B) {
 			g.on(0, func(w *rankW) error {
 				dst, err := w.buf(nil, rows*row)
 				if err != nil {
 					return err
 				}
-				src := uintptr(mem[0])
-				if op != "CopyLocal" {
-					src = enabled[0][1].Addr
+				src := [2]uintptr{uintptr(mem[0]), uintptr(mem[0])}
+				switch op {
+				case "CopyLocal2":
+					src[1] = uintptr(second)
+				case "BatchGet", "BatchPut":
+					src[0], src[1] = enabled[0][1].Addr, enabled[0][1].Addr
 				}
 				descs := make([]hccl.OneSideOpDesc, rows)
 				for i, o := range offs {
-					descs[i] = hccl.OneSideOpDesc{LocalAddr: unsafe.Add(dst, i*row), RemoteAddr: src + uintptr(o), Count: row, DataType: hccl.Uint8}
+					descs[i] = hccl.OneSideOpDesc{LocalAddr: unsafe.Add(dst, i*row), RemoteAddr: src[i%2] + uintptr(o), Count: row, DataType: hccl.Uint8}
 				}
 				call := func() error {
 					switch op {
-					case "CopyLocal":
+					case "CopyLocal", "CopyLocal2":
 						return sim.CopyLocal(w.comm, descs, w.r.Stream())
 					case "BatchGet":
 						return sim.BatchGet(w.comm, 1, descs, w.r.Stream())
