@@ -31,10 +31,13 @@ func (s CacheStats) HitRate() float64 {
 // beyond ElasticBuffer, in the spirit of FBGEMM's UVM cache).
 //
 // Admission and eviction are chosen for skewed traffic, TinyLFU style: a
-// count-min sketch estimates each remote row's recent request frequency
-// (4-bit counters, halved every 10·C requests so the estimate follows a
+// count-min sketch estimates how often each remote row missed lately
+// (4-bit counters, halved every 10·C additions so the estimate follows a
 // drifting distribution); the eviction candidate is picked by CLOCK
-// (rows hit since the hand last passed get a second chance); a missed row
+// (rows hit since the hand last passed get a second chance). Hits are not
+// counted: a cached row is kept by its reference bit while it is hit, and
+// counting every hit of the distribution's head cost more than the policy
+// gained (BenchmarkCache: hit rate 0.81 → 0.80, fetch time −10%). A missed row
 // is admitted into a free slot, or in place of the candidate only when
 // its estimated frequency is higher and at least 2 (a doorkeeper against
 // rows asked for once). Under Zipf traffic this keeps the
@@ -169,14 +172,7 @@ func (h *hotCache) lookup(indices []int32, lo, hi, global int64, missIdx, missTo
 		lookups++
 		hv := mix(g)
 		if s, ok := h.slot.getH(g, hv); ok {
-			if !h.ref[s] {
-				// The sketch counts a cached row's first hit since the
-				// CLOCK hand passed it; later ones are kept by its
-				// reference bit, and the head of the distribution would
-				// otherwise cost a sketch update per hit.
-				h.sk.add(hv)
-				h.ref[s] = true
-			}
+			h.ref[s] = true
 			h.hits = append(h.hits, int32(i), s)
 			hits++
 			continue
