@@ -61,16 +61,7 @@ func (s *Stream) call(op string, fn func() error) error {
 // mode (ContinueOnFailure) once, by the next Synchronize, the later tasks
 // having run; after SetFailureMode(StopOnFailure) by every Synchronize of
 // every stream of the device context, whose later tasks are skipped.
-func (s *Stream) Synchronize() error {
-	const op = "Stream.Synchronize"
-	h, err := acquire(op, s.r())
-	if err != nil {
-		return err
-	}
-	defer h.release()
-	_ = s.drain(context.Background())
-	return s.dev.call(op, func() error { return s.dev.rt.b.SynchronizeStream(s.h) })
-}
+func (s *Stream) Synchronize() error { return s.wait(context.Background(), "Stream.Synchronize") }
 
 // StreamDrainer is implemented by backends whose streams can be waited on
 // from any OS thread (the fallback). Synchronize and Wait then wait for
@@ -111,8 +102,10 @@ func (s *Stream) SetFailureMode(mode StreamFailureMode) error {
 // no goroutine or OS thread stays blocked after Wait returns; the queued
 // work itself is not cancelled. A backend that is a ContextSyncer waits
 // on ctx itself, without slices.
-func (s *Stream) Wait(ctx context.Context) error {
-	const op = "Stream.Wait"
+func (s *Stream) Wait(ctx context.Context) error { return s.wait(ctx, "Stream.Wait") }
+
+// wait is Synchronize and Wait: op names the caller in errors.
+func (s *Stream) wait(ctx context.Context, op string) error {
 	h, err := acquire(op, s.r())
 	if err != nil {
 		return err

@@ -569,6 +569,6 @@ func (c *comm) checkLocal(x *xfer, g *regions) error {
 	if _, err := c.view(x.lptr, x.n); err != nil {
 		return errf(codeOf(err), "descriptor %d: %s", x.desc, err.(*simError).msg)
 	}
-	g.covers = false // valid, but in no region of g
+	g.complete = false // valid, but in no region of g
 	return nil
 }

@@ -99,7 +99,7 @@ func (t *osTask) checkCopy(c *comm, x *xfer) error {
 	if _, err := c.ownView(x.remote, x.n); err != nil {
 		return errf(codeOf(err), "copy %d: %s", x.desc, err.(*simError).msg)
 	}
-	t.sregs.covers = false // valid, but in no region of sregs
+	t.sregs.complete = false // valid, but in no region of sregs
 	return nil
 }
 

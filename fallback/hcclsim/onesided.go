@@ -162,18 +162,26 @@ func (s *oneSidedState) spansFor(dst []span, requester int) []span {
 	return dst
 }
 
-// coveredBy fails with HCCL_E_REMOTE unless [addr, addr+n) lies inside one
-// of spans (memory the owner still has registered for the requester).
-// *hint is the span the last range hit, tried first.
-func coveredBy(spans []span, hint *int, owner int, addr uintptr, n uint64) error {
+// within reports whether [addr, addr+n) lies inside one of spans. *hint
+// is the span the last range hit, tried first, and is moved to this one.
+func within(spans []span, hint *int, addr uintptr, n uint64) bool {
 	if *hint < len(spans) && spans[*hint].covers(addr, n) {
-		return nil
+		return true
 	}
 	for i, sp := range spans {
 		if sp.covers(addr, n) {
 			*hint = i
-			return nil
+			return true
 		}
+	}
+	return false
+}
+
+// coveredBy fails with HCCL_E_REMOTE unless [addr, addr+n) lies inside one
+// of spans (memory the owner still has registered for the requester).
+func coveredBy(spans []span, hint *int, owner int, addr uintptr, n uint64) error {
+	if within(spans, hint, addr, n) {
+		return nil
 	}
 	return errf(codeRemote, "rank %d no longer has [%#x, +%d) registered for this rank", owner, addr, n)
 }
@@ -252,17 +260,10 @@ func (s *oneSidedState) enabledSpans(dst []span, peer int) []span {
 // BatchRead/BatchWrite makes it (hccl_one_sided_conn.cc:343-346,
 // 372-375): [addr, addr+n) must lie inside memory of peer this rank
 // enabled (en, from enabledSpans); anything else (not enabled, or running
-// past its end) is HCCL_E_INTERNAL. *hint is the span the last descriptor
-// hit, tried first.
+// past its end) is HCCL_E_INTERNAL. *hint as for within.
 func checkEnabled(en []span, hint *int, peer int, addr uintptr, n uint64) error {
-	if *hint < len(en) && en[*hint].covers(addr, n) {
+	if within(en, hint, addr, n) {
 		return nil
-	}
-	for i, sp := range en {
-		if sp.covers(addr, n) {
-			*hint = i
-			return nil
-		}
 	}
 	return errf(codeInternal, "remote range [%#x, +%d) is not inside memory rank %d registered for this rank and this rank enabled", addr, n, peer)
 }

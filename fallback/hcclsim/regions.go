@@ -11,33 +11,22 @@ package hcclsim
 // this replaces entries in turn (correct, only slower).
 const regionsMax = 8
 
-// region is one live allocation (or host registration).
-type region struct {
-	base uintptr
-	size uint64
-}
-
-// holds reports whether [a, a+n) lies inside r.
-func (r *region) holds(a uintptr, n uint64) bool {
-	return a >= r.base && uint64(a-r.base) <= r.size && n <= r.size-uint64(a-r.base)
-}
-
 // regions caches the allocations of one memory kind on one device that a
 // batch's ranges fell in. Not safe for concurrent use; reset it before
 // each batch (memory may have been freed since it was filled).
 type regions struct {
-	rs   []region
-	hint int // the region the last range fell in, tried first
-	next int // the entry a full cache replaces next
-	// covers: every range hit or lookup found since the reset lies in a
+	rs   []span // live allocations (or host registrations)
+	hint int    // the region the last range fell in, tried first
+	next int    // the entry a full cache replaces next
+	// complete: every range hit or lookup found since the reset lies in a
 	// region the cache still holds (none was replaced), so that
 	// rechecking the regions rechecks the ranges.
-	covers bool
+	complete bool
 }
 
 // reset empties the cache.
 func (g *regions) reset() {
-	g.rs, g.hint, g.next, g.covers = g.rs[:0], 0, 0, true
+	g.rs, g.hint, g.next, g.complete = g.rs[:0], 0, 0, true
 }
 
 // recheck reports whether every range found since the reset still
@@ -46,12 +35,12 @@ func (g *regions) reset() {
 // stream task runs after its call). False when that cannot be shown;
 // the caller then checks range by range.
 func (g *regions) recheck(c *comm, kind memKind) bool {
-	if !g.covers {
+	if !g.complete {
 		return false
 	}
 	for _, r := range g.rs {
-		base, size, err := c.sim.env.region(c.dev, kind, ptrOf(r.base))
-		if err != nil || base != r.base || size != r.size {
+		base, size, err := c.sim.env.region(c.dev, kind, ptrOf(r.addr))
+		if err != nil || base != r.addr || size != r.size {
 			return false
 		}
 	}
@@ -64,7 +53,7 @@ func (g *regions) hit(a uintptr, n uint64) bool {
 	if g.hint >= len(g.rs) {
 		return false
 	}
-	return g.rs[g.hint].holds(a, n)
+	return g.rs[g.hint].covers(a, n)
 }
 
 // lookup reports whether [a, a+n) lies inside one live allocation of kind
@@ -74,7 +63,7 @@ func (g *regions) hit(a uintptr, n uint64) bool {
 // wrap. Callers try hit first.
 func (g *regions) lookup(c *comm, kind memKind, a uintptr, n uint64) bool {
 	for i := range g.rs {
-		if g.rs[i].holds(a, n) {
+		if g.rs[i].covers(a, n) {
 			g.hint = i
 			return true
 		}
@@ -83,8 +72,8 @@ func (g *regions) lookup(c *comm, kind memKind, a uintptr, n uint64) bool {
 	if err != nil {
 		return false
 	}
-	r := region{base, size}
-	if !r.holds(a, n) {
+	r := span{base, size}
+	if !r.covers(a, n) {
 		return false
 	}
 	if len(g.rs) < regionsMax {
@@ -94,7 +83,7 @@ func (g *regions) lookup(c *comm, kind memKind, a uintptr, n uint64) bool {
 		g.hint = g.next
 		g.rs[g.next] = r
 		g.next = (g.next + 1) % regionsMax
-		g.covers = false
+		g.complete = false
 	}
 	return true
 }
