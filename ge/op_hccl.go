@@ -54,7 +54,7 @@ func ParseReduceOp(s string) (hccl.ReduceOp, error) {
 // IsCollective reports whether t is a collective (HCCL) op: its task runs
 // through a communicator (RunCollective), not a kernel, and its addresses
 // are zero-copy capable only where its zero-copy flags say so.
-func (t OpType) IsCollective() bool { return t >= 100 && t.Known() }
+func (t OpType) IsCollective() bool { return t >= 100 && t < 200 && t.Known() }
 
 // HcclAllReduce reduces x with op over every rank of the communicator
 // named group (DefaultGroup when empty) and returns the result, of x's

@@ -118,8 +118,15 @@ func opCases(rng *rand.Rand) []opCase {
 		mk("GRU", gert.OpAttrs{"hidden_size": int64(4)}, t(3, 2, 5), t(1, 12, 5), t(1, 12, 4), t(1, 24), t(1, 2, 4)),
 		mk("LSTM", gert.OpAttrs{"hidden_size": int64(4)}, t(3, 2, 5), t(1, 16, 5), t(1, 16, 4), t(1, 32), t(1, 2, 4), t(1, 2, 4), t(1, 12)),
 	)
+	for _, more := range moreOpCases {
+		cs = append(cs, more(rng)...)
+	}
 	return cs
 }
+
+// moreOpCases adds the cases of ops added after 0.1.0, one file per
+// family appending its function in init.
+var moreOpCases []func(rng *rand.Rand) []opCase
 
 // notSingleOps are the ge kernel ops the single-op API does not run, and
 // why.
