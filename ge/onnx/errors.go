@@ -15,6 +15,18 @@ var (
 	ErrDynamicShape        = errors.New("dynamic shape")
 	ErrInvalidModel        = errors.New("invalid model")
 	ErrEmptyTensor         = errors.New("empty tensors are not supported")
+	// ErrCanceled: a run ended because its context did (a caller's
+	// deadline, or the stream's timeout in the fallback); a Loop that would
+	// never end ends this way. Its ACL code is
+	// ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT.
+	ErrCanceled = errors.New("run canceled")
+	// ErrOutOfMemory: a run's tensor would exceed the memory the run may
+	// use (ACL_ERROR_GE_MEMORY_ALLOCATION).
+	ErrOutOfMemory = errors.New("out of memory")
+	// ErrShapeMismatch: a run's input shapes break the model's contract (a
+	// fixed dim differs, a symbolic dim takes two values, a dim is outside
+	// its range): ACL_ERROR_GE_PARAM_INVALID.
+	ErrShapeMismatch = errors.New("input shape mismatch")
 )
 
 // Error is an import failure. Node, Op and Opset are set when a node is
@@ -43,8 +55,13 @@ func (e *Error) Unwrap() []error { return []error{e.Kind, e.err} }
 func newError(node, op string, opset int64, kind error, format string, args ...any) *Error {
 	e := &Error{Node: node, Op: op, Opset: opset, Kind: kind, Msg: fmt.Sprintf(format, args...)}
 	code := acl.CodeGEParamInvalid
-	if kind == ErrUnsupportedDataType {
+	switch kind {
+	case ErrUnsupportedDataType:
 		code = acl.CodeUnsupportedDataType
+	case ErrCanceled:
+		code = acl.CodeGEModelExecuteTimeout
+	case ErrOutOfMemory:
+		code = acl.CodeGEMemoryAllocation
 	}
 	e.err = &acl.Error{Op: "onnx.Import", Code: code, Msg: e.Error()}
 	return e

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,6 +35,9 @@ type config struct {
 	values map[string]ge.HostTensor
 	gears  []int64 // WithDynamicBatch
 	batch  int64   // the gear being imported, 0 for a static import
+	// Model's options.
+	maxPlans int
+	memLimit int64
 }
 
 // WithDynamicBatch imports a model whose graph inputs have a symbolic
@@ -158,12 +162,41 @@ type value struct {
 	c    *ge.HostTensor
 }
 
+// scope maps ONNX names to values. A subgraph (If's branches, Loop's and
+// Scan's bodies) gets a child scope: its own names shadow the outer ones,
+// and a name it does not define is looked up outward, as ONNX's outer-scope
+// references are.
+type scope struct {
+	vals   map[string]*value
+	parent *scope
+}
+
+func newScope(parent *scope) *scope { return &scope{vals: map[string]*value{}, parent: parent} }
+
+func (s *scope) get(name string) *value {
+	for ; s != nil; s = s.parent {
+		if v, ok := s.vals[name]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+func (s *scope) set(name string, v *value) { s.vals[name] = v }
+
 type importer struct {
 	g     *ge.Graph
 	opset int64
 	cfg   config
-	vals  map[string]*value
+	sc    *scope
 	used  map[string]bool
+	// eval is set when every graph input is a value (Model.Run's
+	// interpreted plans): everything folds, and foldLimit bounds each
+	// tensor a fold makes (the device memory a run may use).
+	eval      bool
+	foldLimit int64
+	ctx       context.Context
+	depth     int // subgraph nesting
 }
 
 // Import decodes an ONNX model and builds its ge graph. Graph inputs keep
@@ -174,13 +207,23 @@ func Import(data []byte, opts ...Option) (*ge.Graph, error) {
 	if len(cfg.gears) > 0 && cfg.batch == 0 {
 		return nil, modelError(ErrDynamicShape, "WithDynamicBatch builds one graph per gear: use CompileBatch")
 	}
+	m, opset, err := parseModel(data)
+	if err != nil {
+		return nil, err
+	}
+	im := newImporter(m, opset, cfg)
+	return im.run(m.GetGraph())
+}
+
+// parseModel decodes a ModelProto and checks what every import needs: a
+// graph and a default-domain opset in range.
+func parseModel(data []byte) (*pb.ModelProto, int64, error) {
 	var m pb.ModelProto
 	if err := proto.Unmarshal(data, &m); err != nil {
-		return nil, modelError(ErrInvalidModel, "not an ONNX ModelProto: %v", err)
+		return nil, 0, modelError(ErrInvalidModel, "not a valid ONNX model (the bytes do not decode as a ModelProto: %v)", err)
 	}
-	gp := m.GetGraph()
-	if gp == nil {
-		return nil, modelError(ErrInvalidModel, "model has no graph")
+	if m.GetGraph() == nil {
+		return nil, 0, modelError(ErrInvalidModel, "not a valid ONNX model: it has no graph")
 	}
 	opset, ok := defaultOpset(&m)
 	if !ok {
@@ -188,25 +231,45 @@ func Import(data []byte, opts ...Option) (*ge.Graph, error) {
 		for _, o := range m.GetOpsetImport() {
 			domains = append(domains, o.GetDomain())
 		}
-		return nil, modelError(ErrUnsupportedOp, "model imports no opset of the default domain (only %q)", domains)
+		return nil, 0, modelError(ErrUnsupportedOp, "model imports no opset of the default domain (only %q)", domains)
 	}
 	if opset < MinOpset || opset > MaxOpset {
-		return nil, modelError(ErrUnsupportedOp, "opset %d is outside the supported range [%d, %d]", opset, MinOpset, MaxOpset)
+		return nil, 0, modelError(ErrUnsupportedOp, "opset %d is outside the supported range [%d, %d]", opset, MinOpset, MaxOpset)
 	}
-	name := gp.GetName()
+	return &m, opset, nil
+}
+
+func newImporter(m *pb.ModelProto, opset int64, cfg config) *importer {
+	name := m.GetGraph().GetName()
 	if name == "" {
 		name = "onnx"
 	}
-	im := &importer{g: ge.NewGraph(name), opset: opset, cfg: cfg, vals: map[string]*value{}, used: map[string]bool{}}
+	return &importer{g: ge.NewGraph(name), opset: opset, cfg: cfg, sc: newScope(nil), used: map[string]bool{},
+		foldLimit: maxFoldBytes, ctx: context.Background()}
+}
+
+// run imports the main graph: sources, nodes, outputs.
+func (im *importer) run(gp *pb.GraphProto) (*ge.Graph, error) {
 	if err := im.sources(gp); err != nil {
 		return nil, err
 	}
-	for i, n := range gp.GetNode() {
-		if err := im.node(i, n); err != nil {
-			return nil, err
-		}
+	if err := im.nodes(gp); err != nil {
+		return nil, err
 	}
 	return im.outputs(gp)
+}
+
+// nodes converts a graph's nodes in order into the current scope.
+func (im *importer) nodes(gp *pb.GraphProto) error {
+	for i, n := range gp.GetNode() {
+		if err := im.ctx.Err(); err != nil {
+			return modelError(ErrCanceled, "run ended at node %d (%s): %v", i, n.GetOpType(), err)
+		}
+		if err := im.node(i, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sources adds the initializers (constants) and the graph inputs (Data).
@@ -219,7 +282,7 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 		if t.GetName() == "" {
 			return modelError(ErrInvalidModel, "initializer without a name")
 		}
-		im.vals[t.GetName()] = &value{desc: h.Desc, c: &h}
+		im.sc.set(t.GetName(), &value{desc: h.Desc, c: &h})
 	}
 	if len(gp.GetSparseInitializer()) > 0 {
 		return modelError(ErrUnsupportedDataType, "sparse initializers are not supported")
@@ -227,7 +290,7 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 	index := 0
 	for _, in := range gp.GetInput() {
 		nm := in.GetName()
-		if _, ok := im.vals[nm]; ok {
+		if im.sc.get(nm) != nil {
 			continue // an initializer listed as input: a constant here
 		}
 		tt := in.GetType().GetTensorType()
@@ -243,7 +306,7 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 			}
 			c := h
 			c.Data = aligned(append([]byte(nil), h.Data[:h.Desc.Size()]...))
-			im.vals[nm] = &value{desc: c.Desc, c: &c}
+			im.sc.set(nm, &value{desc: c.Desc, c: &c})
 			continue
 		}
 		dt, ok := aclType(tt.GetElemType())
@@ -260,15 +323,15 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 		}
 		index++
 		im.used[nm] = true
-		im.vals[nm] = &value{desc: t.Desc(), t: t}
+		im.sc.set(nm, &value{desc: t.Desc(), t: t})
 	}
 	for nm := range im.cfg.values {
-		if v := im.vals[nm]; v == nil || v.c == nil {
+		if v := im.sc.get(nm); v == nil || v.c == nil {
 			return modelError(ErrInvalidModel, "WithInputValue names %q, which is not a graph input", nm)
 		}
 	}
 	for nm := range im.cfg.shapes {
-		if v := im.vals[nm]; v == nil || v.t == nil {
+		if v := im.sc.get(nm); v == nil || v.t == nil {
 			return modelError(ErrInvalidModel, "WithInputShape names %q, which is not a graph input", nm)
 		}
 	}
@@ -324,7 +387,7 @@ func (im *importer) outputs(gp *pb.GraphProto) (*ge.Graph, error) {
 	var names []string
 	var ts []*ge.Tensor
 	for _, o := range gp.GetOutput() {
-		v := im.vals[o.GetName()]
+		v := im.sc.get(o.GetName())
 		if v == nil {
 			return nil, modelError(ErrInvalidModel, "graph output %q is produced by no node", o.GetName())
 		}
@@ -407,9 +470,9 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 			c.ins = append(c.ins, nil)
 			continue
 		}
-		v := im.vals[in]
+		v := im.sc.get(in)
 		if v == nil {
-			return c.errf(ErrInvalidModel, "input %q is produced by no earlier node", in)
+			return c.errf(ErrInvalidModel, "input %q is produced by no earlier node (nor by an enclosing graph)", in)
 		}
 		c.ins = append(c.ins, v)
 	}
@@ -434,7 +497,7 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 		if j >= len(outs) || outs[j] == nil {
 			return c.errf(ErrUnsupportedAttr, "optional output %d (%q) is not supported", j, nm)
 		}
-		im.vals[nm] = outs[j]
+		im.sc.set(nm, outs[j])
 	}
 	return nil
 }
@@ -469,6 +532,10 @@ func (c *nodeCtx) wrap(err error) *Error {
 		kind = ErrDynamicShape
 	case errors.Is(err, ErrUnsupportedAttr):
 		kind = ErrUnsupportedAttr
+	case errors.Is(err, ErrCanceled):
+		kind = ErrCanceled
+	case errors.Is(err, ErrOutOfMemory):
+		kind = ErrOutOfMemory
 	}
 	return c.errf(kind, "%v", unwrapKind(err))
 }
@@ -515,10 +582,15 @@ func (c *nodeCtx) emitN(op ge.OpType, attrs ge.Attrs, ins ...*value) ([]*value, 
 		if err != nil {
 			return nil, c.wrap(err)
 		}
+		var n int64
 		for _, d := range out {
-			if d.Size() > maxFoldBytes {
+			if d.Size() > c.im.foldLimit {
 				folded = false
 			}
+			n += d.Size()
+		}
+		if !folded && c.im.eval {
+			return nil, c.errf(ErrOutOfMemory, "%s outputs %d bytes, over the %d a run's tensor may hold", op, n, c.im.foldLimit)
 		}
 	}
 	if folded {
@@ -577,7 +649,7 @@ func konst(dt acl.DataType, dims []int64, data []byte) *value {
 }
 
 func kindOf(err error) error {
-	for _, k := range []error{ErrUnsupportedDataType, ErrEmptyTensor, ErrDynamicShape, ErrUnsupportedAttr, ErrUnsupportedOp} {
+	for _, k := range []error{ErrUnsupportedDataType, ErrEmptyTensor, ErrDynamicShape, ErrUnsupportedAttr, ErrUnsupportedOp, ErrCanceled, ErrOutOfMemory, ErrShapeMismatch} {
 		if errors.Is(err, k) {
 			return k
 		}
