@@ -17,13 +17,29 @@ import (
 	pb "github.com/ascend-go/cann/ge/onnx/internal/onnxpb"
 )
 
-// The opsets of the default domain this importer reads: 7 to 21, and 6
-// (the PyTorch-exported models of ONNX's own test data) with its legacy
-// broadcast attributes.
+// The opsets of the default domain this importer reads: 7 to 21, 6 (the
+// PyTorch-exported models of ONNX's own test data) with its legacy
+// broadcast attributes, and 1 to 5 for the ops whose form did not change
+// before opset 6 but for the consumed_inputs hint (legacyOps).
 const (
-	MinOpset = 6
+	MinOpset = 1
 	MaxOpset = 21
 )
+
+// legacyOps are the ops imported from models of opsets 1 to 5: their
+// definitions there equal opset 6's once consumed_inputs (a memory-reuse
+// hint without effect on results, dropped in opset 6) is set aside.
+var legacyOps = map[string]bool{
+	"Abs": true, "Ceil": true, "Elu": true, "Exp": true, "Floor": true, "GlobalAveragePool": true,
+	"GlobalLpPool": true, "GlobalMaxPool": true, "HardSigmoid": true, "LeakyRelu": true, "Log": true,
+	"Neg": true, "Not": true, "And": true, "Or": true, "Xor": true, "Reciprocal": true, "Relu": true,
+	"Selu": true, "Sigmoid": true, "Softplus": true, "Softsign": true, "Sqrt": true, "Tanh": true,
+	"Identity": true, "Transpose": true, "MatMul": true, "Softmax": true, "LogSoftmax": true,
+	"Hardmax": true, "Flatten": true, "Constant": true, "Size": true, "Shape": true,
+	"ReduceMax": true, "ReduceMin": true, "ReduceMean": true, "ReduceSum": true, "ReduceProd": true,
+	"ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true, "ReduceLogSumExp": true, "ReduceSumSquare": true,
+	"ArgMax": true, "ArgMin": true, "Equal": true, "Less": true, "Greater": true,
+}
 
 // Option adjusts Import. Options are immutable closures, safe for
 // concurrent use and reuse.
@@ -460,6 +476,12 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 			return c.errf(ErrUnsupportedAttr, "attribute %q refers to a function attribute", a.GetName())
 		}
 		c.attrs[a.GetName()] = a
+	}
+	if im.opset < 6 {
+		if !legacyOps[c.op] || key != c.op {
+			return c.errf(ErrUnsupportedOp, "the opset %d form of %s is not supported (opset 6 and later are)", im.opset, key)
+		}
+		c.ignore("consumed_inputs")
 	}
 	conv := converters[key]
 	if conv == nil {
