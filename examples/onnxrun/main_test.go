@@ -77,3 +77,44 @@ func TestRunBatch(t *testing.T) {
 	cfg.batch, cfg.model = "1,2", "../../ge/onnx/testdata/cnn.onnx"
 	require.ErrorContains(t, run(cfg, &out), "fixed batch dim")
 }
+
+// TestRunSymbolicShapes: the gonnx MLP has a symbolic batch. With an
+// -input file the batch is the file's; with neither -input nor -shape it
+// is 1 and the run says so; -shape still fixes it.
+func TestRunSymbolicShapes(t *testing.T) {
+	dir := t.TempDir()
+	model := "../../ge/onnx/testdata/gonnx/mlp.onnx"
+	var out bytes.Buffer
+	require.NoError(t, run(config{model: model, out: dir, seed: 1, runs: 1}, &out))
+	require.Contains(t, out.String(), `input "data_input": symbolic dim 0 (batch_size) set to 1`)
+	require.Contains(t, out.String(), "-shape data_input=D,...")
+	_, dims, _, err := readNpy(filepath.Join(dir, "preds.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, dims)
+
+	x := make([]byte, 5*3*4)
+	for i := 0; i < len(x); i += 4 {
+		binary.LittleEndian.PutUint32(x[i:], math.Float32bits(float32(i%7)-3))
+	}
+	var buf bytes.Buffer
+	require.NoError(t, writeNpy(&buf, 0, []int64{5, 3}, x))
+	in := filepath.Join(dir, "x.npy")
+	require.NoError(t, os.WriteFile(in, buf.Bytes(), 0o644))
+	out.Reset()
+	require.NoError(t, run(config{model: model, inputs: multi{"data_input=" + in}, out: dir, seed: 1, runs: 1}, &out))
+	require.NotContains(t, out.String(), "set to 1")
+	_, dims, _, err = readNpy(filepath.Join(dir, "preds.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{5, 2}, dims)
+
+	out.Reset()
+	require.NoError(t, run(config{model: model, shapes: multi{"data_input=3,3"}, out: dir, seed: 1, runs: 1}, &out))
+	_, dims, _, err = readNpy(filepath.Join(dir, "preds.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 2}, dims)
+	err = run(config{model: model, inputs: multi{"data_input=" + in}, shapes: multi{"data_input=3,3"}, seed: 1, runs: 1}, &out)
+	require.ErrorContains(t, err, "-input data_input", "a file that disagrees with -shape")
+	err = run(config{model: model, shapes: multi{"data_input=3,4"}, seed: 1, runs: 1}, &out)
+	require.ErrorContains(t, err, "-shape data_input", "a fixed dim -shape contradicts")
+	require.NotContains(t, err.Error(), "WithInputShape")
+}

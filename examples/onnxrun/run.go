@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -33,6 +35,7 @@ type config struct {
 }
 
 func run(cfg config, w io.Writer) error {
+	shapes := map[string][]int64{}
 	var opts []onnx.Option
 	for _, s := range cfg.shapes {
 		name, dims, ok := strings.Cut(s, "=")
@@ -47,6 +50,7 @@ func run(cfg config, w io.Writer) error {
 			}
 			ds = append(ds, v)
 		}
+		shapes[name] = ds
 		opts = append(opts, onnx.WithInputShape(name, ds))
 	}
 	data, err := os.ReadFile(cfg.model)
@@ -57,35 +61,68 @@ func run(cfg config, w io.Writer) error {
 	if cfg.batch != "" {
 		return runBatch(cfg, w, data, opts)
 	}
-	g, err := onnx.Import(data, opts...)
-	if err != nil {
-		return err
-	}
-	m, err := ge.Compile(g)
-	if err != nil {
-		return err
-	}
-	files := map[string]string{}
+	files := map[string]npyFile{}
 	for _, s := range cfg.inputs {
 		name, file, ok := strings.Cut(s, "=")
 		if !ok {
 			return fmt.Errorf("-input %q: want NAME=FILE.npy", s)
 		}
-		files[name] = file
+		dt, dims, b, err := readNpy(file)
+		if err != nil {
+			return err
+		}
+		files[name] = npyFile{file, dt, dims, b}
+	}
+	// Each input's shape: its -input file's, else -shape's, else the
+	// model's with every symbolic dim 1 (said on w).
+	lm, err := onnx.Load(data, onnx.WithExternalDataDir(filepath.Dir(cfg.model)))
+	if err != nil {
+		return flagHint(err)
+	}
+	for _, in := range lm.Inputs() {
+		if s, ok := shapes[in.Name]; ok {
+			if !fits(s, in.Dims) {
+				return fmt.Errorf("-shape %s=%s: the model's input is %s%v (-1: any)", in.Name, joinDims(s), in.DataType, in.Dims)
+			}
+			continue
+		}
+		if f, ok := files[in.Name]; ok {
+			if !fits(f.dims, in.Dims) {
+				return fmt.Errorf("-input %s: %s is %s%v, the model wants %s%v (-1: any)", in.Name, f.path, f.dt, f.dims, in.DataType, in.Dims)
+			}
+			opts = append(opts, onnx.WithInputShape(in.Name, f.dims))
+			continue
+		}
+		dims := append([]int64(nil), in.Dims...)
+		var syms []string
+		for k, d := range dims {
+			if d < 0 {
+				dims[k] = 1
+				syms = append(syms, fmt.Sprintf("dim %d (%s)", k, cmp.Or(in.Symbols[k], "?")))
+			}
+		}
+		if len(syms) > 0 {
+			fmt.Fprintf(w, "input %q: symbolic %s set to 1 (give -shape %s=D,... or -input %s=FILE.npy)\n", in.Name, strings.Join(syms, ", "), in.Name, in.Name)
+			opts = append(opts, onnx.WithInputShape(in.Name, dims))
+		}
+	}
+	g, err := onnx.Import(data, opts...)
+	if err != nil {
+		return flagHint(err)
+	}
+	m, err := ge.Compile(g)
+	if err != nil {
+		return err
 	}
 	bounds := indexBounds(g)
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x6f6e6e78))
 	inputs := make([][]byte, len(m.Inputs))
 	for i, d := range m.Inputs {
 		if f, ok := files[d.Name]; ok {
-			dt, dims, b, err := readNpy(f)
-			if err != nil {
-				return err
+			if f.dt != d.DataType || !equalDims(f.dims, d.Dims) {
+				return fmt.Errorf("-input %s: %s is %s%v, the model wants %s%v", d.Name, f.path, f.dt, f.dims, d.DataType, d.Dims)
 			}
-			if dt != d.DataType || !equalDims(dims, d.Dims) {
-				return fmt.Errorf("-input %s: %s is %s%v, the model wants %s%v", d.Name, f, dt, dims, d.DataType, d.Dims)
-			}
-			inputs[i] = b
+			inputs[i] = f.data
 			delete(files, d.Name)
 			continue
 		}
@@ -203,6 +240,44 @@ func run(cfg config, w io.Writer) error {
 		fmt.Fprintf(w, "device profile written to %s (go tool pprof -top %s)\n", cfg.deviceProfile, cfg.deviceProfile)
 	}
 	return nil
+}
+
+// npyFile is an -input file read.
+type npyFile struct {
+	path string
+	dt   acl.DataType
+	dims []int64
+	data []byte
+}
+
+// fits reports whether dims fill a model's dims (-1: any).
+func fits(dims, model []int64) bool {
+	if len(dims) != len(model) {
+		return false
+	}
+	for i, d := range model {
+		if d >= 0 && dims[i] != d {
+			return false
+		}
+	}
+	return true
+}
+
+func joinDims(d []int64) string {
+	s := make([]string, len(d))
+	for i, x := range d {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+// flagHint names the flag that fixes an import refusal about shapes (the
+// library's message names its Go option).
+func flagHint(err error) error {
+	if errors.Is(err, onnx.ErrDynamicShape) {
+		return fmt.Errorf("%w (give the input's dims with -shape NAME=D,D,... or -input NAME=FILE.npy)", err)
+	}
+	return err
 }
 
 // indexBounds finds graph inputs used as Gather indices and the size of
