@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ascend-go/cann/acl"
@@ -186,17 +187,24 @@ func runDataSet(t *testing.T, m *onnx.Model, set string) string {
 	sort.Slice(inFiles, func(i, j int) bool { return fileIndex(inFiles[i]) < fileIndex(inFiles[j]) })
 	sort.Slice(outFiles, func(i, j int) bool { return fileIndex(outFiles[i]) < fileIndex(outFiles[j]) })
 	ins := m.Inputs()
-	inputs := make([]ge.HostTensor, len(ins))
+	inputs := make([]onnx.Value, len(ins))
 	byName := map[string]int{}
 	for i, d := range ins {
 		byName[d.Name] = i
 	}
 	next, fed := 0, 0
-	for _, f := range inFiles {
-		tp, h := readTensor(t, f)
-		i, ok := byName[tp.GetName()]
+	for k, f := range inFiles {
+		kind := onnx.KindTensor
+		if k < len(ins) {
+			kind = ins[min(k, len(ins)-1)].Kind
+		}
+		name, v, err := readValue(t, f, kind)
+		if err != nil {
+			return err.Error() // data the importer refuses (an empty tensor)
+		}
+		i, ok := byName[name]
 		if !ok {
-			if tp.GetName() != "" {
+			if name != "" {
 				continue // an initializer fed as input
 			}
 			i = next
@@ -205,16 +213,16 @@ func runDataSet(t *testing.T, m *onnx.Model, set string) string {
 		if i >= len(inputs) {
 			continue
 		}
-		if d := ins[i]; d.DataType == acl.BFloat16 && h.Desc.DataType == acl.Uint16 {
-			h.Desc.DataType = acl.BFloat16 // ONNX 1.12's test data stores bfloat16 as uint16
+		if v.Kind == onnx.KindTensor && ins[i].DataType == acl.BFloat16 && v.Tensor.Desc.DataType == acl.Uint16 {
+			v.Tensor.Desc.DataType = acl.BFloat16 // ONNX 1.12's test data stores bfloat16 as uint16
 		}
-		inputs[i] = h
+		inputs[i] = v
 		fed++
 	}
 	if fed != len(inputs) {
 		return fmt.Sprintf("%d input files for %d model inputs", fed, len(inputs))
 	}
-	outs, err := m.Run(context.Background(), inputs)
+	outs, err := m.RunValues(context.Background(), inputs)
 	if err != nil {
 		return err.Error()
 	}
@@ -222,19 +230,107 @@ func runDataSet(t *testing.T, m *onnx.Model, set string) string {
 		return fmt.Sprintf("%d expected outputs, model has %d", len(outFiles), len(outs))
 	}
 	for j, f := range outFiles {
-		_, want := readTensor(t, f)
-		d := outs[j].Desc
-		if d.DataType == acl.BFloat16 && want.Desc.DataType == acl.Uint16 {
-			want.Desc.DataType = acl.BFloat16
-		}
-		if d.DataType != want.Desc.DataType || !sameDims(d.Dims, want.Desc.Dims) {
-			return fmt.Sprintf("output %d is %s, want %s", j, d, want.Desc)
-		}
-		if msg := compareTensor(d.DataType, outs[j].Data, want.Data); msg != "" {
+		_, want, err := readValue(t, f, outs[j].Kind)
+		require.NoError(t, err, f)
+		if msg := compareValue(outs[j], want); msg != "" {
 			return fmt.Sprintf("output %d: %s", j, msg)
 		}
 	}
 	return ""
+}
+
+// compareValue compares a result with the expected value of its kind.
+func compareValue(got, want onnx.Value) string {
+	if got.Kind != want.Kind {
+		return fmt.Sprintf("a %s, want a %s", got.Kind, want.Kind)
+	}
+	switch got.Kind {
+	case onnx.KindSequence:
+		if len(got.Seq) != len(want.Seq) {
+			return fmt.Sprintf("a sequence of %d, want %d", len(got.Seq), len(want.Seq))
+		}
+		for i := range got.Seq {
+			if msg := compareHost(got.Seq[i], want.Seq[i]); msg != "" {
+				return fmt.Sprintf("element %d: %s", i, msg)
+			}
+		}
+		return ""
+	case onnx.KindOptional:
+		if (got.Elem == nil) != (want.Elem == nil) {
+			return fmt.Sprintf("optional holds %v, want %v", got.Elem != nil, want.Elem != nil)
+		}
+		if got.Elem == nil {
+			return ""
+		}
+		return compareValue(*got.Elem, *want.Elem)
+	}
+	return compareHost(got.Tensor, want.Tensor)
+}
+
+func compareHost(got, want ge.HostTensor) string {
+	d := got.Desc
+	if d.DataType == acl.BFloat16 && want.Desc.DataType == acl.Uint16 {
+		want.Desc.DataType = acl.BFloat16
+	}
+	if d.DataType != want.Desc.DataType || !sameDims(d.Dims, want.Desc.Dims) {
+		return fmt.Sprintf("%s, want %s", d, want.Desc)
+	}
+	return compareTensor(d.DataType, got.Data, want.Data)
+}
+
+// readValue reads a data file: a TensorProto, or for a sequence or
+// optional the SequenceProto or OptionalProto of onnx-data.proto, decoded
+// field by field (name 1, tensor_values or tensor_value 3,
+// sequence_value 5).
+func readValue(t *testing.T, path string, kind onnx.ValueKind) (string, onnx.Value, error) {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	if kind == onnx.KindTensor {
+		var tp pb.TensorProto
+		require.NoError(t, proto.Unmarshal(b, &tp))
+		h, err := onnx.DecodeTensor(b)
+		return tp.GetName(), onnx.Value{Tensor: h}, err
+	}
+	name, v := decodeValue(t, b, kind)
+	return name, v, nil
+}
+
+func decodeValue(t *testing.T, b []byte, kind onnx.ValueKind) (string, onnx.Value) {
+	v := onnx.Value{Kind: kind}
+	if kind == onnx.KindSequence {
+		v.Seq = []ge.HostTensor{}
+	}
+	var name string
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		require.GreaterOrEqual(t, n, 0)
+		b = b[n:]
+		if typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			require.GreaterOrEqual(t, n, 0)
+			b = b[n:]
+			continue
+		}
+		field, n := protowire.ConsumeBytes(b)
+		require.GreaterOrEqual(t, n, 0)
+		b = b[n:]
+		switch num {
+		case 1:
+			name = string(field)
+		case 3:
+			h, err := onnx.DecodeTensor(field)
+			require.NoError(t, err)
+			if kind == onnx.KindSequence {
+				v.Seq = append(v.Seq, h)
+			} else {
+				v.Elem = &onnx.Value{Tensor: h}
+			}
+		case 5:
+			_, e := decodeValue(t, field, onnx.KindSequence)
+			v.Elem = &e
+		}
+	}
+	return name, v
 }
 
 func fileIndex(p string) int {

@@ -54,6 +54,7 @@ type config struct {
 	// Model's options.
 	maxPlans int
 	memLimit int64
+	other    map[string]*value // sequence and optional inputs of a run
 }
 
 // WithDynamicBatch imports a model whose graph inputs have a symbolic
@@ -176,6 +177,12 @@ type value struct {
 	desc ge.TensorDesc
 	t    *ge.Tensor
 	c    *ge.HostTensor
+	// A sequence or an optional (kind) holds no tensor of its own: elems
+	// are a sequence's elements, or an optional's element (none when
+	// empty); elem is the element type a sequence or optional declares.
+	kind  ValueKind
+	elems []*value
+	elem  acl.DataType
 }
 
 // scope maps ONNX names to values. A subgraph (If's branches, Loop's and
@@ -311,7 +318,12 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 		}
 		tt := in.GetType().GetTensorType()
 		if tt == nil {
-			return modelError(ErrUnsupportedDataType, "graph input %q is not a tensor", nm)
+			v, ok := im.cfg.other[nm]
+			if !ok {
+				return modelError(ErrUnsupportedDataType, "graph input %q is not a tensor (a sequence or optional input runs with Model.RunValues)", nm)
+			}
+			im.sc.set(nm, v)
+			continue
 		}
 		if h, ok := im.cfg.values[nm]; ok {
 			if dt, _ := aclType(tt.GetElemType()); dt != h.Desc.DataType || int64(len(h.Data)) < h.Desc.Size() {
@@ -407,6 +419,9 @@ func (im *importer) outputs(gp *pb.GraphProto) (*ge.Graph, error) {
 		if v == nil {
 			return nil, modelError(ErrInvalidModel, "graph output %q is produced by no node", o.GetName())
 		}
+		if v.kind != KindTensor {
+			return nil, modelError(ErrUnsupportedDataType, "graph output %q is a %s: the model runs with Model.RunValues", o.GetName(), v.kind)
+		}
 		if tt := o.GetType().GetTensorType(); tt != nil && tt.GetElemType() != 0 {
 			if dt, ok := aclType(tt.GetElemType()); ok && dt != v.desc.DataType {
 				return nil, modelError(ErrInvalidModel, "graph output %q is declared %s but computes %s", o.GetName(), typeName(tt.GetElemType()), v.desc)
@@ -496,9 +511,18 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 		if v == nil {
 			return c.errf(ErrInvalidModel, "input %q is produced by no earlier node (nor by an enclosing graph)", in)
 		}
+		if v.kind != KindTensor && !takesAnyKind[key] {
+			return c.errf(ErrInvalidModel, "input %q is a %s; %s takes tensors", in, v.kind, key)
+		}
 		c.ins = append(c.ins, v)
 	}
-	outs, err := conv(c)
+	var outs []*value
+	var err error
+	if key == "Identity" && len(c.ins) == 1 && c.ins[0] != nil && c.ins[0].kind != KindTensor {
+		outs = c.ins // a sequence or optional passes through
+	} else {
+		outs, err = conv(c)
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

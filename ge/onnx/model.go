@@ -34,6 +34,10 @@ type Model struct {
 	cfg    config
 	inputs []Input
 	outs   []ge.IODesc
+	kinds  []ValueKind // of the outputs
+	// valueIO: some input or output is a sequence or an optional, so the
+	// model runs (interpreted) through RunValues only.
+	valueIO bool
 
 	mu    sync.Mutex
 	plans map[string]*list.Element
@@ -46,9 +50,10 @@ type Model struct {
 // unnamed).
 type Input struct {
 	Name     string
-	DataType acl.DataType
-	Dims     []int64
+	DataType acl.DataType // a sequence's or optional's element type
+	Dims     []int64      // nil for a sequence or optional
 	Symbols  []string
+	Kind     ValueKind
 }
 
 // Stats counts what a Model's plan cache did.
@@ -186,7 +191,13 @@ func (m *Model) describe() error {
 		}
 		tt := in.GetType().GetTensorType()
 		if tt == nil {
-			return modelError(ErrUnsupportedDataType, "graph input %q is not a tensor", nm)
+			k, dt, err := otherKind(nm, in.GetType())
+			if err != nil {
+				return err
+			}
+			m.inputs = append(m.inputs, Input{Name: nm, DataType: dt, Kind: k})
+			m.valueIO = true
+			continue
 		}
 		dt, ok := aclType(tt.GetElemType())
 		if !ok {
@@ -232,6 +243,15 @@ func (m *Model) describe() error {
 	}
 	for _, o := range gp.GetOutput() {
 		d := ge.IODesc{Name: o.GetName(), Format: acl.FormatND}
+		kind := KindTensor
+		if tp := o.GetType(); tp != nil && tp.GetTensorType() == nil && tp.GetValue() != nil {
+			k, dt, err := otherKind(o.GetName(), tp)
+			if err != nil {
+				return err
+			}
+			kind, d.DataType, m.valueIO = k, dt, true
+		}
+		m.kinds = append(m.kinds, kind)
 		if tt := o.GetType().GetTensorType(); tt != nil {
 			d.DataType, _ = aclType(tt.GetElemType())
 			if sh := tt.GetShape(); sh != nil {
@@ -254,6 +274,20 @@ func (m *Model) describe() error {
 	return nil
 }
 
+// otherKind reads a sequence or optional type.
+func otherKind(name string, tp *pb.TypeProto) (ValueKind, acl.DataType, error) {
+	switch {
+	case tp.GetSequenceType() != nil:
+		return KindSequence, elemTypeOf(tp), nil
+	case tp.GetOptionalType() != nil:
+		return KindOptional, elemTypeOf(tp.GetOptionalType().GetElemType()), nil
+	}
+	return 0, 0, modelError(ErrUnsupportedDataType, "%q is neither a tensor, a sequence nor an optional", name)
+}
+
+// OutputKinds returns each output's kind.
+func (m *Model) OutputKinds() []ValueKind { return append([]ValueKind(nil), m.kinds...) }
+
 func (m *Model) hasInput(name string) bool {
 	for _, in := range m.mp.GetGraph().GetInput() {
 		if in.GetName() == name {
@@ -267,7 +301,8 @@ func (m *Model) hasInput(name string) bool {
 func (m *Model) Inputs() []Input {
 	out := make([]Input, len(m.inputs))
 	for i, in := range m.inputs {
-		out[i] = Input{Name: in.Name, DataType: in.DataType, Dims: append([]int64(nil), in.Dims...), Symbols: append([]string(nil), in.Symbols...)}
+		out[i] = in
+		out[i].Dims, out[i].Symbols = append([]int64(nil), in.Dims...), append([]string(nil), in.Symbols...)
 	}
 	return out
 }
@@ -283,8 +318,12 @@ func (m *Model) Outputs() []ge.IODesc {
 	return out
 }
 
-// Static reports whether every input dim is fixed.
+// Static reports whether every input dim is fixed (and every input and
+// output a tensor).
 func (m *Model) Static() bool {
+	if m.valueIO {
+		return false
+	}
 	for _, in := range m.inputs {
 		for _, d := range in.Dims {
 			if d < 0 {
@@ -470,6 +509,9 @@ func asError(err error) error {
 // ErrCanceled when ctx ends. Errors are *Error values carrying an ACL
 // code.
 func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, error) {
+	if m.valueIO {
+		return nil, modelError(ErrUnsupportedDataType, "the model has sequence or optional inputs or outputs: run it with RunValues")
+	}
 	descs := make([]ge.TensorDesc, len(in))
 	for i, t := range in {
 		descs[i] = t.Desc
@@ -492,23 +534,96 @@ func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, e
 	if p.m != nil {
 		return p.run(in)
 	}
-	m.mu.Lock()
-	m.stats.Interpreted++
-	m.mu.Unlock()
+	vs := make([]Value, len(in))
+	for i, t := range in {
+		vs[i] = Value{Tensor: t}
+	}
+	out, err := m.interpret(ctx, vs)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]ge.HostTensor, len(out))
+	for i, v := range out {
+		ts[i] = v.Tensor
+	}
+	return ts, nil
+}
+
+// RunValues is Run for models with sequence or optional inputs or
+// outputs (it runs any model): every run of such a model is interpreted.
+func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
+	if !m.valueIO {
+		ts := make([]ge.HostTensor, len(in))
+		for i, v := range in {
+			if v.Kind != KindTensor {
+				return nil, modelError(ErrShapeMismatch, "input %d is a %s, the model takes a tensor", i, v.Kind)
+			}
+			ts[i] = v.Tensor
+		}
+		out, err := m.Run(ctx, ts)
+		if err != nil {
+			return nil, err
+		}
+		vs := make([]Value, len(out))
+		for i, t := range out {
+			vs[i] = Value{Tensor: t}
+		}
+		return vs, nil
+	}
+	if len(in) != len(m.inputs) {
+		return nil, modelError(ErrShapeMismatch, "%d inputs given, the model has %d", len(in), len(m.inputs))
+	}
+	for i, want := range m.inputs {
+		if in[i].Kind != want.Kind {
+			return nil, modelError(ErrShapeMismatch, "input %q is a %s, the model takes a %s", want.Name, in[i].Kind, want.Kind)
+		}
+		var ts []ge.HostTensor
+		switch in[i].Kind {
+		case KindTensor:
+			ts = []ge.HostTensor{in[i].Tensor}
+		case KindSequence:
+			ts = in[i].Seq
+		case KindOptional:
+			if e := in[i].Elem; e != nil && e.Kind == KindSequence {
+				ts = e.Seq
+			} else if e != nil {
+				ts = []ge.HostTensor{e.Tensor}
+			}
+		}
+		for _, t := range ts {
+			if err := checkDims(t.Desc.Dims, t.Desc.DataType); err != nil && t.Desc.Dims != nil {
+				return nil, modelError(ErrShapeMismatch, "input %q: %v", want.Name, err)
+			}
+			if int64(len(t.Data)) < t.Desc.Size() || t.Desc.Size() > m.memLimit() {
+				return nil, modelError(ErrShapeMismatch, "input %q holds %d bytes for %s", want.Name, len(t.Data), t.Desc)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, modelError(ErrCanceled, "run not started: %v", err)
+	}
 	return m.interpret(ctx, in)
 }
 
 // interpret imports the model with every input a value, so every node
 // folds: the import is the evaluation. What cannot fold (a random op)
 // remains a graph, compiled and run once.
-func (m *Model) interpret(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, error) {
+func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
+	m.mu.Lock()
+	m.stats.Interpreted++
+	m.mu.Unlock()
 	cfg := m.cfg
 	cfg.values = map[string]ge.HostTensor{}
+	cfg.other = map[string]*value{}
 	for k, v := range m.cfg.values {
 		cfg.values[k] = v
 	}
-	for i, t := range in {
-		cfg.values[m.inputs[i].Name] = t
+	for i, v := range in {
+		if v.Kind == KindTensor {
+			cfg.values[m.inputs[i].Name] = v.Tensor
+		} else {
+			cfg.other[m.inputs[i].Name] = fromValue(v, m.inputs[i].DataType)
+		}
 	}
 	im := newImporter(m.mp, m.opset, cfg)
 	im.eval, im.foldLimit, im.ctx = true, m.memLimit(), ctx
@@ -519,18 +634,25 @@ func (m *Model) interpret(ctx context.Context, in []ge.HostTensor) ([]ge.HostTen
 	if err := im.nodes(gp); err != nil {
 		return nil, err
 	}
-	out := make([]ge.HostTensor, len(gp.GetOutput()))
+	out := make([]Value, len(gp.GetOutput()))
 	rest := false
 	for i, o := range gp.GetOutput() {
 		v := im.sc.get(o.GetName())
 		if v == nil {
 			return nil, modelError(ErrInvalidModel, "graph output %q is produced by no node", o.GetName())
 		}
-		if v.c == nil {
+		if v.kind != m.kinds[i] && !(m.kinds[i] == KindTensor && v.kind != KindTensor && o.GetType().GetValue() == nil) {
+			return nil, modelError(ErrInvalidModel, "graph output %q is declared a %s but computes a %s", o.GetName(), m.kinds[i], v.kind)
+		}
+		x, ok := toValue(v)
+		if !ok {
+			if v.kind != KindTensor {
+				return nil, modelError(ErrUnsupportedOp, "graph output %q is a %s of values computed on the device", o.GetName(), v.kind)
+			}
 			rest = true
 			break
 		}
-		out[i] = *v.c
+		out[i] = x
 	}
 	if !rest {
 		return out, nil
@@ -543,7 +665,14 @@ func (m *Model) interpret(ctx context.Context, in []ge.HostTensor) ([]ge.HostTen
 	if err != nil {
 		return nil, asError(err)
 	}
-	return (&plan{m: cm}).run(nil)
+	ts, err := (&plan{m: cm}).run(nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range ts {
+		out[i] = Value{Tensor: t}
+	}
+	return out, nil
 }
 
 // run executes a compiled plan on the host: inputs and outputs in place
