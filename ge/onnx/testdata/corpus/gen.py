@@ -796,6 +796,28 @@ ocr_det()
 ocr_rec()
 
 
+# ---------------------------------------------------------------------------
+# A model exported after .half() (torch.onnx): float16 weights and input,
+# MatMul/Add/Relu/Softmax in float16, plus the float32 logits an
+# autocast-style Cast at the end gives.
+def mlp_fp16():
+    b = Builder("mlp_fp16", 13, "torch", "float16 MLP: MatMul, Add, Relu, MatMul, Add, Softmax, Cast to float32")
+    x = b.input("input", F16, ["batch_size", 8])
+    h = b.op("Add", [b.op("MatMul", [x, b.randw("fc1.weight", (8, 16), 8, np.float16)]),
+                     b.randw("fc1.bias", (16,), 8, np.float16)])
+    h = b.op("Relu", [h])
+    h = b.op("Add", [b.op("MatMul", [h, b.randw("fc2.weight", (16, 5), 16, np.float16)]),
+                     b.randw("fc2.bias", (5,), 16, np.float16)])
+    p = b.op("Softmax", [h], axis=-1, outputs=["probs"])
+    b.output(p, F16, ["batch_size", 5])
+    b.output(b.op("Cast", [h], to=F32, outputs=["logits"]), F32, ["batch_size", 5])
+    emit(b, [{"input": randn(DATA, 1, 8).astype(np.float16)}, {"input": randn(DATA, 4, 8).astype(np.float16)}],
+         {"rtol": 1e-2, "atol": 1e-3}, "float16 arithmetic: ~1e-3 relative per rounding, accumulation order varies")
+
+
+mlp_fp16()
+
+
 with open(os.path.join(HERE, "manifest.json"), "w") as f:
     json.dump({"generator": "gen.py", "onnx": onnx.__version__, "numpy": np.__version__,
                "default_tolerance": DEFAULT_TOL, "models": MANIFEST}, f, indent=1)
