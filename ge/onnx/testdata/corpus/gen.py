@@ -173,6 +173,10 @@ class Builder:
                                   producer_name=producer[0], producer_version=producer[1])
         model.ir_version = 8 if self.opset <= 18 else 9
         if self.opset <= 17:  # ONNX 1.12 knows schemas up to opset 17
+            if self.style == "torch":
+                # torch.onnx stores ONNX shape inference's value_info (with
+                # symbolic dims) for the intermediate tensors.
+                model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
             onnx.checker.check_model(model, full_check=True)
         return model
 
