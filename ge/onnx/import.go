@@ -329,7 +329,7 @@ func (im *importer) sources(gp *pb.GraphProto) error {
 			if dt, _ := aclType(tt.GetElemType()); dt != h.Desc.DataType || int64(len(h.Data)) < h.Desc.Size() {
 				return modelError(ErrInvalidModel, "WithInputValue gives %q as %s, the model says %s", nm, h, typeName(tt.GetElemType()))
 			}
-			if err := checkDims(h.Desc.Dims, h.Desc.DataType); err != nil {
+			if err := checkShape(h.Desc.Dims, h.Desc.DataType); err != nil {
 				return modelError(kindOf(err), "WithInputValue %q: %v", nm, err)
 			}
 			c := h
@@ -448,6 +448,12 @@ func (im *importer) outputs(gp *pb.GraphProto) (*ge.Graph, error) {
 func (im *importer) tensor(v *value, hint string) (*ge.Tensor, error) {
 	if v.t != nil {
 		return v.t, nil
+	}
+	if v.kind != KindTensor {
+		return nil, modelError(ErrInvalidModel, "%q is a %s where a tensor is needed", hint, v.kind)
+	}
+	if v.c.Desc.NumElements() == 0 {
+		return nil, modelError(ErrEmptyTensor, "%q is an empty tensor (dims %v)", hint, v.c.Desc.Dims)
 	}
 	v.t = im.g.Const(im.uniq(hint), v.c.Desc.DataType, v.c.Desc.Dims, v.c.Data)
 	if err := im.g.Err(); err != nil {
@@ -618,6 +624,8 @@ func (c *nodeCtx) emitN(op ge.OpType, attrs ge.Attrs, ins ...*value) ([]*value, 
 	for i, v := range ins {
 		if v.c == nil {
 			folded = false
+		} else if v.c.Desc.NumElements() == 0 {
+			return nil, c.errf(ErrEmptyTensor, "%s input %d is empty (dims %v)", op, i, v.c.Desc.Dims)
 		}
 		descs[i] = v.desc
 	}

@@ -367,8 +367,8 @@ func (m *Model) CheckShapes(in []ge.TensorDesc) error {
 		}
 		for k, d := range got.Dims {
 			switch {
-			case d <= 0:
-				return modelError(ErrShapeMismatch, "input %q dim %d is %d: dims must be at least 1", want.Name, k, d)
+			case d < 0:
+				return modelError(ErrShapeMismatch, "input %q dim %d is %d: dims must be at least 0", want.Name, k, d)
 			case want.Dims[k] >= 0 && d != want.Dims[k]:
 				return modelError(ErrShapeMismatch, "input %q dim %d is %d, the model fixes it at %d", want.Name, k, d, want.Dims[k])
 			}
@@ -380,7 +380,7 @@ func (m *Model) CheckShapes(in []ge.TensorDesc) error {
 				}
 			}
 		}
-		if err := checkDims(got.Dims, got.DataType); err != nil {
+		if err := checkShape(got.Dims, got.DataType); err != nil {
 			return modelError(ErrShapeMismatch, "input %q: %v", want.Name, err)
 		}
 		if got.Size() > m.memLimit() {
@@ -460,6 +460,11 @@ func (m *Model) plan(in []ge.TensorDesc) (*plan, error) {
 // build imports the model at these shapes and compiles it; a model that
 // needs values to import gets an interpreted plan.
 func (m *Model) build(key string, in []ge.TensorDesc) (*plan, error) {
+	for _, d := range in {
+		if d.NumElements() == 0 {
+			return &plan{key: key}, nil // an empty input is a value only
+		}
+	}
 	cfg := m.cfg
 	cfg.shapes = map[string][]int64{}
 	for k, v := range m.cfg.shapes {
@@ -591,7 +596,7 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 			}
 		}
 		for _, t := range ts {
-			if err := checkDims(t.Desc.Dims, t.Desc.DataType); err != nil && t.Desc.Dims != nil {
+			if err := checkShape(t.Desc.Dims, t.Desc.DataType); err != nil {
 				return nil, modelError(ErrShapeMismatch, "input %q: %v", want.Name, err)
 			}
 			if int64(len(t.Data)) < t.Desc.Size() || t.Desc.Size() > m.memLimit() {

@@ -93,6 +93,22 @@ func checkDims(dims []int64, dt acl.DataType) error {
 	return nil
 }
 
+// checkShape is checkDims allowing zero dims: an empty constant (opset
+// 11's empty roi and scales, an empty axes list) is a value the importer
+// reads; it refuses one only where it would become a graph tensor.
+func checkShape(dims []int64, dt acl.DataType) error {
+	nz := make([]int64, 0, len(dims))
+	for _, d := range dims {
+		if d != 0 {
+			nz = append(nz, d)
+		}
+	}
+	if len(dims) > ge.MaxRank {
+		return fmt.Errorf("rank %d exceeds %d", len(dims), ge.MaxRank)
+	}
+	return checkDims(nz, dt)
+}
+
 // decodeTensor turns a TensorProto into a host tensor: dims, type, and the
 // little-endian bytes from raw_data, the typed fields or an external file
 // under dir (empty dir: external data refused).
@@ -102,10 +118,7 @@ func decodeTensor(t *pb.TensorProto, dir string) (ge.HostTensor, error) {
 		return ge.HostTensor{}, fmt.Errorf("%w: tensor %q has element type %s", ErrUnsupportedDataType, t.GetName(), typeName(t.GetDataType()))
 	}
 	dims := append([]int64(nil), t.GetDims()...)
-	if err := checkDims(dims, dt); err != nil {
-		if err == ErrEmptyTensor {
-			return ge.HostTensor{}, fmt.Errorf("%w: tensor %q has dims %v", ErrEmptyTensor, t.GetName(), dims)
-		}
+	if err := checkShape(dims, dt); err != nil {
 		return ge.HostTensor{}, fmt.Errorf("%w: tensor %q: %v", ErrInvalidModel, t.GetName(), err)
 	}
 	desc := ge.TensorDesc{DataType: dt, Format: acl.FormatND, Dims: dims}
