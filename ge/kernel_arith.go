@@ -26,9 +26,10 @@ func init() {
 	for _, op := range []struct {
 		t OpType
 		n string
-	}{{OpPow, "Pow"}, {OpMax, "Max"}, {OpMin, "Min"}} {
+	}{{OpMax, "Max"}, {OpMin, "Min"}} {
 		registerOp(op.t, &opSpec{name: op.n, minIn: 2, maxIn: 2, infer: inferBinary, kernel: binaryKernel})
 	}
+	registerOp(OpPow, &opSpec{name: "Pow", minIn: 2, maxIn: 2, infer: inferPow, kernel: binaryKernel})
 	registerOp(OpPRelu, &opSpec{name: "PRelu", minIn: 2, maxIn: 2, infer: inferPRelu, kernel: binaryKernel})
 	for _, op := range []struct {
 		t OpType
@@ -40,7 +41,8 @@ func init() {
 }
 
 // Pow returns a^b, Max and Min the element-wise extremes (NaN wins), all
-// with numpy broadcasting.
+// with numpy broadcasting. Pow's exponent may have another numeric type
+// than the base; the result has the base's type.
 func (g *Graph) Pow(a, b *Tensor, opts ...OpOption) *Tensor {
 	return g.single(OpPow, []*Tensor{a, b}, nil, opts)
 }

@@ -186,6 +186,21 @@ func inferFloatTest(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 	return []TensorDesc{{DataType: acl.Bool, Format: in[0].Format, Dims: cloneDims(in[0].Dims)}}, nil
 }
 
+// inferPow: the base is a float or integer type, the exponent any float
+// or integer type (ONNX Pow-12 and later); the result has the base's type.
+func inferPow(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
+	for i, d := range in {
+		if err := needNumeric(fmt.Sprintf("input %d", i), d.DataType); err != nil {
+			return nil, err
+		}
+	}
+	dims, err := broadcastDims(in[0].Dims, in[1].Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
+}
+
 func inferLogical(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 	if err := sameType(in); err != nil {
 		return nil, err
@@ -588,16 +603,18 @@ func upow(x, y uint64) uint64 {
 	return r
 }
 
-// f64BinaryKernel runs a two-input op on real tensors in float64 with one
-// rounding into the output type: float64 tensors, and Mod on every float
-// type (fmod of two float32 values is exact in float64).
+// f64BinaryKernel runs a two-input op in float64 with one rounding into
+// the output type: float64 tensors, Mod on every float type (fmod of two
+// float32 values is exact in float64), and Pow whose exponent type differs
+// from the base's and is not integer with it (an integer base is raised
+// in float64 and truncated, as ONNX's reference and ONNX Runtime do).
 func f64BinaryKernel(t *Task, args [][]byte) error {
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	a, b := f64sOf(ad.DataType, args[0], prod(ad.Dims)), f64sOf(bd.DataType, args[1], prod(bd.Dims))
 	out, dt := args[2], od.DataType
 	fm := t.Attrs.Bool(AttrFmod)
 	bcastWalk(od.Dims, [][]int64{ad.Dims, bd.Dims}, func(i int, o []int) {
-		writeFloat(out, dt, i, f64BinOp(t.Op, a[o[0]], b[o[1]], fm))
+		writeNum(out, dt, i, f64BinOp(t.Op, a[o[0]], b[o[1]], fm))
 	})
 	return nil
 }

@@ -22,11 +22,11 @@ func broadcastStrides(d, out []int64) []int {
 }
 
 func binaryKernel(t *Task, args [][]byte) error {
-	switch dt := t.Inputs[0].DataType; {
-	case dt == acl.Float64 || (t.Op == OpMod && isFloat(dt)):
-		return f64BinaryKernel(t, args)
-	case !isFloat(dt):
+	switch dt, et := t.Inputs[0].DataType, t.Inputs[1].DataType; {
+	case isInteger(dt) && isInteger(et):
 		return intBinaryKernel(t, args)
+	case dt == acl.Float64 || dt != et || (t.Op == OpMod && isFloat(dt)) || isInteger(dt):
+		return f64BinaryKernel(t, args)
 	}
 	var s scratch
 	defer s.release()

@@ -235,6 +235,30 @@ func TestElemBinary(t *testing.T) {
 	}
 }
 
+// TestElemPowMixed: Pow's exponent may have another type than the base
+// (ONNX Pow-12); integer bases raised to float exponents truncate.
+func TestElemPowMixed(t *testing.T) {
+	r := newRand(t)
+	gen := func(r *rand.Rand, k int, dt acl.DataType) float64 {
+		switch {
+		case k == 0 && elemIsInt(dt):
+			return float64(r.IntN(9) + 1)
+		case k == 0:
+			return 0.1 + 3*r.Float64()
+		case elemIsInt(dt):
+			return float64(r.IntN(5))
+		}
+		return float64(r.IntN(9))/2 - 1 // halves: square roots, negative powers
+	}
+	for _, p := range [][2]acl.DataType{{acl.Int32, acl.Float32}, {acl.Int64, acl.Float64}, {acl.Float32, acl.Int64},
+		{acl.Float16, acl.Int32}, {acl.Int32, acl.Int64}, {acl.Uint8, acl.Int32}, {acl.Float32, acl.Uint32},
+		{acl.Float64, acl.Float32}, {acl.BFloat16, acl.Float32}} {
+		t.Run(fmt.Sprintf("%s^%s", p[0], p[1]), func(t *testing.T) {
+			checkElem(t, r, ge.OpPow, nil, p[:], [][]int64{{3, 4}, {4}}, gen)
+		})
+	}
+}
+
 func TestElemCompare(t *testing.T) {
 	r := newRand(t)
 	// Small ranges, so that equal pairs occur.

@@ -113,8 +113,10 @@ func init() {
 	}
 	for op, f := range map[ge.OpType]func(x, y float64, a ge.Attrs, dt acl.DataType) float64{
 		ge.OpPow: func(x, y float64, _ ge.Attrs, dt acl.DataType) float64 {
-			if elemIsInt(dt) && y < 0 {
-				return math.Trunc(math.Pow(x, y)) // 1/x^|y| truncates to 0 unless |x| = 1
+			if elemIsInt(dt) {
+				// An integer base: the power truncated toward zero (1/x^|y|
+				// is 0 unless |x| = 1; x^0.5 of a float exponent truncates).
+				return math.Trunc(math.Pow(x, y))
 			}
 			return math.Pow(x, y)
 		},
