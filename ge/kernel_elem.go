@@ -111,10 +111,10 @@ func (g *Graph) Mod(a, b *Tensor, fmod bool, opts ...OpOption) *Tensor {
 	return g.single(OpMod, []*Tensor{a, b}, Attrs{AttrFmod: BoolAttr(fmod)}, opts)
 }
 
-// Logical applies OpAnd, OpOr, OpXor (two inputs, numpy broadcasting) or
-// OpNot (one input): logical on bool tensors, bitwise on integer ones.
-func (g *Graph) Logical(op OpType, in ...*Tensor) *Tensor {
-	return g.single(op, in, nil, nil)
+// Logical applies OpAnd, OpOr or OpXor with numpy broadcasting: logical
+// on bool tensors, bitwise on integer ones (OpNot is a Unary op).
+func (g *Graph) Logical(op OpType, a, b *Tensor, opts ...OpOption) *Tensor {
+	return g.single(op, []*Tensor{a, b}, nil, opts)
 }
 
 // BitShift shifts the unsigned integers of x left or right by the amounts

@@ -31,11 +31,11 @@ func f64sOf(dt acl.DataType, b []byte, n int) []float64 {
 }
 
 // writeNum stores x as element i of a float or integer tensor: rounded
-// once for floats, truncated toward zero and saturated for integers (as
-// Cast), 0 for NaN.
+// once for floats, truncated toward zero and saturated for integers (NaN
+// becomes 0), as Cast does.
 func writeNum(b []byte, dt acl.DataType, i int, x float64) {
-	if isInteger(dt) || dt == acl.Bool {
-		writeFromF64(b[i*dt.Size():(i+1)*dt.Size()], dt, []float64{x})
+	if isInteger(dt) {
+		writeInt(b, dt, i, floatToInt(x, dt))
 		return
 	}
 	writeFloat(b, dt, i, x)
