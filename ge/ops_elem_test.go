@@ -45,6 +45,10 @@ func elemGenDivisor(r *rand.Rand, k int, dt acl.DataType) float64 {
 	}
 }
 
+func elemGenNonZero(r *rand.Rand, _ int, _ acl.DataType) float64 {
+	return (0.1 + r.Float64()) * float64(1-2*r.IntN(2))
+}
+
 func elemIsSigned(dt acl.DataType) bool {
 	return dt == acl.Int8 || dt == acl.Int16 || dt == acl.Int32 || dt == acl.Int64
 }
@@ -123,6 +127,11 @@ func TestElemUnaryFloat(t *testing.T) {
 		{ge.OpNeg, nil, elemGen}, {ge.OpAbs, nil, elemGen}, {ge.OpRelu, nil, elemGen},
 		{ge.OpClip, ge.Attrs{ge.AttrMin: ge.FloatAttr(-0.5), ge.AttrMax: ge.FloatAttr(1.5)}, elemGen},
 		{ge.OpLog, nil, func(r *rand.Rand, _ int, _ acl.DataType) float64 { return 0.01 + 5*r.Float64() }},
+		{ge.OpSqrt, nil, func(r *rand.Rand, _ int, _ acl.DataType) float64 { return 5 * r.Float64() }},
+		{ge.OpReciprocal, nil, elemGenNonZero}, {ge.OpErf, nil, elemGen}, {ge.OpSoftplus, nil, elemGen},
+		{ge.OpGelu, nil, elemGen}, {ge.OpSilu, nil, elemGen},
+		{ge.OpLeakyRelu, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(0.1)}, elemGen},
+		{ge.OpElu, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(0.8)}, elemGen}, {ge.OpSelu, nil, elemGen},
 	}
 	for _, c := range cases {
 		for _, dt := range elemRealTypes {
@@ -143,6 +152,11 @@ func TestElemRoundHalfEven(t *testing.T) {
 	out, err := ge.EvalOp(ge.OpRound, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{7}}, Data: elemEncode(acl.Float64, in)}})
 	require.NoError(t, err)
 	require.Equal(t, []float64{0, 2, 2, -2, 0, 2, 4}, elemDecode(acl.Float64, out[0].Data, 7))
+}
+
+func TestElemPReluFloat64(t *testing.T) {
+	r := newRand(t)
+	checkElem(t, r, ge.OpPRelu, nil, []acl.DataType{acl.Float64, acl.Float64}, [][]int64{{2, 3, 4}, {3, 1}}, elemGen)
 }
 
 func TestElemFloatTests(t *testing.T) {

@@ -188,6 +188,35 @@ var elemArith = map[ge.OpType]func(t testing.TB, in []refVal, a ge.Attrs, out ge
 	ge.OpRelu: func(_ testing.TB, in []refVal, _ ge.Attrs, out ge.TensorDesc) refVal {
 		return elemRefMap(in[0], out, func(x float64) float64 { return math.Max(x, 0) })
 	},
+	// The float64 paths of the other activations.
+	ge.OpGelu: func(_ testing.TB, in []refVal, _ ge.Attrs, out ge.TensorDesc) refVal {
+		return elemRefMap(in[0], out, func(x float64) float64 {
+			return x / 2 * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		})
+	},
+	ge.OpSilu: func(_ testing.TB, in []refVal, _ ge.Attrs, out ge.TensorDesc) refVal {
+		return elemRefMap(in[0], out, func(x float64) float64 { return x / (1 + math.Exp(-x)) })
+	},
+	ge.OpLeakyRelu: func(_ testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		al := a.Float(ge.AttrAlpha, 0.01)
+		return elemRefMap(in[0], out, func(x float64) float64 { return math.Max(x, 0) + al*math.Min(x, 0) })
+	},
+	ge.OpElu: func(_ testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		al := a.Float(ge.AttrAlpha, 1)
+		return elemRefMap(in[0], out, func(x float64) float64 { return math.Max(x, 0) + al*(math.Exp(math.Min(x, 0))-1) })
+	},
+	ge.OpSelu: func(_ testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		al, ga := a.Float(ge.AttrAlpha, 1.67326319217681884765625), a.Float(ge.AttrGamma, 1.05070102214813232421875)
+		return elemRefMap(in[0], out, func(x float64) float64 {
+			if x > 0 {
+				return ga * x
+			}
+			return ga * al * (math.Exp(x) - 1)
+		})
+	},
+	ge.OpPRelu: func(_ testing.TB, in []refVal, _ ge.Attrs, out ge.TensorDesc) refVal {
+		return elemRefBroadcast(in[0], in[1], out, func(x, s float64) float64 { return math.Max(x, 0) + s*math.Min(x, 0) })
+	},
 }
 
 func elemB2F(b bool) float64 {
