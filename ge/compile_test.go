@@ -238,8 +238,8 @@ func TestErrorsNameTheNode(t *testing.T) {
 		{"dtype mix", func(g *ge.Graph) {
 			g.Add(g.Data("a", 0, acl.Float32, []int64{2}), g.Data("b", 1, acl.Float16, []int64{2}), ge.Name("mix"))
 		}, acl.CodeUnsupportedDataType, `node "mix" (Add): input 1 has data type ACL_FLOAT16`},
-		{"int relu", func(g *ge.Graph) {
-			g.Relu(g.Data("a", 0, acl.Int32, []int64{2}), ge.Name("r"))
+		{"bool relu", func(g *ge.Graph) {
+			g.Relu(g.Data("a", 0, acl.Bool, []int64{2}), ge.Name("r"))
 		}, acl.CodeUnsupportedDataType, `node "r" (Relu)`},
 		{"softmax axis", func(g *ge.Graph) {
 			g.Softmax(g.Data("a", 0, acl.Float32, []int64{2, 3}), 2, ge.Name("sm"))

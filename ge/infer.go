@@ -67,12 +67,10 @@ func broadcastDims(a, b []int64) ([]int64, error) {
 }
 
 // inferBinary covers the numpy-broadcasting arithmetic ops: float types,
-// and int32/int64 (computed exactly in int64).
+// float64 and the integer types (computed exactly in int64 or uint64).
 func inferBinary(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
-	if dt := in[0].DataType; !isInt(dt) {
-		if err := needFloat("input 0", dt); err != nil {
-			return nil, err
-		}
+	if err := needNumeric("input 0", in[0].DataType); err != nil {
+		return nil, err
 	}
 	if err := sameType(in); err != nil {
 		return nil, err
@@ -241,7 +239,7 @@ func inferReshape(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 func castable(t acl.DataType) bool {
 	switch t {
 	case acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Float8E4M3FN, acl.Float8E5M2,
-		acl.Int8, acl.Uint8, acl.Int16, acl.Int32, acl.Int64, acl.Bool:
+		acl.Int8, acl.Uint8, acl.Int16, acl.Uint16, acl.Int32, acl.Uint32, acl.Int64, acl.Uint64, acl.Bool:
 		return true
 	}
 	return false

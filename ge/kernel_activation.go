@@ -34,21 +34,25 @@ func init() {
 		t OpType
 		n string
 	}{{OpSigmoid, "Sigmoid"}, {OpTanh, "Tanh"}, {OpErf, "Erf"}, {OpExp, "Exp"}, {OpLog, "Log"},
-		{OpSqrt, "Sqrt"}, {OpReciprocal, "Reciprocal"}, {OpNeg, "Neg"}, {OpAbs, "Abs"}, {OpSoftplus, "Softplus"}} {
-		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, infer: inferUnaryFloat, kernel: activationKernel})
+		{OpSqrt, "Sqrt"}, {OpReciprocal, "Reciprocal"}, {OpSoftplus, "Softplus"}} {
+		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, infer: inferUnaryReal, kernel: activationKernel})
 	}
+	// Neg and Abs also take the integer types.
+	registerOp(OpNeg, &opSpec{name: "Neg", minIn: 1, maxIn: 1, infer: inferUnaryNumeric, kernel: activationKernel})
+	registerOp(OpAbs, &opSpec{name: "Abs", minIn: 1, maxIn: 1, infer: inferUnaryNumeric, kernel: activationKernel})
 	registerOp(OpLeakyRelu, &opSpec{name: "LeakyRelu", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryReal, kernel: activationKernel})
 	registerOp(OpElu, &opSpec{name: "Elu", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat}, infer: inferUnaryReal, kernel: activationKernel})
 	registerOp(OpSelu, &opSpec{name: "Selu", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrAlpha: AttrFloat, AttrGamma: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+		attrs: map[string]AttrKind{AttrAlpha: AttrFloat, AttrGamma: AttrFloat}, infer: inferUnaryReal, kernel: activationKernel})
 	registerOp(OpClip, &opSpec{name: "Clip", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrMin: AttrFloat, AttrMax: AttrFloat}, infer: inferUnaryFloat, kernel: activationKernel})
+		attrs: map[string]AttrKind{AttrMin: AttrFloat, AttrMax: AttrFloat}, infer: inferUnaryNumeric, kernel: activationKernel})
 }
 
-// Unary applies a one-input float op (OpSigmoid ... OpAbs, or OpRelu,
-// OpGelu, OpSilu) to x.
+// Unary applies a one-input element-wise op (OpSigmoid ... OpAbs, OpRelu,
+// OpGelu, OpSilu, or the parameterless ops of kernel_elem.go: OpAcos ...
+// OpGeluErf, OpSign, OpIsNaN, OpNot) to x.
 func (g *Graph) Unary(op OpType, x *Tensor, opts ...OpOption) *Tensor {
 	return g.single(op, []*Tensor{x}, nil, opts)
 }
@@ -71,6 +75,9 @@ func (g *Graph) Clip(x *Tensor, lo, hi *float64, opts ...OpOption) *Tensor {
 }
 
 func activationKernel(t *Task, args [][]byte) error {
+	if !isFloat(t.Inputs[0].DataType) {
+		return elemUnaryKernel(t, args) // float64, integers
+	}
 	var s scratch
 	defer s.release()
 	d := t.Inputs[0]

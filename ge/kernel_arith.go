@@ -26,9 +26,10 @@ func init() {
 	for _, op := range []struct {
 		t OpType
 		n string
-	}{{OpPow, "Pow"}, {OpMax, "Max"}, {OpMin, "Min"}} {
+	}{{OpMax, "Max"}, {OpMin, "Min"}} {
 		registerOp(op.t, &opSpec{name: op.n, minIn: 2, maxIn: 2, infer: inferBinary, kernel: binaryKernel})
 	}
+	registerOp(OpPow, &opSpec{name: "Pow", minIn: 2, maxIn: 2, infer: inferPow, kernel: binaryKernel})
 	registerOp(OpPRelu, &opSpec{name: "PRelu", minIn: 2, maxIn: 2, infer: inferPRelu, kernel: binaryKernel})
 	for _, op := range []struct {
 		t OpType
@@ -40,7 +41,8 @@ func init() {
 }
 
 // Pow returns a^b, Max and Min the element-wise extremes (NaN wins), all
-// with numpy broadcasting.
+// with numpy broadcasting. Pow's exponent may have another numeric type
+// than the base; the result has the base's type.
 func (g *Graph) Pow(a, b *Tensor, opts ...OpOption) *Tensor {
 	return g.single(OpPow, []*Tensor{a, b}, nil, opts)
 }
@@ -60,8 +62,8 @@ func (g *Graph) PRelu(x, slope *Tensor, opts ...OpOption) *Tensor {
 	return g.single(OpPRelu, []*Tensor{x, slope}, nil, opts)
 }
 
-// Compare returns the bool tensor a op b for op OpEqual, OpLess or
-// OpGreater, with numpy broadcasting.
+// Compare returns the bool tensor a op b for op OpEqual, OpLess,
+// OpGreater, OpLessEqual or OpGreaterEqual, with numpy broadcasting.
 func (g *Graph) Compare(op OpType, a, b *Tensor, opts ...OpOption) *Tensor {
 	return g.single(op, []*Tensor{a, b}, nil, opts)
 }
@@ -76,8 +78,8 @@ func inferPRelu(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isFloat(in[0].DataType) {
-		return nil, &dtypeError{fmt.Sprintf("input has data type %s, want float32, float16 or bfloat16", in[0].DataType)}
+	if !isReal(in[0].DataType) {
+		return nil, &dtypeError{fmt.Sprintf("input has data type %s, want float32, float16, bfloat16 or float64", in[0].DataType)}
 	}
 	if !dimsEqual(out[0].Dims, in[0].Dims) {
 		return nil, fmt.Errorf("slope %s does not broadcast to x %s", dimsString(in[1].Dims), dimsString(in[0].Dims))
@@ -90,7 +92,7 @@ func inferCompare(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 		return nil, err
 	}
 	dt := in[0].DataType
-	if !isFloat(dt) && !isInt(dt) && dt != acl.Bool && dt != acl.Int8 && dt != acl.Uint8 {
+	if !isNumeric(dt) && dt != acl.Bool {
 		return nil, &dtypeError{fmt.Sprintf("cannot compare %s", dt)}
 	}
 	dims, err := broadcastDims(in[0].Dims, in[1].Dims)
@@ -117,39 +119,26 @@ func inferWhere(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 	return []TensorDesc{{DataType: in[1].DataType, Format: in[1].Format, Dims: dims}}, nil
 }
 
-// intBinaryKernel runs Add/Sub/Mul/Div/Pow/Max/Min on int32/int64 in int64:
-// division truncates toward zero, division by zero fails the task (the
-// device raises an exception), Pow with a negative exponent is 0 unless
-// the base is ±1.
+// intBinaryKernel runs the two-input ops on bool and integer tensors
+// (Add ... Min, Mod, And/Or/Xor, BitShift) in int64, uint64 for uint64
+// (see intBinOp): division truncates toward zero, division by zero fails
+// the task (the device raises an exception), Pow with a negative exponent
+// is 0 unless the base is ±1; results wrap into the output type.
 func intBinaryKernel(t *Task, args [][]byte) error {
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	a := intsOf(ad.DataType, args[0], prod(ad.Dims))
 	b := intsOf(bd.DataType, args[1], prod(bd.Dims))
 	out := make([]int64, prod(od.Dims))
+	unsigned, fmod := ad.DataType == acl.Uint64, t.Attrs.Bool(AttrFmod)
+	left, bits := t.Attrs.Bool(AttrShiftLeft), ad.DataType.Bits()
 	var err error
 	bcastWalk(od.Dims, [][]int64{ad.Dims, bd.Dims}, func(i int, o []int) {
-		x, y := a[o[0]], b[o[1]]
-		switch t.Op {
-		case OpAdd:
-			out[i] = x + y
-		case OpSub:
-			out[i] = x - y
-		case OpMul:
-			out[i] = x * y
-		case OpDiv:
-			if y == 0 {
-				if err == nil {
-					err = kernelError(t, "integer division by zero at element %d", i)
-				}
-				return
-			}
-			out[i] = x / y
-		case OpPow:
-			out[i] = ipow(x, y)
-		case OpMax:
-			out[i] = max(x, y)
-		case OpMin:
-			out[i] = min(x, y)
+		if err != nil {
+			return
+		}
+		var e error
+		if out[i], e = intBinOp(t.Op, a[o[0]], b[o[1]], unsigned, fmod, left, bits); e != nil {
+			err = kernelError(t, "%v at element %d", e, i)
 		}
 	})
 	if err != nil {
@@ -213,12 +202,21 @@ func compareKernel(t *Task, args [][]byte) error {
 	na, nb := prod(ad.Dims), prod(bd.Dims)
 	out := args[2]
 	ins := [][]int64{ad.Dims, bd.Dims}
-	if isFloat(ad.DataType) || ad.DataType == acl.Float64 {
+	if isReal(ad.DataType) {
 		a, b := f64sOf(ad.DataType, args[0], na), f64sOf(bd.DataType, args[1], nb)
 		bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
 		return nil
 	}
 	a, b := intsOf(ad.DataType, args[0], na), intsOf(bd.DataType, args[1], nb)
+	if ad.DataType == acl.Uint64 {
+		// Flipping the sign bit maps uint64 order onto int64 order.
+		for i := range a {
+			a[i] ^= math.MinInt64
+		}
+		for i := range b {
+			b[i] ^= math.MinInt64
+		}
+	}
 	bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
 	return nil
 }
@@ -229,6 +227,10 @@ func cmp[T int64 | float64](op OpType, x, y T) bool {
 		return x == y
 	case OpLess:
 		return x < y
+	case OpLessEqual:
+		return x <= y
+	case OpGreaterEqual:
+		return x >= y
 	}
 	return x > y
 }

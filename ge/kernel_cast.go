@@ -18,7 +18,7 @@ const castChunk = 4096
 
 func isIntType(t acl.DataType) bool {
 	switch t {
-	case acl.Int8, acl.Uint8, acl.Int16, acl.Int32, acl.Int64, acl.Bool:
+	case acl.Int8, acl.Uint8, acl.Int16, acl.Uint16, acl.Int32, acl.Uint32, acl.Int64, acl.Uint64, acl.Bool:
 		return true
 	}
 	return false
@@ -34,7 +34,14 @@ func castKernel(t *Task, args [][]byte) error {
 	for base := 0; base < n; base += castChunk {
 		c := min(castChunk, n-base)
 		sb, db := in[base*ss:(base+c)*ss], out[base*ds:(base+c)*ds]
-		if isIntType(src) {
+		if src == acl.Uint64 && !isIntType(dst) {
+			// uint64 above 2^63 has no int64 form: widen to float64
+			// directly (exact below 2^53, rounded once above).
+			for i := range c {
+				fv[i] = float64(binary.LittleEndian.Uint64(sb[8*i:]))
+			}
+			writeFromF64(db, dst, fv[:c])
+		} else if isIntType(src) {
 			readInts(iv[:c], src, sb)
 			writeFromInts(db, dst, iv[:c])
 		} else {
@@ -56,9 +63,13 @@ func readInts(v []int64, t acl.DataType, b []byte) {
 			v[i] = boolInt(b[i] != 0)
 		case acl.Int16:
 			v[i] = int64(int16(binary.LittleEndian.Uint16(b[2*i:])))
+		case acl.Uint16:
+			v[i] = int64(binary.LittleEndian.Uint16(b[2*i:]))
 		case acl.Int32:
 			v[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
-		case acl.Int64:
+		case acl.Uint32:
+			v[i] = int64(binary.LittleEndian.Uint32(b[4*i:]))
+		case acl.Int64, acl.Uint64: // uint64: the bit pattern
 			v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	}
@@ -92,11 +103,11 @@ func writeInt(b []byte, t acl.DataType, i int, x int64) {
 		if x != 0 {
 			b[i] = 1
 		}
-	case acl.Int16:
+	case acl.Int16, acl.Uint16:
 		binary.LittleEndian.PutUint16(b[2*i:], uint16(x))
-	case acl.Int32:
+	case acl.Int32, acl.Uint32:
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-	case acl.Int64:
+	case acl.Int64, acl.Uint64:
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
 	}
 }
@@ -141,8 +152,14 @@ func intRange(t acl.DataType) (lo, hi float64) {
 		return 0, math.MaxUint8
 	case acl.Int16:
 		return math.MinInt16, math.MaxInt16
+	case acl.Uint16:
+		return 0, math.MaxUint16
 	case acl.Int32:
 		return math.MinInt32, math.MaxInt32
+	case acl.Uint32:
+		return 0, math.MaxUint32
+	case acl.Uint64:
+		return 0, 1 << 64
 	}
 	return math.MinInt64, math.MaxInt64
 }
@@ -181,10 +198,15 @@ func floatToInt(x float64, t acl.DataType) int64 {
 		}
 		return int64(lo)
 	case x >= hi:
-		if t == acl.Int64 {
+		switch t {
+		case acl.Int64:
 			return math.MaxInt64 // float64(MaxInt64) rounds up to 2^63
+		case acl.Uint64:
+			return -1 // all ones: MaxUint64
 		}
 		return int64(hi)
+	case t == acl.Uint64 && x >= 1<<63:
+		return int64(uint64(x))
 	}
 	return int64(x)
 }

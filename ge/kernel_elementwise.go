@@ -1,6 +1,7 @@
 package ge
 
 import (
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/par"
 	"github.com/ascend-go/cann/internal/vmath"
 )
@@ -21,8 +22,11 @@ func broadcastStrides(d, out []int64) []int {
 }
 
 func binaryKernel(t *Task, args [][]byte) error {
-	if !isFloat(t.Inputs[0].DataType) {
+	switch dt, et := t.Inputs[0].DataType, t.Inputs[1].DataType; {
+	case isInteger(dt) && isInteger(et):
 		return intBinaryKernel(t, args)
+	case dt == acl.Float64 || dt != et || (t.Op == OpMod && isFloat(dt)) || isInteger(dt):
+		return f64BinaryKernel(t, args)
 	}
 	var s scratch
 	defer s.release()
@@ -159,6 +163,9 @@ func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool 
 }
 
 func unaryKernel(t *Task, args [][]byte) error {
+	if !isFloat(t.Inputs[0].DataType) {
+		return elemUnaryKernel(t, args) // float64, integers
+	}
 	var s scratch
 	defer s.release()
 	d := t.Inputs[0]

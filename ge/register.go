@@ -19,7 +19,7 @@ func init() {
 		t OpType
 		n string
 	}{{OpRelu, "Relu"}, {OpGelu, "Gelu"}, {OpSilu, "Silu"}} {
-		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, attrs: floatOnly, infer: inferUnaryFloat, kernel: unaryKernel})
+		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, attrs: floatOnly, infer: unaryInfer(op.t), kernel: unaryKernel})
 	}
 	registerOp(OpSoftmax, &opSpec{name: "Softmax", minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferSoftmax, kernel: softmaxKernel})

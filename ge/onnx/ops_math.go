@@ -55,12 +55,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		if e.desc.DataType != c.ins[0].desc.DataType {
-			var err error
-			if e, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(c.ins[0].desc.DataType))}, e); err != nil {
-				return nil, err
-			}
-		}
+		// ge's Pow takes an exponent of another type than the base (Pow-12).
 		return one(c.emit(ge.OpPow, nil, c.ins[0], e))
 	}
 	for name, op := range map[string]ge.OpType{"Max": ge.OpMax, "Min": ge.OpMin, "Sum": ge.OpAdd, "Mean": ge.OpAdd} {
