@@ -36,10 +36,6 @@ var corpusDir = filepath.Join("testdata", "corpus")
 // set0" notes say what was checked by substituting the missing op in a
 // scratch copy of the model.
 var corpusPending = map[string]string{
-	"mobilenetv3_block_op11": "HardSigmoid (squeeze-excite gate) is not supported; with it decomposed to Mul/Add/Clip the model passes set0",
-	"mobilenetv3_block_op13": "HardSigmoid (hard-swish and squeeze-excite gate) is not supported; with it decomposed the model passes set0",
-	"mobilenetv3_block_op14": "HardSwish and HardSigmoid are not supported; with them decomposed the model passes set0",
-	"ocr_det_db":             "HardSigmoid (hard-swish in the backbone) is not supported; with it decomposed the model passes set0",
 	"ocr_rec_crnn":           "HardSigmoid is not supported; then LSTM direction bidirectional (only forward)",
 
 	"resize_nearest_asymmetric_floor_op11":   "Resize is not supported; opset 11's empty roi Constant (dims [0]) is refused as an empty tensor",
