@@ -723,3 +723,14 @@ func unwrapKind(err error) string {
 }
 
 var _ = fmt.Sprint
+
+// Ops returns the op types the importer converts, sorted; ops of another
+// domain than the default carry it as a prefix ("ai.onnx.ml/Scaler").
+func Ops() []string {
+	ops := make([]string, 0, len(converters))
+	for k := range converters {
+		ops = append(ops, k)
+	}
+	slices.Sort(ops)
+	return ops
+}
