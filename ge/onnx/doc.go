@@ -10,12 +10,27 @@
 //
 //	m, err := onnx.Compile(data, onnx.WithExternalDataDir(dir))
 //
+// A model with symbolic dims (an exported batch, image size or sequence
+// length) is loaded once with Load and run at any shapes: Model.Run
+// compiles one plan per tuple of input shapes (a bounded cache) and
+// interprets the runs whose shapes or control flow depend on the input
+// values (NonZero, an If on data, a Loop of data-dependent length), under
+// the run's context and memory limit. If, Loop and Scan read outer-scope
+// values; sequences and optionals are import-time lists of tensors, and a
+// model with sequence or optional inputs or outputs runs with
+// Model.RunValues.
+//
+//	m, err := onnx.Load(data)
+//	out, err := m.Run(ctx, inputs) // each input's Desc gives this run's shape
+//
 // Every refusal is an *Error naming the node, its op type, the opset and
 // the reason (unsupported op, attribute, data type or dynamic shape); it
 // unwraps to an *acl.Error (ACL_ERROR_GE_PARAM_INVALID, or
 // ACL_ERROR_UNSUPPORTED_DATA_TYPE for a data type) and matches the
 // sentinels ErrUnsupportedOp, ErrUnsupportedAttr, ErrUnsupportedDataType,
-// ErrDynamicShape and ErrInvalidModel with errors.Is.
+// ErrDynamicShape, ErrInvalidModel, ErrEmptyTensor, ErrShapeMismatch,
+// ErrCanceled and ErrOutOfMemory with errors.Is.
 //
-// Import and Compile are safe for concurrent use; they share no state.
+// Import and Compile are safe for concurrent use; they share no state. A
+// Model is safe for concurrent runs.
 package onnx
