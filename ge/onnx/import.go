@@ -55,6 +55,7 @@ type config struct {
 	maxPlans int
 	memLimit int64
 	other    map[string]*value // sequence and optional inputs of a run
+	ranges   map[string][][2]int64
 }
 
 // WithDynamicBatch imports a model whose graph inputs have a symbolic

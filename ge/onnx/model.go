@@ -53,7 +53,25 @@ type Input struct {
 	DataType acl.DataType // a sequence's or optional's element type
 	Dims     []int64      // nil for a sequence or optional
 	Symbols  []string
-	Kind     ValueKind
+	// Ranges gives each dim's [min, max] (max -1: no bound), as
+	// aclmdlGetInputDimsRange reports them: [d, d] for a fixed dim,
+	// [0, -1] for a symbolic one (ONNX allows an empty dim) unless
+	// WithInputRange narrows it.
+	Ranges [][2]int64
+	Kind   ValueKind
+}
+
+// WithInputRange bounds the dims of the named input, as ATC's
+// --input_shape_range does ("x:[1~8,3,-1,-1]"): ranges[i] is dim i's
+// [min, max], max -1 for no bound. A run whose dim falls outside is refused
+// with ErrShapeMismatch.
+func WithInputRange(name string, ranges [][2]int64) Option {
+	return func(c *config) {
+		if c.ranges == nil {
+			c.ranges = map[string][][2]int64{}
+		}
+		c.ranges[name] = append([][2]int64(nil), ranges...)
+	}
 }
 
 // Stats counts what a Model's plan cache did.
@@ -229,7 +247,32 @@ func (m *Model) describe() error {
 				in.Dims[i], in.Symbols[i] = -1, d.GetDimParam()
 			}
 		}
+		in.Ranges = make([][2]int64, len(in.Dims))
+		for i, d := range in.Dims {
+			in.Ranges[i] = [2]int64{d, d}
+			if d < 0 {
+				in.Ranges[i] = [2]int64{0, -1}
+			}
+		}
+		if r, ok := m.cfg.ranges[nm]; ok {
+			if len(r) != len(in.Dims) {
+				return modelError(ErrInvalidModel, "WithInputRange gives %q %d ranges, the input has rank %d", nm, len(r), len(in.Dims))
+			}
+			for i, x := range r {
+				if x[0] < 0 || x[1] >= 0 && x[1] < x[0] || in.Dims[i] >= 0 && (x[0] > in.Dims[i] || x[1] >= 0 && x[1] < in.Dims[i]) {
+					return modelError(ErrInvalidModel, "WithInputRange gives %q dim %d the range %v, which is empty or excludes its fixed value %d", nm, i, x, in.Dims[i])
+				}
+				if in.Dims[i] < 0 {
+					in.Ranges[i] = x
+				}
+			}
+		}
 		m.inputs = append(m.inputs, in)
+	}
+	for nm := range m.cfg.ranges {
+		if !m.hasInput(nm) {
+			return modelError(ErrInvalidModel, "WithInputRange names %q, which is not a graph input", nm)
+		}
 	}
 	for nm := range m.cfg.values {
 		if init[nm] || !m.hasInput(nm) {
@@ -303,6 +346,7 @@ func (m *Model) Inputs() []Input {
 	for i, in := range m.inputs {
 		out[i] = in
 		out[i].Dims, out[i].Symbols = append([]int64(nil), in.Dims...), append([]string(nil), in.Symbols...)
+		out[i].Ranges = append([][2]int64(nil), in.Ranges...)
 	}
 	return out
 }
@@ -371,6 +415,8 @@ func (m *Model) CheckShapes(in []ge.TensorDesc) error {
 				return modelError(ErrShapeMismatch, "input %q dim %d is %d: dims must be at least 0", want.Name, k, d)
 			case want.Dims[k] >= 0 && d != want.Dims[k]:
 				return modelError(ErrShapeMismatch, "input %q dim %d is %d, the model fixes it at %d", want.Name, k, d, want.Dims[k])
+			case want.Ranges != nil && (d < want.Ranges[k][0] || want.Ranges[k][1] >= 0 && d > want.Ranges[k][1]):
+				return modelError(ErrShapeMismatch, "input %q dim %d is %d, outside its range [%d, %d]", want.Name, k, d, want.Ranges[k][0], want.Ranges[k][1])
 			}
 			if s := want.Symbols[k]; s != "" {
 				if prev, ok := syms[s]; ok && prev.v != d {

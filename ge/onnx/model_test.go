@@ -131,6 +131,28 @@ func TestModelShapeErrors(t *testing.T) {
 	require.ErrorIs(t, err, onnx.ErrShapeMismatch, "data shorter than its desc")
 }
 
+// TestModelInputRange: WithInputRange bounds a symbolic dim as ATC's
+// --input_shape_range does; Inputs reports the ranges.
+func TestModelInputRange(t *testing.T) {
+	_, err := onnx.Load(symbolicMLP(), onnx.WithInputRange("x", [][2]int64{{1, 8}, {3, 3}}))
+	require.ErrorIs(t, err, onnx.ErrInvalidModel, "a range that excludes the fixed dim 4")
+	_, err = onnx.Load(symbolicMLP(), onnx.WithInputRange("y", [][2]int64{{1, 8}, {4, 4}}))
+	require.ErrorIs(t, err, onnx.ErrInvalidModel, "not an input")
+	m, err := onnx.Load(symbolicMLP(), onnx.WithInputRange("x", [][2]int64{{2, 8}, {4, 4}}))
+	require.NoError(t, err)
+	require.Equal(t, [][2]int64{{2, 8}, {4, 4}}, m.Inputs()[0].Ranges)
+	plain, err := onnx.Load(symbolicMLP())
+	require.NoError(t, err)
+	require.Equal(t, [][2]int64{{0, -1}, {4, 4}}, plain.Inputs()[0].Ranges)
+	for _, n := range []int64{1, 9} {
+		_, err = m.Run(context.Background(), []ge.HostTensor{f32Input([]int64{n, 4}, make([]float32, n*4))})
+		require.ErrorIs(t, err, onnx.ErrShapeMismatch)
+		require.ErrorContains(t, err, "outside its range [2, 8]")
+	}
+	_, err = m.Run(context.Background(), []ge.HostTensor{f32Input([]int64{8, 4}, make([]float32, 32))})
+	require.NoError(t, err)
+}
+
 // TestModelEndlessLoop: a Loop of 2^62 iterations whose condition stays
 // true ends when the run's context does, with ErrCanceled and
 // ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT, not by hanging.
