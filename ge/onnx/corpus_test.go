@@ -36,7 +36,7 @@ var corpusDir = filepath.Join("testdata", "corpus")
 // set0" notes say what was checked by substituting the missing op in a
 // scratch copy of the model.
 var corpusPending = map[string]string{
-	"ocr_rec_crnn":           "HardSigmoid is not supported; then LSTM direction bidirectional (only forward)",
+	"ocr_rec_crnn": "HardSigmoid is not supported; then LSTM direction bidirectional (only forward)",
 
 	"resize_nearest_asymmetric_floor_op11":   "Resize is not supported; opset 11's empty roi Constant (dims [0]) is refused as an empty tensor",
 	"resize_nearest_aligncorners_rpf_op11":   "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
