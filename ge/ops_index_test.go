@@ -489,7 +489,7 @@ func TestIndexOpErrors(t *testing.T) {
 	}{
 		{"gatherelements", ge.OpGatherElements, []idxIn{{acl.Float32, []int64{3}, []float64{1, 2, 3}}, idxInts([]int64{2}, 0, 3)}, nil},
 		{"gatherelements negative", ge.OpGatherElements, []idxIn{{acl.Float32, []int64{3}, []float64{1, 2, 3}}, idxInts([]int64{2}, -4, 0)}, nil},
-		{"gathernd", ge.OpGatherND, []idxIn{{acl.Float32, []int64{3, 2}, make([]float64, 6)}, idxInts([]int64{1, 2}, 1, 1 << 40)}, nil},
+		{"gathernd", ge.OpGatherND, []idxIn{{acl.Float32, []int64{3, 2}, make([]float64, 6)}, idxInts([]int64{1, 2}, 1, 1<<40)}, nil},
 		{"scatterelements", ge.OpScatterElements, []idxIn{{acl.Float32, []int64{3}, make([]float64, 3)}, idxInts([]int64{1}, 7), {acl.Float32, []int64{1}, []float64{1}}}, nil},
 		{"scatternd", ge.OpScatterND, []idxIn{{acl.Float32, []int64{3}, make([]float64, 3)}, idxInts([]int64{1, 1}, -9), {acl.Float32, []int64{1}, []float64{1}}}, nil},
 		{"reversesequence", ge.OpReverseSequence, []idxIn{{acl.Float32, []int64{3, 2}, make([]float64, 6)}, idxInts([]int64{2}, 4, 1)}, nil},
