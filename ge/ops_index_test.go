@@ -356,6 +356,25 @@ func TestOneHotTileTriluReverseSequence(t *testing.T) {
 	}
 }
 
+// TestPadModes covers Pad's modes, cropping (negative pads) and the fill
+// value as an input.
+func TestPadModes(t *testing.T) {
+	r := newRand(t)
+	for _, dt := range idxAllTypes {
+		for _, mode := range []string{"constant", "edge", "reflect", "wrap"} {
+			for _, pads := range [][]int64{{1, 2, 0, 3}, {0, 5, 2, 0}, {-1, 1, 2, -2}} {
+				t.Run(fmt.Sprintf("%s/%s/%v", dt, mode, pads), func(t *testing.T) {
+					checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 4})}, op1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr(pads),
+						ge.AttrMode: ge.StringAttr(mode), ge.AttrValue: ge.FloatAttr(1)}), 0)
+				})
+			}
+		}
+		t.Run(fmt.Sprintf("%s/fill-input", dt), func(t *testing.T) {
+			checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 3}), {dt, []int64{}, []float64{1}}}, op1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 0, 1, 2})}), 0)
+		})
+	}
+}
+
 func TestDetAndEinsum(t *testing.T) {
 	r := newRand(t)
 	for _, dt := range idxFloatTypes {
@@ -461,6 +480,9 @@ func TestIndexOpErrors(t *testing.T) {
 			ge.Attrs{ge.AttrReduction: ge.StringAttr("sub")}},
 		{"scatternd updates", ge.OpScatterND, []idxIn{{acl.Float32, []int64{3, 2}, nil}, {acl.Int64, []int64{1, 1}, nil}, {acl.Float32, []int64{1}, nil}}, nil},
 		{"tile repeats", ge.OpTile, []idxIn{{acl.Float32, []int64{3}, nil}}, ge.Attrs{ge.AttrRepeats: ge.IntsAttr([]int64{0})}},
+		{"pad mode", ge.OpPad, []idxIn{{acl.Float32, []int64{3}, nil}}, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 1}), ge.AttrMode: ge.StringAttr("mirror")}},
+		{"pad crop", ge.OpPad, []idxIn{{acl.Float32, []int64{3}, nil}}, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{-2, -1})}},
+		{"pad fill", ge.OpPad, []idxIn{{acl.Float32, []int64{3}, nil}, {acl.Float16, []int64{1}, nil}}, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 1})}},
 		{"trilu rank", ge.OpTrilu, []idxIn{{acl.Float32, []int64{3}, nil}}, nil},
 		{"einsum equation", ge.OpEinsum, []idxIn{{acl.Float32, []int64{3}, nil}}, ge.Attrs{ge.AttrEquation: ge.StringAttr("ij->i")}},
 		{"einsum sizes", ge.OpEinsum, []idxIn{{acl.Float32, []int64{3}, nil}, {acl.Float32, []int64{4}, nil}}, ge.Attrs{ge.AttrEquation: ge.StringAttr("i,i->")}},

@@ -41,6 +41,57 @@ func init() {
 	refOps[ge.OpReverseSequence] = refReverseSequence
 	refOps[ge.OpDet] = refDet
 	refOps[ge.OpEinsum] = refEinsum
+	refOps[ge.OpPad] = refPad
+}
+
+// refPad maps every output position to its source per mode (numpy.pad's
+// constant, edge, reflect and wrap).
+func refPad(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x := in[0]
+	p := a.Ints(ge.AttrPads)
+	fill := a.Float(ge.AttrValue, 0)
+	if len(in) > 1 {
+		fill = in[1].v[0]
+	}
+	o := make([]float64, numel(out.Dims))
+	for i := range o {
+		idx := unravel(i, out.Dims)
+		inside := true
+		for k := range idx {
+			s, d := idx[k]-int(p[k]), int(x.dims[k])
+			switch a.String(ge.AttrMode) {
+			case "edge":
+				s = min(max(s, 0), d-1)
+			case "wrap":
+				for s < 0 {
+					s += d
+				}
+				s %= d
+			case "reflect":
+				for s < 0 || s >= d {
+					if d == 1 {
+						s = 0
+					} else if s < 0 {
+						s = -s
+					} else {
+						s = 2*(d-1) - s
+					}
+				}
+			}
+			if s < 0 || s >= d {
+				inside = false
+			}
+			idx[k] = s
+		}
+		o[i] = fill
+		if inside {
+			o[i] = x.v[ravel(idx, x.dims)]
+		}
+	}
+	if isIdxInt(x.dt) {
+		return refVal{x.dt, out.Dims, o}
+	}
+	return rounded(x.dt, out.Dims, o)
 }
 
 func refWrap(v float64, dim int64) int {

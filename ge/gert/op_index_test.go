@@ -57,6 +57,7 @@ func indexOpCases(rng *rand.Rand) []opCase {
 		mk("Trilu", gert.OpAttrs{"upper": false, "k": int64(1)}, t(2, 4, 5)),
 		mk("ReverseSequence", gert.OpAttrs{"batch_axis": int64(1), "time_axis": int64(0)}, t(4, 3, 2), idxI64([]int64{3}, 4, 1, 2)),
 		mk("Det", nil, t(3, 4, 4)),
+		mk("Pad", gert.OpAttrs{"pads": []int64{2, -1, 1, 3}, "mode": "reflect"}, t(3, 4)),
 		mk("Einsum", gert.OpAttrs{"equation": "bij,bjk->bik"}, t(2, 3, 4), t(2, 4, 5)),
 	}
 }
