@@ -2,7 +2,7 @@ package onnx
 
 import (
 	"encoding/binary"
-	"math"
+	"slices"
 	"strings"
 
 	"github.com/ascend-go/cann/acl"
@@ -365,7 +365,8 @@ func convUnique(c *nodeCtx) ([]*value, error) {
 	return c.emitN(ge.OpUnique, a, c.ins[0])
 }
 
-// convEinsum runs the general Einsum kernel.
+// convEinsum emits a batched matrix product as MatMul (float32, float16,
+// bfloat16) and everything else as the general Einsum kernel.
 func convEinsum(c *nodeCtx) ([]*value, error) {
 	if err := c.need(1, 1<<10); err != nil {
 		return nil, err
@@ -376,7 +377,58 @@ func convEinsum(c *nodeCtx) ([]*value, error) {
 		}
 	}
 	eq := strings.ReplaceAll(c.strAttr("equation", ""), " ", "")
+	if len(c.ins) == 2 {
+		a, b := c.ins[0].desc, c.ins[1].desc
+		if ta, tb, ok := einsumMatMul(eq); ok && a.DataType == b.DataType && isMatMulType(a.DataType) &&
+			len(a.Dims) == len(b.Dims) && len(a.Dims) == len(strings.Split(eq, ",")[0]) &&
+			slices.Equal(a.Dims[:len(a.Dims)-2], b.Dims[:len(b.Dims)-2]) {
+			return one(c.emit(ge.OpMatMul, ge.Attrs{ge.AttrTransposeA: ge.BoolAttr(ta), ge.AttrTransposeB: ge.BoolAttr(tb)}, c.ins[0], c.ins[1]))
+		}
+	}
 	return one(c.emit(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(eq)}, c.ins...))
 }
 
-var _ = math.Abs
+func isMatMulType(dt acl.DataType) bool {
+	return dt == acl.Float32 || dt == acl.Float16 || dt == acl.BFloat16
+}
+
+// einsumMatMul recognizes "<batch>mk,<batch>kn-><batch>mn" with distinct
+// labels, either operand's matrix possibly transposed ("km", "nk"), and
+// returns MatMul's transpose flags.
+func einsumMatMul(eq string) (ta, tb, ok bool) {
+	lhs, out, has := strings.Cut(eq, "->")
+	terms := strings.Split(lhs, ",")
+	if !has || strings.Contains(eq, ".") || len(terms) != 2 {
+		return false, false, false
+	}
+	a, b := terms[0], terms[1]
+	nb := len(a) - 2
+	if nb < 0 || len(b) != len(a) || len(out) != len(a) || a[:nb] != b[:nb] || out[:nb] != a[:nb] {
+		return false, false, false
+	}
+	m, n := out[nb], out[nb+1]
+	var k byte
+	switch {
+	case a[nb] == m:
+		k = a[nb+1]
+	case a[nb+1] == m:
+		k, ta = a[nb], true
+	default:
+		return false, false, false
+	}
+	switch b[nb:] {
+	case string([]byte{k, n}):
+	case string([]byte{n, k}):
+		tb = true
+	default:
+		return false, false, false
+	}
+	seen := map[rune]bool{}
+	for _, l := range a[:nb] + string([]byte{m, n, k}) {
+		if seen[l] {
+			return false, false, false
+		}
+		seen[l] = true
+	}
+	return ta, tb, true
+}

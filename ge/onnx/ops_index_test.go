@@ -1,16 +1,21 @@
 package onnx_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/ge/onnx"
+	pb "github.com/ascend-go/cann/ge/onnx/internal/onnxpb"
 )
 
 // TestValueDependentOpsWithConstantInputs: the ops whose output shape
@@ -67,4 +72,76 @@ func TestValueDependentOpsRefuseComputedInputs(t *testing.T) {
 		require.ErrorIs(t, err, onnx.ErrDynamicShape, name)
 		require.NotEqual(t, acl.Code(0), acl.CodeOf(err))
 	}
+}
+
+// einsumModel builds y = Einsum[equation](a, b) over float32 graph inputs.
+func einsumModel(eq string, da, db []int64) []byte {
+	f := int32(1)
+	vi := func(name string, dims []int64) *pb.ValueInfoProto {
+		var ds []*pb.TensorShapeProto_Dimension
+		for _, d := range dims {
+			ds = append(ds, &pb.TensorShapeProto_Dimension{Value: &pb.TensorShapeProto_Dimension_DimValue{DimValue: d}})
+		}
+		return &pb.ValueInfoProto{Name: proto.String(name), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{
+			TensorType: &pb.TypeProto_Tensor{ElemType: &f, Shape: &pb.TensorShapeProto{Dim: ds}}}}}
+	}
+	m := &pb.ModelProto{IrVersion: proto.Int64(8),
+		OpsetImport: []*pb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(12)}},
+		Graph: &pb.GraphProto{Name: proto.String("g"),
+			Node: []*pb.NodeProto{{Name: proto.String("e"), OpType: proto.String("Einsum"), Input: []string{"a", "b"}, Output: []string{"y"},
+				Attribute: []*pb.AttributeProto{{Name: proto.String("equation"), Type: pb.AttributeProto_STRING.Enum(), S: []byte(eq)}}}},
+			Input:  []*pb.ValueInfoProto{vi("a", da), vi("b", db)},
+			Output: []*pb.ValueInfoProto{{Name: proto.String("y")}}}}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestEinsumMatMulPath: batched matrix products become MatMul tasks and
+// agree with the general Einsum kernel; other equations stay Einsum.
+func TestEinsumMatMulPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		eq     string
+		da, db []int64
+		matmul bool
+	}{
+		{"ij,jk->ik", []int64{3, 4}, []int64{4, 5}, true},
+		{"bhqd,bhkd->bhqk", []int64{2, 2, 3, 4}, []int64{2, 2, 5, 4}, true},
+		{"bhqk, bhkd -> bhqd", []int64{2, 2, 3, 5}, []int64{2, 2, 5, 4}, true},
+		{"ji,jk->ik", []int64{4, 3}, []int64{4, 5}, true},
+		{"bij,bjk->bki", []int64{2, 3, 4}, []int64{2, 4, 5}, false},
+		{"ii,jk->ik", []int64{4, 4}, []int64{4, 5}, false},
+		{"bij,cjk->bik", []int64{2, 3, 4}, []int64{2, 4, 5}, false},
+	} {
+		t.Run(c.eq, func(t *testing.T) {
+			m, err := onnx.Compile(einsumModel(c.eq, c.da, c.db))
+			require.NoError(t, err)
+			hasMM := false
+			for _, task := range m.Tasks {
+				hasMM = hasMM || task.Op == ge.OpMatMul
+			}
+			require.Equal(t, c.matmul, hasMM)
+			a := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.da))))
+			b := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.db))))
+			got, err := getest.Run(m, [][]byte{a, b})
+			require.NoError(t, err)
+			desc := func(d []int64) ge.TensorDesc { return ge.TensorDesc{DataType: acl.Float32, Dims: d} }
+			want, err := ge.EvalOp(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(strings.ReplaceAll(c.eq, " ", ""))},
+				[]ge.HostTensor{{Desc: desc(c.da), Data: a}, {Desc: desc(c.db), Data: b}})
+			require.NoError(t, err)
+			require.Equal(t, want[0].Desc.Dims, m.Outputs[0].Dims)
+			require.Empty(t, compareTensor(acl.Float32, got[0], want[0].Data))
+		})
+	}
+}
+
+func idxProd(d []int64) int64 {
+	n := int64(1)
+	for _, v := range d {
+		n *= v
+	}
+	return n
 }
