@@ -573,3 +573,25 @@ func uniqueKernel(t *Task, args [][]byte) error {
 	}
 	return nil
 }
+
+// ArgReduce returns the int64 index of the largest (OpArgMax) or smallest
+// (OpArgMin) element of x along axis; ties pick the first index, or the
+// last with lastIndex.
+func (g *Graph) ArgReduce(op OpType, x *Tensor, axis int, keepDims, lastIndex bool, opts ...OpOption) *Tensor {
+	return g.single(op, []*Tensor{x}, Attrs{AttrAxis: IntAttr(int64(axis)), AttrKeepDims: BoolAttr(keepDims),
+		AttrSelectLastIndex: BoolAttr(lastIndex)}, opts)
+}
+
+// TopK returns the k largest (or smallest) elements of x along axis, in
+// order, and their int64 indices; equal values keep the lower index first.
+func (g *Graph) TopK(x *Tensor, k int64, axis int, largest bool, opts ...OpOption) (values, indices *Tensor) {
+	n := g.addOp(OpTopK, []*Tensor{x}, Attrs{AttrK: IntAttr(k), AttrAxis: IntAttr(int64(axis)),
+		AttrLargest: BoolAttr(largest), AttrSorted: BoolAttr(true)}, opts...)
+	return n.Output(0), n.Output(1)
+}
+
+// Einsum evaluates an Einstein summation ("bij,bjk->bik", "ii->i",
+// "...ij->...ji") over xs, which share one type.
+func (g *Graph) Einsum(equation string, xs []*Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpEinsum, xs, Attrs{AttrEquation: StringAttr(equation)}, opts)
+}

@@ -542,3 +542,31 @@ func TestIndexOpErrors(t *testing.T) {
 	_, err = ge.ValueDependentCount(ge.OpNonZero, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{2}}, Data: make([]byte, 4)}})
 	require.Error(t, err)
 }
+
+// TestIndexOpsRoundTrip: a model of index ops (string, bool and list
+// attributes, several outputs) survives MarshalBinary/ParseModel and runs
+// the same.
+func TestIndexOpsRoundTrip(t *testing.T) {
+	g := ge.NewGraph("rt")
+	x := g.Data("x", 0, acl.Float32, []int64{4, 3})
+	id := g.Data("id", 1, acl.Int64, []int64{2, 1})
+	e := g.Einsum("ij,ik->jk", []*ge.Tensor{x, x})
+	vals, ids := g.TopK(x, 2, -1, true)
+	am := g.ArgReduce(ge.OpArgMin, x, 0, false, true)
+	gn := g.AddOp(ge.OpGatherND, []*ge.Tensor{x, id}, nil).Output(0)
+	p := g.AddOp(ge.OpPad, []*ge.Tensor{x}, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 1, 0, 2}), ge.AttrMode: ge.StringAttr("reflect")}).Output(0)
+	g.Output(e, vals, ids, gn, p, am)
+	require.NoError(t, g.Err())
+	m, err := ge.Compile(g)
+	require.NoError(t, err)
+	b, err := m.MarshalBinary()
+	require.NoError(t, err)
+	m2, err := ge.ParseModel(b)
+	require.NoError(t, err)
+	in := [][]byte{idxEncode(acl.Float32, []float64{1, -2, 3, 0.5, 4, -1, 2, 2, 2, -3, 0, 1}), idxEncode(acl.Int64, []float64{3, -4})}
+	want, err := getest.Run(m, in)
+	require.NoError(t, err)
+	got, err := getest.Run(m2, in)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
