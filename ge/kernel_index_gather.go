@@ -23,7 +23,7 @@ func init() {
 	registerOp(OpScatterND, &opSpec{name: "ScatterND", minIn: 3, maxIn: 3,
 		attrs: map[string]AttrKind{AttrReduction: AttrString}, infer: inferScatterND, kernel: scatterNDKernel})
 	registerOp(OpOneHot, &opSpec{name: "OneHot", minIn: 2, maxIn: 2,
-		attrs: map[string]AttrKind{AttrDepth: AttrInt, AttrAxis: AttrInt}, infer: inferOneHot, kernel: oneHotKernel})
+		attrs: map[string]AttrKind{AttrDepth: AttrInt, AttrAxis: AttrInt, AttrNegativeIndices: AttrBool}, infer: inferOneHot, kernel: oneHotKernel})
 	registerOp(OpTile, &opSpec{name: "Tile", minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrRepeats: AttrInts}, infer: inferTile, kernel: tileKernel})
 	registerOp(OpTrilu, &opSpec{name: "Trilu", minIn: 1, maxIn: 1,
@@ -354,8 +354,9 @@ func inferOneHot(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 }
 
 // oneHotKernel: on_value where the position along axis equals the index
-// (negative indices count from depth), off_value elsewhere; an index
-// outside [-depth, depth) gives a row of off_value, as ONNX specifies.
+// (with AttrNegativeIndices negative indices count from depth, as from
+// ONNX opset 11), off_value elsewhere; an index outside the range gives a
+// row of off_value, as ONNX specifies.
 func oneHotKernel(t *Task, args [][]byte) error {
 	id, vals, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	axis, err := normAxis(t.Attrs.Int(AttrAxis, -1), len(od.Dims))
@@ -380,7 +381,11 @@ func oneHotKernel(t *Task, args [][]byte) error {
 		}
 	}
 	inner := prod(id.Dims[axis:])
+	wrap := t.Attrs.Bool(AttrNegativeIndices)
 	for i, v := range iv {
+		if v < 0 && !wrap {
+			continue
+		}
 		v, ok := wrapIndex(v, int64(depth))
 		if !ok {
 			continue

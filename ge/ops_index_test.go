@@ -327,13 +327,15 @@ func TestOneHotTileTriluReverseSequence(t *testing.T) {
 	r := newRand(t)
 	for _, dt := range idxAllTypes {
 		for _, axis := range []int64{0, 1, -1} {
-			t.Run(fmt.Sprintf("OneHot/%s/axis%d", dt, axis), func(t *testing.T) {
+			neg := axis != 1
+			t.Run(fmt.Sprintf("OneHot/%s/axis%d/neg=%v", dt, axis, neg), func(t *testing.T) {
 				id := idxIn{acl.Float32, []int64{2, 3}, []float64{0, 4, -1, -5, 7, 2.7}} // 7: all off
 				vals := idxIn{dt, []int64{2}, []float64{0, 1}}
 				if !isIdxInt(dt) {
 					vals.v = []float64{-0.5, 3}
 				}
-				checkIdx(t, []idxIn{id, vals}, op1(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(5), ge.AttrAxis: ge.IntAttr(axis)}), 0)
+				checkIdx(t, []idxIn{id, vals}, op1(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(5), ge.AttrAxis: ge.IntAttr(axis),
+					ge.AttrNegativeIndices: ge.BoolAttr(neg)}), 0)
 			})
 		}
 		t.Run("Tile/"+dt.String(), func(t *testing.T) {

@@ -410,7 +410,7 @@ func refOneHot(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal 
 		oi := unravel(i, out.Dims)
 		ii := append(append([]int{}, oi[:axis]...), oi[axis+1:]...)
 		v := math.Trunc(id.v[ravel(ii, id.dims)])
-		if v < 0 {
+		if v < 0 && a.Bool(ge.AttrNegativeIndices) {
 			v += float64(depth)
 		}
 		o[i] = vals.v[0]

@@ -52,7 +52,7 @@ func indexOpCases(rng *rand.Rand) []opCase {
 		mk("GatherND", gert.OpAttrs{"batch_dims": int64(0)}, t(3, 4, 2), idxI64([]int64{2, 2}, 0, 3, 2, -1)),
 		mk("ScatterElements", gert.OpAttrs{"axis": int64(0), "reduction": "add"}, t(3, 4), idxI64([]int64{1, 4}, 2, 0, 1, 2), t(1, 4)),
 		mk("ScatterND", gert.OpAttrs{"reduction": "none"}, t(4, 3), idxI64([]int64{2, 1}, 3, 0), t(2, 3)),
-		mk("OneHot", gert.OpAttrs{"depth": int64(5), "axis": int64(-1)}, idxI64([]int64{4}, 0, 4, -1, 7), t(2)),
+		mk("OneHot", gert.OpAttrs{"depth": int64(5), "axis": int64(-1), "negative_indices": true}, idxI64([]int64{4}, 0, 4, -1, 7), t(2)),
 		mk("Tile", gert.OpAttrs{"repeats": []int64{2, 1, 3}}, t(2, 3, 4)),
 		mk("Trilu", gert.OpAttrs{"upper": false, "k": int64(1)}, t(2, 4, 5)),
 		mk("ReverseSequence", gert.OpAttrs{"batch_axis": int64(1), "time_axis": int64(0)}, t(4, 3, 2), idxI64([]int64{3}, 4, 1, 2)),

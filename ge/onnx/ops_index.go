@@ -133,7 +133,8 @@ func convScatterElements(c *nodeCtx) ([]*value, error) {
 }
 
 // convOneHot reads depth (a constant of any numeric type) and keeps
-// values [off, on] as an input.
+// values [off, on] as an input; negative indices count from depth from
+// opset 11 (before, they select nothing).
 func convOneHot(c *nodeCtx) ([]*value, error) {
 	if err := c.need(3, 3); err != nil {
 		return nil, err
@@ -154,7 +155,8 @@ func convOneHot(c *nodeCtx) ([]*value, error) {
 			return nil, err
 		}
 	}
-	return one(c.emit(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(int64(depth)), ge.AttrAxis: ge.IntAttr(c.intAttr("axis", -1))}, c.ins[0], vals))
+	return one(c.emit(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(int64(depth)), ge.AttrAxis: ge.IntAttr(c.intAttr("axis", -1)),
+		ge.AttrNegativeIndices: ge.BoolAttr(c.im.opset >= 11)}, c.ins[0], vals))
 }
 
 func convCumSum(c *nodeCtx) ([]*value, error) {
