@@ -367,8 +367,9 @@ func convUnique(c *nodeCtx) ([]*value, error) {
 	return c.emitN(ge.OpUnique, a, c.ins[0])
 }
 
-// convEinsum emits a batched matrix product as MatMul (float32, float16,
-// bfloat16) and everything else as the general Einsum kernel.
+// convEinsum emits a pure permutation ("ij->ji") as Transpose, a batched
+// matrix product as MatMul (float32, float16, bfloat16) and everything
+// else as the general Einsum kernel.
 func convEinsum(c *nodeCtx) ([]*value, error) {
 	if err := c.need(1, 1<<10); err != nil {
 		return nil, err
@@ -379,6 +380,9 @@ func convEinsum(c *nodeCtx) ([]*value, error) {
 		}
 	}
 	eq := strings.ReplaceAll(c.strAttr("equation", ""), " ", "")
+	if perm, ok := einsumTranspose(eq); ok && len(c.ins) == 1 && len(perm) == len(c.ins[0].desc.Dims) {
+		return one(c.emit(ge.OpTranspose, ge.Attrs{ge.AttrPerm: ge.IntsAttr(perm)}, c.ins[0]))
+	}
 	if len(c.ins) == 2 {
 		a, b := c.ins[0].desc, c.ins[1].desc
 		if ta, tb, ok := einsumMatMul(eq); ok && a.DataType == b.DataType && isMatMulType(a.DataType) &&
@@ -388,6 +392,24 @@ func convEinsum(c *nodeCtx) ([]*value, error) {
 		}
 	}
 	return one(c.emit(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(eq)}, c.ins...))
+}
+
+// einsumTranspose recognizes a one-operand permutation of distinct
+// letters ("abc->cab") and returns the Transpose perm.
+func einsumTranspose(eq string) ([]int64, bool) {
+	in, out, ok := strings.Cut(eq, "->")
+	if !ok || len(in) != len(out) || strings.ContainsAny(eq, ".,") {
+		return nil, false
+	}
+	perm := make([]int64, len(out))
+	for i := range len(out) {
+		j := strings.IndexByte(in, out[i])
+		if j < 0 || strings.Count(in, in[j:j+1]) != 1 {
+			return nil, false
+		}
+		perm[i] = int64(j)
+	}
+	return perm, true
 }
 
 func isMatMulType(dt acl.DataType) bool {

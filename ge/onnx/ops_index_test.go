@@ -74,7 +74,8 @@ func TestValueDependentOpsRefuseComputedInputs(t *testing.T) {
 	}
 }
 
-// einsumModel builds y = Einsum[equation](a, b) over float32 graph inputs.
+// einsumModel builds y = Einsum[equation](a, b) (or of a alone, for nil
+// db) over float32 graph inputs.
 func einsumModel(eq string, da, db []int64) []byte {
 	f := int32(1)
 	vi := func(name string, dims []int64) *pb.ValueInfoProto {
@@ -85,12 +86,16 @@ func einsumModel(eq string, da, db []int64) []byte {
 		return &pb.ValueInfoProto{Name: proto.String(name), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{
 			TensorType: &pb.TypeProto_Tensor{ElemType: &f, Shape: &pb.TensorShapeProto{Dim: ds}}}}}
 	}
+	names, inputs := []string{"a"}, []*pb.ValueInfoProto{vi("a", da)}
+	if db != nil {
+		names, inputs = append(names, "b"), append(inputs, vi("b", db))
+	}
 	m := &pb.ModelProto{IrVersion: proto.Int64(8),
 		OpsetImport: []*pb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(12)}},
 		Graph: &pb.GraphProto{Name: proto.String("g"),
-			Node: []*pb.NodeProto{{Name: proto.String("e"), OpType: proto.String("Einsum"), Input: []string{"a", "b"}, Output: []string{"y"},
+			Node: []*pb.NodeProto{{Name: proto.String("e"), OpType: proto.String("Einsum"), Input: names, Output: []string{"y"},
 				Attribute: []*pb.AttributeProto{{Name: proto.String("equation"), Type: pb.AttributeProto_STRING.Enum(), S: []byte(eq)}}}},
-			Input:  []*pb.ValueInfoProto{vi("a", da), vi("b", db)},
+			Input:  inputs,
 			Output: []*pb.ValueInfoProto{{Name: proto.String("y")}}}}
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -109,6 +114,8 @@ func TestEinsumMatMulPath(t *testing.T) {
 		matmul bool
 	}{
 		{"ij,jk->ik", []int64{3, 4}, []int64{4, 5}, true},
+		{"bij->bji", []int64{2, 3, 4}, nil, false},
+		{"bii->bi", []int64{2, 3, 3}, nil, false},
 		{"bhqd,bhkd->bhqk", []int64{2, 2, 3, 4}, []int64{2, 2, 5, 4}, true},
 		{"bhqk, bhkd -> bhqd", []int64{2, 2, 3, 5}, []int64{2, 2, 5, 4}, true},
 		{"ji,jk->ik", []int64{4, 3}, []int64{4, 5}, true},
@@ -119,18 +126,24 @@ func TestEinsumMatMulPath(t *testing.T) {
 		t.Run(c.eq, func(t *testing.T) {
 			m, err := onnx.Compile(einsumModel(c.eq, c.da, c.db))
 			require.NoError(t, err)
-			hasMM := false
+			ops := map[ge.OpType]bool{}
 			for _, task := range m.Tasks {
-				hasMM = hasMM || task.Op == ge.OpMatMul
+				ops[task.Op] = true
 			}
-			require.Equal(t, c.matmul, hasMM)
-			a := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.da))))
-			b := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.db))))
-			got, err := getest.Run(m, [][]byte{a, b})
-			require.NoError(t, err)
+			require.Equal(t, c.matmul, ops[ge.OpMatMul])
+			require.Equal(t, strings.Contains(c.eq, "bij->bji"), ops[ge.OpTranspose])
 			desc := func(d []int64) ge.TensorDesc { return ge.TensorDesc{DataType: acl.Float32, Dims: d} }
-			want, err := ge.EvalOp(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(strings.ReplaceAll(c.eq, " ", ""))},
-				[]ge.HostTensor{{Desc: desc(c.da), Data: a}, {Desc: desc(c.db), Data: b}})
+			a := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.da))))
+			in := [][]byte{a}
+			hs := []ge.HostTensor{{Desc: desc(c.da), Data: a}}
+			if c.db != nil {
+				b := getest.F32Bytes(getest.RandF32(rng, int(idxProd(c.db))))
+				in = append(in, b)
+				hs = append(hs, ge.HostTensor{Desc: desc(c.db), Data: b})
+			}
+			got, err := getest.Run(m, in)
+			require.NoError(t, err)
+			want, err := ge.EvalOp(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(strings.ReplaceAll(c.eq, " ", ""))}, hs)
 			require.NoError(t, err)
 			require.Equal(t, want[0].Desc.Dims, m.Outputs[0].Dims)
 			require.Empty(t, compareTensor(acl.Float32, got[0], want[0].Data))
