@@ -74,9 +74,9 @@ func TestValueDependentOpsRefuseComputedInputs(t *testing.T) {
 	}
 }
 
-// einsumModel builds y = Einsum[equation](a, b) (or of a alone, for nil
+// idxEinsumModel builds y = Einsum[equation](a, b) (or of a alone, for nil
 // db) over float32 graph inputs.
-func einsumModel(eq string, da, db []int64) []byte {
+func idxEinsumModel(eq string, da, db []int64) []byte {
 	f := int32(1)
 	vi := func(name string, dims []int64) *pb.ValueInfoProto {
 		var ds []*pb.TensorShapeProto_Dimension
@@ -124,7 +124,7 @@ func TestEinsumMatMulPath(t *testing.T) {
 		{"bij,cjk->bik", []int64{2, 3, 4}, []int64{2, 4, 5}, false},
 	} {
 		t.Run(c.eq, func(t *testing.T) {
-			m, err := onnx.Compile(einsumModel(c.eq, c.da, c.db))
+			m, err := onnx.Compile(idxEinsumModel(c.eq, c.da, c.db))
 			require.NoError(t, err)
 			ops := map[ge.OpType]bool{}
 			for _, task := range m.Tasks {
@@ -157,4 +157,103 @@ func idxProd(d []int64) int64 {
 		n *= v
 	}
 	return n
+}
+
+// idxNodeModel builds a one-node model over constant inputs (float32 for
+// []float32, int64 for []int64) with nOut outputs y0, y1, ...
+func idxNodeModel(op string, opset int64, attrs []*pb.AttributeProto, nOut int, ins ...any) []byte {
+	var inits []*pb.TensorProto
+	var names []string
+	for i, v := range ins {
+		name := "c" + string(rune('0'+i))
+		names = append(names, name)
+		switch v := v.(type) {
+		case []float32:
+			inits = append(inits, &pb.TensorProto{Name: proto.String(name), Dims: []int64{int64(len(v))}, DataType: proto.Int32(1), FloatData: v})
+		case []int64:
+			inits = append(inits, &pb.TensorProto{Name: proto.String(name), Dims: []int64{int64(len(v))}, DataType: proto.Int32(7), Int64Data: v})
+		}
+	}
+	var outs []string
+	var outVI []*pb.ValueInfoProto
+	for i := range nOut {
+		outs = append(outs, "y"+string(rune('0'+i)))
+		outVI = append(outVI, &pb.ValueInfoProto{Name: proto.String(outs[i])})
+	}
+	m := &pb.ModelProto{IrVersion: proto.Int64(8),
+		OpsetImport: []*pb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(opset)}},
+		Graph: &pb.GraphProto{Name: proto.String("g"), Initializer: inits, Output: outVI,
+			Node: []*pb.NodeProto{{Name: proto.String("n"), OpType: proto.String(op), Input: names, Output: outs, Attribute: attrs}}}}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func idxIntAttr(name string, v int64) *pb.AttributeProto {
+	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func idxIntsAttr(name string, v ...int64) *pb.AttributeProto {
+	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_INTS.Enum(), Ints: v}
+}
+
+func idxStrAttr(name, v string) *pb.AttributeProto {
+	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_STRING.Enum(), S: []byte(v)}
+}
+
+// TestIndexOpsAcrossOpsets: the attribute and semantic changes between
+// opsets (TopK's k attribute, Hardmax's 2-D coercion before 13, OneHot's
+// negative indices from 11, Pad's attributes and modes, ScatterElements'
+// reductions) on small hand-checked cases.
+func TestIndexOpsAcrossOpsets(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		model []byte
+		want  [][]float64
+	}{
+		{"TopK/9", idxNodeModel("TopK", 9, []*pb.AttributeProto{idxIntAttr("k", 2)}, 2, []float32{1, 3, 2, 5, 4, 6}),
+			[][]float64{{6, 5}, {5, 3}}},
+		{"TopK/11/smallest", idxNodeModel("TopK", 11, []*pb.AttributeProto{idxIntAttr("largest", 0)}, 2, []float32{4, 1, 3, 1}, []int64{3}),
+			[][]float64{{1, 1, 3}, {1, 3, 2}}},
+		{"ArgMax/11", idxNodeModel("ArgMax", 11, []*pb.AttributeProto{idxIntAttr("keepdims", 0)}, 1, []float32{1, 7, 7, 2}),
+			[][]float64{{1}}},
+		{"ArgMin/12/last", idxNodeModel("ArgMin", 12, []*pb.AttributeProto{idxIntAttr("select_last_index", 1)}, 1, []float32{1, 7, 1, 2}),
+			[][]float64{{2}}},
+		{"OneHot/9", idxNodeModel("OneHot", 9, nil, 1, []int64{-1, 1}, []int64{3}, []float32{0, 1}),
+			[][]float64{{0, 0, 0, 0, 1, 0}}},
+		{"OneHot/11", idxNodeModel("OneHot", 11, nil, 1, []int64{-1, 1}, []int64{3}, []float32{0, 1}),
+			[][]float64{{0, 0, 1, 0, 1, 0}}},
+		{"Pad/6/edge", idxNodeModel("Pad", 6, []*pb.AttributeProto{idxIntsAttr("pads", 2, 1), idxStrAttr("mode", "edge")}, 1, []float32{1, 2}),
+			[][]float64{{1, 1, 1, 2, 2}}},
+		{"Pad/11/reflect", idxNodeModel("Pad", 11, []*pb.AttributeProto{idxStrAttr("mode", "reflect")}, 1, []float32{1, 2, 3}, []int64{2, 1}),
+			[][]float64{{3, 2, 1, 2, 3, 2}}},
+		{"Pad/19/wrap", idxNodeModel("Pad", 19, []*pb.AttributeProto{idxStrAttr("mode", "wrap")}, 1, []float32{1, 2, 3}, []int64{1, -1}),
+			[][]float64{{3, 1, 2}}},
+		{"ScatterElements/18/max", idxNodeModel("ScatterElements", 18, []*pb.AttributeProto{idxStrAttr("reduction", "max")}, 1,
+			[]float32{1, 5, 3}, []int64{0, 0, -1}, []float32{4, 2, 1}), [][]float64{{4, 5, 3}}},
+		{"Scatter/9", idxNodeModel("Scatter", 9, nil, 1, []float32{1, 5, 3}, []int64{2}, []float32{9}), [][]float64{{1, 5, 9}}},
+		{"CumSum/14", idxNodeModel("CumSum", 14, []*pb.AttributeProto{idxIntAttr("reverse", 1)}, 1, []float32{1, 2, 3}, []int64{0}),
+			[][]float64{{6, 5, 3}}},
+		{"Tile/13", idxNodeModel("Tile", 13, nil, 1, []int64{1, 2}, []int64{2}), [][]float64{{1, 2, 1, 2}}},
+		{"NonZero/13", idxNodeModel("NonZero", 13, nil, 1, []float32{0, 3, 0, 1}), [][]float64{{1, 3}}},
+		{"Compress/11", idxNodeModel("Compress", 11, []*pb.AttributeProto{idxIntAttr("axis", -1)}, 1, []float32{1, 2, 3}, []int64{1, 0, 1}),
+			[][]float64{{1, 3}}},
+		{"Size/13", idxNodeModel("Size", 13, nil, 1, []float32{1, 2, 3}), [][]float64{{3}}},
+		{"Einsum/12", idxNodeModel("Einsum", 12, []*pb.AttributeProto{idxStrAttr("equation", "i,i")}, 1, []float32{1, 2, 3}, []float32{4, 5, 6}),
+			[][]float64{{32}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := onnx.Compile(c.model)
+			require.NoError(t, err)
+			outs, err := getest.Run(m, nil)
+			require.NoError(t, err)
+			require.Len(t, outs, len(c.want))
+			for i, w := range c.want {
+				h := ge.HostTensor{Desc: ge.TensorDesc{DataType: m.Outputs[i].DataType, Dims: m.Outputs[i].Dims}, Data: outs[i]}
+				require.Equal(t, w, toF64(h), "output %d", i)
+			}
+		})
+	}
 }
