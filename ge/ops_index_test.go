@@ -110,7 +110,7 @@ func checkIdx(t *testing.T, ins []idxIn, build func(g *ge.Graph, in []*ge.Tensor
 	return got
 }
 
-func op1(op ge.OpType, a ge.Attrs) func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+func idxOp1(op ge.OpType, a ge.Attrs) func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 	return func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(op, in, a).Output(0) }
 }
 
@@ -133,7 +133,7 @@ func TestArgMaxArgMin(t *testing.T) {
 				for _, keep := range []bool{false, true} {
 					for _, last := range []bool{false, true} {
 						t.Run(fmt.Sprintf("%s/%s/axis%d/keep=%v/last=%v", op, dt, axis, keep, last), func(t *testing.T) {
-							checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 5, 4})}, op1(op, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis),
+							checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 5, 4})}, idxOp1(op, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis),
 								ge.AttrKeepDims: ge.BoolAttr(keep), ge.AttrSelectLastIndex: ge.BoolAttr(last)}), 0)
 						})
 					}
@@ -148,7 +148,7 @@ func TestHardmax(t *testing.T) {
 	for _, dt := range idxAllTypes {
 		for _, axis := range []int64{0, 1, -1} {
 			t.Run(fmt.Sprintf("%s/axis%d", dt, axis), func(t *testing.T) {
-				checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 6, 2})}, op1(ge.OpHardmax, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis)}), 0)
+				checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 6, 2})}, idxOp1(ge.OpHardmax, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis)}), 0)
 			})
 		}
 	}
@@ -190,7 +190,7 @@ func TestCumSum(t *testing.T) {
 		for _, axis := range []int64{0, 1, -1} {
 			for _, f := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				t.Run(fmt.Sprintf("%s/axis%d/excl=%v/rev=%v", dt, axis, f[0], f[1]), func(t *testing.T) {
-					checkIdx(t, []idxIn{idxRand(r, dt, []int64{4, 5, 3})}, op1(ge.OpCumSum, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis),
+					checkIdx(t, []idxIn{idxRand(r, dt, []int64{4, 5, 3})}, idxOp1(ge.OpCumSum, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis),
 						ge.AttrExclusive: ge.BoolAttr(f[0]), ge.AttrReverse: ge.BoolAttr(f[1])}), 4*idxTol(dt))
 				})
 			}
@@ -206,7 +206,7 @@ func TestNonZeroAndUnique(t *testing.T) {
 			x.v[0] = 1 // at least one non-zero
 			n, err := ge.ValueDependentCount(ge.OpNonZero, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: x.dims}, Data: idxEncode(dt, x.v)}})
 			require.NoError(t, err)
-			checkIdx(t, []idxIn{x}, op1(ge.OpNonZero, ge.Attrs{ge.AttrCount: ge.IntAttr(n)}), 0)
+			checkIdx(t, []idxIn{x}, idxOp1(ge.OpNonZero, ge.Attrs{ge.AttrCount: ge.IntAttr(n)}), 0)
 		})
 		for _, axis := range []int64{-2, 0, 1, 2} {
 			for _, sorted := range []bool{true, false} {
@@ -267,7 +267,7 @@ func TestGatherElementsAndND(t *testing.T) {
 					for range numel(id.dims) {
 						id.v = append(id.v, float64(r.IntN(int(2*x.dims[ax]))-int(x.dims[ax]))) // negatives too
 					}
-					checkIdx(t, []idxIn{x, id}, op1(ge.OpGatherElements, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis)}), 0)
+					checkIdx(t, []idxIn{x, id}, idxOp1(ge.OpGatherElements, ge.Attrs{ge.AttrAxis: ge.IntAttr(axis)}), 0)
 				})
 			}
 			for _, c := range []struct {
@@ -283,7 +283,7 @@ func TestGatherElementsAndND(t *testing.T) {
 						d := c.x[int(c.b)+i%int(k)]
 						id.v = append(id.v, float64(r.IntN(int(2*d))-int(d)))
 					}
-					checkIdx(t, []idxIn{x, id}, op1(ge.OpGatherND, ge.Attrs{ge.AttrBatchDims: ge.IntAttr(c.b)}), 0)
+					checkIdx(t, []idxIn{x, id}, idxOp1(ge.OpGatherND, ge.Attrs{ge.AttrBatchDims: ge.IntAttr(c.b)}), 0)
 				})
 			}
 		}
@@ -309,7 +309,7 @@ func TestScatter(t *testing.T) {
 					for range 12 {
 						id.v = append(id.v, float64(r.IntN(int(2*x.dims[ax]))-int(x.dims[ax])))
 					}
-					checkIdx(t, []idxIn{x, id, idxRand(r, dt, []int64{3, 4})}, op1(ge.OpScatterElements,
+					checkIdx(t, []idxIn{x, id, idxRand(r, dt, []int64{3, 4})}, idxOp1(ge.OpScatterElements,
 						ge.Attrs{ge.AttrAxis: ge.IntAttr(axis), ge.AttrReduction: ge.StringAttr(red)}), tol)
 				})
 			}
@@ -317,7 +317,7 @@ func TestScatter(t *testing.T) {
 				x := idxRand(r, dt, []int64{4, 5, 2})
 				// Two tuples of length 2 (slices of [2]) and one repeated.
 				id := idxInts([]int64{3, 2}, 1, -1, 3, 0, 1, 4)
-				checkIdx(t, []idxIn{x, id, idxRand(r, dt, []int64{3, 2})}, op1(ge.OpScatterND, ge.Attrs{ge.AttrReduction: ge.StringAttr(red)}), tol)
+				checkIdx(t, []idxIn{x, id, idxRand(r, dt, []int64{3, 2})}, idxOp1(ge.OpScatterND, ge.Attrs{ge.AttrReduction: ge.StringAttr(red)}), tol)
 			})
 		}
 	}
@@ -334,24 +334,24 @@ func TestOneHotTileTriluReverseSequence(t *testing.T) {
 				if !isIdxInt(dt) {
 					vals.v = []float64{-0.5, 3}
 				}
-				checkIdx(t, []idxIn{id, vals}, op1(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(5), ge.AttrAxis: ge.IntAttr(axis),
+				checkIdx(t, []idxIn{id, vals}, idxOp1(ge.OpOneHot, ge.Attrs{ge.AttrDepth: ge.IntAttr(5), ge.AttrAxis: ge.IntAttr(axis),
 					ge.AttrNegativeIndices: ge.BoolAttr(neg)}), 0)
 			})
 		}
 		t.Run("Tile/"+dt.String(), func(t *testing.T) {
-			checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 3, 4})}, op1(ge.OpTile, ge.Attrs{ge.AttrRepeats: ge.IntsAttr([]int64{3, 1, 2})}), 0)
+			checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 3, 4})}, idxOp1(ge.OpTile, ge.Attrs{ge.AttrRepeats: ge.IntsAttr([]int64{3, 1, 2})}), 0)
 		})
 		for _, k := range []int64{-7, -1, 0, 2, 9} {
 			for _, upper := range []bool{false, true} {
 				t.Run(fmt.Sprintf("Trilu/%s/k%d/upper=%v", dt, k, upper), func(t *testing.T) {
-					checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 4, 6})}, op1(ge.OpTrilu, ge.Attrs{ge.AttrK: ge.IntAttr(k), ge.AttrUpper: ge.BoolAttr(upper)}), 0)
+					checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 4, 6})}, idxOp1(ge.OpTrilu, ge.Attrs{ge.AttrK: ge.IntAttr(k), ge.AttrUpper: ge.BoolAttr(upper)}), 0)
 				})
 			}
 		}
 		for _, ba := range []int64{0, 1} {
 			t.Run(fmt.Sprintf("ReverseSequence/%s/batch%d", dt, ba), func(t *testing.T) {
 				x := idxRand(r, dt, []int64{4, 4, 3})
-				checkIdx(t, []idxIn{x, idxInts([]int64{4}, 4, 0, 1, 3)}, op1(ge.OpReverseSequence,
+				checkIdx(t, []idxIn{x, idxInts([]int64{4}, 4, 0, 1, 3)}, idxOp1(ge.OpReverseSequence,
 					ge.Attrs{ge.AttrBatchAxis: ge.IntAttr(ba), ge.AttrTimeAxis: ge.IntAttr(1 - ba)}), 0)
 			})
 		}
@@ -366,13 +366,13 @@ func TestPadModes(t *testing.T) {
 		for _, mode := range []string{"constant", "edge", "reflect", "wrap"} {
 			for _, pads := range [][]int64{{1, 2, 0, 3}, {0, 5, 2, 0}, {-1, 1, 2, -2}} {
 				t.Run(fmt.Sprintf("%s/%s/%v", dt, mode, pads), func(t *testing.T) {
-					checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 4})}, op1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr(pads),
+					checkIdx(t, []idxIn{idxRand(r, dt, []int64{3, 4})}, idxOp1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr(pads),
 						ge.AttrMode: ge.StringAttr(mode), ge.AttrValue: ge.FloatAttr(1)}), 0)
 				})
 			}
 		}
 		t.Run(fmt.Sprintf("%s/fill-input", dt), func(t *testing.T) {
-			checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 3}), {dt, []int64{}, []float64{1}}}, op1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 0, 1, 2})}), 0)
+			checkIdx(t, []idxIn{idxRand(r, dt, []int64{2, 3}), {dt, []int64{}, []float64{1}}}, idxOp1(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{1, 0, 1, 2})}), 0)
 		})
 	}
 }
@@ -382,12 +382,12 @@ func TestDetAndEinsum(t *testing.T) {
 	for _, dt := range idxFloatTypes {
 		for _, dims := range [][]int64{{1, 1}, {3, 3}, {2, 4, 4}, {2, 1, 5, 5}} {
 			t.Run(fmt.Sprintf("Det/%s/%v", dt, dims), func(t *testing.T) {
-				checkIdx(t, []idxIn{idxRand(r, dt, dims)}, op1(ge.OpDet, nil), 4*idxTol(dt))
+				checkIdx(t, []idxIn{idxRand(r, dt, dims)}, idxOp1(ge.OpDet, nil), 4*idxTol(dt))
 			})
 		}
 	}
 	t.Run("Det/singular", func(t *testing.T) {
-		checkIdx(t, []idxIn{{acl.Float32, []int64{3, 3}, []float64{1, 2, 3, 2, 4, 6, 0, 1, 1}}}, op1(ge.OpDet, nil), 0)
+		checkIdx(t, []idxIn{{acl.Float32, []int64{3, 3}, []float64{1, 2, 3, 2, 4, 6, 0, 1, 1}}}, idxOp1(ge.OpDet, nil), 0)
 	})
 	cases := []struct {
 		eq   string
@@ -413,7 +413,7 @@ func TestDetAndEinsum(t *testing.T) {
 				for _, d := range c.dims {
 					ins = append(ins, idxRand(r, dt, d))
 				}
-				checkIdx(t, ins, op1(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(c.eq)}), 4*idxTol(dt))
+				checkIdx(t, ins, idxOp1(ge.OpEinsum, ge.Attrs{ge.AttrEquation: ge.StringAttr(c.eq)}), 4*idxTol(dt))
 			})
 		}
 	}

@@ -94,7 +94,7 @@ func refPad(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
 	return rounded(x.dt, out.Dims, o)
 }
 
-func refWrap(v float64, dim int64) int {
+func refIdxWrap(v float64, dim int64) int {
 	if v < 0 {
 		v += float64(dim)
 	}
@@ -203,15 +203,15 @@ func refCumSum(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal 
 	}
 	if x.dt == acl.Int8 || x.dt == acl.Int16 || x.dt == acl.Int32 || x.dt == acl.Uint8 {
 		for i := range o {
-			o[i] = refNarrow(x.dt, o[i])
+			o[i] = refIdxNarrow(x.dt, o[i])
 		}
 		return refVal{x.dt, x.dims, o}
 	}
 	return rounded(x.dt, x.dims, o)
 }
 
-// refNarrow wraps an integer to dt's width as integer casts do.
-func refNarrow(dt acl.DataType, v float64) float64 {
+// refIdxNarrow wraps an integer to dt's width as integer casts do.
+func refIdxNarrow(dt acl.DataType, v float64) float64 {
 	switch dt {
 	case acl.Int8:
 		return float64(int8(int64(v)))
@@ -324,7 +324,7 @@ func refGatherElements(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc)
 	o := make([]float64, len(id.v))
 	for i := range o {
 		idx := unravel(i, id.dims)
-		idx[axis] = refWrap(id.v[i], x.dims[axis])
+		idx[axis] = refIdxWrap(id.v[i], x.dims[axis])
 		o[i] = x.v[ravel(idx, x.dims)]
 	}
 	return refVal{x.dt, id.dims, o}
@@ -342,7 +342,7 @@ func refGatherND(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVa
 		xi := append([]int{}, oi[:b]...)
 		for c := range k {
 			ti := append(append([]int{}, oi[:q]...), c)
-			xi = append(xi, refWrap(id.v[ravel(ti, id.dims)], x.dims[b+c]))
+			xi = append(xi, refIdxWrap(id.v[ravel(ti, id.dims)], x.dims[b+c]))
 		}
 		xi = append(xi, oi[q:]...)
 		o[i] = x.v[ravel(xi, x.dims)]
@@ -350,7 +350,7 @@ func refGatherND(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVa
 	return refVal{x.dt, out.Dims, o}
 }
 
-func refCombine(r string, dt acl.DataType, x, y float64) float64 {
+func refScatterCombine(r string, dt acl.DataType, x, y float64) float64 {
 	switch r {
 	case "add":
 		x += y
@@ -364,7 +364,7 @@ func refCombine(r string, dt acl.DataType, x, y float64) float64 {
 		x = y
 	}
 	if dt == acl.Int8 || dt == acl.Int16 || dt == acl.Int32 || dt == acl.Uint8 {
-		return refNarrow(dt, x)
+		return refIdxNarrow(dt, x)
 	}
 	return roundTo(dt, x)
 }
@@ -375,9 +375,9 @@ func refScatterElements(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc
 	o := append([]float64{}, x.v...)
 	for i := range id.v {
 		idx := unravel(i, id.dims)
-		idx[axis] = refWrap(id.v[i], x.dims[axis])
+		idx[axis] = refIdxWrap(id.v[i], x.dims[axis])
 		p := ravel(idx, x.dims)
-		o[p] = refCombine(a.String(ge.AttrReduction), x.dt, o[p], up.v[i])
+		o[p] = refScatterCombine(a.String(ge.AttrReduction), x.dt, o[p], up.v[i])
 	}
 	return refVal{x.dt, x.dims, o}
 }
@@ -392,11 +392,11 @@ func refScatterND(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refV
 		var xi []int
 		for c := range k {
 			ti := append(append([]int{}, ui[:q]...), c)
-			xi = append(xi, refWrap(id.v[ravel(ti, id.dims)], x.dims[c]))
+			xi = append(xi, refIdxWrap(id.v[ravel(ti, id.dims)], x.dims[c]))
 		}
 		xi = append(xi, ui[q:]...)
 		p := ravel(xi, x.dims)
-		o[p] = refCombine(a.String(ge.AttrReduction), x.dt, o[p], up.v[i])
+		o[p] = refScatterCombine(a.String(ge.AttrReduction), x.dt, o[p], up.v[i])
 	}
 	return refVal{x.dt, x.dims, o}
 }
@@ -474,12 +474,12 @@ func refDet(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
 	o := make([]float64, numel(out.Dims))
 	for b := range o {
 		mat := x.v[b*m*m : (b+1)*m*m]
-		o[b] = refLaplace(mat, m, allIdx(m))
+		o[b] = refLaplace(mat, m, idxAll(m))
 	}
 	return rounded(x.dt, out.Dims, o)
 }
 
-func allIdx(m int) []int {
+func idxAll(m int) []int {
 	c := make([]int, m)
 	for i := range c {
 		c[i] = i
