@@ -30,7 +30,7 @@ func TestValueDependentOpsWithConstantInputs(t *testing.T) {
 		"test_unique_sorted_with_negative_axis", "test_unique_sorted_without_axis",
 		"test_compress_0", "test_compress_1", "test_compress_default_axis", "test_compress_negative_axis",
 		"test_onehot_negative_indices", "test_onehot_with_axis", "test_onehot_with_negative_axis", "test_onehot_without_axis",
-		"test_top_k", "test_top_k_negative_axis", "test_top_k_smallest",
+		"test_top_k", "test_top_k_negative_axis", "test_top_k_smallest", "test_range_float_type_positive_delta",
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(testDataDir, "node", name)
