@@ -4,7 +4,8 @@ import "fmt"
 
 // Data-layout ops on bytes (every storable type): Transpose, StridedSlice
 // (ONNX Slice: negative indices, clamping, any non-zero step), Expand
-// (numpy broadcast to a shape) and Pad (constant value).
+// (numpy broadcast to a shape) and Pad (constant, edge, reflect or wrap;
+// negative pads crop).
 const (
 	OpTranspose    OpType = 85
 	OpStridedSlice OpType = 86
@@ -19,6 +20,7 @@ const (
 	AttrEnds   = "ends"   // StridedSlice: ints, one per dim (exclusive)
 	AttrSteps  = "steps"  // StridedSlice: ints, one per dim, non-zero
 	AttrValue  = "value"  // Pad: float fill value
+	AttrMode   = "mode"   // Pad: string, "constant" (default), "edge", "reflect" or "wrap"
 )
 
 func init() {
@@ -29,8 +31,8 @@ func init() {
 		infer: inferStridedSlice, kernel: stridedSliceKernel})
 	registerOp(OpExpand, &opSpec{name: "Expand", minIn: 1, maxIn: 1,
 		attrs: map[string]AttrKind{AttrShape: AttrInts}, infer: inferExpand, kernel: expandKernel})
-	registerOp(OpPad, &opSpec{name: "Pad", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrPads: AttrInts, AttrValue: AttrFloat}, infer: inferPad, kernel: padKernel})
+	registerOp(OpPad, &opSpec{name: "Pad", minIn: 1, maxIn: 2,
+		attrs: map[string]AttrKind{AttrPads: AttrInts, AttrValue: AttrFloat, AttrMode: AttrString}, infer: inferPad, kernel: padKernel})
 }
 
 // Transpose permutes x's dims: output dim i is input dim perm[i] (nil
@@ -240,61 +242,113 @@ func inferPad(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	if len(p) != 2*len(x) {
 		return nil, fmt.Errorf("pads %s: want %d values", dimsString(p), 2*len(x))
 	}
-	if !castable(in[0].DataType) {
-		return nil, &dtypeError{fmt.Sprintf("cannot pad %s", in[0].DataType)}
+	mode := a.String(AttrMode)
+	switch mode {
+	case "", "constant":
+		if !castable(in[0].DataType) {
+			return nil, &dtypeError{fmt.Sprintf("cannot pad %s", in[0].DataType)}
+		}
+	case "edge", "reflect", "wrap":
+		if len(in) > 1 {
+			return nil, fmt.Errorf("mode %q takes no fill value input", mode)
+		}
+	default:
+		return nil, fmt.Errorf("mode %q: want constant, edge, reflect or wrap", mode)
+	}
+	if len(in) > 1 && (in[1].DataType != in[0].DataType || in[1].NumElements() != 1) {
+		return nil, fmt.Errorf("fill value %s: want one %s element", in[1], in[0].DataType)
 	}
 	dims := cloneDims(x)
 	for i := range x {
-		if p[i] < 0 || p[len(x)+i] < 0 || p[i] > MaxDim || p[len(x)+i] > MaxDim {
-			return nil, fmt.Errorf("pads %s: negative pads (cropping) are not supported", dimsString(p))
+		if p[i] < -MaxDim || p[len(x)+i] < -MaxDim || p[i] > MaxDim || p[len(x)+i] > MaxDim {
+			return nil, fmt.Errorf("pads %s out of range", dimsString(p))
 		}
 		dims[i] += p[i] + p[len(x)+i]
+		if dims[i] < 1 {
+			return nil, fmt.Errorf("pads %s crop dim %d of %s to nothing (empty tensors are not supported)", dimsString(p), i, dimsString(x))
+		}
 	}
 	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
 }
 
+// padSource maps output position i of a dim padded by before to the input
+// position it copies, or -1 for the fill value.
+func padSource(i, before, d int, mode string) int {
+	s := i - before
+	if s >= 0 && s < d {
+		return s
+	}
+	switch mode {
+	case "edge":
+		return min(max(s, 0), d-1)
+	case "wrap":
+		return ((s % d) + d) % d
+	case "reflect":
+		if d == 1 {
+			return 0
+		}
+		period := 2 * (d - 1)
+		m := ((s % period) + period) % period
+		if m >= d {
+			m = period - m
+		}
+		return m
+	}
+	return -1
+}
+
+// padKernel writes every output element from its source element (per dim
+// through padSource) or the fill value: the value attribute, or input 1.
 func padKernel(t *Task, args [][]byte) error {
 	d, od := t.Inputs[0], t.Outputs[0]
 	dt := d.DataType
 	es := dt.Size()
 	p := t.Attrs.Ints(AttrPads)
-	// Fill with the value, then copy the input rows into place.
+	mode := t.Attrs.String(AttrMode)
+	out := args[len(t.Inputs)][:od.Size()]
 	fill := make([]byte, es)
-	if v := t.Attrs.Float(AttrValue, 0); isIntType(dt) {
+	if len(t.Inputs) > 1 {
+		copy(fill, args[1][:es])
+	} else if v := t.Attrs.Float(AttrValue, 0); isIntType(dt) {
 		writeInt(fill, dt, 0, int64(v))
 	} else {
 		writeFloat(fill, dt, 0, v)
-	}
-	out := args[1][:od.Size()]
-	for i := 0; i < len(out); i += es {
-		copy(out[i:], fill)
 	}
 	r := len(d.Dims)
 	if r == 0 {
 		copy(out, args[0][:es])
 		return nil
 	}
-	ost := make([]int, r)
-	acc := 1
-	for i := r - 1; i >= 0; i-- {
-		ost[i] = acc
-		acc *= int(od.Dims[i])
-	}
-	n, row := prod(d.Dims), int(d.Dims[r-1])
-	idx := make([]int, r)
-	for src := 0; src < n; src += row {
-		off := 0
-		for i := range r {
-			off += (idx[i] + int(p[i])) * ost[i]
+	// Source position of every output position, per dim.
+	src := make([][]int, r)
+	for k := range r {
+		src[k] = make([]int, od.Dims[k])
+		for i := range src[k] {
+			src[k][i] = padSource(i, int(p[k]), int(d.Dims[k]), mode)
 		}
-		copy(out[off*es:(off+row)*es], args[0][src*es:(src+row)*es])
-		for i := r - 2; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < int(d.Dims[i]) {
+	}
+	st := rowStrides(d.Dims)
+	idx := make([]int, r-1)
+	last := int(od.Dims[r-1])
+	for o := 0; o < len(out); o += last * es {
+		base := 0
+		for k, i := range idx {
+			s := src[k][i]
+			if s < 0 {
+				base = -1
 				break
 			}
-			idx[i] = 0
+			base += s * st[k]
 		}
+		for j := range last {
+			dst := out[o+j*es : o+(j+1)*es]
+			if s := src[r-1][j]; base < 0 || s < 0 {
+				copy(dst, fill)
+			} else {
+				copy(dst, args[0][(base+s)*es:])
+			}
+		}
+		next(idx, od.Dims[:r-1])
 	}
 	return nil
 }

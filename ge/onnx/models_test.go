@@ -112,7 +112,7 @@ func TestRefusalsNameNodeOpAndOpset(t *testing.T) {
 		code  acl.Code
 		parts []string
 	}{
-		{"unsupported op", model("Hardmax", 13, nil, w), onnx.ErrUnsupportedOp, acl.CodeGEParamInvalid, []string{`node "n0"`, "Hardmax", "opset 13"}},
+		{"unsupported op", model("NoSuchOp", 13, nil, w), onnx.ErrUnsupportedOp, acl.CodeGEParamInvalid, []string{`node "n0"`, "NoSuchOp", "opset 13"}},
 		{"unknown attribute", model("Add", 14, []*pb.AttributeProto{{Name: proto.String("fancy"), I: proto.Int64(1)}}, w),
 			onnx.ErrUnsupportedAttr, acl.CodeGEParamInvalid, []string{`node "n0"`, "(Add, opset 14)", `"fancy"`}},
 		{"dtype", model("Add", 14, nil, &pb.TensorProto{Name: proto.String("w"), Dims: []int64{3}, DataType: proto.Int32(8)}),

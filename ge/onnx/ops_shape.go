@@ -347,15 +347,21 @@ func convSlice(c *nodeCtx) ([]*value, error) {
 	return one(c.emit(ge.OpStridedSlice, ge.Attrs{ge.AttrStarts: ge.IntsAttr(fs), ge.AttrEnds: ge.IntsAttr(fe), ge.AttrSteps: ge.IntsAttr(fst)}, c.ins[0]))
 }
 
-// convPad supports mode "constant": pads and value are attributes before
-// opset 11 and inputs from 11 (with optional axes from 18).
+// convPad: pads and value are attributes before opset 11 and inputs from
+// 11 (with optional axes from 18); mode is constant, edge, reflect or
+// wrap (opset 19). A constant_value computed at run time is a second
+// input of the ge op.
 func convPad(c *nodeCtx) ([]*value, error) {
-	if mode := c.strAttr("mode", "constant"); mode != "constant" {
-		return nil, c.errf(ErrUnsupportedAttr, "mode %q (only constant padding is supported)", mode)
+	mode := c.strAttr("mode", "constant")
+	switch mode {
+	case "constant", "edge", "reflect", "wrap":
+	default:
+		return nil, c.errf(ErrUnsupportedAttr, "mode %q", mode)
 	}
 	x := c.ins[0].desc.Dims
 	var pads []int64
 	val := 0.0
+	var fill *value
 	var err error
 	if c.im.opset < 11 {
 		if err := c.need(1, 1); err != nil {
@@ -370,8 +376,12 @@ func convPad(c *nodeCtx) ([]*value, error) {
 		if pads, err = c.constInts(c.ins[1], "pads"); err != nil {
 			return nil, err
 		}
-		if v := c.in(2); v != nil {
-			if val, err = c.constFloat(v, "constant_value"); err != nil {
+		if v := c.in(2); v != nil && mode == "constant" {
+			if v.c == nil {
+				if fill, err = c.reshape(v, []int64{}); err != nil {
+					return nil, err
+				}
+			} else if val, err = c.constFloat(v, "constant_value"); err != nil {
 				return nil, err
 			}
 		}
@@ -394,7 +404,16 @@ func convPad(c *nodeCtx) ([]*value, error) {
 			pads = full
 		}
 	}
-	return one(c.emit(ge.OpPad, ge.Attrs{ge.AttrPads: ge.IntsAttr(pads), ge.AttrValue: ge.FloatAttr(val)}, c.ins[0]))
+	for i, d := range x {
+		if len(pads) == 2*len(x) && d+pads[i]+pads[len(x)+i] == 0 {
+			return nil, c.errf(ErrEmptyTensor, "pads %v crop dim %d to nothing", pads, i)
+		}
+	}
+	a := ge.Attrs{ge.AttrPads: ge.IntsAttr(pads), ge.AttrValue: ge.FloatAttr(val), ge.AttrMode: ge.StringAttr(mode)}
+	if fill != nil {
+		return one(c.emit(ge.OpPad, a, c.ins[0], fill))
+	}
+	return one(c.emit(ge.OpPad, a, c.ins[0]))
 }
 
 // convShape folds to the input's (static) dims; start and end (opset 15)
