@@ -84,7 +84,7 @@ func numeric(t acl.DataType) bool {
 	return false
 }
 
-func needNumeric(what string, t acl.DataType) error {
+func needValueType(what string, t acl.DataType) error {
 	if !numeric(t) {
 		return &dtypeError{fmt.Sprintf("%s has data type %s; want a float, integer or bool type", what, t)}
 	}
@@ -149,7 +149,7 @@ func axisSplit(dims []int64, axis int) (outer, dim, inner int) {
 
 func inferArg(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	x := in[0]
-	if err := needNumeric("input", x.DataType); err != nil {
+	if err := needValueType("input", x.DataType); err != nil {
 		return nil, err
 	}
 	axis, err := normAxis(a.Int(AttrAxis, 0), len(x.Dims))
@@ -196,7 +196,7 @@ func argKernel(t *Task, args [][]byte) error {
 }
 
 func inferHardmax(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
-	if err := needNumeric("input", in[0].DataType); err != nil {
+	if err := needValueType("input", in[0].DataType); err != nil {
 		return nil, err
 	}
 	if _, err := normAxis(a.Int(AttrAxis, -1), len(in[0].Dims)); err != nil {
@@ -242,7 +242,7 @@ func writeOne(b []byte, dt acl.DataType, i int) {
 
 func inferTopK(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	x := in[0]
-	if err := needNumeric("input", x.DataType); err != nil {
+	if err := needValueType("input", x.DataType); err != nil {
 		return nil, err
 	}
 	axis, err := normAxis(a.Int(AttrAxis, -1), len(x.Dims))
@@ -303,7 +303,7 @@ func topKKernel(t *Task, args [][]byte) error {
 
 func inferCumSum(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	x := in[0]
-	if err := needNumeric("input", x.DataType); err != nil {
+	if err := needValueType("input", x.DataType); err != nil {
 		return nil, err
 	}
 	if x.DataType == acl.Bool {
@@ -409,7 +409,7 @@ func (v numVals) nonZero(i int) bool {
 
 func inferNonZero(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	x := in[0]
-	if err := needNumeric("input", x.DataType); err != nil {
+	if err := needValueType("input", x.DataType); err != nil {
 		return nil, err
 	}
 	if len(x.Dims) == 0 {
@@ -523,7 +523,7 @@ func uniqueOf(d TensorDesc, b []byte, a Attrs) (*uniqueResult, error) {
 
 func inferUnique(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	x := in[0]
-	if err := needNumeric("input", x.DataType); err != nil {
+	if err := needValueType("input", x.DataType); err != nil {
 		return nil, err
 	}
 	n := a.Int(AttrCount, 0)

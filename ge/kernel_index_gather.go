@@ -334,7 +334,7 @@ func scatterNDKernel(t *Task, args [][]byte) error {
 
 func inferOneHot(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	id, vals := in[0], in[1]
-	if err := needNumeric("indices", id.DataType); err != nil {
+	if err := needValueType("indices", id.DataType); err != nil {
 		return nil, err
 	}
 	if vals.NumElements() != 2 || len(vals.Dims) != 1 {

@@ -238,7 +238,7 @@ func inferEinsum(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	if err := sameType(in); err != nil {
 		return nil, err
 	}
-	if err := needNumeric("input", in[0].DataType); err != nil {
+	if err := needValueType("input", in[0].DataType); err != nil {
 		return nil, err
 	}
 	dims := make([][]int64, len(in))

@@ -422,6 +422,25 @@ func conformanceTable(rs []result) string {
 	b.WriteString("and each data set runs at its own shapes with Model.RunValues, nothing frozen.\n")
 	b.WriteString("A test is skipped only when the importer refuses the model (at load, or at a run\n")
 	b.WriteString("once the values are known), for the reason shown (the importer's own message).\n\n")
+	// Per-suite totals.
+	b.WriteString("## Summary\n\n| suite | tests | pass | skip | known failure |\n| --- | --- | --- | --- | --- |\n")
+	for _, suite := range []string{"node", "pytorch-converted", "pytorch-operator", "simple"} {
+		var n, pass, skip int
+		for _, r := range rs {
+			if r.suite != suite {
+				continue
+			}
+			n++
+			switch r.status {
+			case "pass":
+				pass++
+			case "skip":
+				skip++
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d (%.1f%%) | %d | %d |\n", suite, n, pass, 100*float64(pass)/float64(max(n, 1)), skip, n-pass-skip)
+	}
+	b.WriteString("\n")
 	// Per-op summary.
 	type agg struct{ pass, skip, known int }
 	per := map[string]*agg{}

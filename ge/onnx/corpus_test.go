@@ -54,15 +54,8 @@ var corpusPending = map[string]string{
 	"resize_linear_axes_sizes_op18":          "Resize is not supported",
 	"resize_fpn_add_op13":                    "Resize is not supported",
 
-	"shape_arith_op11":       "Size is not supported; with Size replaced by its set0 value the model passes set0",
-	"shape_arith_op13":       "Size is not supported; with Size replaced by its set0 value the model passes set0",
-	"attention_dynamic_op17": "Trilu is not supported; with Trilu decomposed to Range/Less/Where the model passes set0",
-
 	"lstm_seqlens_bidir_op14":   "LSTM direction bidirectional is not supported (only forward); sequence_lens is a graph input",
 	"lstm_seqlens_forward_op11": "LSTM sequence_lens must be a constant (here a graph input, as pack_padded_sequence exports it); frozen with WithInputValue the model passes set0",
-
-	"tf_nhwc_op11": "Pad mode reflect is not supported (only constant); with reflect decomposed to Slice/Concat the model passes set0",
-	"tf_nhwc_op13": "Pad mode reflect is not supported (only constant); with reflect decomposed to Slice/Concat the model passes set0",
 }
 
 // corpusManifest mirrors testdata/corpus/manifest.json.
