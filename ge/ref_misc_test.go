@@ -121,3 +121,35 @@ func wrapInt(dt acl.DataType, r float64) float64 {
 	}
 	return r
 }
+
+func init() {
+	refOps[ge.OpNLLLoss] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		x, tg := in[0], in[1]
+		n, c := int(x.dims[0]), int(x.dims[1])
+		inner := numel(x.dims[2:])
+		ig, hasIg := a[ge.AttrIgnoreIndex]
+		loss := make([]float64, n*inner)
+		var sum, wsum float64
+		for i := range loss {
+			b, j := i/inner, i%inner
+			cls := int(tg.v[i])
+			if hasIg && int64(cls) == ig.I {
+				continue
+			}
+			w := 1.0
+			if len(in) == 3 {
+				w = in[2].v[cls]
+			}
+			loss[i] = -x.v[(b*c+cls)*inner+j] * w
+			sum += loss[i]
+			wsum += w
+		}
+		switch a.String(ge.AttrReduction) {
+		case "none":
+			return rounded(out.DataType, out.Dims, loss)
+		case "sum":
+			return rounded(out.DataType, out.Dims, []float64{sum})
+		}
+		return rounded(out.DataType, out.Dims, []float64{sum / wsum})
+	}
+}

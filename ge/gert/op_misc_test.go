@@ -1,7 +1,10 @@
 package gert_test
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
+
+	"github.com/ascend-go/cann/acl"
 
 	"github.com/ascend-go/cann/ge/gert"
 )
@@ -18,6 +21,17 @@ func init() {
 		}
 		d, b := positive(rng, 7)
 		cs = append(cs, opCase{op: "ReduceLogSum", in: []gert.IODesc{d}, data: [][]byte{b}, attrs: gert.OpAttrs{"keepdims": false}})
+		x, xb := t(3, 4, 2)
+		cs = append(cs, opCase{op: "NLLLoss", in: []gert.IODesc{x, {DataType: acl.Int64, Shape: gert.Shape{3, 2}, Format: acl.FormatND}},
+			data: [][]byte{xb, i64b(0, 3, 1, 2, 2, 0)}, attrs: gert.OpAttrs{"reduction": "mean"}})
 		return cs
 	})
+}
+
+func i64b(v ...int64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return b
 }

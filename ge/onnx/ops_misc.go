@@ -18,6 +18,44 @@ func init() {
 		"ReduceLogSumExp": ge.OpReduceLogSumExp, "ReduceSumSquare": ge.OpReduceSumSquare} {
 		converters[name] = convReduceOp(op)
 	}
+	converters["NegativeLogLikelihoodLoss"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(2, 3); err != nil {
+			return nil, err
+		}
+		return one(c.nllLoss(c.ins[0], c.ins[1], c.in(2)))
+	}
+	// SoftmaxCrossEntropyLoss is NLLLoss of LogSoftmax over the classes
+	// (axis 1); its optional second output is that LogSoftmax.
+	converters["SoftmaxCrossEntropyLoss"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(2, 3); err != nil {
+			return nil, err
+		}
+		if len(c.ins[0].desc.Dims) < 2 {
+			return nil, c.errf(ErrInvalidModel, "scores %s must be [N, C, d...]", c.ins[0].desc)
+		}
+		lp, err := c.emit(ge.OpLogSoftmax, ge.Attrs{ge.AttrAxis: ge.IntAttr(1)}, c.ins[0])
+		if err != nil {
+			return nil, err
+		}
+		loss, err := c.nllLoss(lp, c.ins[1], c.in(2))
+		if err != nil {
+			return nil, err
+		}
+		return []*value{loss, lp}, nil
+	}
+}
+
+// nllLoss emits NLLLoss with the node's reduction and ignore_index.
+func (c *nodeCtx) nllLoss(x, target, weight *value) (*value, error) {
+	a := ge.Attrs{ge.AttrReduction: ge.StringAttr(c.strAttr("reduction", "mean"))}
+	if c.has("ignore_index") {
+		a[ge.AttrIgnoreIndex] = ge.IntAttr(c.intAttr("ignore_index", 0))
+	}
+	ins := []*value{x, target}
+	if weight != nil {
+		ins = append(ins, weight)
+	}
+	return c.emit(ge.OpNLLLoss, a, ins...)
 }
 
 // convReduceOp: axes are an attribute before opset 13 (ReduceSum) or 18
