@@ -125,3 +125,174 @@ func TestNLLLossBadInput(t *testing.T) {
 	_, err = ge.EvalOp(ge.OpNLLLoss, nil, []ge.HostTensor{x, tg})
 	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
 }
+
+// checkOpData is checkOp on given input data: graph inputs of types dts,
+// dims and bytes data; it compares output 0 with the reference.
+func checkOpData(t *testing.T, dts []acl.DataType, dims [][]int64, data [][]byte, build func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor, tol float64) {
+	t.Helper()
+	g := ge.NewGraph("op")
+	var ins []*ge.Tensor
+	for i := range dims {
+		ins = append(ins, g.Data(fmt.Sprintf("in%d", i), i, dts[i], dims[i]))
+	}
+	g.Output(build(g, ins))
+	require.NoError(t, g.Err())
+	want := refEval(t, g, data)
+	got := runGraph(t, g, data)
+	requireClose(t, want[0], got[0], tol, t.Name())
+}
+
+// randVals draws n values: integers in [lo, hi] when step is 1, else
+// normal floats with sd hi.
+func randInts(r interface{ IntN(int) int }, n int, lo, hi int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(lo + r.IntN(hi-lo+1))
+	}
+	return v
+}
+
+func TestQuantizeLinear(t *testing.T) {
+	r := newRand(t)
+	x := []int64{2, 3, 4}
+	for _, dt := range []acl.DataType{acl.Float32, acl.Float16} {
+		for _, zt := range []acl.DataType{acl.Uint8, acl.Int8, acl.Int32} {
+			for _, perAxis := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/axis%v", dt, zt, perAxis), func(t *testing.T) {
+					sd := []int64{}
+					nc := 1
+					if perAxis {
+						sd, nc = []int64{3}, 3
+					}
+					scales := make([]float64, nc)
+					for i := range scales {
+						scales[i] = 0.01 + r.Float64()*0.05
+					}
+					lo, hi := quantRange(zt)
+					zps := randInts(r, nc, int(max(lo, -20)), int(min(hi, 20)))
+					xs := make([]float64, numel(x))
+					for i := range xs {
+						xs[i] = r.NormFloat64() * 3
+					}
+					checkOpData(t, []acl.DataType{dt, dt, zt}, [][]int64{x, sd, sd},
+						[][]byte{encodeVals(dt, xs), encodeVals(dt, scales), encodeVals(zt, zps)},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+							return g.AddOp(ge.OpQuantizeLinear, in, ge.Attrs{ge.AttrAxis: ge.IntAttr(1)}).Output(0)
+						}, 0)
+					// And back.
+					qs := make([]float64, numel(x))
+					for i := range qs {
+						qs[i] = float64(r.IntN(100))
+					}
+					checkOpData(t, []acl.DataType{zt, dt, zt}, [][]int64{x, sd, sd},
+						[][]byte{encodeVals(zt, qs), encodeVals(dt, scales), encodeVals(zt, zps)},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+							return g.AddOp(ge.OpDequantizeLinear, in, ge.Attrs{ge.AttrAxis: ge.IntAttr(-2)}).Output(0)
+						}, tolerance(dt))
+				})
+			}
+		}
+	}
+}
+
+func TestDynamicQuantizeLinear(t *testing.T) {
+	r := newRand(t)
+	for _, shift := range []float64{0, 5, -5} {
+		xs := make([]float64, 40)
+		for i := range xs {
+			xs[i] = r.NormFloat64() + shift
+		}
+		checkOpData(t, []acl.DataType{acl.Float32}, [][]int64{{5, 8}}, [][]byte{encodeVals(acl.Float32, xs)},
+			func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+				return g.AddOp(ge.OpDynamicQuantizeLinear, in, nil).Output(0)
+			}, 0)
+	}
+	out, err := ge.EvalOp(ge.OpDynamicQuantizeLinear, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{3}},
+		Data: encodeVals(acl.Float32, []float64{-1, 0, 3})}})
+	require.NoError(t, err)
+	require.Equal(t, []float64{float64(float32(4) / 255)}, decodeAll(acl.Float32, out[1].Data, 1))
+	require.Equal(t, []byte{64}, out[2].Data)
+	require.Equal(t, []byte{0, 64, 255}, out[0].Data)
+}
+
+func TestIntegerMatMulAndConv(t *testing.T) {
+	r := newRand(t)
+	for _, at := range []acl.DataType{acl.Uint8, acl.Int8} {
+		for _, bt := range []acl.DataType{acl.Uint8, acl.Int8} {
+			vals := func(dt acl.DataType, n int) []byte {
+				lo, hi := quantRange(dt)
+				return encodeVals(dt, randInts(r, n, int(lo), int(hi)))
+			}
+			for _, c := range []struct{ a, b, az, bz []int64 }{
+				{[]int64{4, 7}, []int64{7, 3}, []int64{}, []int64{}},
+				{[]int64{2, 4, 7}, []int64{7, 3}, []int64{4}, []int64{3}},
+				{[]int64{1, 4, 7}, []int64{2, 7, 3}, []int64{1}, []int64{3}},
+			} {
+				t.Run(fmt.Sprintf("MatMulInteger/%s/%s/%v%v", at, bt, c.a, c.b), func(t *testing.T) {
+					checkOpData(t, []acl.DataType{at, bt, at, bt}, [][]int64{c.a, c.b, c.az, c.bz},
+						[][]byte{vals(at, numel(c.a)), vals(bt, numel(c.b)), vals(at, numel(c.az)), vals(bt, numel(c.bz))},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpMatMulInteger, in, nil).Output(0) }, 0)
+				})
+				t.Run(fmt.Sprintf("QLinearMatMul/%s/%s/%v%v", at, bt, c.a, c.b), func(t *testing.T) {
+					f := acl.Float32
+					checkOpData(t, []acl.DataType{at, f, at, bt, f, bt, f, acl.Uint8},
+						[][]int64{c.a, c.az, c.az, c.b, c.bz, c.bz, {}, {}},
+						[][]byte{vals(at, numel(c.a)), encodeVals(f, []float64{0.02, 0.03, 0.01, 0.05}[:numel(c.az)]), vals(at, numel(c.az)),
+							vals(bt, numel(c.b)), encodeVals(f, []float64{0.04, 0.02, 0.03}[:numel(c.bz)]), vals(bt, numel(c.bz)),
+							encodeVals(f, []float64{0.5}), encodeVals(acl.Uint8, []float64{128})},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpQLinearMatMul, in, nil).Output(0) }, 0)
+				})
+			}
+			for _, c := range []struct {
+				x, w         []int64
+				strides, pad []int64
+				dil          []int64
+				groups       int64
+			}{
+				{[]int64{1, 2, 5, 5}, []int64{3, 2, 3, 3}, []int64{1, 1}, []int64{1, 1, 1, 1}, []int64{1, 1}, 1},
+				{[]int64{2, 4, 6, 5}, []int64{4, 2, 2, 3}, []int64{2, 1}, []int64{0, 1, 1, 0}, []int64{1, 2}, 2},
+				{[]int64{1, 3, 9}, []int64{2, 3, 3}, []int64{2}, []int64{1, 2}, []int64{2}, 1},
+			} {
+				a := ge.Attrs{ge.AttrStrides: ge.IntsAttr(c.strides), ge.AttrPads: ge.IntsAttr(c.pad),
+					ge.AttrDilations: ge.IntsAttr(c.dil), ge.AttrGroups: ge.IntAttr(c.groups)}
+				m := int(c.w[0])
+				t.Run(fmt.Sprintf("ConvInteger/%s/%s/%v%v", at, bt, c.x, c.w), func(t *testing.T) {
+					checkOpData(t, []acl.DataType{at, bt, at, bt}, [][]int64{c.x, c.w, {}, {c.w[0]}},
+						[][]byte{vals(at, numel(c.x)), vals(bt, numel(c.w)), vals(at, 1), vals(bt, m)},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpConvInteger, in, a).Output(0) }, 0)
+				})
+				t.Run(fmt.Sprintf("QLinearConv/%s/%s/%v%v", at, bt, c.x, c.w), func(t *testing.T) {
+					f := acl.Float32
+					ws := make([]float64, m)
+					for i := range ws {
+						ws[i] = 0.001 + 0.002*float64(i)
+					}
+					checkOpData(t, []acl.DataType{at, f, at, bt, f, bt, f, acl.Int8, acl.Int32},
+						[][]int64{c.x, {}, {}, c.w, {c.w[0]}, {c.w[0]}, {}, {}, {c.w[0]}},
+						[][]byte{vals(at, numel(c.x)), encodeVals(f, []float64{0.05}), vals(at, 1), vals(bt, numel(c.w)),
+							encodeVals(f, ws), vals(bt, m), encodeVals(f, []float64{0.3}), encodeVals(acl.Int8, []float64{-3}),
+							encodeVals(acl.Int32, randInts(r, m, -500, 500))},
+						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpQLinearConv, in, a).Output(0) }, 0)
+				})
+			}
+		}
+	}
+}
+
+func TestQuantBadInput(t *testing.T) {
+	f := func(dt acl.DataType, dims ...int64) ge.HostTensor {
+		d := ge.TensorDesc{DataType: dt, Dims: dims}
+		return ge.HostTensor{Desc: d, Data: make([]byte, d.Size())}
+	}
+	_, err := ge.EvalOp(ge.OpQuantizeLinear, nil, []ge.HostTensor{f(acl.Float32, 2, 3), f(acl.Float32, 2), f(acl.Uint8, 2)})
+	require.Error(t, err, "per-axis scale of the wrong length")
+	_, err = ge.EvalOp(ge.OpQuantizeLinear, nil, []ge.HostTensor{f(acl.Float32, 2, 3), f(acl.Float32), f(acl.Float32)})
+	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpMatMulInteger, nil, []ge.HostTensor{f(acl.Uint8, 2, 3), f(acl.Uint8, 4, 2), f(acl.Uint8), f(acl.Uint8)})
+	require.Error(t, err)
+	_, err = ge.EvalOp(ge.OpConvInteger, nil, []ge.HostTensor{f(acl.Float32, 1, 1, 3, 3), f(acl.Uint8, 1, 1, 2, 2), f(acl.Uint8), f(acl.Uint8)})
+	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpDynamicQuantizeLinear, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{2}},
+		Data: encodeVals(acl.Float32, []float64{math.Inf(1), 0})}})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+}

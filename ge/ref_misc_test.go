@@ -153,3 +153,163 @@ func init() {
 		return rounded(out.DataType, out.Dims, []float64{sum / wsum})
 	}
 }
+
+// encodeVals stores values as dt bytes: encodeFloats plus the 8-bit and
+// 16-bit integers and float64.
+func encodeVals(dt acl.DataType, v []float64) []byte {
+	switch dt {
+	case acl.Int8, acl.Uint8, acl.Bool:
+		b := make([]byte, len(v))
+		for i, x := range v {
+			b[i] = byte(int64(x))
+		}
+		return b
+	case acl.Int16:
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			b[2*i], b[2*i+1] = byte(int64(x)), byte(int64(x)>>8)
+		}
+		return b
+	case acl.Float64:
+		b := make([]byte, 8*len(v))
+		for i, x := range v {
+			u := math.Float64bits(x)
+			for k := range 8 {
+				b[8*i+k] = byte(u >> (8 * k))
+			}
+		}
+		return b
+	}
+	return encodeFloats(dt, v)
+}
+
+// quantRange is the range of a quantized type.
+func quantRange(dt acl.DataType) (float64, float64) {
+	switch dt {
+	case acl.Int8:
+		return -128, 127
+	case acl.Uint8:
+		return 0, 255
+	case acl.Int16:
+		return -32768, 32767
+	}
+	return math.MinInt32, math.MaxInt32
+}
+
+func refSat(dt acl.DataType, v float64) float64 {
+	lo, hi := quantRange(dt)
+	return math.Max(lo, math.Min(hi, math.RoundToEven(v)))
+}
+
+// refChannel maps element i of x to its per-axis parameter index.
+func refChannel(i int, x []int64, n int, a ge.Attrs) int {
+	if n == 1 {
+		return 0
+	}
+	ax := normAxisRef(a.Int(ge.AttrAxis, 1), len(x))
+	return unravel(i, x)[ax]
+}
+
+func init() {
+	refOps[ge.OpQuantizeLinear] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		res := make([]float64, len(in[0].v))
+		for i, x := range in[0].v {
+			c := refChannel(i, in[0].dims, len(in[1].v), a)
+			res[i] = refSat(out.DataType, math.RoundToEven(float64(float32(x)/float32(in[1].v[c])))+in[2].v[c])
+		}
+		return refVal{out.DataType, out.Dims, res}
+	}
+	refOps[ge.OpDequantizeLinear] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		res := make([]float64, len(in[0].v))
+		for i, x := range in[0].v {
+			c := refChannel(i, in[0].dims, len(in[1].v), a)
+			res[i] = (x - in[2].v[c]) * in[1].v[c]
+		}
+		return rounded(out.DataType, out.Dims, res)
+	}
+	refOps[ge.OpDynamicQuantizeLinear] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		lo, hi := 0.0, 0.0
+		for _, x := range in[0].v {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		scale := float64(float32(hi-lo) / 255)
+		zp := refSat(acl.Uint8, -lo/scale)
+		res := make([]float64, len(in[0].v))
+		for i, x := range in[0].v {
+			res[i] = refSat(acl.Uint8, math.RoundToEven(float64(float32(x)/float32(scale)))+zp)
+		}
+		return refVal{out.DataType, out.Dims, res}
+	}
+	qmm := func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		ai, bi, az, bz := 0, 1, 2, 3
+		if len(in) == 8 {
+			ai, bi, az, bz = 0, 3, 2, 5
+		}
+		A, B := in[ai], in[bi]
+		m, k, n := int(A.dims[len(A.dims)-2]), int(A.dims[len(A.dims)-1]), int(B.dims[len(B.dims)-1])
+		res := make([]float64, numel(out.Dims))
+		batch := out.Dims[:len(out.Dims)-2]
+		for i := range res {
+			idx := unravel(i, out.Dims)
+			bidx := idx[:len(batch)]
+			r, c := idx[len(batch)], idx[len(batch)+1]
+			ao := bcastIndex(bidx, A.dims[:len(A.dims)-2]) * m * k
+			bo := bcastIndex(bidx, B.dims[:len(B.dims)-2]) * k * n
+			za, zb := in[az].v[min(r, len(in[az].v)-1)], in[bz].v[min(c, len(in[bz].v)-1)]
+			var s float64
+			for p := range k {
+				s += (A.v[ao+r*k+p] - za) * (B.v[bo+p*n+c] - zb)
+			}
+			if len(in) == 8 {
+				as, bs := in[1].v[min(r, len(in[1].v)-1)], in[4].v[min(c, len(in[4].v)-1)]
+				s = refSat(out.DataType, s*as*bs/in[6].v[0]+in[7].v[0])
+			}
+			res[i] = s
+		}
+		return refVal{out.DataType, out.Dims, res}
+	}
+	refOps[ge.OpMatMulInteger] = qmm
+	refOps[ge.OpQLinearMatMul] = qmm
+	qconv := func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		xi, wi, xz, wz := 0, 1, 2, 3
+		if len(in) >= 8 {
+			xi, wi, xz, wz = 0, 3, 2, 5
+		}
+		X, W := in[xi], in[wi]
+		sp := len(X.dims) - 2
+		strides, pads, dil := a.Ints(ge.AttrStrides), a.Ints(ge.AttrPads), a.Ints(ge.AttrDilations)
+		g := int(a.Int(ge.AttrGroups, 1))
+		m, cg := int(W.dims[0]), int(W.dims[1])
+		res := make([]float64, numel(out.Dims))
+		for i := range res {
+			oi := unravel(i, out.Dims)
+			b, oc := oi[0], oi[1]
+			grp := oc / (m / g)
+			zw := in[wz].v[min(oc, len(in[wz].v)-1)]
+			var s float64
+			for wIdx := range numel(W.dims[1:]) {
+				ki := unravel(wIdx, W.dims[1:])
+				xidx := []int{b, grp*cg + ki[0]}
+				ok := true
+				for d := range sp {
+					p := oi[2+d]*int(strides[d]) - int(pads[d]) + ki[1+d]*int(dil[d])
+					ok = ok && p >= 0 && p < int(X.dims[2+d])
+					xidx = append(xidx, p)
+				}
+				if ok {
+					s += (X.v[ravel(xidx, X.dims)] - in[xz].v[0]) * (W.v[oc*numel(W.dims[1:])+wIdx] - zw)
+				}
+			}
+			if len(in) >= 8 {
+				if len(in) == 9 {
+					s += in[8].v[oc]
+				}
+				s = refSat(out.DataType, s*in[1].v[0]*in[4].v[min(oc, len(in[4].v)-1)]/in[6].v[0]+in[7].v[0])
+			}
+			res[i] = s
+		}
+		return refVal{out.DataType, out.Dims, res}
+	}
+	refOps[ge.OpConvInteger] = qconv
+	refOps[ge.OpQLinearConv] = qconv
+}

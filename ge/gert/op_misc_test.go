@@ -7,6 +7,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 
 	"github.com/ascend-go/cann/ge/gert"
+	"github.com/ascend-go/cann/ge/getest"
 )
 
 // Single-op cases of the misc family (reductions, losses, quantization,
@@ -24,6 +25,44 @@ func init() {
 		x, xb := t(3, 4, 2)
 		cs = append(cs, opCase{op: "NLLLoss", in: []gert.IODesc{x, {DataType: acl.Int64, Shape: gert.Shape{3, 2}, Format: acl.FormatND}},
 			data: [][]byte{xb, i64b(0, 3, 1, 2, 2, 0)}, attrs: gert.OpAttrs{"reduction": "mean"}})
+		u8 := func(shape ...int64) (gert.IODesc, []byte) {
+			n := int64(1)
+			for _, d := range shape {
+				n *= d
+			}
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(rng.IntN(256))
+			}
+			return gert.IODesc{DataType: acl.Uint8, Shape: shape, Format: acl.FormatND}, b
+		}
+		scale := func(v float32) (gert.IODesc, []byte) {
+			return gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{}, Format: acl.FormatND}, getest.F32Bytes([]float32{v})
+		}
+		mk := func(op string, attrs gert.OpAttrs, ins ...func() (gert.IODesc, []byte)) opCase {
+			c := opCase{op: op, attrs: attrs}
+			for _, f := range ins {
+				d, b := f()
+				c.in, c.data = append(c.in, d), append(c.data, b)
+			}
+			return c
+		}
+		fl := func(shape ...int64) func() (gert.IODesc, []byte) {
+			return func() (gert.IODesc, []byte) { return f32(rng, shape...) }
+		}
+		q := func(shape ...int64) func() (gert.IODesc, []byte) {
+			return func() (gert.IODesc, []byte) { return u8(shape...) }
+		}
+		sc := func(v float32) func() (gert.IODesc, []byte) { return func() (gert.IODesc, []byte) { return scale(v) } }
+		cs = append(cs,
+			mk("QuantizeLinear", gert.OpAttrs{"axis": int64(1)}, fl(2, 3), sc(0.02), q()),
+			mk("DequantizeLinear", gert.OpAttrs{"axis": int64(1)}, q(2, 3), sc(0.02), q()),
+			mk("DynamicQuantizeLinear", nil, fl(3, 5)),
+			mk("MatMulInteger", nil, q(3, 5), q(5, 2), q(), q(2)),
+			mk("QLinearMatMul", nil, q(3, 5), sc(0.01), q(), q(5, 2), sc(0.02), q(), sc(0.5), q()),
+			mk("ConvInteger", gert.OpAttrs{"pads": []int64{1, 1, 1, 1}}, q(1, 2, 4, 4), q(3, 2, 2, 2), q(), q()),
+			mk("QLinearConv", gert.OpAttrs{"strides": []int64{2, 1}}, q(1, 2, 5, 4), sc(0.01), q(), q(3, 2, 2, 2), sc(0.02), q(), sc(0.3), q()),
+		)
 		return cs
 	})
 }
