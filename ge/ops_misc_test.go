@@ -296,3 +296,100 @@ func TestQuantBadInput(t *testing.T) {
 		Data: encodeVals(acl.Float32, []float64{math.Inf(1), 0})}})
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 }
+
+func TestRecurrent(t *testing.T) {
+	r := newRand(t)
+	const seq, batch, isz, h = 4, 3, 5, 6
+	for _, op := range []ge.OpType{ge.OpRNN, ge.OpGRU, ge.OpLSTM} {
+		g := map[ge.OpType]int64{ge.OpRNN: 1, ge.OpGRU: 3, ge.OpLSTM: 4}[op]
+		for _, dir := range []string{"forward", "reverse", "bidirectional"} {
+			for _, variant := range []string{"plain", "lens", "acts", "lbr"} {
+				if variant == "lbr" && op != ge.OpGRU {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/%s/%s", op, dir, variant), func(t *testing.T) {
+					d := int64(1)
+					if dir == "bidirectional" {
+						d = 2
+					}
+					a := ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(h), ge.AttrDirection: ge.StringAttr(dir)}
+					dims := [][]int64{{seq, batch, isz}, {d, g * h, isz}, {d, g * h, h}, {d, 2 * g * h}, {d, batch, h}}
+					if op == ge.OpLSTM {
+						dims = append(dims, []int64{d, batch, h}, []int64{d, 3 * h})
+					}
+					dts := make([]acl.DataType, len(dims))
+					var data [][]byte
+					for i := range dims {
+						dts[i] = acl.Float32
+						data = append(data, randInput(r, acl.Float32, dims[i], 0.5))
+					}
+					switch variant {
+					case "lens":
+						dims, dts = append(dims, []int64{batch}), append(dts, acl.Int32)
+						data = append(data, encodeFloats(acl.Int32, []float64{4, 1, 3}))
+					case "acts":
+						per := map[ge.OpType][]int64{ge.OpRNN: {ge.RNNActRelu}, ge.OpGRU: {ge.RNNActHardSigmoid, ge.RNNActSoftsign},
+							ge.OpLSTM: {ge.RNNActSigmoid, ge.RNNActScaledTanh, ge.RNNActLeakyRelu}}[op]
+						acts := append(append([]int64{}, per...), ge.RNNActElu, ge.RNNActAffine, ge.RNNActSoftplus)[:len(per)*int(d)]
+						a[ge.AttrActivations] = ge.IntsAttr(acts)
+						a[ge.RNNActAlpha(1)] = ge.FloatAttr(0.7)
+						a[ge.RNNActBeta(1)] = ge.FloatAttr(0.9)
+						a[ge.AttrClip] = ge.FloatAttr(0.8)
+					case "lbr":
+						a[ge.AttrLinearBeforeReset] = ge.BoolAttr(true)
+					}
+					hs := make([]ge.HostTensor, len(dims))
+					for i := range dims {
+						hs[i] = ge.HostTensor{Desc: ge.TensorDesc{DataType: dts[i], Dims: dims[i]}, Data: data[i]}
+					}
+					got, err := ge.EvalOp(op, a, hs)
+					require.NoError(t, err)
+					in := make([]refVal, len(dims))
+					for i := range dims {
+						in[i] = refVal{dts[i], dims[i], decodeAll(dts[i], data[i], numel(dims[i]))}
+					}
+					want := refRNN(op, in, a)
+					require.Len(t, got, len(want))
+					for i := range want {
+						requireClose(t, want[i], got[i].Data, 1e-5, fmt.Sprintf("output %d", i))
+					}
+					// Output 0 through a compiled graph, in every float type.
+					for _, dt := range floatTypes {
+						dts2 := append([]acl.DataType{}, dts...)
+						for i := range dts2 {
+							if dts2[i] == acl.Float32 {
+								dts2[i] = dt
+							}
+						}
+						checkOp(t, r, dts2, dims, func(gr *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+							if variant == "lens" {
+								return gr.AddOp(op, in[:len(in)-1], a).Output(0) // random lengths are out of range
+							}
+							return gr.AddOp(op, in, a).Output(0)
+						}, dt)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestRecurrentBadInput(t *testing.T) {
+	f := func(dt acl.DataType, dims ...int64) ge.HostTensor {
+		d := ge.TensorDesc{DataType: dt, Dims: dims}
+		return ge.HostTensor{Desc: d, Data: make([]byte, d.Size())}
+	}
+	ins := []ge.HostTensor{f(acl.Float32, 2, 1, 3), f(acl.Float32, 1, 4, 3), f(acl.Float32, 1, 4, 4), f(acl.Float32, 1, 8), f(acl.Float32, 1, 1, 4)}
+	a := ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(4)}
+	_, err := ge.EvalOp(ge.OpRNN, a, ins)
+	require.NoError(t, err)
+	lens := ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Int32, Dims: []int64{1}}, Data: encodeFloats(acl.Int32, []float64{3})}
+	_, err = ge.EvalOp(ge.OpRNN, a, append(ins, lens))
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpRNN, ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(4), ge.AttrDirection: ge.StringAttr("up")}, ins)
+	require.Error(t, err)
+	_, err = ge.EvalOp(ge.OpRNN, ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(4), ge.AttrActivations: ge.IntsAttr([]int64{99})}, ins)
+	require.Error(t, err)
+	_, err = ge.EvalOp(ge.OpRNN, ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(4), ge.AttrDirection: ge.StringAttr("bidirectional")}, ins)
+	require.Error(t, err, "weights of one direction")
+}

@@ -313,3 +313,169 @@ func init() {
 	refOps[ge.OpConvInteger] = qconv
 	refOps[ge.OpQLinearConv] = qconv
 }
+
+func init() {
+	for _, op := range []ge.OpType{ge.OpRNN, ge.OpGRU, ge.OpLSTM} {
+		refOps[op] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+			return refRNN(op, in, a)[0]
+		}
+	}
+}
+
+func refActivation(code int64, alpha, beta, v float64) float64 {
+	switch code {
+	case ge.RNNActRelu:
+		return math.Max(0, v)
+	case ge.RNNActTanh:
+		return math.Tanh(v)
+	case ge.RNNActSigmoid:
+		return 1 / (1 + math.Exp(-v))
+	case ge.RNNActAffine:
+		return alpha*v + beta
+	case ge.RNNActLeakyRelu:
+		return math.Max(v, 0) + alpha*math.Min(v, 0)
+	case ge.RNNActThresholdedRelu:
+		if v > alpha {
+			return v
+		}
+		return 0
+	case ge.RNNActScaledTanh:
+		return alpha * math.Tanh(beta*v)
+	case ge.RNNActHardSigmoid:
+		return math.Max(0, math.Min(1, alpha*v+beta))
+	case ge.RNNActElu:
+		if v < 0 {
+			return alpha * (math.Exp(v) - 1)
+		}
+		return v
+	case ge.RNNActSoftsign:
+		return v / (1 + math.Abs(v))
+	case ge.RNNActSoftplus:
+		return math.Log(1 + math.Exp(v))
+	}
+	panic("activation")
+}
+
+// refRNN runs the ONNX recurrence equations step by step for every
+// direction and returns Y, Y_h (and Y_c).
+func refRNN(op ge.OpType, in []refVal, a ge.Attrs) []refVal {
+	g := map[ge.OpType]int{ge.OpRNN: 1, ge.OpGRU: 3, ge.OpLSTM: 4}[op]
+	nActs := map[ge.OpType]int{ge.OpRNN: 1, ge.OpGRU: 2, ge.OpLSTM: 3}[op]
+	req := 5
+	if op == ge.OpLSTM {
+		req = 7
+	}
+	X := in[0]
+	seq, batch, isz := int(X.dims[0]), int(X.dims[1]), int(X.dims[2])
+	h := int(a.Int(ge.AttrHiddenSize, 0))
+	dirs := 1
+	if a.String(ge.AttrDirection) == "bidirectional" {
+		dirs = 2
+	}
+	acts := a.Ints(ge.AttrActivations)
+	if acts == nil {
+		def := map[ge.OpType][]int64{ge.OpRNN: {ge.RNNActTanh}, ge.OpGRU: {ge.RNNActSigmoid, ge.RNNActTanh},
+			ge.OpLSTM: {ge.RNNActSigmoid, ge.RNNActTanh, ge.RNNActTanh}}[op]
+		acts = append(append([]int64{}, def...), def...)
+	}
+	clip, hasClip := a[ge.AttrClip]
+	f := func(dir, k int, v float64) float64 {
+		if hasClip {
+			v = math.Max(-clip.F, math.Min(clip.F, v))
+		}
+		i := dir*nActs + k
+		code := acts[i]
+		da, db := map[int64]float64{ge.RNNActAffine: 1, ge.RNNActLeakyRelu: 0.01, ge.RNNActThresholdedRelu: 1,
+			ge.RNNActScaledTanh: 1, ge.RNNActHardSigmoid: 0.2, ge.RNNActElu: 1}[code],
+			map[int64]float64{ge.RNNActScaledTanh: 1, ge.RNNActHardSigmoid: 0.5}[code]
+		return refActivation(code, a.Float(ge.RNNActAlpha(i), da), a.Float(ge.RNNActBeta(i), db), v)
+	}
+	lens := make([]int, batch)
+	for i := range lens {
+		lens[i] = seq
+		if len(in) > req {
+			lens[i] = int(in[req].v[i])
+		}
+	}
+	W, R, B, H0 := in[1].v, in[2].v, in[3].v, in[4].v
+	Y := make([]float64, seq*dirs*batch*h)
+	YH := make([]float64, dirs*batch*h)
+	YC := make([]float64, dirs*batch*h)
+	// dot of row k of a [G·H, n] matrix of direction dir with v.
+	dot := func(m []float64, dir, rows, n, k int, v []float64) float64 {
+		var s float64
+		for j := range n {
+			s += m[(dir*rows+k)*n+j] * v[j]
+		}
+		return s
+	}
+	for dir := range dirs {
+		rev := dir == 1 || a.String(ge.AttrDirection) == "reverse"
+		for n := range batch {
+			hp := append([]float64{}, H0[(dir*batch+n)*h:(dir*batch+n+1)*h]...)
+			cp := make([]float64, h)
+			if op == ge.OpLSTM {
+				copy(cp, in[5].v[(dir*batch+n)*h:])
+			}
+			for step := range lens[n] {
+				tm := step
+				if rev {
+					tm = lens[n] - 1 - step
+				}
+				xt := X.v[(tm*batch+n)*isz : (tm*batch+n+1)*isz]
+				wb := func(k int) float64 { return B[dir*2*g*h+k] }
+				rb := func(k int) float64 { return B[dir*2*g*h+g*h+k] }
+				hn := make([]float64, h)
+				switch op {
+				case ge.OpRNN:
+					for j := range h {
+						hn[j] = f(dir, 0, dot(W, dir, g*h, isz, j, xt)+dot(R, dir, g*h, h, j, hp)+wb(j)+rb(j))
+					}
+				case ge.OpGRU:
+					z, r := make([]float64, h), make([]float64, h)
+					for j := range h {
+						z[j] = f(dir, 0, dot(W, dir, g*h, isz, j, xt)+dot(R, dir, g*h, h, j, hp)+wb(j)+rb(j))
+						r[j] = f(dir, 0, dot(W, dir, g*h, isz, h+j, xt)+dot(R, dir, g*h, h, h+j, hp)+wb(h+j)+rb(h+j))
+					}
+					rh := make([]float64, h)
+					for j := range h {
+						rh[j] = r[j] * hp[j]
+					}
+					for j := range h {
+						var c float64
+						if a.Bool(ge.AttrLinearBeforeReset) {
+							c = f(dir, 1, dot(W, dir, g*h, isz, 2*h+j, xt)+r[j]*(dot(R, dir, g*h, h, 2*h+j, hp)+rb(2*h+j))+wb(2*h+j))
+						} else {
+							c = f(dir, 1, dot(W, dir, g*h, isz, 2*h+j, xt)+dot(R, dir, g*h, h, 2*h+j, rh)+rb(2*h+j)+wb(2*h+j))
+						}
+						hn[j] = (1-z[j])*c + z[j]*hp[j]
+					}
+				case ge.OpLSTM:
+					P := in[6].v[dir*3*h:]
+					gate := func(k, j int) float64 {
+						return dot(W, dir, g*h, isz, k*h+j, xt) + dot(R, dir, g*h, h, k*h+j, hp) + wb(k*h+j) + rb(k*h+j)
+					}
+					for j := range h {
+						i := f(dir, 0, gate(0, j)+P[j]*cp[j])
+						fg := f(dir, 0, gate(2, j)+P[2*h+j]*cp[j])
+						c := fg*cp[j] + i*f(dir, 1, gate(3, j))
+						o := f(dir, 0, gate(1, j)+P[h+j]*c)
+						cp[j] = c
+						hn[j] = o * f(dir, 2, c)
+					}
+				}
+				hp = hn
+				copy(Y[((tm*dirs+dir)*batch+n)*h:], hn)
+			}
+			copy(YH[(dir*batch+n)*h:], hp)
+			copy(YC[(dir*batch+n)*h:], cp)
+		}
+	}
+	dt := X.dt
+	out := []refVal{rounded(dt, []int64{int64(seq), int64(dirs), int64(batch), int64(h)}, Y),
+		rounded(dt, []int64{int64(dirs), int64(batch), int64(h)}, YH)}
+	if op == ge.OpLSTM {
+		out = append(out, rounded(dt, []int64{int64(dirs), int64(batch), int64(h)}, YC))
+	}
+	return out
+}

@@ -62,6 +62,8 @@ func init() {
 			mk("QLinearMatMul", nil, q(3, 5), sc(0.01), q(), q(5, 2), sc(0.02), q(), sc(0.5), q()),
 			mk("ConvInteger", gert.OpAttrs{"pads": []int64{1, 1, 1, 1}}, q(1, 2, 4, 4), q(3, 2, 2, 2), q(), q()),
 			mk("QLinearConv", gert.OpAttrs{"strides": []int64{2, 1}}, q(1, 2, 5, 4), sc(0.01), q(), q(3, 2, 2, 2), sc(0.02), q(), sc(0.3), q()),
+			// reference() passes no string attributes: the default direction.
+			mk("RNN", gert.OpAttrs{"hidden_size": int64(4), "clip": float32(0.5)}, fl(3, 2, 5), fl(1, 4, 5), fl(1, 4, 4), fl(1, 8), fl(1, 2, 4)),
 		)
 		return cs
 	})
