@@ -393,3 +393,73 @@ func TestRecurrentBadInput(t *testing.T) {
 	_, err = ge.EvalOp(ge.OpRNN, ge.Attrs{ge.AttrHiddenSize: ge.IntAttr(4), ge.AttrDirection: ge.StringAttr("bidirectional")}, ins)
 	require.Error(t, err, "weights of one direction")
 }
+
+func TestDFTAndSTFT(t *testing.T) {
+	r := newRand(t)
+	for _, dt := range floatTypes {
+		for _, c := range []struct {
+			dims         []int64
+			axis, length int64
+			inverse, one bool
+		}{
+			{[]int64{2, 8, 1}, 1, 0, false, false},
+			{[]int64{2, 7, 3, 2}, 1, 0, true, false},
+			{[]int64{3, 5, 2}, -2, 8, false, true},
+			{[]int64{2, 3, 9, 1}, 2, 6, false, true},
+			{[]int64{4, 6, 2}, 0, 0, true, false},
+		} {
+			t.Run(fmt.Sprintf("DFT/%s/%v/axis%d/len%d/inv%v/one%v", dt, c.dims, c.axis, c.length, c.inverse, c.one), func(t *testing.T) {
+				checkOp(t, r, []acl.DataType{dt}, [][]int64{c.dims}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.AddOp(ge.OpDFT, in, ge.Attrs{ge.AttrAxis: ge.IntAttr(c.axis), ge.AttrLength: ge.IntAttr(c.length),
+						ge.AttrInverse: ge.BoolAttr(c.inverse), ge.AttrOnesided: ge.BoolAttr(c.one)}).Output(0)
+				}, dt)
+			})
+		}
+		for _, c := range []struct {
+			dims        []int64
+			step, fl    int64
+			window, one bool
+		}{
+			{[]int64{2, 40, 1}, 8, 16, false, true},
+			{[]int64{1, 33, 2}, 5, 10, true, false},
+			{[]int64{3, 20, 1}, 3, 7, true, true},
+		} {
+			t.Run(fmt.Sprintf("STFT/%s/%v/%d/%d/w%v/one%v", dt, c.dims, c.step, c.fl, c.window, c.one), func(t *testing.T) {
+				dims, dts := [][]int64{c.dims}, []acl.DataType{dt}
+				if c.window {
+					dims, dts = append(dims, []int64{c.fl}), append(dts, dt)
+				}
+				checkOp(t, r, dts, dims, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.AddOp(ge.OpSTFT, in, ge.Attrs{ge.AttrFrameStep: ge.IntAttr(c.step), ge.AttrFrameLength: ge.IntAttr(c.fl),
+						ge.AttrOnesided: ge.BoolAttr(c.one)}).Output(0)
+				}, dt)
+			})
+		}
+	}
+}
+
+// TestMelWeightMatrix: ONNX's example (8 bins of a 16-point DFT at 8192 Hz
+// over [0, 4096] Hz) gives a one per filter on the bins the reference
+// lists.
+func TestMelWeightMatrix(t *testing.T) {
+	s := func(v float64) ge.HostTensor {
+		return ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{}}, Data: encodeFloats(acl.Float32, []float64{v})}
+	}
+	a := ge.Attrs{ge.AttrNumMelBins: ge.IntAttr(8), ge.AttrLength: ge.IntAttr(16), ge.AttrSampleRate: ge.IntAttr(8192)}
+	out, err := ge.EvalOp(ge.OpMelWeightMatrix, a, []ge.HostTensor{s(0), s(4096)})
+	require.NoError(t, err)
+	require.Equal(t, []int64{9, 8}, out[0].Desc.Dims)
+	got := decodeAll(acl.Float32, out[0].Data, 72)
+	want := make([]float64, 72)
+	for _, rc := range [][2]int{{0, 0}, {0, 1}, {1, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}} {
+		want[rc[0]*8+rc[1]] = 1
+	}
+	require.Equal(t, want, got)
+	_, err = ge.EvalOp(ge.OpMelWeightMatrix, a, []ge.HostTensor{s(0), s(9000)})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpDFT, ge.Attrs{ge.AttrAxis: ge.IntAttr(-1)}, []ge.HostTensor{s(1)})
+	require.Error(t, err)
+	_, err = ge.EvalOp(ge.OpSTFT, ge.Attrs{ge.AttrFrameStep: ge.IntAttr(1), ge.AttrFrameLength: ge.IntAttr(50)},
+		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{1, 10, 1}}, Data: make([]byte, 40)}})
+	require.Error(t, err)
+}

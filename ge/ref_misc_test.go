@@ -479,3 +479,84 @@ func refRNN(op ge.OpType, in []refVal, a ge.Attrs) []refVal {
 	}
 	return out
 }
+
+// refDFT is the textbook transform of n complex values into bins, with
+// the twiddles computed directly from the angle.
+func refDFT(re, im []float64, n, bins int, inverse bool) ([]float64, []float64) {
+	or, oi := make([]float64, bins), make([]float64, bins)
+	sign, scale := -1.0, 1.0
+	if inverse {
+		sign, scale = 1, 1/float64(n)
+	}
+	for k := range bins {
+		for j := range n {
+			ang := sign * 2 * math.Pi * float64(j) * float64(k) / float64(n)
+			or[k] += (re[j]*math.Cos(ang) - im[j]*math.Sin(ang)) * scale
+			oi[k] += (re[j]*math.Sin(ang) + im[j]*math.Cos(ang)) * scale
+		}
+	}
+	return or, oi
+}
+
+func init() {
+	refOps[ge.OpDFT] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		x := in[0]
+		r := len(x.dims)
+		axis := normAxisRef(a.Int(ge.AttrAxis, 1), r)
+		n := int(a.Int(ge.AttrLength, 0))
+		if n == 0 {
+			n = int(x.dims[axis])
+		}
+		res := make([]float64, numel(out.Dims))
+		// One transform per index of the other signal dims.
+		other := append([]int64{}, x.dims[:r-1]...)
+		other[axis] = 1
+		for o := range numel(other) {
+			idx := unravel(o, other)
+			re, im := make([]float64, n), make([]float64, n)
+			for j := range min(n, int(x.dims[axis])) {
+				idx[axis] = j
+				xi := append(append([]int{}, idx...), 0)
+				re[j] = x.v[ravel(xi, x.dims)]
+				if x.dims[r-1] == 2 {
+					xi[r-1] = 1
+					im[j] = x.v[ravel(xi, x.dims)]
+				}
+			}
+			or, oi := refDFT(re, im, n, int(out.Dims[axis]), a.Bool(ge.AttrInverse))
+			for k := range or {
+				idx[axis] = k
+				res[ravel(append(append([]int{}, idx...), 0), out.Dims)] = or[k]
+				res[ravel(append(append([]int{}, idx...), 1), out.Dims)] = oi[k]
+			}
+		}
+		return rounded(out.DataType, out.Dims, res)
+	}
+	refOps[ge.OpSTFT] = func(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+		x := in[0]
+		step, fl := int(a.Int(ge.AttrFrameStep, 0)), int(a.Int(ge.AttrFrameLength, 0))
+		res := make([]float64, numel(out.Dims))
+		batch, frames, bins := int(out.Dims[0]), int(out.Dims[1]), int(out.Dims[2])
+		comp := int(x.dims[2])
+		for b := range batch {
+			for f := range frames {
+				re, im := make([]float64, fl), make([]float64, fl)
+				for j := range fl {
+					w := 1.0
+					if len(in) == 2 {
+						w = in[1].v[j]
+					}
+					re[j] = x.v[(b*int(x.dims[1])+f*step+j)*comp] * w
+					if comp == 2 {
+						im[j] = x.v[(b*int(x.dims[1])+f*step+j)*comp+1] * w
+					}
+				}
+				or, oi := refDFT(re, im, fl, bins, false)
+				for k := range bins {
+					res[((b*frames+f)*bins+k)*2], res[((b*frames+f)*bins+k)*2+1] = or[k], oi[k]
+				}
+			}
+		}
+		return rounded(out.DataType, out.Dims, res)
+	}
+}

@@ -64,6 +64,9 @@ func init() {
 			mk("QLinearConv", gert.OpAttrs{"strides": []int64{2, 1}}, q(1, 2, 5, 4), sc(0.01), q(), q(3, 2, 2, 2), sc(0.02), q(), sc(0.3), q()),
 			// reference() passes no string attributes: the default direction.
 			mk("RNN", gert.OpAttrs{"hidden_size": int64(4), "clip": float32(0.5)}, fl(3, 2, 5), fl(1, 4, 5), fl(1, 4, 4), fl(1, 8), fl(1, 2, 4)),
+			mk("DFT", gert.OpAttrs{"axis": int64(1), "inverse": true}, fl(2, 6, 3, 2)),
+			mk("STFT", gert.OpAttrs{"frame_step": int64(4), "frame_length": int64(8), "onesided": true}, fl(2, 30, 1), fl(8)),
+			mk("MelWeightMatrix", gert.OpAttrs{"num_mel_bins": int64(5), "length": int64(32), "sample_rate": int64(16000)}, sc(20), sc(7000)),
 		)
 		return cs
 	})

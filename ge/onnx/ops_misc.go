@@ -1,6 +1,9 @@
 package onnx
 
 import (
+	"encoding/binary"
+	"math"
+
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 )
@@ -138,6 +141,148 @@ func init() {
 		}
 		return c.convLike(ge.OpQLinearConv, ins, 0, 3)
 	}
+}
+
+func init() {
+	converters["DFT"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(1, 3); err != nil {
+			return nil, err
+		}
+		a := ge.Attrs{ge.AttrInverse: ge.BoolAttr(c.intAttr("inverse", 0) != 0),
+			ge.AttrOnesided: ge.BoolAttr(c.intAttr("onesided", 0) != 0)}
+		axis := int64(1)
+		if c.im.opset >= 20 {
+			axis = -2
+			if v := c.in(2); v != nil {
+				ax, err := c.constInts(v, "axis")
+				if err != nil {
+					return nil, err
+				}
+				if len(ax) != 1 {
+					return nil, c.errf(ErrInvalidModel, "axis holds %d values", len(ax))
+				}
+				axis = ax[0]
+			}
+		} else {
+			axis = c.intAttr("axis", 1)
+		}
+		// A negative axis counts from the back of the whole input, whose
+		// last dim is the real/imaginary one (opset 20 defaults to -2).
+		a[ge.AttrAxis] = ge.IntAttr(axis)
+		if v := c.in(1); v != nil {
+			n, err := c.constInts(v, "dft_length")
+			if err != nil {
+				return nil, err
+			}
+			if len(n) != 1 || n[0] < 1 {
+				return nil, c.errf(ErrInvalidModel, "dft_length %v must be one positive value", n)
+			}
+			a[ge.AttrLength] = ge.IntAttr(n[0])
+		}
+		return one(c.emit(ge.OpDFT, a, c.ins[0]))
+	}
+	converters["STFT"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(2, 4); err != nil {
+			return nil, err
+		}
+		step, err := c.constInts(c.ins[1], "frame_step")
+		if err != nil {
+			return nil, err
+		}
+		if len(step) != 1 {
+			return nil, c.errf(ErrInvalidModel, "frame_step holds %d values", len(step))
+		}
+		a := ge.Attrs{ge.AttrFrameStep: ge.IntAttr(step[0]), ge.AttrOnesided: ge.BoolAttr(c.intAttr("onesided", 1) != 0)}
+		ins := []*value{c.ins[0]}
+		var fl int64
+		if w := c.in(2); w != nil {
+			if len(w.desc.Dims) != 1 {
+				return nil, c.errf(ErrInvalidModel, "window %s must be 1-D", w.desc)
+			}
+			fl = w.desc.Dims[0]
+			ins = append(ins, w)
+		}
+		if v := c.in(3); v != nil {
+			n, err := c.constInts(v, "frame_length")
+			if err != nil {
+				return nil, err
+			}
+			if len(n) != 1 || (fl != 0 && n[0] != fl) {
+				return nil, c.errf(ErrInvalidModel, "frame_length %v does not match the window (%d)", n, fl)
+			}
+			fl = n[0]
+		}
+		if fl == 0 {
+			return nil, c.errf(ErrInvalidModel, "STFT needs a window or a frame_length")
+		}
+		a[ge.AttrFrameLength] = ge.IntAttr(fl)
+		return one(c.emit(ge.OpSTFT, a, ins...))
+	}
+	// The windows depend on their size only: a constant of the model.
+	for name, coef := range map[string][]float64{"HannWindow": {0.5, 0.5}, "HammingWindow": {25.0 / 46, 1 - 25.0/46},
+		"BlackmanWindow": {0.42, 0.5, 0.08}} {
+		converters[name] = func(c *nodeCtx) ([]*value, error) {
+			if err := c.need(1, 1); err != nil {
+				return nil, err
+			}
+			size, err := c.constInts(c.ins[0], "size")
+			if err != nil {
+				return nil, err
+			}
+			if len(size) != 1 || size[0] < 1 || size[0] > maxFoldBytes/8 {
+				return nil, c.errf(ErrInvalidModel, "size %v must be one positive value", size)
+			}
+			n := size[0]
+			den := float64(n)
+			if c.intAttr("periodic", 1) == 0 {
+				den = float64(n - 1)
+			}
+			w := make([]byte, 8*n)
+			for i := range n {
+				// a0 - a1·cos(2πi/N) + a2·cos(4πi/N)
+				v := coef[0] - coef[1]*math.Cos(2*math.Pi*float64(i)/den)
+				if len(coef) == 3 {
+					v += coef[2] * math.Cos(4*math.Pi*float64(i)/den)
+				}
+				if n == 1 {
+					v = 1
+				}
+				binary.LittleEndian.PutUint64(w[8*i:], math.Float64bits(v))
+			}
+			return c.castTo(konst(acl.Float64, []int64{n}, w), c.intAttr("output_datatype", 1))
+		}
+	}
+	converters["MelWeightMatrix"] = func(c *nodeCtx) ([]*value, error) {
+		if err := c.need(5, 5); err != nil {
+			return nil, err
+		}
+		a := ge.Attrs{}
+		for i, k := range []string{ge.AttrNumMelBins, ge.AttrLength, ge.AttrSampleRate} {
+			v, err := c.constInts(c.ins[i], k)
+			if err != nil {
+				return nil, err
+			}
+			if len(v) != 1 {
+				return nil, c.errf(ErrInvalidModel, "%s holds %d values", k, len(v))
+			}
+			a[k] = ge.IntAttr(v[0])
+		}
+		dt, ok := aclType(int32(c.intAttr("output_datatype", 1)))
+		if !ok {
+			return nil, c.errf(ErrUnsupportedDataType, "output_datatype %d", c.intAttr("output_datatype", 1))
+		}
+		a[ge.AttrDstType] = ge.IntAttr(int64(dt))
+		return one(c.emit(ge.OpMelWeightMatrix, a, c.ins[3], c.ins[4]))
+	}
+}
+
+// castTo converts v to the ONNX element type onnxType.
+func (c *nodeCtx) castTo(v *value, onnxType int64) ([]*value, error) {
+	dt, ok := aclType(int32(onnxType))
+	if !ok {
+		return nil, c.errf(ErrUnsupportedDataType, "output_datatype %d", onnxType)
+	}
+	return one(c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, v))
 }
 
 // quantAttrs reads the attributes of the later opsets of QuantizeLinear
