@@ -463,3 +463,65 @@ func TestMelWeightMatrix(t *testing.T) {
 		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{1, 10, 1}}, Data: make([]byte, 40)}})
 	require.Error(t, err)
 }
+
+// TestRandomKernels: the generators have the moments of their
+// distribution and repeat for one seed (there is no value reference).
+func TestRandomKernels(t *testing.T) {
+	run := func(op ge.OpType, a ge.Attrs, in ...ge.HostTensor) []float64 {
+		out, err := ge.EvalOp(op, a, in)
+		require.NoError(t, err)
+		again, err := ge.EvalOp(op, a, in)
+		require.NoError(t, err)
+		require.Equal(t, out[0].Data, again[0].Data, "one seed, one draw")
+		return decodeAll(out[0].Desc.DataType, out[0].Data, int(out[0].Desc.NumElements()))
+	}
+	mom := func(v []float64) (float64, float64) {
+		var m, s float64
+		for _, x := range v {
+			m += x
+		}
+		m /= float64(len(v))
+		for _, x := range v {
+			s += (x - m) * (x - m)
+		}
+		return m, s / float64(len(v))
+	}
+	for _, dt := range append(floatTypes, acl.Float64) {
+		shape := ge.IntsAttr([]int64{100, 100})
+		v := run(ge.OpRandomUniform, ge.Attrs{ge.AttrShape: shape, ge.AttrDstType: ge.IntAttr(int64(dt)), ge.AttrLow: ge.FloatAttr(2),
+			ge.AttrHigh: ge.FloatAttr(4), ge.AttrSeed: ge.IntAttr(3)})
+		for _, x := range v {
+			require.True(t, x >= 2 && x <= 4, "%v", x)
+		}
+		m, s := mom(v)
+		require.InDelta(t, 3, m, 0.03)
+		require.InDelta(t, 4.0/12, s, 0.02)
+		v = run(ge.OpRandomNormal, ge.Attrs{ge.AttrShape: shape, ge.AttrDstType: ge.IntAttr(int64(dt)), ge.AttrMean: ge.FloatAttr(-1),
+			ge.AttrScale: ge.FloatAttr(0.5)})
+		m, s = mom(v)
+		require.InDelta(t, -1, m, 0.02)
+		require.InDelta(t, 0.25, s, 0.02)
+	}
+	p := ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{10000}}, Data: encodeFloats(acl.Float32, make([]float64, 10000))}
+	for i := range 10000 {
+		copy(p.Data[4*i:], encodeFloats(acl.Float32, []float64{0.3}))
+	}
+	v := run(ge.OpBernoulli, ge.Attrs{ge.AttrSeed: ge.IntAttr(9), ge.AttrDstType: ge.IntAttr(int64(acl.Int32))}, p)
+	m, _ := mom(v)
+	require.InDelta(t, 0.3, m, 4*math.Sqrt(0.21/10000))
+	// Multinomial over log(1), log(3): class 1 three times as likely.
+	logits := ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{1, 2}}, Data: encodeFloats(acl.Float32, []float64{0, math.Log(3)})}
+	v = run(ge.OpMultinomial, ge.Attrs{ge.AttrSampleSize: ge.IntAttr(8000), ge.AttrDstType: ge.IntAttr(int64(acl.Int64))}, logits)
+	m, _ = mom(v)
+	require.InDelta(t, 0.75, m, 4*math.Sqrt(0.1875/8000))
+
+	bad := p
+	bad.Data = encodeFloats(acl.Float32, make([]float64, 10000))
+	copy(bad.Data, encodeFloats(acl.Float32, []float64{1.5}))
+	_, err := ge.EvalOp(ge.OpBernoulli, nil, []ge.HostTensor{bad})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpRandomUniform, ge.Attrs{ge.AttrShape: ge.IntsAttr([]int64{2}), ge.AttrDstType: ge.IntAttr(int64(acl.Int32))}, nil)
+	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
+	_, err = ge.EvalOp(ge.OpMultinomial, nil, []ge.HostTensor{p})
+	require.Error(t, err, "Multinomial takes [batch, classes]")
+}

@@ -67,6 +67,16 @@ func init() {
 			mk("DFT", gert.OpAttrs{"axis": int64(1), "inverse": true}, fl(2, 6, 3, 2)),
 			mk("STFT", gert.OpAttrs{"frame_step": int64(4), "frame_length": int64(8), "onesided": true}, fl(2, 30, 1), fl(8)),
 			mk("MelWeightMatrix", gert.OpAttrs{"num_mel_bins": int64(5), "length": int64(32), "sample_rate": int64(16000)}, sc(20), sc(7000)),
+			mk("RandomUniform", gert.OpAttrs{"shape": []int64{3, 7}, "seed": int64(5), "low": float32(-2)}),
+			mk("RandomNormal", gert.OpAttrs{"shape": []int64{11}, "scale": float32(3)}),
+			mk("Bernoulli", gert.OpAttrs{"seed": int64(1)}, func() (gert.IODesc, []byte) {
+				p := make([]float32, 20) // probabilities in [0, 1)
+				for i := range p {
+					p[i] = rng.Float32()
+				}
+				return gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{4, 5}, Format: acl.FormatND}, getest.F32Bytes(p)
+			}),
+			mk("Multinomial", gert.OpAttrs{"sample_size": int64(6)}, fl(3, 4)),
 		)
 		return cs
 	})
