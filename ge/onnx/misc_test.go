@@ -3,6 +3,8 @@ package onnx_test
 import (
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -152,4 +154,26 @@ func TestRandomOps(t *testing.T) {
 			require.Less(t, c, 25)
 		}
 	})
+}
+
+// TestMiscCases runs the models of testdata/misc like the backend tests:
+// the forms of the misc family's ops that ONNX 1.12's node tests lack
+// (opset 18 reductions with axes inputs, integer reductions, every
+// direction of RNN/GRU/LSTM with sequence_lens, clip and activation
+// lists, per-axis quantization, DFT with opset 20's axis input, two-sided
+// STFT, mel edges, losses with weights and ignore_index). testdata/misc/
+// README.md says where the expected outputs come from.
+func TestMiscCases(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/misc/*")
+	require.NoError(t, err)
+	n := 0
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "model.onnx")); err != nil {
+			continue
+		}
+		n++
+		r := runBackendTest(t, "misc", d)
+		require.Equal(t, "pass", r.status, "%s: %s", r.name, r.reason)
+	}
+	require.Greater(t, n, 40)
 }
