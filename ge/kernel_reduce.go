@@ -46,7 +46,7 @@ func init() {
 		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, attrs: attrs, infer: inferReduce, kernel: reduceKernel})
 	}
 	registerOp(OpLogSoftmax, &opSpec{name: "LogSoftmax", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferSoftmax, kernel: logSoftmaxKernel})
+		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferLogSoftmax, kernel: logSoftmaxKernel})
 }
 
 // Reduce applies a reduction op over axes (nil: all) of x.
@@ -257,6 +257,18 @@ func reduceInts(op OpType, x []int64, dims, kept []int64, out []byte, dt acl.Dat
 	writeFromInts(out, dt, acc)
 }
 
+// inferLogSoftmax is Softmax's inference, float64 included (the losses
+// of float64 models run LogSoftmax).
+func inferLogSoftmax(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	if in[0].DataType == acl.Float64 {
+		if _, err := normAxis(a.Int(AttrAxis, -1), len(in[0].Dims)); err != nil {
+			return nil, err
+		}
+		return []TensorDesc{cloneDesc(in[0])}, nil
+	}
+	return inferSoftmax(in, a)
+}
+
 func logSoftmaxKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
@@ -264,6 +276,12 @@ func logSoftmaxKernel(t *Task, args [][]byte) error {
 	axis, err := normAxis(t.Attrs.Int(AttrAxis, -1), len(d.Dims))
 	if err != nil {
 		return kernelError(t, "%v", err)
+	}
+	if d.DataType == acl.Float64 {
+		x := readF64s(d, args[0])
+		logSoftmax(x, x, prod(d.Dims[:axis]), int(d.Dims[axis]), prod(d.Dims[axis+1:]))
+		writeFromF64(args[1], acl.Float64, x)
+		return nil
 	}
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
@@ -288,4 +306,26 @@ func logSoftmaxKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil
+}
+
+// logSoftmax writes log(softmax(x)) over the middle dim of [outer, l,
+// inner] into out (which may be x).
+func logSoftmax(x, out []float64, outer, l, inner int) {
+	for o := range outer {
+		for i := range inner {
+			base := o*l*inner + i
+			mx := math.Inf(-1)
+			for j := range l {
+				mx = math.Max(mx, x[base+j*inner])
+			}
+			var sum float64
+			for j := range l {
+				sum += math.Exp(x[base+j*inner] - mx)
+			}
+			ls := math.Log(sum)
+			for j := range l {
+				out[base+j*inner] = x[base+j*inner] - mx - ls
+			}
+		}
+	}
 }

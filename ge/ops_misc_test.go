@@ -525,3 +525,14 @@ func TestRandomKernels(t *testing.T) {
 	_, err = ge.EvalOp(ge.OpMultinomial, nil, []ge.HostTensor{p})
 	require.Error(t, err, "Multinomial takes [batch, classes]")
 }
+
+// TestLogSoftmaxFloat64: SoftmaxCrossEntropyLoss of float64 models runs
+// LogSoftmax in float64.
+func TestLogSoftmaxFloat64(t *testing.T) {
+	x := ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{2, 3}}, Data: f64b(1, 2, 3, 0, 0, 1000)}
+	out, err := ge.EvalOp(ge.OpLogSoftmax, ge.Attrs{ge.AttrAxis: ge.IntAttr(1)}, []ge.HostTensor{x})
+	require.NoError(t, err)
+	got := decodeAll(acl.Float64, out[0].Data, 6)
+	ls := math.Log(math.Exp(1) + math.Exp(2) + math.Exp(3))
+	require.InDeltaSlice(t, []float64{1 - ls, 2 - ls, 3 - ls, -1000, -1000, 0}, got, 1e-12)
+}
