@@ -57,14 +57,18 @@ func init() {
 			return nil, err
 		}
 		zp := c.in(2)
-		if zp == nil {
-			dt := acl.Uint8
-			if c.has("output_dtype") {
-				var ok bool
-				if dt, ok = aclType(int32(c.intAttr("output_dtype", 0))); !ok {
-					return nil, c.errf(ErrUnsupportedDataType, "output_dtype %d", c.intAttr("output_dtype", 0))
-				}
+		dt := acl.Uint8
+		if zp != nil {
+			dt = zp.desc.DataType
+		}
+		if c.has("output_dtype") && c.intAttr("output_dtype", 0) != 0 {
+			odt, ok := aclType(int32(c.intAttr("output_dtype", 0)))
+			if !ok || (zp != nil && odt != dt) {
+				return nil, c.errf(ErrUnsupportedDataType, "output_dtype %d (zero point %s)", c.intAttr("output_dtype", 0), dt)
 			}
+			dt = odt
+		}
+		if zp == nil {
 			var err error
 			if zp, err = c.zero(dt); err != nil {
 				return nil, err
