@@ -233,7 +233,7 @@ func init() {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 		scale := float64(float32(hi-lo) / 255)
-		zp := refSat(acl.Uint8, -lo/scale)
+		zp := refSat(acl.Uint8, float64(-float32(lo)/float32(scale))) // float32 division, as ONNX's reference
 		res := make([]float64, len(in[0].v))
 		for i, x := range in[0].v {
 			res[i] = refSat(acl.Uint8, math.RoundToEven(float64(float32(x)/float32(scale)))+zp)
