@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ascend-go/cann/acl"
 )
 
-// Reductions over a set of axes, accumulated in float64 and rounded once.
+// Reductions over a set of axes, accumulated in float64 and rounded once
+// (integers truncate toward zero).
 const (
 	OpReduceMean OpType = 80
 	OpReduceSum  OpType = 81
@@ -14,6 +17,16 @@ const (
 	OpReduceMin  OpType = 83
 	OpReduceProd OpType = 84
 	OpLogSoftmax OpType = 71
+
+	// ONNX's other reductions: ReduceL1 sums |x|, ReduceL2 is
+	// sqrt(Σ x²), ReduceLogSum log(Σ x), ReduceLogSumExp log(Σ exp(x))
+	// (shifted by the maximum, so it does not overflow) and
+	// ReduceSumSquare Σ x².
+	OpReduceL1        OpType = 500
+	OpReduceL2        OpType = 501
+	OpReduceLogSum    OpType = 502
+	OpReduceLogSumExp OpType = 503
+	OpReduceSumSquare OpType = 504
 )
 
 // Attributes of the reductions.
@@ -28,11 +41,12 @@ func init() {
 		t OpType
 		n string
 	}{{OpReduceMean, "ReduceMean"}, {OpReduceSum, "ReduceSum"}, {OpReduceMax, "ReduceMax"},
-		{OpReduceMin, "ReduceMin"}, {OpReduceProd, "ReduceProd"}} {
+		{OpReduceMin, "ReduceMin"}, {OpReduceProd, "ReduceProd"}, {OpReduceL1, "ReduceL1"}, {OpReduceL2, "ReduceL2"},
+		{OpReduceLogSum, "ReduceLogSum"}, {OpReduceLogSumExp, "ReduceLogSumExp"}, {OpReduceSumSquare, "ReduceSumSquare"}} {
 		registerOp(op.t, &opSpec{name: op.n, minIn: 1, maxIn: 1, attrs: attrs, infer: inferReduce, kernel: reduceKernel})
 	}
 	registerOp(OpLogSoftmax, &opSpec{name: "LogSoftmax", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferSoftmax, kernel: logSoftmaxKernel})
+		attrs: map[string]AttrKind{AttrAxis: AttrInt}, infer: inferLogSoftmax, kernel: logSoftmaxKernel})
 }
 
 // Reduce applies a reduction op over axes (nil: all) of x.
@@ -72,9 +86,16 @@ func reduceAxes(x []int64, a Attrs) ([]bool, error) {
 	return red, nil
 }
 
+// reducible reports whether the reductions take type t: the float types,
+// float64 and the integers (exact in the float64 accumulator up to 2^53;
+// ReduceMean of integers truncates toward zero, as numpy's astype).
+func reducible(t acl.DataType) bool {
+	return isFloat(t) || t == acl.Float64 || (isIntType(t) && t != acl.Bool)
+}
+
 func inferReduce(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
-	if err := needFloat("input", in[0].DataType); err != nil {
-		return nil, err
+	if !reducible(in[0].DataType) {
+		return nil, &dtypeError{fmt.Sprintf("input has data type %s, want a float or integer type", in[0].DataType)}
 	}
 	red, err := reduceAxes(in[0].Dims, a)
 	if err != nil {
@@ -94,16 +115,12 @@ func inferReduce(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 }
 
 func reduceKernel(t *Task, args [][]byte) error {
-	var s scratch
-	defer s.release()
 	d := t.Inputs[0]
 	red, err := reduceAxes(d.Dims, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
-	x := readFloats(&s, d.DataType, args[0], prod(d.Dims))
 	nOut := prod(t.Outputs[0].Dims)
-	out := outFloats(&s, t.Outputs[0].DataType, args[1], nOut)
 	// Output dims with reduced axes kept as 1, so input strides map to it.
 	kept := slices.Clone(d.Dims)
 	for i := range kept {
@@ -111,9 +128,39 @@ func reduceKernel(t *Task, args [][]byte) error {
 			kept[i] = 1
 		}
 	}
+	x := make([]float64, prod(d.Dims))
+	if isIntType(d.DataType) {
+		iv := make([]int64, len(x))
+		readInts(iv, d.DataType, args[0])
+		if t.Op != OpReduceL2 && t.Op != OpReduceLogSum && t.Op != OpReduceLogSumExp {
+			reduceInts(t.Op, iv, d.Dims, kept, args[1], t.Outputs[0].DataType, nOut)
+			return nil
+		}
+		for i, v := range iv {
+			x[i] = float64(v)
+		}
+	} else {
+		readF64(x, d.DataType, args[0])
+	}
 	acc := make([]float64, nOut)
 	init := 0.0
+	var shift []float64 // ReduceLogSumExp: the maximum of each output's elements
 	switch t.Op {
+	case OpReduceLogSumExp:
+		shift = make([]float64, nOut)
+		for i := range shift {
+			shift[i] = math.Inf(-1)
+		}
+		bcastWalk(d.Dims, [][]int64{kept}, func(i int, o []int) {
+			if v := x[i]; v > shift[o[0]] || v != v {
+				shift[o[0]] = v
+			}
+		})
+		for i, m := range shift {
+			if math.IsInf(m, 0) {
+				shift[i] = 0 // all -Inf (or +Inf present): exp handles it unshifted
+			}
+		}
 	case OpReduceMax:
 		init = math.Inf(-1)
 	case OpReduceMin:
@@ -127,10 +174,16 @@ func reduceKernel(t *Task, args [][]byte) error {
 	// Walk the input; bcastWalk over the input dims gives, for the kept
 	// output (broadcast to the input), the output offset of each element.
 	bcastWalk(d.Dims, [][]int64{kept}, func(i int, o []int) {
-		v := float64(x[i])
+		v := x[i]
 		switch t.Op {
-		case OpReduceMean, OpReduceSum:
+		case OpReduceMean, OpReduceSum, OpReduceLogSum:
 			acc[o[0]] += v
+		case OpReduceL1:
+			acc[o[0]] += math.Abs(v)
+		case OpReduceL2, OpReduceSumSquare:
+			acc[o[0]] += v * v
+		case OpReduceLogSumExp:
+			acc[o[0]] += math.Exp(v - shift[o[0]])
 		case OpReduceMax:
 			if v > acc[o[0]] || v != v {
 				acc[o[0]] = v
@@ -145,13 +198,75 @@ func reduceKernel(t *Task, args [][]byte) error {
 	})
 	cnt := float64(prod(d.Dims) / max(nOut, 1))
 	for i, v := range acc {
-		if t.Op == OpReduceMean {
+		switch t.Op {
+		case OpReduceMean:
 			v /= cnt
+		case OpReduceL2:
+			v = math.Sqrt(v)
+		case OpReduceLogSum:
+			v = math.Log(v)
+		case OpReduceLogSumExp:
+			v = math.Log(v) + shift[i]
 		}
-		out[i] = float32(v)
+		acc[i] = v
 	}
-	storeFloats(t.Outputs[0].DataType, args[1], out)
+	// Integers: the float64 result truncates toward zero and saturates.
+	writeFromF64(args[1], t.Outputs[0].DataType, acc)
 	return nil
+}
+
+// reduceInts reduces integers exactly in int64, wrapping on overflow as
+// numpy does; ReduceMean divides truncating toward zero.
+func reduceInts(op OpType, x []int64, dims, kept []int64, out []byte, dt acl.DataType, nOut int) {
+	acc := make([]int64, nOut)
+	seen := make([]bool, nOut)
+	bcastWalk(dims, [][]int64{kept}, func(i int, o []int) {
+		v, k := x[i], o[0]
+		switch op {
+		case OpReduceMean, OpReduceSum:
+			acc[k] += v
+		case OpReduceL1:
+			if v < 0 {
+				v = -v
+			}
+			acc[k] += v
+		case OpReduceSumSquare:
+			acc[k] += v * v
+		case OpReduceProd:
+			if !seen[k] {
+				acc[k] = 1
+			}
+			acc[k] *= v
+		case OpReduceMax:
+			if !seen[k] || v > acc[k] {
+				acc[k] = v
+			}
+		case OpReduceMin:
+			if !seen[k] || v < acc[k] {
+				acc[k] = v
+			}
+		}
+		seen[k] = true
+	})
+	if op == OpReduceMean {
+		cnt := int64(len(x) / max(nOut, 1))
+		for i := range acc {
+			acc[i] /= cnt
+		}
+	}
+	writeFromInts(out, dt, acc)
+}
+
+// inferLogSoftmax is Softmax's inference, float64 included (the losses
+// of float64 models run LogSoftmax).
+func inferLogSoftmax(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	if in[0].DataType == acl.Float64 {
+		if _, err := normAxis(a.Int(AttrAxis, -1), len(in[0].Dims)); err != nil {
+			return nil, err
+		}
+		return []TensorDesc{cloneDesc(in[0])}, nil
+	}
+	return inferSoftmax(in, a)
 }
 
 func logSoftmaxKernel(t *Task, args [][]byte) error {
@@ -161,6 +276,12 @@ func logSoftmaxKernel(t *Task, args [][]byte) error {
 	axis, err := normAxis(t.Attrs.Int(AttrAxis, -1), len(d.Dims))
 	if err != nil {
 		return kernelError(t, "%v", err)
+	}
+	if d.DataType == acl.Float64 {
+		x := readF64s(d, args[0])
+		logSoftmax(x, x, prod(d.Dims[:axis]), int(d.Dims[axis]), prod(d.Dims[axis+1:]))
+		writeFromF64(args[1], acl.Float64, x)
+		return nil
 	}
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
@@ -185,4 +306,26 @@ func logSoftmaxKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil
+}
+
+// logSoftmax writes log(softmax(x)) over the middle dim of [outer, l,
+// inner] into out (which may be x).
+func logSoftmax(x, out []float64, outer, l, inner int) {
+	for o := range outer {
+		for i := range inner {
+			base := o*l*inner + i
+			mx := math.Inf(-1)
+			for j := range l {
+				mx = math.Max(mx, x[base+j*inner])
+			}
+			var sum float64
+			for j := range l {
+				sum += math.Exp(x[base+j*inner] - mx)
+			}
+			ls := math.Log(sum)
+			for j := range l {
+				out[base+j*inner] = x[base+j*inner] - mx - ls
+			}
+		}
+	}
 }

@@ -179,8 +179,10 @@ func (o *Op) Run(s *acl.Stream, inputs, outputs []*Tensor) error {
 	defer runtime.UnlockOSThread()
 	for k := range len(inputs) + len(outputs) {
 		h, what, i := o.slot(k)
-		t := inputs[min(k, len(inputs)-1)]
-		if k >= len(inputs) {
+		var t *Tensor // an op may have no inputs (RandomUniform)
+		if k < len(inputs) {
+			t = inputs[k]
+		} else {
 			t = outputs[k-len(inputs)]
 		}
 		if t == nil {
