@@ -36,7 +36,6 @@ var corpusDir = filepath.Join("testdata", "corpus")
 // set0" notes say what was checked by substituting the missing op in a
 // scratch copy of the model.
 var corpusPending = map[string]string{
-	"ocr_rec_crnn": "HardSigmoid is not supported; then LSTM direction bidirectional (only forward)",
 
 	"resize_nearest_asymmetric_floor_op11":   "Resize is not supported; opset 11's empty roi Constant (dims [0]) is refused as an empty tensor",
 	"resize_nearest_aligncorners_rpf_op11":   "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
@@ -53,9 +52,6 @@ var corpusPending = map[string]string{
 	"resize_nearest_axes_op18":               "Resize is not supported",
 	"resize_linear_axes_sizes_op18":          "Resize is not supported",
 	"resize_fpn_add_op13":                    "Resize is not supported",
-
-	"lstm_seqlens_bidir_op14":   "LSTM direction bidirectional is not supported (only forward); sequence_lens is a graph input",
-	"lstm_seqlens_forward_op11": "LSTM sequence_lens must be a constant (here a graph input, as pack_padded_sequence exports it); frozen with WithInputValue the model passes set0",
 }
 
 // corpusManifest mirrors testdata/corpus/manifest.json.

@@ -126,10 +126,6 @@ func init() {
 	converters["LogSoftmax"] = convSoftmax(ge.OpLogSoftmax)
 	converters["Gemm"] = convGemm
 	converters["MatMul"] = convMatMul
-	for name, op := range map[string]ge.OpType{"ReduceMean": ge.OpReduceMean, "ReduceSum": ge.OpReduceSum,
-		"ReduceMax": ge.OpReduceMax, "ReduceMin": ge.OpReduceMin, "ReduceProd": ge.OpReduceProd} {
-		converters[name] = convReduce(op)
-	}
 }
 
 // legacyBroadcast applies the broadcast/axis attributes of opset 6 and
@@ -340,49 +336,6 @@ func convMatMul(c *nodeCtx) ([]*value, error) {
 		out = append([]int64{}, yd[:len(yd)-1]...)
 	}
 	return one(c.reshape(y, out))
-}
-
-// convReduce: axes are an attribute before opset 13 (ReduceSum) or 18 (the
-// others) and an optional constant input after; noop_with_empty_axes
-// makes empty axes the identity.
-func convReduce(op ge.OpType) converter {
-	return func(c *nodeCtx) ([]*value, error) {
-		inputAxes := c.im.opset >= 18 || (op == ge.OpReduceSum && c.im.opset >= 13)
-		var axes []int64
-		if inputAxes {
-			if err := c.need(1, 2); err != nil {
-				return nil, err
-			}
-			if v := c.in(1); v != nil {
-				var err error
-				if axes, err = c.constInts(v, "axes"); err != nil {
-					return nil, err
-				}
-			}
-		} else {
-			if err := c.need(1, 1); err != nil {
-				return nil, err
-			}
-			axes, _ = c.intsAttr("axes")
-		}
-		keep := c.intAttr("keepdims", 1) != 0
-		if len(axes) == 0 && c.intAttr("noop_with_empty_axes", 0) != 0 {
-			return one(c.emit(ge.OpIdentity, nil, c.ins[0]))
-		}
-		x := c.ins[0]
-		if len(x.desc.Dims) == 0 {
-			return one(c.emit(ge.OpIdentity, nil, x))
-		}
-		a := ge.Attrs{ge.AttrKeepDims: ge.BoolAttr(keep)}
-		if len(axes) > 0 {
-			a[ge.AttrAxes] = ge.IntsAttr(axes)
-		}
-		y, err := c.emit(op, a, x)
-		if err != nil {
-			return nil, err
-		}
-		return []*value{y}, nil
-	}
 }
 
 func init() {

@@ -14,9 +14,7 @@ import (
 // number generators and signal ops.
 
 func init() {
-	// These registrations supersede the Reduce* entries of ops_math.go
-	// (init functions run in file-name order, ops_misc.go after
-	// ops_math.go): convReduceOp also covers the reductions whose result
+	// Every Reduce*: convReduceOp also covers the reductions whose result
 	// on a scalar is not the scalar itself (L1 of -2 is 2).
 	for name, op := range map[string]ge.OpType{"ReduceMean": ge.OpReduceMean, "ReduceSum": ge.OpReduceSum,
 		"ReduceMax": ge.OpReduceMax, "ReduceMin": ge.OpReduceMin, "ReduceProd": ge.OpReduceProd,
@@ -286,11 +284,7 @@ func init() {
 	for name, op := range map[string]ge.OpType{"RandomUniform": ge.OpRandomUniform, "RandomNormal": ge.OpRandomNormal,
 		"RandomUniformLike": ge.OpRandomUniform, "RandomNormalLike": ge.OpRandomNormal} {
 		like := strings.HasSuffix(name, "Like")
-		target := converters
-		if name == "RandomUniformLike" {
-			target = drawnValueConverters
-		}
-		target[name] = func(c *nodeCtx) ([]*value, error) {
+		converters[name] = func(c *nodeCtx) ([]*value, error) {
 			a := c.randomAttrs()
 			if op == ge.OpRandomUniform {
 				a[ge.AttrLow], a[ge.AttrHigh] = ge.FloatAttr(c.floatAttr("low", 0)), ge.FloatAttr(c.floatAttr("high", 1))
@@ -324,7 +318,7 @@ func init() {
 			return c.emitRandom(op, a)
 		}
 	}
-	drawnValueConverters["Bernoulli"] = func(c *nodeCtx) ([]*value, error) {
+	converters["Bernoulli"] = func(c *nodeCtx) ([]*value, error) {
 		if err := c.need(1, 1); err != nil {
 			return nil, err
 		}
@@ -350,22 +344,6 @@ func init() {
 		a[ge.AttrDstType] = ge.IntAttr(int64(dt))
 		a[ge.AttrSampleSize] = ge.IntAttr(c.intAttr("sample_size", 1))
 		return c.emitRandom(ge.OpMultinomial, a, c.ins[0])
-	}
-}
-
-// drawnValueConverters hold the random ops whose ONNX backend tests
-// (test_bernoulli*, and RandomUniformLike in test_bernoulli*_expanded)
-// expect the very values numpy's generator drew: ONNX's own runner checks
-// only their shape and type, the value-comparing harness here cannot pass
-// them. They convert correctly (TestRandomOps checks them) and are not
-// registered until the harness lists those tests as known failures: then
-// enableDrawnValueConverters() in an init registers them.
-var drawnValueConverters = map[string]converter{}
-
-// enableDrawnValueConverters registers drawnValueConverters.
-func enableDrawnValueConverters() {
-	for k, v := range drawnValueConverters {
-		converters[k] = v
 	}
 }
 
