@@ -281,3 +281,38 @@ func TestModelMemoryLimit(t *testing.T) {
 	require.Error(t, err, "an element count past int64")
 	require.NotZero(t, acl.CodeOf(err))
 }
+
+// TestTrainingDropout: a training-mode Dropout keeps each element with
+// probability 1-ratio, scales the kept ones by 1/(1-ratio), returns the
+// mask, and draws the same mask on every run (seeded).
+func TestTrainingDropout(t *testing.T) {
+	const n, ratio = 20000, 0.3
+	g := graph("drop",
+		[]*pb.NodeProto{nd("Dropout", []string{"x", "r", "train"}, []string{"y", "mask"})},
+		[]*pb.ValueInfoProto{vi("x", tFloat, n)},
+		[]*pb.ValueInfoProto{vi("y", tFloat, n), vi("mask", tBool, n)},
+		f32Tensor("r", nil, []float32{ratio}), boolTensor("train", true))
+	m, err := onnx.Load(modelBytes(g, 13))
+	require.NoError(t, err)
+	x := randF32(rand.New(rand.NewPCG(rand.Uint64(), 3)), n)
+	run := func() ([]float32, []byte) {
+		out, err := m.Run(context.Background(), []ge.HostTensor{f32Input([]int64{n}, x)})
+		require.NoError(t, err)
+		return bytesF32(out[0].Data), out[1].Data
+	}
+	y, mask := run()
+	kept := 0
+	for i := range x {
+		if mask[i] != 0 {
+			kept++
+			require.InDelta(t, x[i]/(1-ratio), y[i], 1e-5)
+		} else {
+			require.Zero(t, y[i])
+		}
+	}
+	// Binomial(n, 0.7): sd ≈ 65; 5 sd either side.
+	require.InDelta(t, (1-ratio)*n, kept, 325)
+	y2, mask2 := run()
+	require.Equal(t, mask, mask2, "a seeded mask repeats")
+	require.Equal(t, y, y2)
+}

@@ -72,25 +72,80 @@ func convDropout(c *nodeCtx) ([]*value, error) {
 	if err := c.need(1, 3); err != nil {
 		return nil, err
 	}
-	c.ignore("seed", "ratio", "is_test")
-	if v := c.in(2); v != nil {
-		if v.c == nil {
-			return nil, c.errf(ErrDynamicShape, "training_mode must be a constant")
+	c.ignore("is_test")
+	ratio := c.floatAttr("ratio", 0.5)
+	if v := c.in(1); v != nil {
+		r, err := c.constFloat(v, "ratio")
+		if err != nil {
+			return nil, err
 		}
-		if v.c.Data[0] != 0 {
-			return nil, c.errf(ErrUnsupportedAttr, "training_mode true (only inference is supported)")
-		}
+		ratio = r
 	}
-	y, err := c.emit(ge.OpIdentity, nil, c.ins[0])
+	training := c.im.opset < 7 && c.intAttr("is_test", 1) == 0
+	if v := c.in(2); v != nil {
+		t, err := c.constBool(v, "training_mode")
+		if err != nil {
+			return nil, err
+		}
+		training = t
+	}
+	x := c.ins[0]
+	if training && ratio != 0 {
+		return c.dropout(x, ratio)
+	}
+	c.ignore("seed")
+	y, err := c.emit(ge.OpIdentity, nil, x)
 	if err != nil {
 		return nil, err
 	}
-	// The mask of an inference Dropout keeps every element.
+	// The mask of an inference Dropout (or of ratio 0) keeps every element.
 	ones := make([]byte, y.desc.NumElements())
 	for i := range ones {
 		ones[i] = 1
 	}
 	return []*value{y, konst(acl.Bool, y.desc.Dims, ones)}, nil
+}
+
+// dropout draws the training mask from the node's seeded generator
+// (RandomUniformLike, drawn at run time): mask = u >= ratio, y = x·mask /
+// (1 - ratio).
+func (c *nodeCtx) dropout(x *value, ratio float64) ([]*value, error) {
+	if ratio < 0 || ratio >= 1 {
+		return nil, c.errf(ErrInvalidModel, "ratio %v is outside [0, 1)", ratio)
+	}
+	a := c.randomAttrs()
+	a[ge.AttrLow], a[ge.AttrHigh] = ge.FloatAttr(0), ge.FloatAttr(1)
+	a[ge.AttrDstType] = ge.IntAttr(int64(acl.Float32))
+	a[ge.AttrShape] = ge.IntsAttr(x.desc.Dims)
+	u, err := c.emitRandom(ge.OpRandomUniform, a)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scalar(acl.Float32, nil, ratio)
+	if err != nil {
+		return nil, err
+	}
+	mask, err := c.emit(ge.OpGreaterEqual, nil, u[0], r)
+	if err != nil {
+		return nil, err
+	}
+	scale, err := scalar(x.desc.DataType, nil, 1/(1-ratio))
+	if err != nil {
+		return nil, err
+	}
+	zero, err := scalar(x.desc.DataType, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	xs, err := c.emit(ge.OpMul, nil, x, scale)
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.emit(ge.OpWhere, nil, mask, xs, zero)
+	if err != nil {
+		return nil, err
+	}
+	return []*value{y, mask}, nil
 }
 
 func convCast(c *nodeCtx) ([]*value, error) {
