@@ -109,7 +109,10 @@ func storable(t acl.DataType) bool {
 }
 
 // checkDesc validates a descriptor against the limits.
-func checkDesc(d TensorDesc) error {
+func checkDesc(d TensorDesc) error { return checkDescWith(d, false) }
+
+// checkDescWith is checkDesc that, with empty set, also takes zero dims.
+func checkDescWith(d TensorDesc, empty bool) error {
 	if !storable(d.DataType) {
 		return fmt.Errorf("data type %s cannot be stored in a model", d.DataType)
 	}
@@ -121,7 +124,13 @@ func checkDesc(d TensorDesc) error {
 	}
 	n := int64(d.DataType.Size())
 	for _, v := range d.Dims {
-		if v <= 0 || v > MaxDim {
+		if v == 0 && empty {
+			continue
+		}
+		if v == 0 {
+			return fmt.Errorf("dims %s: a zero dim (empty tensors are not supported in a model)", dimsString(d.Dims))
+		}
+		if v < 0 || v > MaxDim {
 			return fmt.Errorf("dims %s: every dim must be in [1, %d]", dimsString(d.Dims), int64(MaxDim))
 		}
 		if n > MaxTensorBytes/v {

@@ -27,9 +27,12 @@ func EvalOp(op OpType, attrs Attrs, in []HostTensor) ([]HostTensor, error) {
 	for i, t := range in {
 		descs[i] = t.Desc
 	}
-	out, err := inferOp(op, descs, attrs)
+	out, empty, err := inferHost(op, descs, attrs)
 	if err != nil {
 		return nil, inferErr("eval", op, err)
+	}
+	if empty {
+		return evalEmpty(op, attrs, in, out)
 	}
 	for i, t := range in {
 		if int64(len(t.Data)) < t.Desc.Size() {
@@ -79,9 +82,68 @@ func (h HostTensor) String() string { return fmt.Sprintf("%s: %d bytes", h.Desc,
 // given descriptors, without running it (for callers that decide whether
 // to fold an op before paying for it).
 func InferOp(op OpType, attrs Attrs, in []TensorDesc) ([]TensorDesc, error) {
-	out, err := inferOp(op, in, attrs)
+	out, _, err := inferHost(op, in, attrs)
 	if err != nil {
 		return nil, inferErr("infer", op, err)
 	}
 	return out, nil
+}
+
+// inferHost infers as a compile does and, where that fails on an empty
+// operand or result, again with empty tensors allowed: a host evaluation
+// (constant folding, an interpreted ONNX run) meets empty tensors that a
+// compiled model never holds (an empty prefix of a shape, a slice past
+// the end). empty reports that an input or output has a zero dim. An
+// inference that cannot handle zero dims fails with an error saying so,
+// never a panic.
+func inferHost(op OpType, in []TensorDesc, attrs Attrs) (out []TensorDesc, empty bool, err error) {
+	out, err = inferOp(op, in, attrs)
+	if err == nil {
+		return out, false, nil
+	}
+	strict := err
+	defer func() {
+		if r := recover(); r != nil {
+			out, empty, err = nil, false, fmt.Errorf("empty tensors are not supported by %s's inference (%v)", op, r)
+		}
+	}()
+	eout, eerr := inferOpWith(op, in, attrs, true)
+	if eerr != nil {
+		return nil, false, strict
+	}
+	for _, d := range append(append([]TensorDesc(nil), in...), eout...) {
+		if d.NumElements() == 0 {
+			return eout, true, nil
+		}
+	}
+	return nil, false, strict
+}
+
+// evalEmpty evaluates an op with an empty operand or result: every result
+// empty needs no kernel; Concat drops its empty operands; any other op of
+// an empty operand is refused.
+func evalEmpty(op OpType, attrs Attrs, in []HostTensor, out []TensorDesc) ([]HostTensor, error) {
+	all := true
+	for _, d := range out {
+		all = all && d.NumElements() == 0
+	}
+	if all {
+		res := make([]HostTensor, len(out))
+		for i, d := range out {
+			res[i] = HostTensor{Desc: d, Data: []byte{}}
+		}
+		return res, nil
+	}
+	if op == OpConcat {
+		var keep []HostTensor
+		for _, t := range in {
+			if t.Desc.NumElements() > 0 {
+				keep = append(keep, t)
+			}
+		}
+		if len(keep) > 0 && len(keep) < len(in) {
+			return EvalOp(op, attrs, keep)
+		}
+	}
+	return nil, acl.Errorf("ge.EvalOp", acl.CodeGEParamInvalid, "%s: empty tensors are not supported as its operands (a result is not empty)", op)
 }

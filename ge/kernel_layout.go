@@ -183,10 +183,7 @@ func sliceGeometry(dims []int64, a Attrs) (start, count, step []int64, err error
 			b, en = min(max(b, 0), d-1), min(max(en, -1), d-1)
 			count[i] = max(0, (b-en+(-k)-1)/(-k))
 		}
-		if count[i] == 0 {
-			return nil, nil, nil, fmt.Errorf("dim %d: slice is empty (empty tensors are not supported)", i)
-		}
-		start[i] = b
+		start[i] = b // a zero count is an empty result, which only a host evaluation takes
 	}
 	return start, count, step, nil
 }

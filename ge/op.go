@@ -97,6 +97,13 @@ func KernelFor(t OpType) Kernel {
 // inferOp checks the input count and attribute kinds, infers the outputs
 // and validates them against the limits.
 func inferOp(t OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	return inferOpWith(t, in, a, false)
+}
+
+// inferOpWith is inferOp that, with empty set, lets inputs and outputs
+// have zero dims (host evaluation only: a compiled model never holds an
+// empty tensor).
+func inferOpWith(t OpType, in []TensorDesc, a Attrs, empty bool) ([]TensorDesc, error) {
 	s, ok := opSpecs[t]
 	if !ok {
 		return nil, fmt.Errorf("unknown op type %d", t)
@@ -113,7 +120,7 @@ func inferOp(t OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 		}
 	}
 	for i, d := range in {
-		if err := checkDesc(d); err != nil {
+		if err := checkDescWith(d, empty); err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
 	}
@@ -125,7 +132,7 @@ func inferOp(t OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 		return nil, err
 	}
 	for i, d := range out {
-		if err := checkDesc(d); err != nil {
+		if err := checkDescWith(d, empty); err != nil {
 			return nil, fmt.Errorf("output %d: %w", i, err)
 		}
 	}

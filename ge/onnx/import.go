@@ -625,8 +625,6 @@ func (c *nodeCtx) emitN(op ge.OpType, attrs ge.Attrs, ins ...*value) ([]*value, 
 	for i, v := range ins {
 		if v.c == nil {
 			folded = false
-		} else if v.c.Desc.NumElements() == 0 {
-			return nil, c.errf(ErrEmptyTensor, "%s input %d is empty (dims %v)", op, i, v.c.Desc.Dims)
 		}
 		descs[i] = v.desc
 	}

@@ -178,8 +178,6 @@ func convReshape(c *nodeCtx) ([]*value, error) {
 				return nil, c.errf(ErrInvalidModel, "shape %v copies dim %d of a rank-%d input", shape, i, len(x))
 			}
 			shape[i] = x[i]
-		} else if d == 0 {
-			return nil, c.errf(ErrEmptyTensor, "shape %v has a zero dim", shape)
 		}
 	}
 	return one(c.reshape(c.ins[0], shape))
@@ -487,10 +485,7 @@ func convShape(c *nodeCtx) ([]*value, error) {
 		end += r
 	}
 	start, end = min(max(start, 0), r), min(max(end, 0), r)
-	if start >= end {
-		return nil, c.errf(ErrEmptyTensor, "shape range [%d, %d) is empty", start, end)
-	}
-	return []*value{int64s(x[start:end])}, nil
+	return []*value{int64s(x[start:max(start, end)])}, nil
 }
 
 func convConstant(c *nodeCtx) ([]*value, error) {
@@ -558,11 +553,6 @@ func convConstantOfShape(c *nodeCtx) ([]*value, error) {
 			return nil, err
 		}
 	}
-	for _, d := range shape {
-		if d == 0 {
-			return nil, c.errf(ErrEmptyTensor, "shape %v", shape)
-		}
-	}
 	if len(shape) == 0 {
 		return []*value{fill}, nil
 	}
@@ -588,10 +578,10 @@ func convRange(c *nodeCtx) ([]*value, error) {
 		return nil, c.errf(ErrInvalidModel, "delta is 0")
 	}
 	n := math.Ceil((v[1] - v[0]) / v[2])
-	if !(n >= 1) {
-		return nil, c.errf(ErrEmptyTensor, "range [%v, %v) by %v is empty", v[0], v[1], v[2])
+	if !(n >= 0) {
+		n = 0 // an empty range
 	}
-	if n > maxFoldBytes/8 {
+	if n > float64(c.im.foldLimit/8) {
 		return nil, c.errf(ErrInvalidModel, "range of %v elements is too large to fold", n)
 	}
 	vals := make([]byte, 8*int(n))
