@@ -66,13 +66,13 @@ func init() {
 		}
 	}
 	// floats reads the float attributes; those without a default (NaN)
-	// are required.
+	// are required. A default is a float attribute, so float32 precision.
 	floats := func(c *nodeCtx, a ge.Attrs, defs map[string]float64) error {
 		for k, def := range defs {
 			if math.IsNaN(def) && c.attr(k) == nil {
 				return c.errf(ErrInvalidModel, "attribute %q is required", k)
 			}
-			a[k] = ge.FloatAttr(c.floatAttr(k, def))
+			a[k] = ge.FloatAttr(c.floatAttr(k, float64(float32(def))))
 		}
 		return nil
 	}
