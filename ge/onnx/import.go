@@ -249,7 +249,14 @@ func parseModel(data []byte) (*pb.ModelProto, int64, error) {
 	if m.GetGraph() == nil {
 		return nil, 0, modelError(ErrInvalidModel, "not a valid ONNX model: it has no graph")
 	}
+	training, err := trainingOpset(&m)
+	if err != nil {
+		return nil, 0, err
+	}
 	opset, ok := defaultOpset(&m)
+	if !ok && training {
+		return &m, 0, nil // training ops only: opset 0 refuses default-domain nodes
+	}
 	if !ok {
 		var domains []string
 		for _, o := range m.GetOpsetImport() {
@@ -488,7 +495,10 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 	key := c.op
 	switch d := n.GetDomain(); d {
 	case "", "ai.onnx":
-	case "ai.onnx.ml":
+		if im.opset == 0 {
+			return c.errf(ErrInvalidModel, "the model imports no opset of the default domain")
+		}
+	case "ai.onnx.ml", trainingDomain:
 		key = d + "/" + c.op
 	default:
 		return c.errf(ErrUnsupportedOp, "domain %q is not supported", d)
@@ -499,7 +509,7 @@ func (im *importer) node(i int, n *pb.NodeProto) error {
 		}
 		c.attrs[a.GetName()] = a
 	}
-	if im.opset < 6 {
+	if im.opset < 6 && n.GetDomain() != trainingDomain {
 		if !legacyOps[c.op] || key != c.op {
 			return c.errf(ErrUnsupportedOp, "the opset %d form of %s is not supported (opset 6 and later are)", im.opset, key)
 		}

@@ -158,7 +158,7 @@ func checkOps(gp *pb.GraphProto, opset int64, depth int) error {
 		key := n.GetOpType()
 		switch d := n.GetDomain(); d {
 		case "", "ai.onnx":
-		case "ai.onnx.ml":
+		case "ai.onnx.ml", trainingDomain:
 			key = d + "/" + key
 		default:
 			return newError(nodeName(i, n), n.GetOpType(), opset, ErrUnsupportedOp, "domain %q is not supported", d)
