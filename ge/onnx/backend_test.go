@@ -38,6 +38,7 @@ var updateTable = flag.Bool("update-onnx-table", false, "rewrite docs/onnx-confo
 // (also printed in docs/onnx-conformance.md). Every other test whose
 // model imports must pass.
 var knownFailures = map[string]string{
+	"test_adam_multiple":                       "the model leaves Adam's epsilon at its default 1e-6, but ONNX 1.12's generator (onnx/backend/test/case/node/adam.py, export_adam_multiple) computed the expected outputs with epsilon 1e-2 without setting the attribute",
 	"test_training_dropout":                    "a training Dropout's mask: the expected values are numpy's random draws, which no other generator reproduces; TestTrainingDropout checks the mask's rate, the scaling and repeatability",
 	"test_training_dropout_default":            "a training Dropout's mask: the expected values are numpy's random draws, which no other generator reproduces; TestTrainingDropout checks the mask's rate, the scaling and repeatability",
 	"test_training_dropout_default_mask":       "a training Dropout's mask: the expected values are numpy's random draws, which no other generator reproduces; TestTrainingDropout checks the mask's rate, the scaling and repeatability",
