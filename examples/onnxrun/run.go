@@ -274,7 +274,8 @@ func joinDims(d []int64) string {
 // flagHint names the flag that fixes an import refusal about shapes (the
 // library's message names its Go option).
 func flagHint(err error) error {
-	if errors.Is(err, onnx.ErrDynamicShape) {
+	var e *onnx.Error
+	if errors.As(err, &e) && e.Op == "" && errors.Is(err, onnx.ErrDynamicShape) {
 		return fmt.Errorf("%w (give the input's dims with -shape NAME=D,D,... or -input NAME=FILE.npy)", err)
 	}
 	return err
