@@ -198,6 +198,8 @@ func reference(t *testing.T, c opCase) ([]gert.IODesc, [][]byte) {
 			attrs[k] = ge.FloatAttr(float64(v))
 		case []int64:
 			attrs[k] = ge.IntsAttr(v)
+		case string:
+			attrs[k] = ge.StringAttr(v)
 		}
 	}
 	node := g.AddOp(typ, args, attrs)

@@ -1,0 +1,28 @@
+package gert_test
+
+import (
+	"math/rand/v2"
+
+	"github.com/ascend-go/cann/ge/gert"
+)
+
+// Single-op cases of the nn family (Resize, GridSample, RoiAlign, NMS,
+// pooling, padding and normalisation ops).
+func init() {
+	moreOpCases = append(moreOpCases, func(rng *rand.Rand) []opCase {
+		mk := func(op string, attrs gert.OpAttrs, ins ...func() (gert.IODesc, []byte)) opCase {
+			c := opCase{op: op, attrs: attrs}
+			for _, f := range ins {
+				d, b := f()
+				c.in, c.data = append(c.in, d), append(c.data, b)
+			}
+			return c
+		}
+		t := func(shape ...int64) func() (gert.IODesc, []byte) {
+			return func() (gert.IODesc, []byte) { return f32(rng, shape...) }
+		}
+		return []opCase{
+			mk("Resize", gert.OpAttrs{"mode": "cubic", "sizes": []int64{1, 2, 7, 3}, "scales": "1 1 1.75 0.6"}, t(1, 2, 4, 5)),
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge"
+)
+
+func init() {
+	converters["Resize"] = convResize
+	converters["Upsample"] = convUpsample
+}
+
+// constFloats returns the values of a constant numeric input as float64,
+// or ErrDynamicShape when the input is computed at run time.
+func (c *nodeCtx) constFloats(v *value, what string) ([]float64, error) {
+	if v.c == nil {
+		return nil, c.errf(ErrDynamicShape, "%s must be a constant (or fold to one)", what)
+	}
+	h, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))}, []ge.HostTensor{*v.c})
+	if err != nil {
+		return nil, c.errf(ErrUnsupportedDataType, "%s: %v", what, err)
+	}
+	out := make([]float64, h[0].Desc.NumElements())
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(h[0].Data[8*i:]))
+	}
+	return out, nil
+}
+
+// resizeOutDims is the output extent of a dim of n scaled by s when no
+// sizes are given: floor(n·s), as ONNX's reference computes it.
+func resizeOutDims(c *nodeCtx, x []int64, scales []float64) ([]int64, error) {
+	out := make([]int64, len(x))
+	for i := range x {
+		if !(scales[i] > 0) || math.IsInf(scales[i], 0) {
+			return nil, c.errf(ErrInvalidModel, "scale %v of dim %d must be positive", scales[i], i)
+		}
+		v := math.Floor(float64(x[i]) * scales[i])
+		if v > ge.MaxDim {
+			return nil, c.errf(ErrInvalidModel, "dim %d scaled by %v is too large", i, scales[i])
+		}
+		if v < 1 {
+			return nil, c.errf(ErrEmptyTensor, "dim %d of %d scaled by %v is empty", i, x[i], scales[i])
+		}
+		out[i] = int64(v)
+	}
+	return out, nil
+}
+
+// convResize resolves the scales, sizes, roi, axes and
+// keep_aspect_ratio_policy of Resize (opsets 10 to 19) into ge Resize's
+// full-rank output dims and coordinate scales. Opset 10 maps coordinates
+// asymmetrically and picks nearest pixels by floor (ceil when
+// downsampling), as runtimes implement it.
+func convResize(c *nodeCtx) ([]*value, error) {
+	x := c.ins[0].desc.Dims
+	r := len(x)
+	mode := c.strAttr("mode", "nearest")
+	a := ge.Attrs{ge.AttrResizeMode: ge.StringAttr(mode)}
+	var scalesV, sizesV, roiV *value
+	if c.im.opset < 11 {
+		if err := c.need(2, 2); err != nil {
+			return nil, err
+		}
+		scalesV = c.ins[1]
+		a[ge.AttrCoordTransform] = ge.StringAttr("asymmetric")
+		a[ge.AttrNearestMode] = ge.StringAttr("simple")
+	} else {
+		if err := c.need(1, 4); err != nil {
+			return nil, err
+		}
+		roiV, scalesV, sizesV = c.in(1), c.in(2), c.in(3)
+		coord := c.strAttr("coordinate_transformation_mode", "half_pixel")
+		a[ge.AttrCoordTransform] = ge.StringAttr(coord)
+		a[ge.AttrNearestMode] = ge.StringAttr(c.strAttr("nearest_mode", "round_prefer_floor"))
+		a[ge.AttrCubicCoeffA] = ge.FloatAttr(c.floatAttr("cubic_coeff_a", -0.75))
+		a[ge.AttrExcludeOutside] = ge.BoolAttr(c.intAttr("exclude_outside", 0) != 0)
+		a[ge.AttrExtrapolationVal] = ge.FloatAttr(c.floatAttr("extrapolation_value", 0))
+		a[ge.AttrAntialias] = ge.BoolAttr(c.intAttr("antialias", 0) != 0)
+		if coord != "tf_crop_and_resize" {
+			roiV = nil // only tf_crop_and_resize reads the roi
+		}
+	}
+	// axes (opset 18) name the dims scales, sizes and roi refer to.
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if v, ok := c.intsAttr("axes"); ok {
+		axes = axes[:0]
+		seen := map[int]bool{}
+		for _, ax := range v {
+			j, err := c.normAxis(ax, r)
+			if err != nil {
+				return nil, err
+			}
+			if seen[j] {
+				return nil, c.errf(ErrInvalidModel, "axis %d repeated", ax)
+			}
+			seen[j] = true
+			axes = append(axes, j)
+		}
+	}
+	policy := c.strAttr("keep_aspect_ratio_policy", "stretch")
+	scales := make([]float64, r)
+	for i := range scales {
+		scales[i] = 1
+	}
+	var out []int64
+	switch {
+	case sizesV != nil:
+		sizes, err := c.constInts(sizesV, "sizes")
+		if err != nil {
+			return nil, err
+		}
+		if len(sizes) != len(axes) {
+			return nil, c.errf(ErrInvalidModel, "sizes %v for %d axes", sizes, len(axes))
+		}
+		out = append([]int64(nil), x...)
+		for i, ax := range axes {
+			if sizes[i] < 1 {
+				return nil, c.errf(ErrEmptyTensor, "sizes %v", sizes)
+			}
+			out[ax] = sizes[i]
+			scales[ax] = float64(sizes[i]) / float64(x[ax])
+		}
+		if policy != "stretch" {
+			s := scales[axes[0]]
+			for _, ax := range axes {
+				switch policy {
+				case "not_larger":
+					s = math.Min(s, scales[ax])
+				case "not_smaller":
+					s = math.Max(s, scales[ax])
+				default:
+					return nil, c.errf(ErrUnsupportedAttr, "keep_aspect_ratio_policy %q", policy)
+				}
+			}
+			for _, ax := range axes {
+				scales[ax] = s
+				out[ax] = int64(s*float64(x[ax]) + 0.5) // round half up, as the spec
+				if out[ax] < 1 {
+					return nil, c.errf(ErrEmptyTensor, "dim %d resized to 0", ax)
+				}
+			}
+		}
+	case scalesV != nil:
+		s, err := c.constFloats(scalesV, "scales")
+		if err != nil {
+			return nil, err
+		}
+		if len(s) != len(axes) {
+			return nil, c.errf(ErrInvalidModel, "scales %v for %d axes", s, len(axes))
+		}
+		for i, ax := range axes {
+			scales[ax] = s[i]
+		}
+		if out, err = resizeOutDims(c, x, scales); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, c.errf(ErrInvalidModel, "Resize needs scales or sizes")
+	}
+	if roiV != nil {
+		roi, err := c.constFloats(roiV, "roi")
+		if err != nil {
+			return nil, err
+		}
+		if len(roi) != 2*len(axes) {
+			return nil, c.errf(ErrInvalidModel, "roi %v for %d axes", roi, len(axes))
+		}
+		full := make([]float64, 2*r)
+		for i := range r {
+			full[r+i] = 1
+		}
+		for i, ax := range axes {
+			full[ax], full[r+ax] = roi[i], roi[len(axes)+i]
+		}
+		a[ge.AttrResizeROI] = ge.StringAttr(ge.FormatFloats(full))
+	} else if a.String(ge.AttrCoordTransform) == "tf_crop_and_resize" {
+		return nil, c.errf(ErrInvalidModel, "tf_crop_and_resize needs roi")
+	}
+	a[ge.AttrResizeSizes] = ge.IntsAttr(out)
+	a[ge.AttrResizeScales] = ge.StringAttr(ge.FormatFloats(scales))
+	return one(c.emit(ge.OpResize, a, c.ins[0]))
+}
+
+// convUpsample is Resize with asymmetric coordinates and Upsample's
+// nearest rule: scales an attribute in opset 7, an input from opset 9.
+func convUpsample(c *nodeCtx) ([]*value, error) {
+	mode := c.strAttr("mode", "nearest")
+	if mode == "bilinear" {
+		mode = "linear"
+	}
+	var scales []float64
+	var err error
+	if c.im.opset < 9 {
+		if err := c.need(1, 1); err != nil {
+			return nil, err
+		}
+		a := c.attr("scales")
+		if a == nil {
+			return nil, c.errf(ErrInvalidModel, "Upsample needs scales")
+		}
+		for _, f := range a.GetFloats() {
+			scales = append(scales, float64(f))
+		}
+	} else {
+		if err := c.need(2, 2); err != nil {
+			return nil, err
+		}
+		if scales, err = c.constFloats(c.ins[1], "scales"); err != nil {
+			return nil, err
+		}
+	}
+	x := c.ins[0].desc.Dims
+	if len(scales) != len(x) {
+		return nil, c.errf(ErrInvalidModel, "scales %v for rank %d", scales, len(x))
+	}
+	out, err := resizeOutDims(c, x, scales)
+	if err != nil {
+		return nil, err
+	}
+	return one(c.emit(ge.OpResize, ge.Attrs{ge.AttrResizeMode: ge.StringAttr(mode), ge.AttrCoordTransform: ge.StringAttr("asymmetric"),
+		ge.AttrNearestMode: ge.StringAttr("simple"), ge.AttrResizeSizes: ge.IntsAttr(out), ge.AttrResizeScales: ge.StringAttr(ge.FormatFloats(scales))}, c.ins[0]))
+}
