@@ -122,3 +122,79 @@ func TestResizeRejects(t *testing.T) {
 		ge.AttrResizeScales: ge.StringAttr("2")}, []ge.TensorDesc{{DataType: acl.Int32, Dims: []int64{2}}})
 	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
 }
+
+func TestGridSample(t *testing.T) {
+	r := newRand(t)
+	shapes := [][2][]int64{
+		{{2, 3, 5, 6}, {2, 4, 7, 2}},
+		{{1, 2, 3, 4, 5}, {1, 2, 3, 4, 3}},
+		{{2, 2, 7}, {2, 5, 1}},
+	}
+	for _, sh := range shapes {
+		for _, mode := range []string{"linear", "nearest", "cubic"} {
+			for _, pad := range []string{"zeros", "border", "reflection"} {
+				for _, align := range []bool{false, true} {
+					for _, dt := range append(floatTypes[:len(floatTypes):len(floatTypes)], acl.Float64) {
+						a := ge.Attrs{ge.AttrGridMode: ge.StringAttr(mode), ge.AttrPaddingMode: ge.StringAttr(pad), ge.AttrAlignCorners: ge.BoolAttr(align)}
+						t.Run(fmt.Sprintf("%v/%s/%s/%v/%s", sh[0], mode, pad, align, dt), func(t *testing.T) {
+							nnCheck(t, r, []acl.DataType{dt, dt}, sh[:], nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+								return g.GridSample(in[0], in[1], nnOpts(a)...)
+							}, dt)
+						})
+					}
+				}
+			}
+		}
+	}
+	_, err := ge.InferOp(ge.OpGridSample, nil, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 1, 4, 4}}, {DataType: acl.Float32, Dims: []int64{1, 3, 3, 3}}})
+	require.Error(t, err)
+	_, err = ge.InferOp(ge.OpGridSample, ge.Attrs{ge.AttrPaddingMode: ge.StringAttr("wrap")}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 1, 4, 4}}, {DataType: acl.Float32, Dims: []int64{1, 3, 3, 2}}})
+	require.Error(t, err)
+}
+
+func TestAffineGrid(t *testing.T) {
+	r := newRand(t)
+	for _, size := range [][]int64{{2, 3, 4, 5}, {1, 2, 3, 1, 4}, {2, 1, 1, 3}} {
+		for _, align := range []bool{false, true} {
+			for _, dt := range append(floatTypes[:len(floatTypes):len(floatTypes)], acl.Float64) {
+				sp := int64(len(size) - 2)
+				t.Run(fmt.Sprintf("%v/%v/%s", size, align, dt), func(t *testing.T) {
+					nnCheck(t, r, []acl.DataType{dt}, [][]int64{{size[0], sp, sp + 1}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						return g.AffineGrid(in[0], size, align)
+					}, dt)
+				})
+			}
+		}
+	}
+	_, err := ge.InferOp(ge.OpAffineGrid, ge.Attrs{ge.AttrGridSize: ge.IntsAttr([]int64{1, 1, 4})}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 1, 2}}})
+	require.Error(t, err)
+}
+
+func TestNonMaxSuppression(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		b, n, cl, k int64
+		center      bool
+		score       bool
+	}{{1, 6, 1, 3, false, false}, {2, 20, 3, 5, true, true}, {3, 9, 2, 20, false, true}} {
+		for _, dt := range []acl.DataType{acl.Float32, acl.Float16, acl.Float64} {
+			t.Run(fmt.Sprintf("%+v/%s", c, dt), func(t *testing.T) {
+				nnCheck(t, r, []acl.DataType{dt, dt}, [][]int64{{c.b, c.n, 4}, {c.b, c.cl, c.n}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					var opts []ge.OpOption
+					if c.center {
+						opts = append(opts, ge.WithAttr(ge.AttrCenterPointBox, ge.BoolAttr(true)))
+					}
+					if c.score {
+						opts = append(opts, ge.WithAttr(ge.AttrScoreThreshold, ge.FloatAttr(0.1)))
+					}
+					sel, _ := g.NonMaxSuppression(in[0], in[1], c.k, 0.2, opts...)
+					return sel
+				}, acl.Float32)
+			})
+		}
+	}
+	_, err := ge.InferOp(ge.OpNonMaxSuppression, ge.Attrs{}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 3, 4}}, {DataType: acl.Float32, Dims: []int64{1, 1, 3}}})
+	require.Error(t, err, "max_output_boxes_per_class 0")
+	_, err = ge.InferOp(ge.OpNonMaxSuppression, ge.Attrs{ge.AttrMaxOutputBoxes: ge.IntAttr(2)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 3, 4}}, {DataType: acl.Float32, Dims: []int64{1, 1, 4}}})
+	require.Error(t, err)
+}

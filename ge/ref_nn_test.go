@@ -23,6 +23,9 @@ import (
 
 func init() {
 	refOps[ge.OpResize] = refResize
+	refOps[ge.OpGridSample] = refGridSample
+	refOps[ge.OpAffineGrid] = refAffineGrid
+	refOps[ge.OpNonMaxSuppression] = refNMS
 }
 
 // nnEncode stores float64 values as dt bytes (every storable type: floats
@@ -257,4 +260,251 @@ func refResize(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal 
 		v[i] = refResizeND(x.v, x.dims, unravel(i, out.Dims), 0, scales, sizes, roi, a)
 	}
 	return rounded(out.DataType, out.Dims, v)
+}
+
+// refGridSample follows ONNX's GridSample: denormalise each grid
+// coordinate, round it for nearest, move it inside for border (clamp) and
+// reflection (fold), then interpolate with taps read by the padding mode.
+func refGridSample(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x, grid := in[0], in[1]
+	mode, pad := a.String(ge.AttrGridMode), a.String(ge.AttrPaddingMode)
+	if mode == "" {
+		mode = "linear"
+	}
+	if pad == "" {
+		pad = "zeros"
+	}
+	align := a.Bool(ge.AttrAlignCorners)
+	sp := len(x.dims) - 2
+	dims := x.dims[2:]
+	reflect := func(v, lo, hi float64) float64 {
+		rng := hi - lo
+		if v < lo {
+			dx := lo - v
+			n := math.Floor(dx / rng)
+			r := dx - n*rng
+			if int(n)%2 == 0 {
+				return lo + r
+			}
+			return hi - r
+		}
+		if v > hi {
+			dx := v - hi
+			n := math.Floor(dx / rng)
+			r := dx - n*rng
+			if int(n)%2 == 0 {
+				return hi - r
+			}
+			return lo + r
+		}
+		return v
+	}
+	bounds := func(d int) (float64, float64) {
+		if align {
+			return 0, float64(dims[d]) - 1
+		}
+		return -0.5, float64(dims[d]) - 0.5
+	}
+	// pixel reads plane at integer position pos under the padding mode.
+	pixel := func(plane []float64, pos []int) float64 {
+		idx := make([]int, sp)
+		for d, i := range pos {
+			l := int(dims[d])
+			switch {
+			case i >= 0 && i < l:
+				idx[d] = i
+			case pad == "zeros":
+				return 0
+			case pad == "border":
+				idx[d] = max(0, min(i, l-1))
+			default:
+				lo, hi := bounds(d)
+				idx[d] = int(reflect(float64(i), lo, hi))
+			}
+		}
+		return plane[ravel(idx, dims)]
+	}
+	cubic := func(f float64) []float64 {
+		const A = -0.75
+		k := func(x float64) float64 {
+			x = math.Abs(x)
+			if x <= 1 {
+				return (A+2)*x*x*x - (A+3)*x*x + 1
+			}
+			if x < 2 {
+				return A*x*x*x - 5*A*x*x + 8*A*x - 4*A
+			}
+			return 0
+		}
+		return []float64{k(f + 1), k(f), k(1 - f), k(2 - f)}
+	}
+	v := make([]float64, numel(out.Dims))
+	for i := range v {
+		oi := unravel(i, out.Dims)
+		b, ch := oi[0], oi[1]
+		gpos := append([]int{b}, oi[2:]...)
+		co := make([]float64, sp)
+		for d := range sp {
+			gi := append(slices.Clone(gpos), sp-1-d)
+			nv := grid.v[ravel(gi, grid.dims)]
+			l := float64(dims[d])
+			if align {
+				co[d] = (nv + 1) / 2 * (l - 1)
+			} else {
+				co[d] = ((nv+1)*l - 1) / 2
+			}
+			if mode == "nearest" {
+				if sp == 3 {
+					co[d] = math.Round(co[d])
+				} else {
+					co[d] = math.RoundToEven(co[d])
+				}
+			}
+			lo, hi := bounds(d)
+			if co[d] < lo || co[d] > hi {
+				switch pad {
+				case "border":
+					co[d] = math.Max(0, math.Min(co[d], l-1))
+				case "reflection":
+					co[d] = reflect(co[d], lo, hi)
+				}
+			}
+		}
+		plane := x.v[(b*int(x.dims[1])+ch)*numel(dims) : (b*int(x.dims[1])+ch+1)*numel(dims)]
+		// Enumerate every tap combination.
+		var offs [][]int
+		var ws [][]float64
+		for d := range sp {
+			f0 := math.Floor(co[d])
+			f := co[d] - f0
+			switch mode {
+			case "nearest":
+				offs = append(offs, []int{int(co[d])})
+				ws = append(ws, []float64{1})
+			case "linear":
+				offs = append(offs, []int{int(f0), int(f0) + 1})
+				ws = append(ws, []float64{1 - f, f})
+			default:
+				offs = append(offs, []int{int(f0) - 1, int(f0), int(f0) + 1, int(f0) + 2})
+				ws = append(ws, cubic(f))
+			}
+		}
+		total := 1
+		for _, o := range offs {
+			total *= len(o)
+		}
+		s := 0.0
+		for comb := range total {
+			pos := make([]int, sp)
+			w := 1.0
+			rem := comb
+			for d := sp - 1; d >= 0; d-- {
+				k := rem % len(offs[d])
+				rem /= len(offs[d])
+				pos[d] = offs[d][k]
+				w *= ws[d][k]
+			}
+			s += w * pixel(plane, pos)
+		}
+		v[i] = s
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refAffineGrid(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	th := in[0]
+	size := a.Ints(ge.AttrGridSize)
+	sp := len(size) - 2
+	align := a.Bool(ge.AttrAlignCorners)
+	lin := func(i int, l int64) float64 {
+		if align {
+			if l == 1 {
+				return 0
+			}
+			return -1 + 2*float64(i)/float64(l-1)
+		}
+		return -1 + (2*float64(i)+1)/float64(l)
+	}
+	v := make([]float64, numel(out.Dims))
+	for i := range v {
+		oi := unravel(i, out.Dims)
+		b, r := oi[0], oi[len(oi)-1]
+		sidx := oi[1 : 1+sp]
+		s := th.v[(b*sp+r)*(sp+1)+sp]
+		for k := range sp {
+			// component k is the coordinate of spatial dim sp-1-k.
+			s += th.v[(b*sp+r)*(sp+1)+k] * lin(sidx[sp-1-k], size[2+sp-1-k])
+		}
+		v[i] = s
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refNMS(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	boxes, scores := in[0], in[1]
+	nb, n, nc := int(boxes.dims[0]), int(boxes.dims[1]), int(scores.dims[1])
+	k := min(int(a.Int(ge.AttrMaxOutputBoxes, 0)), n)
+	thr := a.Float(ge.AttrIOUThreshold, 0)
+	sthr, hasS := a[ge.AttrScoreThreshold]
+	center := a.Bool(ge.AttrCenterPointBox)
+	rect := func(b int, i int) (x1, y1, x2, y2 float64) {
+		v := boxes.v[(b*n+i)*4 : (b*n+i)*4+4]
+		if center {
+			return v[0] - v[2]/2, v[1] - v[3]/2, v[0] + v[2]/2, v[1] + v[3]/2
+		}
+		return math.Min(v[1], v[3]), math.Min(v[0], v[2]), math.Max(v[1], v[3]), math.Max(v[0], v[2])
+	}
+	iou := func(b, i, j int) float64 {
+		ax1, ay1, ax2, ay2 := rect(b, i)
+		bx1, by1, bx2, by2 := rect(b, j)
+		w := math.Max(0, math.Min(ax2, bx2)-math.Max(ax1, bx1))
+		h := math.Max(0, math.Min(ay2, by2)-math.Max(ay1, by1))
+		inter := w * h
+		u := (ax2-ax1)*(ay2-ay1) + (bx2-bx1)*(by2-by1) - inter
+		if inter <= 0 || u <= 0 {
+			return 0
+		}
+		return inter / u
+	}
+	var rows []float64
+	for b := range nb {
+		for c := range nc {
+			sc := scores.v[(b*nc+c)*n : (b*nc+c+1)*n]
+			var cand []int
+			for i := range n {
+				if !hasS || sc[i] > sthr.F {
+					cand = append(cand, i)
+				}
+			}
+			slices.SortStableFunc(cand, func(p, q int) int {
+				switch {
+				case sc[p] > sc[q]:
+					return -1
+				case sc[p] < sc[q]:
+					return 1
+				}
+				return 0
+			})
+			var sel []int
+			for _, i := range cand {
+				if len(sel) == k {
+					break
+				}
+				ok := true
+				for _, j := range sel {
+					if iou(b, i, j) > thr {
+						ok = false
+					}
+				}
+				if ok {
+					sel = append(sel, i)
+					rows = append(rows, float64(b), float64(c), float64(i))
+				}
+			}
+		}
+	}
+	for len(rows) < numel(out.Dims) {
+		rows = append(rows, -1)
+	}
+	return refVal{out.DataType, out.Dims, rows}
 }

@@ -23,6 +23,9 @@ func init() {
 		}
 		return []opCase{
 			mk("Resize", gert.OpAttrs{"mode": "cubic", "sizes": []int64{1, 2, 7, 3}, "scales": "1 1 1.75 0.6"}, t(1, 2, 4, 5)),
+			mk("GridSample", gert.OpAttrs{"mode": "cubic", "padding_mode": "reflection"}, t(2, 3, 5, 4), t(2, 3, 6, 2)),
+			mk("AffineGrid", gert.OpAttrs{"size": []int64{2, 3, 4, 5}, "align_corners": true}, t(2, 2, 3)),
+			mk("NonMaxSuppression", gert.OpAttrs{"max_output_boxes_per_class": int64(3), "iou_threshold": float32(0.3)}, t(2, 7, 4), t(2, 3, 7)),
 		}
 	})
 }

@@ -11,6 +11,9 @@ import (
 func init() {
 	converters["Resize"] = convResize
 	converters["Upsample"] = convUpsample
+	converters["GridSample"] = convGridSample
+	converters["AffineGrid"] = convAffineGrid
+	converters["NonMaxSuppression"] = convNMS
 }
 
 // constFloats returns the values of a constant numeric input as float64,
@@ -226,4 +229,88 @@ func convUpsample(c *nodeCtx) ([]*value, error) {
 	}
 	return one(c.emit(ge.OpResize, ge.Attrs{ge.AttrResizeMode: ge.StringAttr(mode), ge.AttrCoordTransform: ge.StringAttr("asymmetric"),
 		ge.AttrNearestMode: ge.StringAttr("simple"), ge.AttrResizeSizes: ge.IntsAttr(out), ge.AttrResizeScales: ge.StringAttr(ge.FormatFloats(scales))}, c.ins[0]))
+}
+
+// convGridSample maps GridSample's opset-16 mode names (bilinear,
+// bicubic) to opset 20's (linear, cubic).
+func convGridSample(c *nodeCtx) ([]*value, error) {
+	if err := c.need(2, 2); err != nil {
+		return nil, err
+	}
+	mode := c.strAttr("mode", map[bool]string{true: "bilinear", false: "linear"}[c.im.opset < 20])
+	switch mode {
+	case "bilinear":
+		mode = "linear"
+	case "bicubic":
+		mode = "cubic"
+	}
+	return one(c.emit(ge.OpGridSample, ge.Attrs{ge.AttrGridMode: ge.StringAttr(mode),
+		ge.AttrPaddingMode:  ge.StringAttr(c.strAttr("padding_mode", "zeros")),
+		ge.AttrAlignCorners: ge.BoolAttr(c.intAttr("align_corners", 0) != 0)}, c.ins[0], c.ins[1]))
+}
+
+// convAffineGrid reads the output size, which must be known.
+func convAffineGrid(c *nodeCtx) ([]*value, error) {
+	if err := c.need(2, 2); err != nil {
+		return nil, err
+	}
+	size, err := c.constInts(c.ins[1], "size")
+	if err != nil {
+		return nil, err
+	}
+	return one(c.emit(ge.OpAffineGrid, ge.Attrs{ge.AttrGridSize: ge.IntsAttr(size),
+		ge.AttrAlignCorners: ge.BoolAttr(c.intAttr("align_corners", 0) != 0)}, c.ins[0]))
+}
+
+// convNMS runs NonMaxSuppression when its inputs are constants (the
+// number of selected boxes is data dependent) and keeps the selected rows.
+func convNMS(c *nodeCtx) ([]*value, error) {
+	if err := c.need(2, 5); err != nil {
+		return nil, err
+	}
+	a := ge.Attrs{ge.AttrCenterPointBox: ge.BoolAttr(c.intAttr("center_point_box", 0) != 0)}
+	maxOut := int64(0)
+	if v := c.in(2); v != nil {
+		m, err := c.constInts(v, "max_output_boxes_per_class")
+		if err != nil {
+			return nil, err
+		}
+		if len(m) != 1 {
+			return nil, c.errf(ErrInvalidModel, "max_output_boxes_per_class %v must hold one value", m)
+		}
+		maxOut = m[0]
+	}
+	if maxOut <= 0 {
+		return nil, c.errf(ErrEmptyTensor, "max_output_boxes_per_class %d selects no box", maxOut)
+	}
+	a[ge.AttrMaxOutputBoxes] = ge.IntAttr(maxOut)
+	if v := c.in(3); v != nil {
+		f, err := c.constFloat(v, "iou_threshold")
+		if err != nil {
+			return nil, err
+		}
+		a[ge.AttrIOUThreshold] = ge.FloatAttr(f)
+	}
+	if v := c.in(4); v != nil {
+		f, err := c.constFloat(v, "score_threshold")
+		if err != nil {
+			return nil, err
+		}
+		a[ge.AttrScoreThreshold] = ge.FloatAttr(f)
+	}
+	if c.ins[0].c == nil || c.ins[1].c == nil {
+		return nil, c.errf(ErrDynamicShape, "the number of selected boxes depends on the boxes and scores, which are computed at run time")
+	}
+	outs, err := c.emitN(ge.OpNonMaxSuppression, a, c.ins[0], c.ins[1])
+	if err != nil {
+		return nil, err
+	}
+	if outs[0].c == nil || outs[1].c == nil {
+		return nil, c.errf(ErrDynamicShape, "NonMaxSuppression of %v boxes is too large to run at import", c.ins[0].desc.Dims)
+	}
+	rows := int64(binary.LittleEndian.Uint64(outs[1].c.Data))
+	if rows == 0 {
+		return nil, c.errf(ErrEmptyTensor, "no box is selected")
+	}
+	return []*value{konst(acl.Int64, []int64{rows, 3}, outs[0].c.Data[:rows*24])}, nil
 }
