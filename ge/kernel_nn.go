@@ -462,3 +462,276 @@ func nmsKernel(t *Task, args [][]byte) error {
 	binary.LittleEndian.PutUint64(args[3], uint64(rows))
 	return nil
 }
+
+// RoiAlign and the padding modes of Pad.
+const (
+	OpRoiAlign OpType = 403
+	OpPadMode  OpType = 407
+)
+
+// Attributes of RoiAlign and PadMode.
+const (
+	AttrRoiMode       = "mode"                           // RoiAlign: string avg (default) or max; PadMode: reflect, edge or wrap
+	AttrOutputHeight  = "output_height"                  // RoiAlign: int, default 1
+	AttrOutputWidth   = "output_width"                   // RoiAlign: int, default 1
+	AttrSamplingRatio = "sampling_ratio"                 // RoiAlign: int, 0 = adaptive
+	AttrSpatialScale  = "spatial_scale"                  // RoiAlign: float, default 1
+	AttrRoiCoordMode  = "coordinate_transformation_mode" // RoiAlign: half_pixel (default) or output_half_pixel
+)
+
+func init() {
+	registerOp(OpRoiAlign, &opSpec{name: "RoiAlign", minIn: 3, maxIn: 3,
+		attrs: map[string]AttrKind{AttrRoiMode: AttrString, AttrOutputHeight: AttrInt, AttrOutputWidth: AttrInt,
+			AttrSamplingRatio: AttrInt, AttrSpatialScale: AttrFloat, AttrRoiCoordMode: AttrString},
+		infer: inferRoiAlign, kernel: roiAlignKernel})
+	registerOp(OpPadMode, &opSpec{name: "PadMode", minIn: 1, maxIn: 1,
+		attrs: map[string]AttrKind{AttrPads: AttrInts, AttrRoiMode: AttrString}, infer: inferPadMode, kernel: padModeKernel})
+}
+
+// RoiAlign pools x [N, C, H, W] over the regions rois [R, 4] (x1, y1, x2,
+// y2, scaled by spatial_scale) of images batchIndices [R] into [R, C,
+// output_height, output_width], averaging (or taking the max of)
+// bilinear samples on a sampling_ratio grid per bin.
+func (g *Graph) RoiAlign(x, rois, batchIndices *Tensor, opts ...OpOption) *Tensor {
+	return g.single(OpRoiAlign, []*Tensor{x, rois, batchIndices}, nil, opts)
+}
+
+func inferRoiAlign(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	x, r, bi := in[0], in[1], in[2]
+	if err := needFloatOr64("input", x.DataType); err != nil {
+		return nil, err
+	}
+	if r.DataType != x.DataType {
+		return nil, &dtypeError{fmt.Sprintf("rois have data type %s, input has %s", r.DataType, x.DataType)}
+	}
+	if bi.DataType != acl.Int64 && bi.DataType != acl.Int32 {
+		return nil, &dtypeError{fmt.Sprintf("batch_indices have data type %s, want int64", bi.DataType)}
+	}
+	if len(x.Dims) != 4 {
+		return nil, fmt.Errorf("input %s must be [N, C, H, W]", dimsString(x.Dims))
+	}
+	if len(r.Dims) != 2 || r.Dims[1] != 4 || len(bi.Dims) != 1 || bi.Dims[0] != r.Dims[0] {
+		return nil, fmt.Errorf("rois %s and batch_indices %s must be [R, 4] and [R]", dimsString(r.Dims), dimsString(bi.Dims))
+	}
+	switch m := a.String(AttrRoiMode); m {
+	case "", "avg", "max":
+	default:
+		return nil, fmt.Errorf("mode %q: want avg or max", m)
+	}
+	switch m := a.String(AttrRoiCoordMode); m {
+	case "", "half_pixel", "output_half_pixel":
+	default:
+		return nil, fmt.Errorf("coordinate_transformation_mode %q", m)
+	}
+	oh, ow := a.Int(AttrOutputHeight, 1), a.Int(AttrOutputWidth, 1)
+	if oh < 1 || ow < 1 || oh > MaxDim || ow > MaxDim || a.Int(AttrSamplingRatio, 0) < 0 {
+		return nil, fmt.Errorf("output %dx%d and sampling_ratio %d must be positive", oh, ow, a.Int(AttrSamplingRatio, 0))
+	}
+	return []TensorDesc{{DataType: x.DataType, Format: x.Format, Dims: []int64{r.Dims[0], x.Dims[1], oh, ow}}}, nil
+}
+
+func roiAlignKernel(t *Task, args [][]byte) error {
+	xd, rd := t.Inputs[0], t.Inputs[1]
+	x := readNums(xd.DataType, args[0], prod(xd.Dims))
+	rois := readNums(rd.DataType, args[1], prod(rd.Dims))
+	nr := int(rd.Dims[0])
+	bidx := make([]int64, nr)
+	readInts(bidx, t.Inputs[2].DataType, args[2])
+	n, c, h, w := int(xd.Dims[0]), int(xd.Dims[1]), int(xd.Dims[2]), int(xd.Dims[3])
+	ph, pw := int(t.Attrs.Int(AttrOutputHeight, 1)), int(t.Attrs.Int(AttrOutputWidth, 1))
+	ratio := int(t.Attrs.Int(AttrSamplingRatio, 0))
+	scale := t.Attrs.Float(AttrSpatialScale, 1)
+	isMax := t.Attrs.String(AttrRoiMode) == "max"
+	halfPixel := t.Attrs.String(AttrRoiCoordMode) != "output_half_pixel"
+	out := make([]float64, nr*c*ph*pw)
+	type tap struct {
+		pos [4]int
+		w   [4]float64
+	}
+	var taps []tap
+	for r := range nr {
+		b := bidx[r]
+		if b < 0 || b >= int64(n) {
+			return kernelError(t, "batch index %d of roi %d is out of range [0, %d)", b, r, n)
+		}
+		off := 0.0
+		if halfPixel {
+			off = 0.5
+		}
+		roi := rois[4*r : 4*r+4]
+		sw, sh := roi[0]*scale-off, roi[1]*scale-off
+		rw, rh := roi[2]*scale-off-sw, roi[3]*scale-off-sh
+		if !halfPixel {
+			rw, rh = math.Max(rw, 1), math.Max(rh, 1)
+		}
+		bh, bw := rh/float64(ph), rw/float64(pw)
+		gh, gw := ratio, ratio
+		if ratio == 0 {
+			gh, gw = int(math.Ceil(rh/float64(ph))), int(math.Ceil(rw/float64(pw)))
+		}
+		if gh < 0 || gw < 0 || gh*gw > 1<<24 {
+			return kernelError(t, "roi %d needs a %dx%d sampling grid", r, gh, gw)
+		}
+		count := float64(max(gh*gw, 1))
+		// The bilinear taps of every sample, shared by all channels.
+		taps = taps[:0]
+		for py := range ph {
+			for px := range pw {
+				for iy := range gh {
+					y := sh + float64(py)*bh + (float64(iy)+0.5)*bh/float64(gh)
+					for ix := range gw {
+						xx := sw + float64(px)*bw + (float64(ix)+0.5)*bw/float64(gw)
+						var tp tap
+						if !(y < -1 || y > float64(h) || xx < -1 || xx > float64(w)) {
+							y, xx := math.Max(y, 0), math.Max(xx, 0)
+							yl, xl := int(y), int(xx)
+							yh, xh := yl+1, xl+1
+							if yl >= h-1 {
+								yl, yh, y = h-1, h-1, float64(h-1)
+							}
+							if xl >= w-1 {
+								xl, xh, xx = w-1, w-1, float64(w-1)
+							}
+							ly, lx := y-float64(yl), xx-float64(xl)
+							hy, hx := 1-ly, 1-lx
+							tp.pos = [4]int{yl*w + xl, yl*w + xh, yh*w + xl, yh*w + xh}
+							tp.w = [4]float64{hy * hx, hy * lx, ly * hx, ly * lx}
+						}
+						taps = append(taps, tp)
+					}
+				}
+			}
+		}
+		per := gh * gw
+		for ch := range c {
+			plane := x[(int(b)*c+ch)*h*w : (int(b)*c+ch+1)*h*w]
+			for bin := range ph * pw {
+				v := 0.0
+				for s, tp := range taps[bin*per : (bin+1)*per] {
+					if isMax {
+						m := math.Max(math.Max(tp.w[0]*plane[tp.pos[0]], tp.w[1]*plane[tp.pos[1]]),
+							math.Max(tp.w[2]*plane[tp.pos[2]], tp.w[3]*plane[tp.pos[3]]))
+						if s == 0 || m > v {
+							v = m
+						}
+					} else {
+						v += tp.w[0]*plane[tp.pos[0]] + tp.w[1]*plane[tp.pos[1]] + tp.w[2]*plane[tp.pos[2]] + tp.w[3]*plane[tp.pos[3]]
+					}
+				}
+				if !isMax {
+					v /= count
+				}
+				out[((r*c)+ch)*ph*pw+bin] = v
+			}
+		}
+	}
+	writeFromF64(args[3], t.Outputs[0].DataType, out)
+	return nil
+}
+
+// PadMode pads x by pads (begin pads of every dim, then end pads;
+// negative pads crop) reading the border as mode says: reflect (mirror
+// without repeating the edge), edge (repeat it) or wrap (periodic). It
+// copies elements, so it takes every storable type.
+func (g *Graph) PadMode(x *Tensor, pads []int64, mode string, opts ...OpOption) *Tensor {
+	return g.single(OpPadMode, []*Tensor{x}, Attrs{AttrPads: IntsAttr(pads), AttrRoiMode: StringAttr(mode)}, opts)
+}
+
+func inferPadMode(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	x := in[0]
+	if !storable(x.DataType) {
+		return nil, &dtypeError{fmt.Sprintf("cannot pad %s", x.DataType)}
+	}
+	switch m := a.String(AttrRoiMode); m {
+	case "reflect", "edge", "wrap":
+	default:
+		return nil, fmt.Errorf("mode %q: want reflect, edge or wrap", m)
+	}
+	p := a.Ints(AttrPads)
+	r := len(x.Dims)
+	if len(p) != 2*r {
+		return nil, fmt.Errorf("pads %s: want %d values", dimsString(p), 2*r)
+	}
+	dims := make([]int64, r)
+	for i := range r {
+		if p[i] < -MaxDim || p[i] > MaxDim || p[r+i] < -MaxDim || p[r+i] > MaxDim {
+			return nil, fmt.Errorf("pads %s out of range", dimsString(p))
+		}
+		dims[i] = x.Dims[i] + p[i] + p[r+i]
+		if dims[i] < 1 {
+			return nil, fmt.Errorf("pads %s leave dim %d empty", dimsString(p), i)
+		}
+		if a.String(AttrRoiMode) == "reflect" && x.Dims[i] == 1 && (p[i] > 0 || p[r+i] > 0) {
+			return nil, fmt.Errorf("reflect padding of dim %d needs at least 2 elements", i)
+		}
+	}
+	return []TensorDesc{{DataType: x.DataType, Format: x.Format, Dims: dims}}, nil
+}
+
+// padSource maps coordinate i (may be outside [0, n)) to the element it
+// reads.
+func padSource(i, n int, mode string) int {
+	if i >= 0 && i < n {
+		return i
+	}
+	switch mode {
+	case "edge":
+		return max(0, min(i, n-1))
+	case "wrap":
+		return ((i % n) + n) % n
+	}
+	if n == 1 {
+		return 0
+	}
+	p := 2 * (n - 1)
+	m := ((i % p) + p) % p
+	if m >= n {
+		m = p - m
+	}
+	return m
+}
+
+func padModeKernel(t *Task, args [][]byte) error {
+	xd, od := t.Inputs[0], t.Outputs[0]
+	mode := t.Attrs.String(AttrRoiMode)
+	p := t.Attrs.Ints(AttrPads)
+	r := len(xd.Dims)
+	es := xd.DataType.Size()
+	// src[k][j]: the input offset (in elements) output index j of dim k
+	// contributes.
+	src := make([][]int, r)
+	stride := 1
+	for k := r - 1; k >= 0; k-- {
+		n := int(xd.Dims[k])
+		src[k] = make([]int, od.Dims[k])
+		for j := range src[k] {
+			src[k][j] = padSource(j-int(p[k]), n, mode) * stride
+		}
+		stride *= n
+	}
+	total := prod(od.Dims)
+	if r == 0 {
+		copy(args[1][:es], args[0][:es])
+		return nil
+	}
+	pos := make([]int, r)
+	last := int(od.Dims[r-1])
+	for o := 0; o < total; o += last {
+		base := 0
+		for k := range r - 1 {
+			base += src[k][pos[k]]
+		}
+		dst := args[1][o*es : (o+last)*es]
+		for j, s := range src[r-1] {
+			copy(dst[j*es:(j+1)*es], args[0][(base+s)*es:(base+s+1)*es])
+		}
+		for k := r - 2; k >= 0; k-- {
+			pos[k]++
+			if pos[k] < int(od.Dims[k]) {
+				break
+			}
+			pos[k] = 0
+		}
+	}
+	return nil
+}

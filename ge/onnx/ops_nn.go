@@ -194,9 +194,6 @@ func convPool(op ge.OpType) converter {
 		if !ok || len(k) != len(x)-2 {
 			return nil, c.errf(ErrInvalidModel, "kernel_shape %v does not fit input %v", k, x)
 		}
-		if c.intAttr("storage_order", 0) != 0 {
-			return nil, c.errf(ErrUnsupportedAttr, "storage_order 1 (column-major indices)")
-		}
 		a, err := c.spatialAttrs(x, k, op == ge.OpMaxPool)
 		if err != nil {
 			return nil, err
@@ -205,6 +202,15 @@ func convPool(op ge.OpType) converter {
 		a[ge.AttrCeilMode] = ge.BoolAttr(c.intAttr("ceil_mode", 0) != 0)
 		if op == ge.OpAvgPool {
 			a[ge.AttrCountIncludePad] = ge.BoolAttr(c.intAttr("count_include_pad", 0) != 0)
+		}
+		if op == ge.OpMaxPool {
+			// The Indices output (and storage_order, which only affects
+			// it) take MaxPoolWithIndices.
+			so := c.intAttr("storage_order", 0)
+			if outs := c.n.GetOutput(); len(outs) > 1 && outs[1] != "" {
+				a[ge.AttrStorageOrder] = ge.IntAttr(so)
+				return c.emitN(ge.OpMaxPoolWithIndices, a, c.ins[0])
+			}
 		}
 		return one(c.emit(op, a, c.ins[0]))
 	}
@@ -227,14 +233,20 @@ func convBatchNorm(c *nodeCtx) ([]*value, error) {
 	if err := c.need(5, 5); err != nil {
 		return nil, err
 	}
-	c.ignore("momentum")
 	if c.im.opset < 9 && c.intAttr("spatial", 1) != 1 {
 		return nil, c.errf(ErrUnsupportedAttr, "spatial=0 (per-activation statistics)")
 	}
-	if c.intAttr("training_mode", 0) != 0 || c.intAttr("is_test", 1) == 0 && c.im.opset < 7 {
-		return nil, c.errf(ErrUnsupportedAttr, "training mode (only inference is supported)")
+	if c.intAttr("is_test", 1) == 0 && c.im.opset < 7 {
+		return nil, c.errf(ErrUnsupportedAttr, "training mode before opset 7")
 	}
-	return one(c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, c.ins...))
+	eps := c.floatAttr("epsilon", 1e-5)
+	if c.intAttr("training_mode", 0) != 0 {
+		// Batch statistics; outputs 1 and 2 are the updated running
+		// mean and variance.
+		return c.emitN(ge.OpBatchNormTrain, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps), ge.AttrMomentum: ge.FloatAttr(c.floatAttr("momentum", 0.9))}, c.ins...)
+	}
+	c.ignore("momentum")
+	return one(c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps)}, c.ins...))
 }
 
 // convLayerNorm normalises over dims [axis, rank): x is viewed as

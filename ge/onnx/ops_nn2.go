@@ -6,6 +6,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
+	pb "github.com/ascend-go/cann/ge/onnx/internal/onnxpb"
 )
 
 func init() {
@@ -14,6 +15,15 @@ func init() {
 	converters["GridSample"] = convGridSample
 	converters["AffineGrid"] = convAffineGrid
 	converters["NonMaxSuppression"] = convNMS
+	converters["MaxUnpool"] = convMaxUnpool
+	converters["LpPool"] = convLpPool
+	converters["GlobalLpPool"] = convGlobalLpPool
+	converters["InstanceNormalization"] = convInstanceNorm
+	converters["GroupNormalization"] = convGroupNorm
+	converters["LpNormalization"] = convLpNorm
+	converters["LRN"] = convLRN
+	converters["MeanVarianceNormalization"] = convMVN
+	converters["RoiAlign"] = convRoiAlign
 }
 
 // constFloats returns the values of a constant numeric input as float64,
@@ -313,4 +323,213 @@ func convNMS(c *nodeCtx) ([]*value, error) {
 		return nil, c.errf(ErrEmptyTensor, "no box is selected")
 	}
 	return []*value{konst(acl.Int64, []int64{rows, 3}, outs[0].c.Data[:rows*24])}, nil
+}
+
+// convMaxUnpool scatters into the default output (each spatial dim
+// (in-1)·stride + kernel - pads) or into output_shape, where the indices
+// keep their positions in the default dims.
+func convMaxUnpool(c *nodeCtx) ([]*value, error) {
+	if err := c.need(2, 3); err != nil {
+		return nil, err
+	}
+	x := c.ins[0].desc.Dims
+	k, ok := c.intsAttr("kernel_shape")
+	if !ok || len(k) != len(x)-2 {
+		return nil, c.errf(ErrInvalidModel, "kernel_shape %v does not fit input %v", k, x)
+	}
+	a, err := c.spatialAttrs(x, k, false)
+	if err != nil {
+		return nil, err
+	}
+	sp := len(x) - 2
+	strides, pads := a.Ints(ge.AttrStrides), a.Ints(ge.AttrPads)
+	def := []int64{x[0], x[1]}
+	for i := range sp {
+		d := (x[2+i]-1)*strides[i] + k[i] - pads[i] - pads[sp+i]
+		if d < 1 {
+			return nil, c.errf(ErrInvalidModel, "unpooled dim %d is %d", i, d)
+		}
+		def = append(def, d)
+	}
+	out := def
+	if v := c.in(2); v != nil {
+		if out, err = c.constInts(v, "output_shape"); err != nil {
+			return nil, err
+		}
+		if len(out) != len(x) {
+			return nil, c.errf(ErrInvalidModel, "output_shape %v for input %v", out, x)
+		}
+	}
+	return one(c.emit(ge.OpMaxUnpool, ge.Attrs{ge.AttrOutputShape: ge.IntsAttr(out), ge.AttrIndexShape: ge.IntsAttr(def)}, c.ins[0], c.ins[1]))
+}
+
+// lpP reads LpPool's p: a float before opset 2, an int since.
+func (c *nodeCtx) lpP() (int64, error) {
+	a := c.attr("p")
+	if a == nil {
+		return 2, nil
+	}
+	p := a.GetI()
+	if a.GetType() == pb.AttributeProto_FLOAT {
+		f := float64(a.GetF())
+		if f != math.Trunc(f) {
+			return 0, c.errf(ErrUnsupportedAttr, "p %v: only integral norms are supported", f)
+		}
+		p = int64(f)
+	}
+	if p < 1 {
+		return 0, c.errf(ErrInvalidModel, "p %d must be positive", p)
+	}
+	return p, nil
+}
+
+func convLpPool(c *nodeCtx) ([]*value, error) {
+	if err := c.need(1, 1); err != nil {
+		return nil, err
+	}
+	x := c.ins[0].desc.Dims
+	k, ok := c.intsAttr("kernel_shape")
+	if !ok || len(k) != len(x)-2 {
+		return nil, c.errf(ErrInvalidModel, "kernel_shape %v does not fit input %v", k, x)
+	}
+	a, err := c.spatialAttrs(x, k, true)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.lpP()
+	if err != nil {
+		return nil, err
+	}
+	a[ge.AttrKernelShape] = ge.IntsAttr(k)
+	a[ge.AttrCeilMode] = ge.BoolAttr(c.intAttr("ceil_mode", 0) != 0)
+	a[ge.AttrP] = ge.IntAttr(p)
+	return one(c.emit(ge.OpLpPool, a, c.ins[0]))
+}
+
+func convGlobalLpPool(c *nodeCtx) ([]*value, error) {
+	if err := c.need(1, 1); err != nil {
+		return nil, err
+	}
+	x := c.ins[0].desc.Dims
+	if len(x) < 3 || len(x) > 5 {
+		return nil, c.errf(ErrUnsupportedAttr, "input %v: 1 to 3 spatial dims are supported", x)
+	}
+	p, err := c.lpP()
+	if err != nil {
+		return nil, err
+	}
+	return one(c.emit(ge.OpLpPool, ge.Attrs{ge.AttrKernelShape: ge.IntsAttr(x[2:]), ge.AttrP: ge.IntAttr(p)}, c.ins[0]))
+}
+
+// convInstanceNorm is GroupNorm with one channel per group.
+func convInstanceNorm(c *nodeCtx) ([]*value, error) {
+	if err := c.need(3, 3); err != nil {
+		return nil, err
+	}
+	x := c.ins[0].desc.Dims
+	if len(x) < 3 {
+		return nil, c.errf(ErrInvalidModel, "input %v must be [N, C, spatial...]", x)
+	}
+	return one(c.emit(ge.OpGroupNorm, ge.Attrs{ge.AttrNumGroups: ge.IntAttr(x[1]), ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, c.ins...))
+}
+
+// convGroupNorm: scale and bias are per group in opset 18, per channel
+// from 21; GroupNorm takes either. stash_type only names the precision
+// of the statistics, which are float64 here.
+func convGroupNorm(c *nodeCtx) ([]*value, error) {
+	if err := c.need(3, 3); err != nil {
+		return nil, err
+	}
+	c.ignore("stash_type")
+	g := c.intAttr("num_groups", 0)
+	return one(c.emit(ge.OpGroupNorm, ge.Attrs{ge.AttrNumGroups: ge.IntAttr(g), ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, c.ins...))
+}
+
+func convLpNorm(c *nodeCtx) ([]*value, error) {
+	if err := c.need(1, 1); err != nil {
+		return nil, err
+	}
+	return one(c.emit(ge.OpLpNorm, ge.Attrs{ge.AttrAxis: ge.IntAttr(c.intAttr("axis", -1)), ge.AttrP: ge.IntAttr(c.intAttr("p", 2))}, c.ins[0]))
+}
+
+func convLRN(c *nodeCtx) ([]*value, error) {
+	if err := c.need(1, 1); err != nil {
+		return nil, err
+	}
+	size := c.intAttr("size", 0)
+	return one(c.emit(ge.OpLRN, ge.Attrs{ge.AttrSize: ge.IntAttr(size), ge.AttrAlpha: ge.FloatAttr(c.floatAttr("alpha", 1e-4)),
+		ge.AttrLRNBeta: ge.FloatAttr(c.floatAttr("beta", 0.75)), ge.AttrLRNBias: ge.FloatAttr(c.floatAttr("bias", 1))}, c.ins[0]))
+}
+
+func convMVN(c *nodeCtx) ([]*value, error) {
+	if err := c.need(1, 1); err != nil {
+		return nil, err
+	}
+	axes, ok := c.intsAttr("axes")
+	if !ok {
+		axes = []int64{0, 2, 3}
+	}
+	return one(c.emit(ge.OpMVN, ge.Attrs{ge.AttrAxes: ge.IntsAttr(axes)}, c.ins[0]))
+}
+
+// convRoiAlign: opset 10 has no coordinate_transformation_mode and maps
+// as output_half_pixel; opset 16 defaults to half_pixel.
+func convRoiAlign(c *nodeCtx) ([]*value, error) {
+	if err := c.need(3, 3); err != nil {
+		return nil, err
+	}
+	coord := "output_half_pixel"
+	if c.im.opset >= 16 {
+		coord = c.strAttr("coordinate_transformation_mode", "half_pixel")
+	}
+	return one(c.emit(ge.OpRoiAlign, ge.Attrs{ge.AttrRoiMode: ge.StringAttr(c.strAttr("mode", "avg")),
+		ge.AttrOutputHeight: ge.IntAttr(c.intAttr("output_height", 1)), ge.AttrOutputWidth: ge.IntAttr(c.intAttr("output_width", 1)),
+		ge.AttrSamplingRatio: ge.IntAttr(c.intAttr("sampling_ratio", 0)), ge.AttrSpatialScale: ge.FloatAttr(c.floatAttr("spatial_scale", 1)),
+		ge.AttrRoiCoordMode: ge.StringAttr(coord)}, c.ins...))
+}
+
+// convPadMode converts Pad with mode reflect, edge or wrap (opset 19):
+// pads an attribute before opset 11, then an input with optional axes
+// (opset 18); a constant_value input does not apply to these modes.
+func convPadMode(c *nodeCtx, mode string) ([]*value, error) {
+	x := c.ins[0].desc.Dims
+	r := len(x)
+	var pads []int64
+	if c.im.opset < 11 {
+		if err := c.need(1, 1); err != nil {
+			return nil, err
+		}
+		pads, _ = c.intsAttr("pads")
+		c.ignore("value")
+	} else {
+		if err := c.need(2, 4); err != nil {
+			return nil, err
+		}
+		var err error
+		if pads, err = c.constInts(c.ins[1], "pads"); err != nil {
+			return nil, err
+		}
+		if v := c.in(3); v != nil {
+			axes, err := c.constInts(v, "axes")
+			if err != nil {
+				return nil, err
+			}
+			if len(pads) != 2*len(axes) {
+				return nil, c.errf(ErrInvalidModel, "pads %v for axes %v", pads, axes)
+			}
+			full := make([]int64, 2*r)
+			for i, a := range axes {
+				j, err := c.normAxis(a, r)
+				if err != nil {
+					return nil, err
+				}
+				full[j], full[r+j] = pads[i], pads[len(axes)+i]
+			}
+			pads = full
+		}
+	}
+	if len(pads) != 2*r {
+		return nil, c.errf(ErrInvalidModel, "pads %v for rank %d", pads, r)
+	}
+	return one(c.emit(ge.OpPadMode, ge.Attrs{ge.AttrPads: ge.IntsAttr(pads), ge.AttrRoiMode: ge.StringAttr(mode)}, c.ins[0]))
 }
