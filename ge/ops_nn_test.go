@@ -198,3 +198,235 @@ func TestNonMaxSuppression(t *testing.T) {
 	_, err = ge.InferOp(ge.OpNonMaxSuppression, ge.Attrs{ge.AttrMaxOutputBoxes: ge.IntAttr(2)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 3, 4}}, {DataType: acl.Float32, Dims: []int64{1, 1, 4}}})
 	require.Error(t, err)
 }
+
+func poolOpts(k, s, p, d []int64, ceil bool) []ge.OpOption {
+	o := []ge.OpOption{ge.WithAttr(ge.AttrStrides, ge.IntsAttr(s)), ge.WithAttr(ge.AttrPads, ge.IntsAttr(p)), ge.WithAttr(ge.AttrCeilMode, ge.BoolAttr(ceil))}
+	if d != nil {
+		o = append(o, ge.WithAttr(ge.AttrDilations, ge.IntsAttr(d)))
+	}
+	return o
+}
+
+var poolCases = []struct {
+	x, k, s, p, d []int64
+	ceil          bool
+}{
+	{[]int64{2, 3, 7, 6}, []int64{3, 2}, []int64{2, 2}, []int64{1, 0, 1, 1}, nil, false},
+	{[]int64{1, 2, 9, 8}, []int64{2, 3}, []int64{2, 3}, []int64{0, 1, 1, 1}, []int64{2, 1}, true},
+	{[]int64{2, 2, 11}, []int64{3}, []int64{2}, []int64{1, 2}, []int64{2}, true},
+	{[]int64{1, 2, 4, 5, 6}, []int64{2, 2, 3}, []int64{1, 2, 2}, []int64{0, 1, 1, 1, 0, 1}, nil, false},
+}
+
+func TestMaxPoolWithIndices(t *testing.T) {
+	r := newRand(t)
+	for _, c := range poolCases {
+		for _, so := range []int64{0, 1} {
+			for _, dt := range []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16, acl.Float64, acl.Int8, acl.Uint8, acl.Int32} {
+				t.Run(fmt.Sprintf("%v/k%v/so%d/%s", c.x, c.k, so, dt), func(t *testing.T) {
+					g := ge.NewGraph("mp")
+					x := g.Data("x", 0, dt, c.x)
+					y, idx := g.MaxPoolWithIndices(x, c.k, append(poolOpts(c.k, c.s, c.p, c.d, c.ceil), ge.WithAttr(ge.AttrStorageOrder, ge.IntAttr(so)))...)
+					g.Output(y, idx)
+					require.NoError(t, g.Err())
+					data := [][]byte{nnRand(r, dt, c.x)}
+					got := runGraph(t, g, data)
+					xv := refVal{dt, c.x, decodeAll(dt, data[0], numel(c.x))}
+					a := ge.Attrs{ge.AttrKernelShape: ge.IntsAttr(c.k), ge.AttrStrides: ge.IntsAttr(c.s), ge.AttrPads: ge.IntsAttr(c.p), ge.AttrStorageOrder: ge.IntAttr(so)}
+					if c.d != nil {
+						a[ge.AttrDilations] = ge.IntsAttr(c.d)
+					}
+					wantV, wantI := refPoolIndexed(xv, a, y.Desc(), false)
+					requireClose(t, refVal{dt, y.Desc().Dims, wantV}, got[0], 0, "values")
+					require.Equal(t, wantI, decodeAll(acl.Int64, got[1], len(wantI)), "indices")
+					// MaxPool itself agrees (float64 and integers run the nn kernel).
+					nnCheck(t, r, []acl.DataType{dt}, [][]int64{c.x}, data, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						return g.Pool(ge.OpMaxPool, in[0], c.k, poolOpts(c.k, c.s, c.p, c.d, c.ceil)...)
+					}, dt)
+				})
+			}
+		}
+	}
+	_, err := ge.InferOp(ge.OpMaxPool, ge.Attrs{ge.AttrKernelShape: ge.IntsAttr([]int64{2})}, []ge.TensorDesc{{DataType: acl.Bool, Dims: []int64{1, 1, 4}}})
+	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
+}
+
+func TestLpPool(t *testing.T) {
+	r := newRand(t)
+	for _, c := range poolCases {
+		for _, p := range []int64{1, 2, 3} {
+			for _, dt := range append(floatTypes[:len(floatTypes):len(floatTypes)], acl.Float64) {
+				t.Run(fmt.Sprintf("%v/k%v/p%d/%s", c.x, c.k, p, dt), func(t *testing.T) {
+					nnCheck(t, r, []acl.DataType{dt}, [][]int64{c.x}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						return g.LpPool(in[0], c.k, p, poolOpts(c.k, c.s, c.p, c.d, c.ceil)...)
+					}, dt)
+				})
+			}
+		}
+	}
+}
+
+func TestMaxUnpool(t *testing.T) {
+	r := newRand(t)
+	for _, dt := range []acl.DataType{acl.Float32, acl.Float16, acl.Int64, acl.Uint8} {
+		for _, it := range []acl.DataType{acl.Int64, acl.Int32} {
+			t.Run(fmt.Sprintf("%s/%s", dt, it), func(t *testing.T) {
+				// Pool 2x2/2 of [1, 2, 4, 6]: indices in the 4x6 plane,
+				// unpooled into 5x7 with the positions kept.
+				idx := nnEncode(it, []float64{7, 2, 16, 18, 14, 23, 1, 9, 11, 12, 20, 22})
+				nnCheck(t, r, []acl.DataType{dt, it}, [][]int64{{1, 2, 2, 3}, {1, 2, 2, 3}}, [][]byte{nil, idx}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.MaxUnpool(in[0], in[1], []int64{1, 2, 5, 7}, ge.WithAttr(ge.AttrIndexShape, ge.IntsAttr([]int64{1, 2, 4, 6})))
+				}, acl.Float32)
+			})
+		}
+	}
+	for _, bad := range []float64{-1, 48, 1 << 40} {
+		g := ge.NewGraph("unpool")
+		x := g.Data("x", 0, acl.Float32, []int64{1, 1, 2})
+		i := g.Data("i", 1, acl.Int64, []int64{1, 1, 2})
+		g.Output(g.MaxUnpool(x, i, []int64{1, 1, 4}, ge.Name("up")))
+		err := nnRunErr(t, g, [][]byte{make([]byte, 8), nnEncode(acl.Int64, []float64{1, bad})})
+		require.Error(t, err)
+		require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+		require.Contains(t, err.Error(), "out of range")
+	}
+}
+
+func TestNNNorms(t *testing.T) {
+	r := newRand(t)
+	for _, dt := range append(floatTypes[:len(floatTypes):len(floatTypes)], acl.Float64) {
+		for _, c := range []struct {
+			x     []int64
+			g, sc int64
+		}{{[]int64{2, 6, 3, 4}, 3, 6}, {[]int64{2, 6, 5}, 2, 2}, {[]int64{3, 4, 2, 2, 3}, 4, 4}, {[]int64{2, 4}, 1, 1}} {
+			t.Run(fmt.Sprintf("GroupNorm/%v/g%d/s%d/%s", c.x, c.g, c.sc, dt), func(t *testing.T) {
+				nnCheck(t, r, []acl.DataType{dt, dt, dt}, [][]int64{c.x, {c.sc}, {c.sc}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.GroupNorm(in[0], in[1], in[2], c.g, 1e-3)
+				}, dt)
+			})
+		}
+		for _, axis := range []int64{0, 1, -1} {
+			for _, p := range []int64{1, 2} {
+				t.Run(fmt.Sprintf("LpNorm/axis%d/p%d/%s", axis, p, dt), func(t *testing.T) {
+					nnCheck(t, r, []acl.DataType{dt}, [][]int64{{3, 4, 5}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						return g.LpNorm(in[0], axis, p)
+					}, dt)
+				})
+			}
+		}
+		for _, size := range []int64{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("LRN/size%d/%s", size, dt), func(t *testing.T) {
+				nnCheck(t, r, []acl.DataType{dt}, [][]int64{{2, 6, 3, 2}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.LRN(in[0], size, 0.02, 0.75, 1.5)
+				}, dt)
+			})
+		}
+		for _, axes := range [][]int64{{0, 2, 3}, {1}, {-1, 0}} {
+			t.Run(fmt.Sprintf("MVN/%v/%s", axes, dt), func(t *testing.T) {
+				nnCheck(t, r, []acl.DataType{dt}, [][]int64{{2, 3, 4, 3}}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+					return g.MVN(in[0], axes)
+				}, dt)
+			})
+		}
+		t.Run("BatchNormTrain/"+dt.String(), func(t *testing.T) {
+			g := ge.NewGraph("bn")
+			dims := [][]int64{{3, 4, 2, 5}, {4}, {4}, {4}, {4}}
+			var ins []*ge.Tensor
+			var data [][]byte
+			for i, d := range dims {
+				ins = append(ins, g.Data(fmt.Sprintf("in%d", i), i, dt, d))
+				data = append(data, nnRand(r, dt, d))
+			}
+			data[4] = nnEncode(dt, []float64{0.5, 1, 1.5, 2})
+			y, rm, rv := g.BatchNormTrain(ins[0], ins[1], ins[2], ins[3], ins[4], 1e-3, 0.8)
+			g.Output(y, rm, rv)
+			require.NoError(t, g.Err())
+			got := runGraph(t, g, data)
+			x := refVal{dt, dims[0], decodeAll(dt, data[0], 120)}
+			sc, bi := refVal{dt, dims[1], decodeAll(dt, data[1], 4)}, refVal{dt, dims[2], decodeAll(dt, data[2], 4)}
+			want := refBatchNormTrain(t, []refVal{x, sc, bi}, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(1e-3)}, y.Desc())
+			requireClose(t, want, got[0], tolerance(dt), "y")
+			mean, variance := refBNStats(x)
+			m0, v0 := decodeAll(dt, data[3], 4), decodeAll(dt, data[4], 4)
+			for i := range mean {
+				mean[i] = m0[i]*0.8 + mean[i]*0.2
+				variance[i] = v0[i]*0.8 + variance[i]*0.2
+			}
+			requireClose(t, rounded(dt, []int64{4}, mean), got[1], tolerance(dt), "running mean")
+			requireClose(t, rounded(dt, []int64{4}, variance), got[2], tolerance(dt), "running var")
+		})
+	}
+	for _, bad := range []struct {
+		op    ge.OpType
+		a     ge.Attrs
+		descs []ge.TensorDesc
+	}{
+		{ge.OpGroupNorm, ge.Attrs{ge.AttrNumGroups: ge.IntAttr(4)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 6, 2}}, {DataType: acl.Float32, Dims: []int64{6}}, {DataType: acl.Float32, Dims: []int64{6}}}},
+		{ge.OpGroupNorm, ge.Attrs{ge.AttrNumGroups: ge.IntAttr(3)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{1, 6, 2}}, {DataType: acl.Float32, Dims: []int64{4}}, {DataType: acl.Float32, Dims: []int64{6}}}},
+		{ge.OpLpNorm, ge.Attrs{ge.AttrP: ge.IntAttr(3)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{2, 3}}}},
+		{ge.OpLRN, ge.Attrs{ge.AttrSize: ge.IntAttr(0)}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{2, 3}}}},
+		{ge.OpMVN, ge.Attrs{ge.AttrAxes: ge.IntsAttr([]int64{0, 0})}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{2, 3}}}},
+		{ge.OpLRN, ge.Attrs{ge.AttrSize: ge.IntAttr(3)}, []ge.TensorDesc{{DataType: acl.Int32, Dims: []int64{2, 3}}}},
+	} {
+		_, err := ge.InferOp(bad.op, bad.a, bad.descs)
+		require.Error(t, err, "%s %v", bad.op, bad.a)
+	}
+}
+
+func TestRoiAlign(t *testing.T) {
+	r := newRand(t)
+	rois := []float64{0.5, 1, 6.2, 5.5, 0, 0, 8, 8, 3, 2.5, 3.2, 2.6, -1, -2, 12, 3}
+	for _, dt := range append(floatTypes[:len(floatTypes):len(floatTypes)], acl.Float64) {
+		for _, mode := range []string{"avg", "max"} {
+			for _, coord := range []string{"half_pixel", "output_half_pixel"} {
+				for _, ratio := range []int64{0, 2} {
+					t.Run(fmt.Sprintf("%s/%s/%s/r%d", dt, mode, coord, ratio), func(t *testing.T) {
+						nnCheck(t, r, []acl.DataType{dt, dt, acl.Int64}, [][]int64{{2, 3, 7, 8}, {4, 4}, {4}},
+							[][]byte{nil, nnEncode(dt, rois), nnEncode(acl.Int64, []float64{1, 0, 0, 1})}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+								return g.RoiAlign(in[0], in[1], in[2], ge.WithAttr(ge.AttrRoiMode, ge.StringAttr(mode)), ge.WithAttr(ge.AttrRoiCoordMode, ge.StringAttr(coord)),
+									ge.WithAttr(ge.AttrSamplingRatio, ge.IntAttr(ratio)), ge.WithAttr(ge.AttrOutputHeight, ge.IntAttr(3)),
+									ge.WithAttr(ge.AttrOutputWidth, ge.IntAttr(2)), ge.WithAttr(ge.AttrSpatialScale, ge.FloatAttr(0.75)))
+							}, dt)
+					})
+				}
+			}
+		}
+	}
+	g := ge.NewGraph("roi")
+	x := g.Data("x", 0, acl.Float32, []int64{1, 1, 4, 4})
+	ro := g.Data("r", 1, acl.Float32, []int64{1, 4})
+	bi := g.Data("b", 2, acl.Int64, []int64{1})
+	g.Output(g.RoiAlign(x, ro, bi, ge.Name("roi")))
+	err := nnRunErr(t, g, [][]byte{make([]byte, 64), make([]byte, 16), nnEncode(acl.Int64, []float64{1})})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "out of range")
+}
+
+func TestPadMode(t *testing.T) {
+	r := newRand(t)
+	for _, mode := range []string{"reflect", "edge", "wrap"} {
+		for _, c := range []struct{ x, p []int64 }{
+			{[]int64{3, 4}, []int64{2, 0, 1, 3}},
+			{[]int64{2, 3, 5}, []int64{0, 4, 1, 1, 0, 7}},
+			{[]int64{4, 6}, []int64{-1, 2, 1, -3}},
+			{[]int64{5}, []int64{9, 11}},
+		} {
+			for _, dt := range []acl.DataType{acl.Float32, acl.BFloat16, acl.Float64, acl.Int8, acl.Int64, acl.Bool} {
+				t.Run(fmt.Sprintf("%s/%v/%v/%s", mode, c.x, c.p, dt), func(t *testing.T) {
+					nnCheck(t, r, []acl.DataType{dt}, [][]int64{c.x}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						return g.PadMode(in[0], c.p, mode)
+					}, acl.Float32)
+				})
+			}
+		}
+	}
+	for _, bad := range []ge.Attrs{
+		{ge.AttrPads: ge.IntsAttr([]int64{1, 1}), ge.AttrRoiMode: ge.StringAttr("symmetric")},
+		{ge.AttrPads: ge.IntsAttr([]int64{1}), ge.AttrRoiMode: ge.StringAttr("edge")},
+		{ge.AttrPads: ge.IntsAttr([]int64{-2, -1}), ge.AttrRoiMode: ge.StringAttr("edge")},
+	} {
+		_, err := ge.InferOp(ge.OpPadMode, bad, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{3}}})
+		require.Error(t, err, "%v", bad)
+	}
+	_, err := ge.InferOp(ge.OpPadMode, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{0, 1, 0, 1}), ge.AttrRoiMode: ge.StringAttr("reflect")}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{3, 1}}})
+	require.Error(t, err)
+}

@@ -26,6 +26,17 @@ func init() {
 	refOps[ge.OpGridSample] = refGridSample
 	refOps[ge.OpAffineGrid] = refAffineGrid
 	refOps[ge.OpNonMaxSuppression] = refNMS
+	refOps[ge.OpMaxPoolWithIndices] = refPool
+	refOps[ge.OpLpPool] = refPool
+	refOps[ge.OpMaxPool] = refPool
+	refOps[ge.OpMaxUnpool] = refMaxUnpool
+	refOps[ge.OpGroupNorm] = refGroupNorm
+	refOps[ge.OpLpNorm] = refLpNorm
+	refOps[ge.OpLRN] = refLRN
+	refOps[ge.OpMVN] = refMVN
+	refOps[ge.OpBatchNormTrain] = refBatchNormTrain
+	refOps[ge.OpRoiAlign] = refRoiAlign
+	refOps[ge.OpPadMode] = refPadMode
 }
 
 // nnEncode stores float64 values as dt bytes (every storable type: floats
@@ -507,4 +518,331 @@ func refNMS(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
 		rows = append(rows, -1)
 	}
 	return refVal{out.DataType, out.Dims, rows}
+}
+
+// refPoolIndexed returns the pooled values and, for max pooling, the flat
+// input index of each maximum (column-major spatial dims when colMajor).
+// Windows tap x at o·stride - pad_begin + k·dilation; taps outside the
+// input are skipped.
+func refPoolIndexed(x refVal, a ge.Attrs, out ge.TensorDesc, lp bool) ([]float64, []float64) {
+	k := a.Ints(ge.AttrKernelShape)
+	sp := len(k)
+	get := func(key string, i int, def int64) int64 {
+		if v := a.Ints(key); v != nil {
+			return v[i]
+		}
+		return def
+	}
+	p := float64(a.Int(ge.AttrP, 2))
+	colMajor := a.Int(ge.AttrStorageOrder, 0) == 1
+	vals := make([]float64, numel(out.Dims))
+	idx := make([]float64, len(vals))
+	in := x.dims[2:]
+	for i := range vals {
+		oi := unravel(i, out.Dims)
+		best, bi, sum := math.Inf(-1), -1, 0.0
+		for t := range numel(k) {
+			ki := unravel(t, k)
+			pos := make([]int, sp)
+			inside := true
+			for d := range sp {
+				pos[d] = oi[2+d]*int(get(ge.AttrStrides, d, 1)) - int(get(ge.AttrPads, d, 0)) + ki[d]*int(get(ge.AttrDilations, d, 1))
+				inside = inside && pos[d] >= 0 && pos[d] < int(in[d])
+			}
+			if !inside {
+				continue
+			}
+			v := x.v[ravel(append([]int{oi[0], oi[1]}, pos...), x.dims)]
+			if lp {
+				sum += math.Pow(math.Abs(v), p)
+			} else if bi < 0 || v > best {
+				best = v
+				if colMajor {
+					bi = 0
+					for d := sp - 1; d >= 0; d-- {
+						bi = bi*int(in[d]) + pos[d]
+					}
+				} else {
+					bi = ravel(pos, in)
+				}
+			}
+		}
+		if lp {
+			vals[i] = math.Pow(sum, 1/p)
+		} else {
+			vals[i] = best
+			idx[i] = float64((oi[0]*int(x.dims[1])+oi[1])*numel(in) + bi)
+		}
+	}
+	return vals, idx
+}
+
+func refPool(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	v, _ := refPoolIndexed(in[0], a, out, a.Int(ge.AttrP, 0) != 0)
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refMaxUnpool(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x, ix := in[0], in[1]
+	is := a.Ints(ge.AttrIndexShape)
+	if is == nil {
+		is = out.Dims
+	}
+	v := make([]float64, numel(out.Dims))
+	for i, j := range ix.v {
+		v[ravel(unravel(int(j), is), out.Dims)] = x.v[i]
+	}
+	return refVal{out.DataType, out.Dims, v}
+}
+
+func refGroupNorm(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x, sc, bi := in[0], in[1], in[2]
+	n, c := int(x.dims[0]), int(x.dims[1])
+	g := int(a.Int(ge.AttrNumGroups, 1))
+	eps := a.Float(ge.AttrEpsilon, 1e-5)
+	inner := numel(x.dims[2:])
+	per := c / g * inner
+	v := make([]float64, len(x.v))
+	for i := range v {
+		b, ch := i/(c*inner), i/inner%c
+		grp := ch / (c / g)
+		start := (b*c + grp*(c/g)) * inner
+		mean, sq := 0.0, 0.0
+		for _, e := range x.v[start : start+per] {
+			mean += e
+		}
+		mean /= float64(per)
+		for _, e := range x.v[start : start+per] {
+			sq += (e - mean) * (e - mean)
+		}
+		s, bb := sc.v[min(ch, len(sc.v)-1)], bi.v[min(ch, len(bi.v)-1)]
+		if len(sc.v) != c {
+			s, bb = sc.v[grp], bi.v[grp]
+		}
+		v[i] = s*(x.v[i]-mean)/math.Sqrt(sq/float64(per)+eps) + bb
+	}
+	_ = n
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refLpNorm(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x := in[0]
+	axis := normAxisRef(a.Int(ge.AttrAxis, -1), len(x.dims))
+	p := a.Int(ge.AttrP, 2)
+	v := make([]float64, len(x.v))
+	for i := range v {
+		idx := unravel(i, x.dims)
+		s := 0.0
+		for j := range int(x.dims[axis]) {
+			idx2 := slices.Clone(idx)
+			idx2[axis] = j
+			e := x.v[ravel(idx2, x.dims)]
+			if p == 1 {
+				s += math.Abs(e)
+			} else {
+				s += e * e
+			}
+		}
+		if p == 2 {
+			s = math.Sqrt(s)
+		}
+		v[i] = x.v[i] / s
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refLRN(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x := in[0]
+	size := int(a.Int(ge.AttrSize, 1))
+	alpha, beta, bias := a.Float(ge.AttrAlpha, 1e-4), a.Float(ge.AttrLRNBeta, 0.75), a.Float(ge.AttrLRNBias, 1)
+	c := int(x.dims[1])
+	v := make([]float64, len(x.v))
+	for i := range v {
+		idx := unravel(i, x.dims)
+		ch := idx[1]
+		s := 0.0
+		lo := max(0, ch-int(math.Floor(float64(size-1)/2)))
+		hi := min(c-1, ch+int(math.Ceil(float64(size-1)/2)))
+		for j := lo; j <= hi; j++ {
+			idx[1] = j
+			e := x.v[ravel(idx, x.dims)]
+			s += e * e
+		}
+		v[i] = x.v[i] / math.Pow(bias+alpha/float64(size)*s, beta)
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+func refMVN(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x := in[0]
+	red := map[int]bool{}
+	for _, ax := range a.Ints(ge.AttrAxes) {
+		red[normAxisRef(ax, len(x.dims))] = true
+	}
+	same := func(i, j []int) bool {
+		for k := range i {
+			if !red[k] && i[k] != j[k] {
+				return false
+			}
+		}
+		return true
+	}
+	v := make([]float64, len(x.v))
+	for i := range v {
+		ii := unravel(i, x.dims)
+		var m, m2, cnt float64
+		for j := range x.v {
+			if same(ii, unravel(j, x.dims)) {
+				m += x.v[j]
+				m2 += x.v[j] * x.v[j]
+				cnt++
+			}
+		}
+		m /= cnt
+		v[i] = (x.v[i] - m) / (math.Sqrt(math.Max(m2/cnt-m*m, 0)) + 1e-9)
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+// refBNStats is the per-channel batch mean and population variance.
+func refBNStats(x refVal) (mean, variance []float64) {
+	c := int(x.dims[1])
+	inner := numel(x.dims[2:])
+	mean, variance = make([]float64, c), make([]float64, c)
+	cnt := make([]float64, c)
+	for i, e := range x.v {
+		mean[i/inner%c] += e
+		cnt[i/inner%c]++
+	}
+	for ch := range mean {
+		mean[ch] /= cnt[ch]
+	}
+	for i, e := range x.v {
+		ch := i / inner % c
+		variance[ch] += (e - mean[ch]) * (e - mean[ch]) / cnt[ch]
+	}
+	return mean, variance
+}
+
+func refBatchNormTrain(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x, sc, bi := in[0], in[1], in[2]
+	mean, variance := refBNStats(x)
+	eps := a.Float(ge.AttrEpsilon, 1e-5)
+	c := int(x.dims[1])
+	inner := numel(x.dims[2:])
+	v := make([]float64, len(x.v))
+	for i, e := range x.v {
+		ch := i / inner % c
+		v[i] = (e-mean[ch])/math.Sqrt(variance[ch]+eps)*sc.v[ch] + bi.v[ch]
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+// refRoiAlign averages (or maxes) bilinear samples on a regular grid in
+// each bin, as ONNX's RoiAlign (and its reference) define it.
+func refRoiAlign(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x, rois, bidx := in[0], in[1], in[2]
+	h, w := int(x.dims[2]), int(x.dims[3])
+	ph, pw := int(out.Dims[2]), int(out.Dims[3])
+	scale := a.Float(ge.AttrSpatialScale, 1)
+	ratio := int(a.Int(ge.AttrSamplingRatio, 0))
+	half := a.String(ge.AttrRoiCoordMode) != "output_half_pixel"
+	isMax := a.String(ge.AttrRoiMode) == "max"
+	bilinear := func(plane []float64, y, xx float64) []float64 {
+		if y < -1 || y > float64(h) || xx < -1 || xx > float64(w) {
+			return []float64{0, 0, 0, 0}
+		}
+		y, xx = math.Max(y, 0), math.Max(xx, 0)
+		y0, x0 := int(math.Floor(y)), int(math.Floor(xx))
+		y1, x1 := y0+1, x0+1
+		if y0 >= h-1 {
+			y0, y1, y = h-1, h-1, float64(h-1)
+		}
+		if x0 >= w-1 {
+			x0, x1, xx = w-1, w-1, float64(w-1)
+		}
+		ly, lx := y-float64(y0), xx-float64(x0)
+		return []float64{(1 - ly) * (1 - lx) * plane[y0*w+x0], (1 - ly) * lx * plane[y0*w+x1], ly * (1 - lx) * plane[y1*w+x0], ly * lx * plane[y1*w+x1]}
+	}
+	v := make([]float64, numel(out.Dims))
+	for i := range v {
+		oi := unravel(i, out.Dims)
+		r, ch, py, px := oi[0], oi[1], oi[2], oi[3]
+		off := 0.0
+		if half {
+			off = 0.5
+		}
+		x1, y1 := rois.v[4*r]*scale-off, rois.v[4*r+1]*scale-off
+		rw, rh := rois.v[4*r+2]*scale-off-x1, rois.v[4*r+3]*scale-off-y1
+		if !half {
+			rw, rh = math.Max(rw, 1), math.Max(rh, 1)
+		}
+		bh, bw := rh/float64(ph), rw/float64(pw)
+		gh, gw := ratio, ratio
+		if ratio == 0 {
+			gh, gw = int(math.Ceil(rh/float64(ph))), int(math.Ceil(rw/float64(pw)))
+		}
+		b := int(bidx.v[r])
+		plane := x.v[(b*int(x.dims[1])+ch)*h*w : (b*int(x.dims[1])+ch+1)*h*w]
+		acc := 0.0
+		first := true
+		for iy := range gh {
+			for ix := range gw {
+				y := y1 + float64(py)*bh + (float64(iy)+0.5)*bh/float64(gh)
+				xx := x1 + float64(px)*bw + (float64(ix)+0.5)*bw/float64(gw)
+				terms := bilinear(plane, y, xx)
+				if isMax {
+					m := slices.Max(terms)
+					if first || m > acc {
+						acc = m
+					}
+					first = false
+				} else {
+					acc += terms[0] + terms[1] + terms[2] + terms[3]
+				}
+			}
+		}
+		if !isMax {
+			acc /= float64(max(gh*gw, 1))
+		}
+		v[i] = acc
+	}
+	return rounded(out.DataType, out.Dims, v)
+}
+
+// refPadMode reads, for each output index, the input index the mode
+// mirrors (reflect), clamps (edge) or wraps (wrap) into range.
+func refPadMode(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
+	x := in[0]
+	p := a.Ints(ge.AttrPads)
+	r := len(x.dims)
+	mode := a.String(ge.AttrRoiMode)
+	v := make([]float64, numel(out.Dims))
+	for i := range v {
+		oi := unravel(i, out.Dims)
+		for k := range r {
+			j, n := oi[k]-int(p[k]), int(x.dims[k])
+			for j < 0 || j >= n {
+				switch mode {
+				case "edge":
+					j = max(0, min(j, n-1))
+				case "wrap":
+					if j < 0 {
+						j += n
+					} else {
+						j -= n
+					}
+				default: // mirror at the edge element, repeatedly
+					if j < 0 {
+						j = -j
+					} else {
+						j = 2*(n-1) - j
+					}
+				}
+			}
+			oi[k] = j
+		}
+		v[i] = x.v[ravel(oi, x.dims)]
+	}
+	return refVal{out.DataType, out.Dims, v}
 }
