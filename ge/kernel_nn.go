@@ -200,7 +200,10 @@ func gridSampleKernel(t *Task, args [][]byte) error {
 						xo = math.RoundToEven(xo)
 					}
 				}
-				if xo < lo || xo > hi {
+				// Border and reflection move an outside coordinate inside;
+				// cubic leaves it and pads each tap instead, as PyTorch
+				// (and ONNX Runtime) do.
+				if (xo < lo || xo > hi) && mode != "cubic" {
 					switch pad {
 					case "border":
 						xo = math.Max(0, math.Min(xo, l-1))
@@ -211,7 +214,15 @@ func gridSampleKernel(t *Task, args [][]byte) error {
 				if math.IsNaN(xo) {
 					xo = -3 // NaN coordinates read padding
 				}
-				xo = math.Max(-4, math.Min(xo, l+4))
+				// Far outside, zeros and border taps all read padding or
+				// the edge; the clamp keeps the index arithmetic small.
+				// Reflected taps are periodic: only absurd coordinates are
+				// clamped.
+				if pad == "reflection" {
+					xo = math.Max(-(1 << 40), math.Min(xo, 1<<40))
+				} else {
+					xo = math.Max(-4, math.Min(xo, l+4))
+				}
 				base := math.Floor(xo)
 				f := xo - base
 				switch mode {

@@ -275,7 +275,9 @@ func refResize(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal 
 
 // refGridSample follows ONNX's GridSample: denormalise each grid
 // coordinate, round it for nearest, move it inside for border (clamp) and
-// reflection (fold), then interpolate with taps read by the padding mode.
+// reflection (fold) except in cubic mode (PyTorch's bicubic, which ONNX
+// Runtime follows, pads only the taps), then interpolate with taps read
+// by the padding mode.
 func refGridSample(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
 	x, grid := in[0], in[1]
 	mode, pad := a.String(ge.AttrGridMode), a.String(ge.AttrPaddingMode)
@@ -330,7 +332,7 @@ func refGridSample(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) ref
 				idx[d] = max(0, min(i, l-1))
 			default:
 				lo, hi := bounds(d)
-				idx[d] = int(reflect(float64(i), lo, hi))
+				idx[d] = max(0, min(int(reflect(float64(i), lo, hi)), l-1))
 			}
 		}
 		return plane[ravel(idx, dims)]
@@ -372,7 +374,8 @@ func refGridSample(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) ref
 				}
 			}
 			lo, hi := bounds(d)
-			if co[d] < lo || co[d] > hi {
+			// cubic pads its taps only (PyTorch's bicubic).
+			if (co[d] < lo || co[d] > hi) && mode != "cubic" {
 				switch pad {
 				case "border":
 					co[d] = math.Max(0, math.Min(co[d], l-1))
