@@ -1,0 +1,1 @@
+By0JXCWW[[WWXCWWccT;H.KKcc]]
