@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 )
 
@@ -256,7 +257,7 @@ func convLayerNorm(c *nodeCtx) ([]*value, error) {
 	if err := c.need(2, 3); err != nil {
 		return nil, err
 	}
-	c.ignore("stash_type")
+	stash := c.intAttr("stash_type", 1)
 	x := c.ins[0]
 	r := len(x.desc.Dims)
 	axis, err := c.normAxis(c.intAttr("axis", -1), max(r, 1))
@@ -297,8 +298,20 @@ func convLayerNorm(c *nodeCtx) ([]*value, error) {
 	outs := []*value{y}
 	if len(c.n.GetOutput()) > 1 {
 		// The optional Mean and InvStdDev outputs, over dims [axis, rank)
-		// kept as 1: mean(x) and 1/√(mean((x-mean)²)+eps).
-		mean, inv, err := c.moments(x, axis, eps)
+		// kept as 1: mean(x) and 1/√(mean((x-mean)²)+eps), in the stash
+		// type (float32 by default; 1 is ONNX's FLOAT).
+		st := x
+		switch {
+		case stash == 1 && x.desc.DataType != acl.Float32:
+			if st, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float32))}, x); err != nil {
+				return nil, err
+			}
+		case stash != 1:
+			if dt, ok := aclType(int32(stash)); !ok || dt != x.desc.DataType {
+				return nil, c.errf(ErrUnsupportedAttr, "stash_type %d for %s input", stash, x.desc.DataType)
+			}
+		}
+		mean, inv, err := c.moments(st, axis, eps)
 		if err != nil {
 			return nil, err
 		}

@@ -115,4 +115,6 @@ case('lrn_odd', 'LRN', 13, [('X', f32(2, 6, 3, 3))], dict(size=5, alpha=0.01, be
 case('mvn_axes', 'MeanVarianceNormalization', 13, [('X', f32(2, 3, 4, 5))], dict(axes=[1, 3]))
 # NMS with score threshold + center box (constant inputs)
 case('nms_score', 'NonMaxSuppression', 11, [], dict(center_point_box=1, _inputs=['B', 'S', 'M', 'T', 'U']), consts=[('B', np.abs(f32(2, 8, 4)) * 3), ('S', rng.random((2, 3, 8)).astype(np.float32)), ('M', i64(3)), ('T', fl(0.2)), ('U', fl(0.3))], outtypes=[7])
+
+case('ln_f16_stash', 'LayerNormalization', 17, [('X', f32(2, 3, 4).astype(np.float16)), ('S', f32(3, 4).astype(np.float16)), ('B', f32(3, 4).astype(np.float16))], dict(axis=-2), nout=3, outtypes=[10, 1, 1])
 print('ok')
