@@ -474,15 +474,12 @@ func nmsKernel(t *Task, args [][]byte) error {
 	return nil
 }
 
-// RoiAlign and the padding modes of Pad.
-const (
-	OpRoiAlign OpType = 403
-	OpPadMode  OpType = 407
-)
+// RoiAlign: bilinear region pooling.
+const OpRoiAlign OpType = 403
 
-// Attributes of RoiAlign and PadMode.
+// Attributes of RoiAlign.
 const (
-	AttrRoiMode       = "mode"                           // RoiAlign: string avg (default) or max; PadMode: reflect, edge or wrap
+	AttrRoiMode       = "mode"                           // RoiAlign: string avg (default) or max
 	AttrOutputHeight  = "output_height"                  // RoiAlign: int, default 1
 	AttrOutputWidth   = "output_width"                   // RoiAlign: int, default 1
 	AttrSamplingRatio = "sampling_ratio"                 // RoiAlign: int, 0 = adaptive
@@ -495,8 +492,6 @@ func init() {
 		attrs: map[string]AttrKind{AttrRoiMode: AttrString, AttrOutputHeight: AttrInt, AttrOutputWidth: AttrInt,
 			AttrSamplingRatio: AttrInt, AttrSpatialScale: AttrFloat, AttrRoiCoordMode: AttrString},
 		infer: inferRoiAlign, kernel: roiAlignKernel})
-	registerOp(OpPadMode, &opSpec{name: "PadMode", minIn: 1, maxIn: 1,
-		attrs: map[string]AttrKind{AttrPads: AttrInts, AttrRoiMode: AttrString}, infer: inferPadMode, kernel: padModeKernel})
 }
 
 // RoiAlign pools x [N, C, H, W] over the regions rois [R, 4] (x1, y1, x2,
@@ -637,112 +632,5 @@ func roiAlignKernel(t *Task, args [][]byte) error {
 		}
 	}
 	writeFromF64(args[3], t.Outputs[0].DataType, out)
-	return nil
-}
-
-// PadMode pads x by pads (begin pads of every dim, then end pads;
-// negative pads crop) reading the border as mode says: reflect (mirror
-// without repeating the edge), edge (repeat it) or wrap (periodic). It
-// copies elements, so it takes every storable type.
-func (g *Graph) PadMode(x *Tensor, pads []int64, mode string, opts ...OpOption) *Tensor {
-	return g.single(OpPadMode, []*Tensor{x}, Attrs{AttrPads: IntsAttr(pads), AttrRoiMode: StringAttr(mode)}, opts)
-}
-
-func inferPadMode(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
-	x := in[0]
-	if !storable(x.DataType) {
-		return nil, &dtypeError{fmt.Sprintf("cannot pad %s", x.DataType)}
-	}
-	switch m := a.String(AttrRoiMode); m {
-	case "reflect", "edge", "wrap":
-	default:
-		return nil, fmt.Errorf("mode %q: want reflect, edge or wrap", m)
-	}
-	p := a.Ints(AttrPads)
-	r := len(x.Dims)
-	if len(p) != 2*r {
-		return nil, fmt.Errorf("pads %s: want %d values", dimsString(p), 2*r)
-	}
-	dims := make([]int64, r)
-	for i := range r {
-		if p[i] < -MaxDim || p[i] > MaxDim || p[r+i] < -MaxDim || p[r+i] > MaxDim {
-			return nil, fmt.Errorf("pads %s out of range", dimsString(p))
-		}
-		dims[i] = x.Dims[i] + p[i] + p[r+i]
-		if dims[i] < 1 {
-			return nil, fmt.Errorf("pads %s leave dim %d empty", dimsString(p), i)
-		}
-		if a.String(AttrRoiMode) == "reflect" && x.Dims[i] == 1 && (p[i] > 0 || p[r+i] > 0) {
-			return nil, fmt.Errorf("reflect padding of dim %d needs at least 2 elements", i)
-		}
-	}
-	return []TensorDesc{{DataType: x.DataType, Format: x.Format, Dims: dims}}, nil
-}
-
-// padSource maps coordinate i (may be outside [0, n)) to the element it
-// reads.
-func padSource(i, n int, mode string) int {
-	if i >= 0 && i < n {
-		return i
-	}
-	switch mode {
-	case "edge":
-		return max(0, min(i, n-1))
-	case "wrap":
-		return ((i % n) + n) % n
-	}
-	if n == 1 {
-		return 0
-	}
-	p := 2 * (n - 1)
-	m := ((i % p) + p) % p
-	if m >= n {
-		m = p - m
-	}
-	return m
-}
-
-func padModeKernel(t *Task, args [][]byte) error {
-	xd, od := t.Inputs[0], t.Outputs[0]
-	mode := t.Attrs.String(AttrRoiMode)
-	p := t.Attrs.Ints(AttrPads)
-	r := len(xd.Dims)
-	es := xd.DataType.Size()
-	// src[k][j]: the input offset (in elements) output index j of dim k
-	// contributes.
-	src := make([][]int, r)
-	stride := 1
-	for k := r - 1; k >= 0; k-- {
-		n := int(xd.Dims[k])
-		src[k] = make([]int, od.Dims[k])
-		for j := range src[k] {
-			src[k][j] = padSource(j-int(p[k]), n, mode) * stride
-		}
-		stride *= n
-	}
-	total := prod(od.Dims)
-	if r == 0 {
-		copy(args[1][:es], args[0][:es])
-		return nil
-	}
-	pos := make([]int, r)
-	last := int(od.Dims[r-1])
-	for o := 0; o < total; o += last {
-		base := 0
-		for k := range r - 1 {
-			base += src[k][pos[k]]
-		}
-		dst := args[1][o*es : (o+last)*es]
-		for j, s := range src[r-1] {
-			copy(dst[j*es:(j+1)*es], args[0][(base+s)*es:(base+s+1)*es])
-		}
-		for k := r - 2; k >= 0; k-- {
-			pos[k]++
-			if pos[k] < int(od.Dims[k]) {
-				break
-			}
-			pos[k] = 0
-		}
-	}
 	return nil
 }

@@ -400,33 +400,3 @@ func TestRoiAlign(t *testing.T) {
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "out of range")
 }
-
-func TestPadMode(t *testing.T) {
-	r := newRand(t)
-	for _, mode := range []string{"reflect", "edge", "wrap"} {
-		for _, c := range []struct{ x, p []int64 }{
-			{[]int64{3, 4}, []int64{2, 0, 1, 3}},
-			{[]int64{2, 3, 5}, []int64{0, 4, 1, 1, 0, 7}},
-			{[]int64{4, 6}, []int64{-1, 2, 1, -3}},
-			{[]int64{5}, []int64{9, 11}},
-		} {
-			for _, dt := range []acl.DataType{acl.Float32, acl.BFloat16, acl.Float64, acl.Int8, acl.Int64, acl.Bool} {
-				t.Run(fmt.Sprintf("%s/%v/%v/%s", mode, c.x, c.p, dt), func(t *testing.T) {
-					nnCheck(t, r, []acl.DataType{dt}, [][]int64{c.x}, nil, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
-						return g.PadMode(in[0], c.p, mode)
-					}, acl.Float32)
-				})
-			}
-		}
-	}
-	for _, bad := range []ge.Attrs{
-		{ge.AttrPads: ge.IntsAttr([]int64{1, 1}), ge.AttrRoiMode: ge.StringAttr("symmetric")},
-		{ge.AttrPads: ge.IntsAttr([]int64{1}), ge.AttrRoiMode: ge.StringAttr("edge")},
-		{ge.AttrPads: ge.IntsAttr([]int64{-2, -1}), ge.AttrRoiMode: ge.StringAttr("edge")},
-	} {
-		_, err := ge.InferOp(ge.OpPadMode, bad, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{3}}})
-		require.Error(t, err, "%v", bad)
-	}
-	_, err := ge.InferOp(ge.OpPadMode, ge.Attrs{ge.AttrPads: ge.IntsAttr([]int64{0, 1, 0, 1}), ge.AttrRoiMode: ge.StringAttr("reflect")}, []ge.TensorDesc{{DataType: acl.Float32, Dims: []int64{3, 1}}})
-	require.Error(t, err)
-}

@@ -36,7 +36,6 @@ func init() {
 	refOps[ge.OpMVN] = refMVN
 	refOps[ge.OpBatchNormTrain] = refBatchNormTrain
 	refOps[ge.OpRoiAlign] = refRoiAlign
-	refOps[ge.OpPadMode] = refPadMode
 }
 
 // nnEncode stores float64 values as dt bytes (every storable type: floats
@@ -811,41 +810,4 @@ func refRoiAlign(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVa
 		v[i] = acc
 	}
 	return rounded(out.DataType, out.Dims, v)
-}
-
-// refPadMode reads, for each output index, the input index the mode
-// mirrors (reflect), clamps (edge) or wraps (wrap) into range.
-func refPadMode(t testing.TB, in []refVal, a ge.Attrs, out ge.TensorDesc) refVal {
-	x := in[0]
-	p := a.Ints(ge.AttrPads)
-	r := len(x.dims)
-	mode := a.String(ge.AttrRoiMode)
-	v := make([]float64, numel(out.Dims))
-	for i := range v {
-		oi := unravel(i, out.Dims)
-		for k := range r {
-			j, n := oi[k]-int(p[k]), int(x.dims[k])
-			for j < 0 || j >= n {
-				switch mode {
-				case "edge":
-					j = max(0, min(j, n-1))
-				case "wrap":
-					if j < 0 {
-						j += n
-					} else {
-						j -= n
-					}
-				default: // mirror at the edge element, repeatedly
-					if j < 0 {
-						j = -j
-					} else {
-						j = 2*(n-1) - j
-					}
-				}
-			}
-			oi[k] = j
-		}
-		v[i] = x.v[ravel(oi, x.dims)]
-	}
-	return refVal{out.DataType, out.Dims, v}
 }

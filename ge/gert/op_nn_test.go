@@ -51,7 +51,6 @@ func init() {
 				func() (gert.IODesc, []byte) {
 					return gert.IODesc{DataType: acl.Float32, Shape: gert.Shape{2, 4}, Format: acl.FormatND}, getest.F32Bytes([]float32{1, 2, 9, 12, 0, 0, 17, 15})
 				}, func() (gert.IODesc, []byte) { return i64s([]int64{2}, 1, 0) }),
-			mk("PadMode", gert.OpAttrs{"pads": []int64{2, 0, 1, 3}, "mode": "reflect"}, t(4, 5)),
 			mk("NonMaxSuppression", gert.OpAttrs{"max_output_boxes_per_class": int64(3), "iou_threshold": float32(0.3)}, t(2, 7, 4), t(2, 3, 7)),
 		}
 	})

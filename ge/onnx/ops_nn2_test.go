@@ -12,7 +12,7 @@ import (
 // 10/18/19 (antialias, axes, keep_aspect_ratio_policy,
 // half_pixel_symmetric), Upsample 7/9, GridSample 20 (3-D, every padding
 // mode), AffineGrid, LpPool, GlobalLpPool, GroupNormalization 18/21,
-// Pad wrap/reflect/edge with axes and cropping, LpNormalization,
+// LpNormalization,
 // RoiAlign max and opset 10, integer and indexed MaxPool, dilated
 // AveragePool, BatchNormalization training_mode, LayerNormalization's
 // Mean/InvStdDev, 1-D/3-D Conv, ConvTranspose output_shape/SAME_LOWER/

@@ -351,7 +351,7 @@ func convSlice(c *nodeCtx) ([]*value, error) {
 // opset 11 and inputs from 11 (with optional axes from 18).
 func convPad(c *nodeCtx) ([]*value, error) {
 	if mode := c.strAttr("mode", "constant"); mode != "constant" {
-		return convPadMode(c, mode) // reflect, edge, wrap: ops_nn2.go
+		return nil, c.errf(ErrUnsupportedAttr, "mode %q (only constant padding is supported)", mode)
 	}
 	x := c.ins[0].desc.Dims
 	var pads []int64

@@ -76,11 +76,6 @@ case('globallppool', 'GlobalLpPool', 13, [('X', f32(2, 3, 4, 5))], dict(p=3))
 # GroupNorm
 case('gn18', 'GroupNormalization', 18, [('X', f32(2, 6, 3, 4)), ('S', f32(6)), ('B', f32(6))], dict(num_groups=6, epsilon=1e-3))
 case('gn21', 'GroupNormalization', 21, [('X', f32(2, 6, 3, 4)), ('S', f32(6)), ('B', f32(6))], dict(num_groups=3, epsilon=1e-3))
-# Pad
-case('pad_wrap', 'Pad', 19, [('X', f32(3, 4))], dict(mode='wrap', _inputs=['X', 'P']), consts=[('P', i64(2, 1, 1, 5))])
-case('pad_reflect_axes', 'Pad', 18, [('X', f32(2, 3, 5))], dict(mode='reflect', _inputs=['X', 'P', '', 'A']), consts=[('P', i64(2, 1, 2, 4)), ('A', i64(1, -1))])
-case('pad_edge_neg', 'Pad', 13, [('X', f32(4, 5))], dict(mode='edge', _inputs=['X', 'P']), consts=[('P', i64(-1, 2, 3, -2))])
-case('pad_edge_i64', 'Pad', 11, [('X', rng.integers(-9, 9, (3, 4)).astype(np.int64))], dict(mode='edge', _inputs=['X', 'P']), consts=[('P', i64(1, 2, 3, 0))])
 # LpNormalization
 case('lpnorm1', 'LpNormalization', 13, [('X', f32(3, 4, 5))], dict(p=1, axis=0))
 case('lpnorm2', 'LpNormalization', 13, [('X', f32(3, 4, 5))], dict(p=2, axis=-1))

@@ -1,1 +1,1 @@
-By0JXCWW[[WWXCWWccT;H.KKcc]]
+By0JMM<<A DDMM%P:GG^\\ ::%!
