@@ -575,7 +575,7 @@ func roiAlignKernel(t *Task, args [][]byte) error {
 		if ratio == 0 {
 			gh, gw = int(math.Ceil(rh/float64(ph))), int(math.Ceil(rw/float64(pw)))
 		}
-		if gh < 0 || gw < 0 || gh*gw > 1<<24 {
+		if gh < 0 || gw < 0 || gh > 1<<24 || gw > 1<<24 || gh*gw > (1<<26)/(ph*pw) {
 			return kernelError(t, "roi %d needs a %dx%d sampling grid", r, gh, gw)
 		}
 		count := float64(max(gh*gw, 1))

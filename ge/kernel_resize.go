@@ -234,6 +234,9 @@ func (p *resizeParams) plan(k, in, out int) (*resizeAxis, error) {
 	}
 	// The tap count: antialias stretches the filter by 1/scale.
 	s := min(scale, 1.0)
+	if p.aa && p.mode != "nearest" && s < 4.0/resizeMaxTapsPerPixel {
+		return nil, fmt.Errorf("axis %d: antialiased scale %v needs too many taps per pixel", k, scale)
+	}
 	var start int
 	switch {
 	case p.mode == "nearest":

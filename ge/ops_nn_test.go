@@ -400,3 +400,21 @@ func TestRoiAlign(t *testing.T) {
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "out of range")
 }
+
+func TestNNKernelLimits(t *testing.T) {
+	// An antialiased resize by a tiny scale, and a region needing an
+	// enormous sampling grid, are refused instead of allocating.
+	g := ge.NewGraph("rs")
+	x := g.Data("x", 0, acl.Float32, []int64{1, 4})
+	g.Output(g.Resize(x, []int64{1, 2}, []float64{1, 1e-12}, ge.WithAttr(ge.AttrResizeMode, ge.StringAttr("linear")), ge.WithAttr(ge.AttrAntialias, ge.BoolAttr(true))))
+	err := nnRunErr(t, g, [][]byte{make([]byte, 16)})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+
+	g = ge.NewGraph("roi")
+	xr := g.Data("x", 0, acl.Float32, []int64{1, 1, 4, 4})
+	ro := g.Data("r", 1, acl.Float32, []int64{1, 4})
+	bi := g.Data("b", 2, acl.Int64, []int64{1})
+	g.Output(g.RoiAlign(xr, ro, bi))
+	err = nnRunErr(t, g, [][]byte{make([]byte, 64), nnEncode(acl.Float32, []float64{0, 0, 1e9, 1e9}), make([]byte, 8)})
+	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
+}
