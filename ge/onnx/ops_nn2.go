@@ -43,6 +43,15 @@ func (c *nodeCtx) constFloats(v *value, what string) ([]float64, error) {
 	return out, nil
 }
 
+// inPresent returns input i, or nil when it is absent or an empty tensor
+// (how exporters leave out Resize's roi and scales before opset 13).
+func (c *nodeCtx) inPresent(i int) *value {
+	if v := c.in(i); v != nil && v.desc.NumElements() > 0 {
+		return v
+	}
+	return nil
+}
+
 // resizeOutDims is the output extent of a dim of n scaled by s when no
 // sizes are given: floor(n·s), as ONNX's reference computes it.
 func resizeOutDims(c *nodeCtx, x []int64, scales []float64) ([]int64, error) {
@@ -85,7 +94,7 @@ func convResize(c *nodeCtx) ([]*value, error) {
 		if err := c.need(1, 4); err != nil {
 			return nil, err
 		}
-		roiV, scalesV, sizesV = c.in(1), c.in(2), c.in(3)
+		roiV, scalesV, sizesV = c.inPresent(1), c.inPresent(2), c.inPresent(3)
 		coord := c.strAttr("coordinate_transformation_mode", "half_pixel")
 		a[ge.AttrCoordTransform] = ge.StringAttr(coord)
 		a[ge.AttrNearestMode] = ge.StringAttr(c.strAttr("nearest_mode", "round_prefer_floor"))
@@ -280,7 +289,7 @@ func convNMS(c *nodeCtx) ([]*value, error) {
 	}
 	a := ge.Attrs{ge.AttrCenterPointBox: ge.BoolAttr(c.intAttr("center_point_box", 0) != 0)}
 	maxOut := int64(0)
-	if v := c.in(2); v != nil {
+	if v := c.inPresent(2); v != nil {
 		m, err := c.constInts(v, "max_output_boxes_per_class")
 		if err != nil {
 			return nil, err
@@ -294,14 +303,14 @@ func convNMS(c *nodeCtx) ([]*value, error) {
 		return nil, c.errf(ErrEmptyTensor, "max_output_boxes_per_class %d selects no box", maxOut)
 	}
 	a[ge.AttrMaxOutputBoxes] = ge.IntAttr(maxOut)
-	if v := c.in(3); v != nil {
+	if v := c.inPresent(3); v != nil {
 		f, err := c.constFloat(v, "iou_threshold")
 		if err != nil {
 			return nil, err
 		}
 		a[ge.AttrIOUThreshold] = ge.FloatAttr(f)
 	}
-	if v := c.in(4); v != nil {
+	if v := c.inPresent(4); v != nil {
 		f, err := c.constFloat(v, "score_threshold")
 		if err != nil {
 			return nil, err
