@@ -112,4 +112,5 @@ case('mvn_axes', 'MeanVarianceNormalization', 13, [('X', f32(2, 3, 4, 5))], dict
 case('nms_score', 'NonMaxSuppression', 11, [], dict(center_point_box=1, _inputs=['B', 'S', 'M', 'T', 'U']), consts=[('B', np.abs(f32(2, 8, 4)) * 3), ('S', rng.random((2, 3, 8)).astype(np.float32)), ('M', i64(3)), ('T', fl(0.2)), ('U', fl(0.3))], outtypes=[7])
 
 case('ln_f16_stash', 'LayerNormalization', 17, [('X', f32(2, 3, 4).astype(np.float16)), ('S', f32(3, 4).astype(np.float16)), ('B', f32(3, 4).astype(np.float16))], dict(axis=-2), nout=3, outtypes=[10, 1, 1])
+case('gn18_per_group', 'GroupNormalization', 18, [('X', f32(2, 6, 3, 4)), ('S', f32(3)), ('B', f32(3))], dict(num_groups=3, epsilon=1e-3))
 print('ok')
