@@ -82,7 +82,9 @@ func TestNNRefusals(t *testing.T) {
 		return nnInput{name: name, init: &pb.TensorProto{Name: proto.String(name), Dims: []int64{int64(len(v))}, DataType: proto.Int32(7), Int64Data: v}}
 	}
 	str := func(k, v string) *pb.AttributeProto { return &pb.AttributeProto{Name: proto.String(k), S: []byte(v)} }
-	num := func(k string, v int64) *pb.AttributeProto { return &pb.AttributeProto{Name: proto.String(k), I: proto.Int64(v)} }
+	num := func(k string, v int64) *pb.AttributeProto {
+		return &pb.AttributeProto{Name: proto.String(k), I: proto.Int64(v)}
+	}
 	boxes := nnInput{name: "b", dt: 1, dims: []int64{1, 3, 4}}
 	scores := nnInput{name: "s", dt: 1, dims: []int64{1, 1, 3}}
 	for _, c := range []struct {
