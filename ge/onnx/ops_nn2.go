@@ -436,8 +436,8 @@ func convInstanceNorm(c *nodeCtx) ([]*value, error) {
 		return nil, err
 	}
 	x := c.ins[0].desc.Dims
-	if len(x) < 3 {
-		return nil, c.errf(ErrInvalidModel, "input %v must be [N, C, spatial...]", x)
+	if len(x) < 2 {
+		return nil, c.errf(ErrInvalidModel, "input %v must be [N, C, ...]", x)
 	}
 	return one(c.emit(ge.OpGroupNorm, ge.Attrs{ge.AttrNumGroups: ge.IntAttr(x[1]), ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, c.ins...))
 }
