@@ -71,7 +71,12 @@ func readNums(dt acl.DataType, b []byte, n int) []float64 {
 // GridSample samples x [N, C, spatial...] at grid [N, out spatial...,
 // rank] (normalised coordinates in [-1, 1], innermost dim first, as
 // ONNX's (x, y) order); set mode, padding mode and align_corners with
-// WithAttr.
+// WithAttr. Padding reads zeros, the edge (border) or the mirror image
+// (reflection) outside the input; for linear and nearest an outside
+// coordinate is first moved inside, as ONNX defines, while cubic pads
+// each of its 4 taps instead, as PyTorch's bicubic and ONNX Runtime do.
+// Nearest rounds half to even in 1-D and 2-D and half away from zero in
+// 3-D (PyTorch's choices).
 func (g *Graph) GridSample(x, grid *Tensor, opts ...OpOption) *Tensor {
 	return g.single(OpGridSample, []*Tensor{x, grid}, nil, opts)
 }
