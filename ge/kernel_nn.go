@@ -593,7 +593,8 @@ func roiAlignKernel(t *Task, args [][]byte) error {
 					for ix := range gw {
 						xx := sw + float64(px)*bw + (float64(ix)+0.5)*bw/float64(gw)
 						var tp tap
-						if !(y < -1 || y > float64(h) || xx < -1 || xx > float64(w)) {
+						// Samples outside (or NaN) contribute zero.
+						if y >= -1 && y <= float64(h) && xx >= -1 && xx <= float64(w) {
 							y, xx := math.Max(y, 0), math.Max(xx, 0)
 							yl, xl := int(y), int(xx)
 							yh, xh := yl+1, xl+1

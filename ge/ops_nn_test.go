@@ -418,3 +418,78 @@ func TestNNKernelLimits(t *testing.T) {
 	err = nnRunErr(t, g, [][]byte{make([]byte, 64), nnEncode(acl.Float32, []float64{0, 0, 1e9, 1e9}), make([]byte, 8)})
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 }
+
+// TestNNKernelsSurviveGarbage feeds NaN, infinities and huge values to the
+// kernels that turn data into indices or coordinates: they finish, or fail
+// with a typed error, and never panic.
+func TestNNKernelsSurviveGarbage(t *testing.T) {
+	r := newRand(t)
+	special := []float64{nnNaN(), 1e30, -1e30, nnInf(1), nnInf(-1), 0, -0.5, 3}
+	garbage := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			if r.IntN(2) == 0 {
+				v[i] = special[r.IntN(len(special))]
+			} else {
+				v[i] = r.NormFloat64() * 5
+			}
+		}
+		return v
+	}
+	s := ge.StringAttr
+	for round := range 20 {
+		for name, build := range map[string]func(g *ge.Graph) ([]*ge.Tensor, [][]int64){
+			"GridSample": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
+				x := g.Data("x", 0, acl.Float32, []int64{1, 2, 3, 4})
+				gr := g.Data("g", 1, acl.Float32, []int64{1, 5, 2, 2})
+				modes := []string{"linear", "nearest", "cubic"}
+				pads := []string{"zeros", "border", "reflection"}
+				g.Output(g.GridSample(x, gr, ge.WithAttr(ge.AttrGridMode, s(modes[round%3])), ge.WithAttr(ge.AttrPaddingMode, s(pads[round/3%3])),
+					ge.WithAttr(ge.AttrAlignCorners, ge.BoolAttr(round%2 == 0))))
+				return nil, [][]int64{{1, 2, 3, 4}, {1, 5, 2, 2}}
+			},
+			"Resize": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
+				x := g.Data("x", 0, acl.Float32, []int64{2, 5})
+				modes := []string{"nearest", "linear", "cubic"}
+				g.Output(g.Resize(x, []int64{3, 9}, []float64{1.5, 1.8}, ge.WithAttr(ge.AttrResizeMode, s(modes[round%3])),
+					ge.WithAttr(ge.AttrCoordTransform, s("tf_crop_and_resize")), ge.WithAttr(ge.AttrResizeROI, s("-3 0.2 5 0.9")),
+					ge.WithAttr(ge.AttrAntialias, ge.BoolAttr(round%3 != 0))))
+				return nil, [][]int64{{2, 5}}
+			},
+			"RoiAlign": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
+				x := g.Data("x", 0, acl.Float32, []int64{1, 2, 4, 4})
+				ro := g.Data("r", 1, acl.Float32, []int64{3, 4})
+				bi := g.Const("bi", acl.Int64, []int64{3}, nnEncode(acl.Int64, []float64{0, 0, 0}))
+				g.Output(g.RoiAlign(x, ro, bi, ge.WithAttr(ge.AttrRoiMode, s([]string{"avg", "max"}[round%2])), ge.WithAttr(ge.AttrSamplingRatio, ge.IntAttr(int64(round%3)))))
+				return nil, [][]int64{{1, 2, 4, 4}, {3, 4}}
+			},
+			"NonMaxSuppression": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
+				b := g.Data("b", 0, acl.Float32, []int64{1, 6, 4})
+				sc := g.Data("s", 1, acl.Float32, []int64{1, 2, 6})
+				sel, _ := g.NonMaxSuppression(b, sc, 4, 0.3, ge.WithAttr(ge.AttrCenterPointBox, ge.BoolAttr(round%2 == 0)))
+				g.Output(sel)
+				return nil, [][]int64{{1, 6, 4}, {1, 2, 6}}
+			},
+			"MaxPoolWithIndices": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
+				x := g.Data("x", 0, acl.Float32, []int64{1, 1, 5, 5})
+				y, i := g.MaxPoolWithIndices(x, []int64{3, 3}, ge.WithAttr(ge.AttrPads, ge.IntsAttr([]int64{2, 2, 2, 2})))
+				g.Output(y, i)
+				return nil, [][]int64{{1, 1, 5, 5}}
+			},
+		} {
+			g := ge.NewGraph(name)
+			_, dims := build(g)
+			require.NoError(t, g.Err(), name)
+			var in [][]byte
+			for _, d := range dims {
+				in = append(in, nnEncode(acl.Float32, garbage(numel(d))))
+			}
+			if err := nnRunErr(t, g, in); err != nil {
+				require.NotEqual(t, acl.Code(0), acl.CodeOf(err), "%s: %v", name, err)
+			}
+		}
+	}
+}
+
+func nnNaN() float64      { return nnInf(1) - nnInf(1) }
+func nnInf(s int) float64 { return float64(s) * 1e308 * 10 }
