@@ -241,13 +241,52 @@ func convBatchNorm(c *nodeCtx) ([]*value, error) {
 		return nil, c.errf(ErrUnsupportedAttr, "training mode before opset 7")
 	}
 	eps := c.floatAttr("epsilon", 1e-5)
+	// Opset 15 lets scale/bias (T1) and mean/var (T2) differ from x:
+	// mixed types compute in float32, and y rounds once to x's type.
+	x := c.ins[0]
+	ct := x.desc.DataType
+	for _, p := range c.ins[1:] {
+		if p.desc.DataType != x.desc.DataType {
+			ct = acl.Float32
+		}
+	}
+	var ins []*value
+	for _, p := range c.ins {
+		if p.desc.DataType != ct {
+			var err error
+			if p, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(ct))}, p); err != nil {
+				return nil, err
+			}
+		}
+		ins = append(ins, p)
+	}
+	back := func(v *value, dt acl.DataType) (*value, error) {
+		if v.desc.DataType == dt {
+			return v, nil
+		}
+		return c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, v)
+	}
 	if c.intAttr("training_mode", 0) != 0 {
 		// Batch statistics; outputs 1 and 2 are the updated running
-		// mean and variance.
-		return c.emitN(ge.OpBatchNormTrain, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps), ge.AttrMomentum: ge.FloatAttr(c.floatAttr("momentum", 0.9))}, c.ins...)
+		// mean and variance, in the type of the given ones.
+		outs, err := c.emitN(ge.OpBatchNormTrain, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps), ge.AttrMomentum: ge.FloatAttr(c.floatAttr("momentum", 0.9))}, ins...)
+		if err != nil {
+			return nil, err
+		}
+		// y in x's type, the running statistics in mean's and var's.
+		for i, dt := range []acl.DataType{x.desc.DataType, c.ins[3].desc.DataType, c.ins[4].desc.DataType} {
+			if outs[i], err = back(outs[i], dt); err != nil {
+				return nil, err
+			}
+		}
+		return outs, nil
 	}
 	c.ignore("momentum")
-	return one(c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps)}, c.ins...))
+	y, err := c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps)}, ins...)
+	if err != nil {
+		return nil, err
+	}
+	return one(back(y, x.desc.DataType))
 }
 
 // convLayerNorm normalises over dims [axis, rank): x is viewed as

@@ -113,4 +113,6 @@ case('nms_score', 'NonMaxSuppression', 11, [], dict(center_point_box=1, _inputs=
 
 case('ln_f16_stash', 'LayerNormalization', 17, [('X', f32(2, 3, 4).astype(np.float16)), ('S', f32(3, 4).astype(np.float16)), ('B', f32(3, 4).astype(np.float16))], dict(axis=-2), nout=3, outtypes=[10, 1, 1])
 case('gn18_per_group', 'GroupNormalization', 18, [('X', f32(2, 6, 3, 4)), ('S', f32(3)), ('B', f32(3))], dict(num_groups=3, epsilon=1e-3))
+case('bn15_mixed', 'BatchNormalization', 15, [('X', f32(2, 3, 4).astype(np.float16)), ('S', f32(3)), ('B', f32(3)), ('M', f32(3)), ('V', np.abs(f32(3)) + 0.5)], dict(epsilon=1e-3))
+case('bn15_mixed_train', 'BatchNormalization', 15, [('X', f32(2, 3, 4).astype(np.float16)), ('S', f32(3).astype(np.float16)), ('B', f32(3).astype(np.float16)), ('M', f32(3)), ('V', np.abs(f32(3)) + 0.5)], dict(training_mode=1), nout=3, outtypes=[10, 1, 1])
 print('ok')
