@@ -16,14 +16,14 @@ import (
 // 10/18/19 (antialias, axes, keep_aspect_ratio_policy,
 // half_pixel_symmetric), Upsample 7/9, GridSample 20 (3-D, every padding
 // mode), AffineGrid, LpPool, GlobalLpPool, GroupNormalization 18/21,
-// LpNormalization,
-// RoiAlign max and opset 10, integer and indexed MaxPool, dilated
-// AveragePool, BatchNormalization training_mode, LayerNormalization's
-// Mean/InvStdDev, 1-D/3-D Conv, ConvTranspose output_shape/SAME_LOWER/
-// groups, MaxUnpool with pads, InstanceNormalization, LRN, MVN and
-// NonMaxSuppression with a score threshold. testdata/nn_ort/gen.py
-// builds the models; the expected outputs are onnxruntime 1.30's
-// (run.js, a dev tool), converted to the backend test layout by prep.py.
+// LpNormalization, RoiAlign max and opset 10, integer and indexed
+// MaxPool, dilated AveragePool, BatchNormalization training_mode and
+// mixed input types, LayerNormalization's Mean/InvStdDev, 1-D/3-D Conv,
+// ConvTranspose output_shape/SAME_LOWER/groups, MaxUnpool with pads,
+// InstanceNormalization, LRN, MVN and NonMaxSuppression with a score
+// threshold. testdata/nn_ort/gen.py builds the models; the expected
+// outputs are onnxruntime 1.30's (run.js, a dev tool), converted to the
+// backend test layout by prep.py.
 func TestNNAgainstONNXRuntime(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/nn_ort/test_*")
 	require.NoError(t, err)
