@@ -16,7 +16,7 @@ const (
 func init() {
 	attrs := map[string]AttrKind{AttrKernelShape: AttrInts, AttrStrides: AttrInts, AttrPads: AttrInts,
 		AttrDilations: AttrInts, AttrCeilMode: AttrBool, AttrCountIncludePad: AttrBool}
-	registerOp(OpMaxPool, &opSpec{name: "MaxPool", minIn: 1, maxIn: 1, attrs: attrs, infer: inferPool, kernel: poolKernel})
+	registerOp(OpMaxPool, &opSpec{name: "MaxPool", minIn: 1, maxIn: 1, attrs: attrs, infer: inferMaxPool, kernel: maxPoolKernel})
 	registerOp(OpAvgPool, &opSpec{name: "AvgPool", minIn: 1, maxIn: 1, attrs: attrs, infer: inferPool, kernel: poolKernel})
 }
 
@@ -24,6 +24,27 @@ func init() {
 // strides, pads, dilations, ceil mode and count_include_pad with WithAttr.
 func (g *Graph) Pool(op OpType, x *Tensor, kernel []int64, opts ...OpOption) *Tensor {
 	return g.single(op, []*Tensor{x}, Attrs{AttrKernelShape: IntsAttr(kernel)}, opts)
+}
+
+// inferMaxPool takes float64 and integer inputs to the nn family's
+// generic pooling (kernel_nn_pool.go) and float32/16/bf16 here.
+func inferMaxPool(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	if !isFloat(in[0].DataType) {
+		w, err := nnPoolWindow(OpMaxPool, in, a)
+		if err != nil {
+			return nil, err
+		}
+		x := in[0]
+		return []TensorDesc{{DataType: x.DataType, Format: x.Format, Dims: w.outShape(x.Dims[0], x.Dims[1])}}, nil
+	}
+	return inferPool(in, a)
+}
+
+func maxPoolKernel(t *Task, args [][]byte) error {
+	if !isFloat(t.Inputs[0].DataType) {
+		return nnPoolKernel(t, args)
+	}
+	return poolKernel(t, args)
 }
 
 func poolWindow(in []TensorDesc, a Attrs) (*window, error) {

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 )
 
@@ -194,9 +195,6 @@ func convPool(op ge.OpType) converter {
 		if !ok || len(k) != len(x)-2 {
 			return nil, c.errf(ErrInvalidModel, "kernel_shape %v does not fit input %v", k, x)
 		}
-		if c.intAttr("storage_order", 0) != 0 {
-			return nil, c.errf(ErrUnsupportedAttr, "storage_order 1 (column-major indices)")
-		}
 		a, err := c.spatialAttrs(x, k, op == ge.OpMaxPool)
 		if err != nil {
 			return nil, err
@@ -205,6 +203,15 @@ func convPool(op ge.OpType) converter {
 		a[ge.AttrCeilMode] = ge.BoolAttr(c.intAttr("ceil_mode", 0) != 0)
 		if op == ge.OpAvgPool {
 			a[ge.AttrCountIncludePad] = ge.BoolAttr(c.intAttr("count_include_pad", 0) != 0)
+		}
+		if op == ge.OpMaxPool {
+			// The Indices output (and storage_order, which only affects
+			// it) take MaxPoolWithIndices.
+			so := c.intAttr("storage_order", 0)
+			if outs := c.n.GetOutput(); len(outs) > 1 && outs[1] != "" {
+				a[ge.AttrStorageOrder] = ge.IntAttr(so)
+				return c.emitN(ge.OpMaxPoolWithIndices, a, c.ins[0])
+			}
 		}
 		return one(c.emit(op, a, c.ins[0]))
 	}
@@ -227,14 +234,59 @@ func convBatchNorm(c *nodeCtx) ([]*value, error) {
 	if err := c.need(5, 5); err != nil {
 		return nil, err
 	}
-	c.ignore("momentum")
 	if c.im.opset < 9 && c.intAttr("spatial", 1) != 1 {
 		return nil, c.errf(ErrUnsupportedAttr, "spatial=0 (per-activation statistics)")
 	}
-	if c.intAttr("training_mode", 0) != 0 || c.intAttr("is_test", 1) == 0 && c.im.opset < 7 {
-		return nil, c.errf(ErrUnsupportedAttr, "training mode (only inference is supported)")
+	if c.intAttr("is_test", 1) == 0 && c.im.opset < 7 {
+		return nil, c.errf(ErrUnsupportedAttr, "training mode before opset 7")
 	}
-	return one(c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(c.floatAttr("epsilon", 1e-5))}, c.ins...))
+	eps := c.floatAttr("epsilon", 1e-5)
+	// Opset 15 lets scale/bias (T1) and mean/var (T2) differ from x:
+	// mixed types compute in float32, and y rounds once to x's type.
+	x := c.ins[0]
+	ct := x.desc.DataType
+	for _, p := range c.ins[1:] {
+		if p.desc.DataType != x.desc.DataType {
+			ct = acl.Float32
+		}
+	}
+	var ins []*value
+	for _, p := range c.ins {
+		if p.desc.DataType != ct {
+			var err error
+			if p, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(ct))}, p); err != nil {
+				return nil, err
+			}
+		}
+		ins = append(ins, p)
+	}
+	back := func(v *value, dt acl.DataType) (*value, error) {
+		if v.desc.DataType == dt {
+			return v, nil
+		}
+		return c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(dt))}, v)
+	}
+	if c.intAttr("training_mode", 0) != 0 {
+		// Batch statistics; outputs 1 and 2 are the updated running
+		// mean and variance, in the type of the given ones.
+		outs, err := c.emitN(ge.OpBatchNormTrain, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps), ge.AttrMomentum: ge.FloatAttr(c.floatAttr("momentum", 0.9))}, ins...)
+		if err != nil {
+			return nil, err
+		}
+		// y in x's type, the running statistics in mean's and var's.
+		for i, dt := range []acl.DataType{x.desc.DataType, c.ins[3].desc.DataType, c.ins[4].desc.DataType} {
+			if outs[i], err = back(outs[i], dt); err != nil {
+				return nil, err
+			}
+		}
+		return outs, nil
+	}
+	c.ignore("momentum")
+	y, err := c.emit(ge.OpBatchNorm, ge.Attrs{ge.AttrEpsilon: ge.FloatAttr(eps)}, ins...)
+	if err != nil {
+		return nil, err
+	}
+	return one(back(y, x.desc.DataType))
 }
 
 // convLayerNorm normalises over dims [axis, rank): x is viewed as
@@ -244,7 +296,7 @@ func convLayerNorm(c *nodeCtx) ([]*value, error) {
 	if err := c.need(2, 3); err != nil {
 		return nil, err
 	}
-	c.ignore("stash_type")
+	stash := c.intAttr("stash_type", 1)
 	x := c.ins[0]
 	r := len(x.desc.Dims)
 	axis, err := c.normAxis(c.intAttr("axis", -1), max(r, 1))
@@ -285,8 +337,20 @@ func convLayerNorm(c *nodeCtx) ([]*value, error) {
 	outs := []*value{y}
 	if len(c.n.GetOutput()) > 1 {
 		// The optional Mean and InvStdDev outputs, over dims [axis, rank)
-		// kept as 1: mean(x) and 1/√(mean((x-mean)²)+eps).
-		mean, inv, err := c.moments(x, axis, eps)
+		// kept as 1: mean(x) and 1/√(mean((x-mean)²)+eps), in the stash
+		// type (float32 by default; 1 is ONNX's FLOAT).
+		st := x
+		switch {
+		case stash == 1 && x.desc.DataType != acl.Float32:
+			if st, err = c.emit(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float32))}, x); err != nil {
+				return nil, err
+			}
+		case stash != 1:
+			if dt, ok := aclType(int32(stash)); !ok || dt != x.desc.DataType {
+				return nil, c.errf(ErrUnsupportedAttr, "stash_type %d for %s input", stash, x.desc.DataType)
+			}
+		}
+		mean, inv, err := c.moments(st, axis, eps)
 		if err != nil {
 			return nil, err
 		}
