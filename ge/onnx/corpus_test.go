@@ -35,24 +35,7 @@ var corpusDir = filepath.Join("testdata", "corpus")
 // list only shrinks: delete the entry when the importer catches up. "passes
 // set0" notes say what was checked by substituting the missing op in a
 // scratch copy of the model.
-var corpusPending = map[string]string{
-
-	"resize_nearest_asymmetric_floor_op11":   "Resize is not supported; opset 11's empty roi Constant (dims [0]) is refused as an empty tensor",
-	"resize_nearest_aligncorners_rpf_op11":   "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
-	"resize_linear_pytorch_half_pixel_op11":  "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
-	"resize_linear_aligncorners_op11":        "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
-	"resize_cubic_aligncorners_op11":         "Resize is not supported; opset 11's empty roi/scales Constants (dims [0]) are refused as empty tensors",
-	"resize_fpn_add_op11":                    "Resize is not supported; opset 11's empty roi Constant (dims [0]) is refused as an empty tensor",
-	"resize_nearest_asymmetric_floor_op13":   "Resize is not supported",
-	"resize_nearest_halfpixel_rpf_op13":      "Resize is not supported",
-	"resize_nearest_halfpixel_floor_op13":    "Resize is not supported",
-	"resize_nearest_aligncorners_floor_op13": "Resize is not supported",
-	"resize_linear_halfpixel_op13":           "Resize is not supported",
-	"resize_cubic_halfpixel_op13":            "Resize is not supported",
-	"resize_nearest_axes_op18":               "Resize is not supported",
-	"resize_linear_axes_sizes_op18":          "Resize is not supported",
-	"resize_fpn_add_op13":                    "Resize is not supported",
-}
+var corpusPending = map[string]string{}
 
 // corpusManifest mirrors testdata/corpus/manifest.json.
 type corpusManifest struct {
