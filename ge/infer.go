@@ -214,10 +214,11 @@ func inferReshape(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 		switch {
 		case v == -1 && free < 0:
 			free = i
+		case v == 0 && total == 0: // an empty tensor's zero dim (host evaluation only)
 		case v <= 0 || v > MaxDim:
 			return nil, fmt.Errorf("shape %s: dims must be positive, with at most one -1", dimsString(shape))
 		default:
-			if v > total/known { // known·v > total, tested without overflow
+			if total > 0 && v > total/known { // known·v > total, tested without overflow
 				return nil, fmt.Errorf("shape %s does not hold %d elements", dimsString(shape), total)
 			}
 			known *= v
