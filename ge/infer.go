@@ -82,13 +82,6 @@ func inferBinary(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
 }
 
-func inferUnaryFloat(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
-	if err := needFloat("input", in[0].DataType); err != nil {
-		return nil, err
-	}
-	return []TensorDesc{cloneDesc(in[0])}, nil
-}
-
 func inferSame(in []TensorDesc, _ Attrs) ([]TensorDesc, error) {
 	return []TensorDesc{cloneDesc(in[0])}, nil
 }

@@ -74,12 +74,12 @@ func (g *Graph) Momentum(r, t, x, grad, v *Tensor, alpha, beta, normCoefficient 
 func inferOptimizer(nOut int) func(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	return func(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 		if r := in[0]; r.NumElements() != 1 || len(r.Dims) > 1 {
-			return nil, fmt.Errorf("R must be a scalar, got dims %s", dimsString(r.Dims))
+			return nil, fmt.Errorf("input R must be a scalar, got dims %s", dimsString(r.Dims))
 		} else if r.DataType != acl.Float32 && r.DataType != acl.Float64 {
 			return nil, &dtypeError{fmt.Sprintf("R has data type %s, want float32 or float64", r.DataType)}
 		}
 		if t := in[1]; t.NumElements() != 1 || len(t.Dims) > 1 {
-			return nil, fmt.Errorf("T must be a scalar, got dims %s", dimsString(t.Dims))
+			return nil, fmt.Errorf("input T must be a scalar, got dims %s", dimsString(t.Dims))
 		} else if t.DataType != acl.Int64 {
 			return nil, &dtypeError{fmt.Sprintf("T has data type %s, want int64", t.DataType)}
 		}

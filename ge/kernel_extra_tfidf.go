@@ -145,7 +145,7 @@ func inferTfIdf(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 		return nil, &dtypeError{fmt.Sprintf("X has data type %s, want int32 or int64", x.DataType)}
 	}
 	if len(x.Dims) != 1 && len(x.Dims) != 2 {
-		return nil, fmt.Errorf("X has rank %d, want 1 or 2", len(x.Dims))
+		return nil, fmt.Errorf("input X has rank %d, want 1 or 2", len(x.Dims))
 	}
 	p, err := parseTfIdf(a)
 	if err != nil {
@@ -157,7 +157,7 @@ func inferTfIdf(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 			return nil, &dtypeError{fmt.Sprintf("W has data type %s, want float32", w.DataType)}
 		}
 		if len(w.Dims) != 1 || w.Dims[0] != int64(len(p.indexes)) {
-			return nil, fmt.Errorf("W has dims %s, want [%d] (one weight per pool n-gram)", dimsString(w.Dims), len(p.indexes))
+			return nil, fmt.Errorf("input W has dims %s, want [%d] (one weight per pool n-gram)", dimsString(w.Dims), len(p.indexes))
 		}
 	}
 	dims := []int64{p.size}

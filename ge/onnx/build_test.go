@@ -57,10 +57,6 @@ func attrG(name string, g *pb.GraphProto) *pb.AttributeProto {
 	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_GRAPH.Enum(), G: g}
 }
 
-func attrT(name string, t *pb.TensorProto) *pb.AttributeProto {
-	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_TENSOR.Enum(), T: t}
-}
-
 func graph(name string, nodes []*pb.NodeProto, ins, outs []*pb.ValueInfoProto, inits ...*pb.TensorProto) *pb.GraphProto {
 	return &pb.GraphProto{Name: proto.String(name), Node: nodes, Input: ins, Output: outs, Initializer: inits}
 }
