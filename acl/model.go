@@ -18,6 +18,10 @@ type IODesc struct {
 	Dims     []int64
 	DataType DataType
 	Format   Format
+	// Range is the range of each input dim of a model with ranged or
+	// unknown dims (aclmdlGetInputDimsRange): [n, n] for a fixed dim, hi
+	// -1 for no upper bound; nil otherwise and for outputs.
+	Range [][2]int64
 }
 
 // ModelDesc is the description of a loaded model: its inputs and outputs
@@ -32,14 +36,19 @@ type ModelDesc struct {
 	// -1 in the batch dim of its other inputs; choose the batch of a run
 	// with Model.SetDynamicBatchSize.
 	Batches []uint64
+	// HW are the (height, width) gears of a model built with
+	// --dynamic_image_size (aclmdlGetDynamicHW); choose one with
+	// Model.SetDynamicHW.
+	HW [][2]uint64
 }
 
 func (d ModelDesc) clone() ModelDesc {
 	c := ModelDesc{Inputs: append([]IODesc(nil), d.Inputs...), Outputs: append([]IODesc(nil), d.Outputs...),
-		Batches: append([]uint64(nil), d.Batches...)}
+		Batches: append([]uint64(nil), d.Batches...), HW: append([][2]uint64(nil), d.HW...)}
 	for _, ios := range [][]IODesc{c.Inputs, c.Outputs} {
 		for i := range ios {
 			ios[i].Dims = append([]int64(nil), ios[i].Dims...)
+			ios[i].Range = append([][2]int64(nil), ios[i].Range...)
 		}
 	}
 	return c
@@ -368,6 +377,9 @@ func readDesc(op string, mb ModelBackend, id ModelID) (desc ModelDesc, err error
 			DataType: mb.GetInputDataType(h, i),
 			Format:   mb.GetInputFormat(h, i),
 		})
+	}
+	if err := readDynamic(mb, h, &desc); err != nil {
+		return desc, err
 	}
 	var batch Batch
 	switch err := mb.GetDynamicBatch(h, &batch); {
