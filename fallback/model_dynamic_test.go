@@ -52,7 +52,7 @@ func dynRef(x, y []float32, n int, k int64) (sum []float32, proj []float64, seq 
 // up to maxN rows.
 type dynIO struct {
 	x, y, k, sum, proj, seq []byte
-	in, out             acl.DatasetHandle
+	in, out                 acl.DatasetHandle
 }
 
 func newDynIO(t *testing.T, n *NPU, maxN int) *dynIO {
@@ -311,5 +311,3 @@ func TestModelLoadONNXErrors(t *testing.T) {
 	}
 	require.Empty(t, n.loadedModels())
 }
-
-
