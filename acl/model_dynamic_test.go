@@ -208,5 +208,3 @@ func TestModelUnknownDimsTimeout(t *testing.T) {
 	require.NoError(t, ma.ExecuteAsync(st, in, out))
 	assert.Equal(t, acl.CodeGEModelExecuteTimeout, acl.CodeOf(st.Synchronize()))
 }
-
-
