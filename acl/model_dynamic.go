@@ -12,7 +12,7 @@ import "errors"
 // (aclmdlGetDatasetTensorDesc). hicann/ge api/acl/acl_model/model/model.cpp
 // reads the former into the run's input shapes (SetInputData, model.cpp:
 // 522-562) and writes the latter from its output tensors (model.cpp:
-// 666-694, 818-843).
+// 672-693, 818-843).
 
 // Limits of aclmdlIODimsRange and aclmdlHW (acl_mdl.h).
 const (

@@ -511,27 +511,29 @@ func (c *call) executeDynamic(md *model, in, out acl.DatasetHandle, s *stream) e
 
 // gatherDynamic reads the datasets of one execution: each input's buffer
 // and real shape, each output's buffer. Its refusals are GE's runtime v2
-// checks (hicann/ge api/acl/acl_model/model/model.cpp:567-660):
+// checks (hicann/ge api/acl/acl_model/model/model.cpp:567-709):
 //   - fewer input buffers than inputs: ACL_ERROR_INVALID_PARAM
-//     (model.cpp:579-582); output buffers other than the outputs:
-//     ACL_ERROR_GE_FAILURE (the executor's IO count check, E13025);
+//     (model.cpp:582-585); output buffers other than the outputs:
+//     ACL_ERROR_GE_FAILURE, as a static model's E13025 (the runtime v2
+//     executor's own count check is not in the source read: modelled);
 //   - an input of unknown dims without a tensor description keeps the
-//     model's -1 dims (model.cpp:601-604, 555-562), which the range check
-//     lets through (graph_metadef/graph/utils/tensor_utils.cc:373-376) and
+//     model's -1 dims (model.cpp:605-606, 555-562), which the range check
+//     lets through (graph_metadef/graph/utils/tensor_utils.cc:375-378) and
 //     the execution cannot size: a GE status outside the ACL ranges,
-//     returned as ACL_ERROR_GE_FAILURE (model.cpp:652-655,
+//     returned as ACL_ERROR_GE_FAILURE (model.cpp:668-671,
 //     api/acl/common/error_codes_inner.h:24-28);
 //   - dims outside the input's range or another rank: "Input [i] shape out
 //     of shape range", ACL_ERROR_INVALID_PARAM (model.cpp:619-621;
-//     tensor_utils.cc:361-371, 379-420);
+//     tensor_utils.cc:362-371, 391-420);
 //   - an input buffer shorter than its shape: ACL_ERROR_GE_FAILURE (the
-//     execution cannot read the tensor);
+//     tensor's data size is the buffer's, model.cpp:604; the source shows
+//     no ACL-layer check, the execution fails: modelled as GE's status);
 //   - a buffer address outside every live allocation or on another
 //     device: ACL_ERROR_GE_EXEC_MODEL_ADDR_INVALID, as for static models.
 //
 // An output buffer with a NULL address and size 0 is given device memory
 // of the output's real size when a synchronous run ends (model.cpp:
-// 696-707), which the caller frees.
+// 695-709), which the caller frees.
 func (c *call) gatherDynamic(md *model, in, out acl.DatasetHandle, sync bool) (*dynRun, error) {
 	t := &c.n.models
 	t.mu.RLock()
@@ -689,7 +691,7 @@ func (md *model) runDynamic(run *dynRun) error {
 		m := &run.out[i]
 		if m.ptr == nil {
 			// aclmdlExecute gives an empty output buffer device memory of
-			// the output's real size (model.cpp:696-707).
+			// the output's real size (model.cpp:695-709).
 			p, err := (&call{n: n, op: op, tid: -1, quiet: true}).allocate(md.dev.arena, max(need, 1), callers())
 			if err != nil {
 				return acl.Errorf(op, acl.CodeRTMemoryAllocation, "no device memory for output %d (%d bytes): %v", i, need, err)

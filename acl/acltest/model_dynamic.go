@@ -155,8 +155,8 @@ func (m *modelSuite) datasetTensorDesc(t *testing.T) {
 // several shapes, synchronously and on a stream, each output equal to the
 // reference. GE's runtime v2 execute (model.cpp:567-700) refuses an input
 // of unknown dims without a description (its -1 dims pass the range check,
-// graph_metadef/graph/utils/tensor_utils.cc:373-376, and the execution
-// cannot size them: ACL_ERROR_GE_FAILURE, model.cpp:652-655), dims outside
+// graph_metadef/graph/utils/tensor_utils.cc:375-378, and the execution
+// cannot size them: ACL_ERROR_GE_FAILURE, model.cpp:668-671), dims outside
 // the range or of another rank (ACL_ERROR_INVALID_PARAM, model.cpp:
 // 619-621) and an output buffer smaller than the output
 // (runtime/v2/kernel/common_kernel_impl/memory_copy.cc:566-571 →

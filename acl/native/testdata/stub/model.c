@@ -874,7 +874,7 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
          * runtime v2 copy of an output to a shorter buffer fails with
          * GRAPH_FAILED (hicann/ge runtime/v2/kernel/common_kernel_impl/
          * memory_copy.cc:566-571), which ACL returns as ACL_ERROR_GE_FAILURE
-         * (model.cpp:652-655, error_codes_inner.h:24-28). */
+         * (model.cpp:668-671, error_codes_inner.h:24-28). */
         if (ios[k].dynamic && b->size < need[k])
             return stub_fail(ACL_ERROR_GE_FAILURE, fn, "%s %u (%s): given buffer size %zu is less than the %s tensor size %zu",
                              what, k, ios[k].name, b->size, what, need[k]);
@@ -1009,11 +1009,11 @@ static uint64_t g_desc_runs;
  * description on the dataset takes its dims (hicann/ge api/acl/acl_model/
  * model/model.cpp:555-562); one without keeps the model's -1 dims, which
  * the range check lets through (graph_metadef/graph/utils/tensor_utils.cc:
- * 373-376) and the execution cannot size: a GE status outside the ACL
- * ranges, ACL_ERROR_GE_FAILURE (model.cpp:652-655, error_codes_inner.h:
+ * 375-378) and the execution cannot size: a GE status outside the ACL
+ * ranges, ACL_ERROR_GE_FAILURE (model.cpp:668-671, error_codes_inner.h:
  * 24-28). Dims outside the input's range, or a rank other than the
  * model's, are ACL_ERROR_INVALID_PARAM (model.cpp:619-621;
- * tensor_utils.cc:361-371, 379-420). A dataset of the wrong size is left
+ * tensor_utils.cc:362-371, 391-420). A dataset of the wrong size is left
  * to bind_io. need gets each IO's bytes. */
 static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *m, int64_t dims[][MAX_DIMS],
                            int *ndims, size_t *need) {
@@ -1052,7 +1052,7 @@ static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *
 
 /* log_descs records the dims a dynamic run was given and sets each
  * output's real shape (input k's) on the output dataset, as GE does after
- * the execute call (model.cpp:666-694). */
+ * the execute call (model.cpp:672-693). */
 static aclError log_descs(const char *fn, aclmdlDataset *output, const model *m, int64_t dims[][MAX_DIMS], const int *ndims) {
     uint64_t slot = g_desc_runs % DESC_LOG;
     g_desc_log[slot].n = m->n;
@@ -1354,7 +1354,7 @@ STUB_API aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *datase
                             (unsigned long long)width, modelId));
 }
 
-/* GeExecutor::SetDynamicDims (ge_executor.cc:513-545, GetCurDynamicDims
+/* GeExecutor::SetDynamicDims (ge_executor.cc:515-545, GetCurDynamicDims
  * 585-621): the dims given must number the inputs' dims of the model's
  * dims gears, none for the stub's models:
  * ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID. */
