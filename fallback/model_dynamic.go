@@ -89,9 +89,6 @@ func (c *call) loadONNX(blob []byte) (*ge.CompiledModel, *dynModel, error) {
 	}
 	for _, o := range om.Outputs() {
 		o.Size = ioSize(o.Dims, o.DataType)
-		if o.Format == 0 && len(o.Dims) != 4 {
-			o.Format = acl.FormatND
-		}
 		cm.Outputs = append(cm.Outputs, o)
 	}
 	return cm, dm, nil
