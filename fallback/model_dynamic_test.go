@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/ge/onnx"
 )
 
@@ -310,4 +311,39 @@ func TestModelLoadONNXErrors(t *testing.T) {
 		require.ErrorIs(t, err, onnx.ErrInvalidModel)
 	}
 	require.Empty(t, n.loadedModels())
+}
+
+// TestModelDynamicCompiledPlans: an ONNX model with a symbolic batch
+// (ge/onnx/testdata/gonnx/mlp.onnx, data_input [batch_size, 3]) is
+// compiled once per batch it runs at and the plan reused; each run equals
+// the same model compiled by ge at that fixed shape and run by ge's
+// reference executor.
+func TestModelDynamicCompiledPlans(t *testing.T) {
+	n := newTestNPU(t)
+	rng := newRand(t)
+	blob, err := os.ReadFile("../ge/onnx/testdata/gonnx/mlp.onnx")
+	require.NoError(t, err)
+	id := loadBlob(t, n, blob)
+	const maxB = 7
+	x, y := devBytes(t, n, 12*maxB), devBytes(t, n, 8*maxB)
+	in, _ := newDataset(t, n, x)
+	out, _ := newDataset(t, n, y)
+	batches := []int64{1, 4, 2, 4, 7, 1}
+	for _, b := range batches {
+		xs := randF32(rng, int(3*b))
+		putF32s(x, xs)
+		setShapes(t, n, in, []int64{b, 3})
+		require.NoError(t, n.Execute(id, in, out))
+		_, dims := outDesc(t, n, out, 0)
+		require.Equal(t, []int64{b, 2}, dims)
+
+		fixed, err := onnx.Compile(blob, onnx.WithInputShape("data_input", []int64{b, 3}))
+		require.NoError(t, err)
+		want, err := getest.Run(fixed, [][]byte{slices.Clone(x[:12*b])})
+		require.NoError(t, err)
+		require.Equal(t, want[0], slices.Clone(y[:8*b]), "batch %d", b)
+	}
+	st, err := n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, ModelStats{Executions: uint64(len(batches)), Plans: 4, Compiles: 4, PlanHits: 2}, st)
 }
