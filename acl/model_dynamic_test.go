@@ -206,5 +206,7 @@ func TestModelUnknownDimsTimeout(t *testing.T) {
 	st, err := d.NewStream()
 	require.NoError(t, err)
 	require.NoError(t, ma.ExecuteAsync(st, in, out))
-	assert.Equal(t, acl.CodeGEModelExecuteTimeout, acl.CodeOf(st.Synchronize()))
+	err = st.Synchronize()
+	assert.Equal(t, acl.CodeGEModelExecuteTimeout, acl.CodeOf(err))
+	assert.ErrorContains(t, err, "run canceled", "the stream's error carries the run's code and text")
 }
