@@ -546,9 +546,6 @@ func (c *call) gatherDynamic(md *model, in, out acl.DatasetHandle, sync bool) (*
 	if len(ins.bufs) < len(model.Inputs) {
 		return nil, c.fail(acl.CodeInvalidParam, "input blobs %d cannot be smaller than input desc size %d", len(ins.bufs), len(model.Inputs))
 	}
-	if len(outs.bufs) != len(model.Outputs) {
-		return nil, c.fail(acl.CodeGEFailure, "E13025: The number of inputs or outputs provided by the user is inconsistent with that required by the model: %d output buffers, the model has %d outputs", len(outs.bufs), len(model.Outputs))
-	}
 	run := &dynRun{outSet: out, sync: sync}
 	for i, io := range model.Inputs {
 		b := t.bufs[ins.bufs[i]]
@@ -575,6 +572,10 @@ func (c *call) gatherDynamic(md *model, in, out acl.DatasetHandle, sync bool) (*
 		}
 		run.in = append(run.in, ge.HostTensor{Desc: d, Data: unsafe.Slice((*byte)(b.data), need)})
 		run.inLoc = append(run.inLoc, l)
+	}
+	// The outputs after the inputs, as GE reads them (model.cpp:625-650).
+	if len(outs.bufs) != len(model.Outputs) {
+		return nil, c.fail(acl.CodeGEFailure, "E13025: The number of inputs or outputs provided by the user is inconsistent with that required by the model: %d output buffers, the model has %d outputs", len(outs.bufs), len(model.Outputs))
 	}
 	for i, h := range outs.bufs {
 		b := t.bufs[h]

@@ -243,6 +243,26 @@ func TestModelDynamicMisuse(t *testing.T) {
 	requireCode(t, acl.CodeGEFailure, err, "Range's 4 values do not fit 8 bytes")
 	require.ErrorContains(t, err, "less than")
 
+	// Buffer counts: fewer inputs than the model's (the ACL layer's
+	// check), outputs other than the model's.
+	two, _ := newDataset(t, n, v.x, v.y)
+	requireCode(t, acl.CodeInvalidParam, n.Execute(id, two, v.out), "two input buffers for three inputs")
+	setShapes(t, n, v.in, []int64{2, 4}, []int64{2, 4})
+	v.setK(3)
+	outTwo, _ := newDataset(t, n, v.sum, v.proj)
+	requireCode(t, acl.CodeGEFailure, n.Execute(id, v.in, outTwo), "two output buffers for three outputs")
+
+	// Empty output buffers (NULL, 0) get device memory of the run's real
+	// size from aclmdlExecute, which the caller frees.
+	empty, bufs := newDataset(t, n, nil, nil, nil)
+	require.NoError(t, n.Execute(id, v.in, empty))
+	for i, want := range []uintptr{2 * 16, 2 * 12, 3 * 8} {
+		p := n.GetDataBufferAddr(bufs[i])
+		require.NotNil(t, p, "output %d allocated", i)
+		require.Equal(t, want, n.GetDataBufferSizeV2(bufs[i]), "output %d has its real size", i)
+		require.NoError(t, n.Free(p))
+	}
+
 	// Description entry past the buffers; a NULL one removes it.
 	h, err := n.CreateTensorDesc(acl.Float32, []int64{1, 4}, acl.FormatND)
 	require.NoError(t, err)
