@@ -18,9 +18,10 @@ type IODesc struct {
 	Dims     []int64
 	DataType DataType
 	Format   Format
-	// Range is the range of each input dim of a model with ranged or
-	// unknown dims (aclmdlGetInputDimsRange): [n, n] for a fixed dim, hi
-	// -1 for no upper bound; nil otherwise and for outputs.
+	// Range is the range of each input dim (aclmdlGetInputDimsRange):
+	// [n, n] for a fixed dim, [lo, hi] for an unknown or ranged one, hi -1
+	// for no upper bound; nil for a model with gears (Batches), for
+	// outputs and on a backend without the query.
 	Range [][2]int64
 }
 

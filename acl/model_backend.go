@@ -272,9 +272,10 @@ type ModelBackend interface {
 	// here, in GetInputDims, GetOutputDims and GetCurOutputDims.
 	GetInputDimsV2(d ModelDescHandle, i uintptr, dims *IODims) error
 	// GetInputDimsRange (aclmdlGetInputDimsRange) fills *r with the range
-	// of each dim of input i: [n, n] for a fixed dim, [lo, hi] for a
-	// ranged one, hi -1 for no upper bound; RangeCount 0 for a model
-	// without ranges. A NULL d or r, or a bad i, is ErrInvalidParam.
+	// of each dim of input i: [n, n] for a fixed dim (every dim of a
+	// static input), [lo, hi] for an unknown or ranged one, hi -1 for no
+	// upper bound; RangeCount 0 for a model with gears (dynamic batch,
+	// image size, dims). A NULL d or r, or a bad i, is ErrInvalidParam.
 	GetInputDimsRange(d ModelDescHandle, i uintptr, r *IODimsRange) error
 	// GetDynamicHW (aclmdlGetDynamicHW) fills *hw with the image-size
 	// gears of a model built with --dynamic_image_size (HWCount 0 for

@@ -85,9 +85,10 @@ func (io IODesc) Dynamic() bool {
 }
 
 // InputDimsRange returns the range of each dim of input i
-// (aclmdlGetInputDimsRange): [n, n] for a fixed dim, [lo, hi] for a
-// ranged one, hi -1 for no upper bound; nil for a model without ranges or
-// a backend without the query. A bad i is ACL_ERROR_INVALID_PARAM.
+// (aclmdlGetInputDimsRange): [n, n] for a fixed dim, [lo, hi] for an
+// unknown or ranged one, hi -1 for no upper bound; nil for a model with
+// gears or a backend without the query. A bad i is
+// ACL_ERROR_INVALID_PARAM.
 func (d ModelDesc) InputDimsRange(i int) ([][2]int64, error) {
 	const op = "ModelDesc.InputDimsRange"
 	if i < 0 || i >= len(d.Inputs) {

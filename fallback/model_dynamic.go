@@ -297,10 +297,11 @@ func (n *NPU) GetInputDimsV2(d acl.ModelDescHandle, i uintptr, dims *acl.IODims)
 	return n.dims("aclmdlGetInputDimsV2", d, true, i, dims)
 }
 
-// GetInputDimsRange is aclmdlGetInputDimsRange: each dim's range for an
-// input of a model with unknown dims, none (RangeCount 0) for a static
-// model, as GE reports the shape ranges ATC recorded (model_om2.cpp:
-// 1595-1606).
+// GetInputDimsRange is aclmdlGetInputDimsRange, as GE's GetDimsRange
+// (model_om2.cpp:471-541, 1595-1606): none (RangeCount 0) for a model
+// with gears (dynamic batch); each dim's range for an input of unknown
+// dims ([1, -1] for a symbolic dim, [n, n] for a fixed one); [n, n] for
+// every dim of a static input.
 func (n *NPU) GetInputDimsRange(d acl.ModelDescHandle, i uintptr, r *acl.IODimsRange) error {
 	c, err := n.hostCall("aclmdlGetInputDimsRange")
 	if err != nil {
@@ -318,11 +319,19 @@ func (n *NPU) GetInputDimsRange(d acl.ModelDescHandle, i uintptr, r *acl.IODimsR
 		return c.fail(acl.CodeInvalidParam, "model description 0x%x has no input %d (unknown handle, not filled by aclmdlGetDesc, or index out of range)", uintptr(d), i)
 	}
 	*r = acl.IODimsRange{}
-	if desc.ranges != nil {
+	switch {
+	case len(desc.batches) > 0: // a gear model: model_om2.cpp:474-480
+	case desc.ranges != nil:
 		rs := desc.ranges[i]
 		r.RangeCount = uintptr(len(rs))
 		for k, v := range rs {
 			r.Range[k] = v
+		}
+	default: // a static input: model_om2.cpp:510-523
+		dims := desc.inputs[i].Dims
+		r.RangeCount = uintptr(min(len(dims), acl.MaxDimCount))
+		for k := range r.RangeCount {
+			r.Range[k] = [2]int64{dims[k], dims[k]}
 		}
 	}
 	return nil

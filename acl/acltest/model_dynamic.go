@@ -41,8 +41,9 @@ func (s *suite) modelDynamicAPI(t *testing.T) {
 	t.Run("UnknownDims", func(t *testing.T) { s.modelBackend(t).unknownDims(t) })
 }
 
-// dynamicStatic: a static model has no dims ranges (rangeCount 0) and no
-// image-size gears; choosing an image size or dynamic dims for it fails
+// dynamicStatic: a static input's dims range is each dim itself (GE's
+// GetDimsRange, hicann/ge api/acl/acl_model/model/model_om2.cpp:510-523);
+// a static model has no image-size gears; choosing an image size or dynamic dims for it fails
 // with GeExecutor's codes (hicann/ge runtime/v1/executor/ge_executor.cc:
 // 443-454, 470-475, 613-620) after the ACL layer's argument checks
 // (api/acl/acl_model/model/model.cpp:1884-1901, 1920-1945: 100000).
@@ -55,9 +56,15 @@ func (m *modelSuite) dynamicStatic(t *testing.T) {
 	require.NoError(t, m.mb.GetDesc(d, id))
 
 	var r acl.IODimsRange
-	r.RangeCount = 7
-	require.NoError(t, m.mb.GetInputDimsRange(d, 0, &r))
-	assert.Zero(t, r.RangeCount, "a static input has no ranges")
+	r.RangeCount = 77
+	for k, io := range modelIOs {
+		require.NoError(t, m.mb.GetInputDimsRange(d, uintptr(k), &r))
+		want := make([][2]int64, len(io.Dims))
+		for j, v := range io.Dims {
+			want[j] = [2]int64{v, v}
+		}
+		assert.Equal(t, want, r.Ranges(), "a static input %d ranges over its dims", k)
+	}
 	expect(t, acl.CodeInvalidParam, "GetInputDimsRange into NULL", func() error { return m.mb.GetInputDimsRange(d, 0, nil) })
 	expect(t, acl.CodeInvalidParam, "GetInputDimsRange past the inputs", func() error {
 		return m.mb.GetInputDimsRange(d, uintptr(len(modelIOs)), &r)

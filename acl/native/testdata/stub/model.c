@@ -1289,8 +1289,9 @@ STUB_API aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index
     return io_dims(__func__, modelDesc, index, dims, 0);
 }
 
-/* Each dim's range for an input of unknown dims, none (rangeCount 0) for a
- * static one, as GE reports the shape ranges ATC recorded. */
+/* GE's GetDimsRange (model_om2.cpp:471-541): none (rangeCount 0) for a
+ * model with batch gears; each dim's range for an input of unknown dims;
+ * [n, n] per dim of a static input. */
 STUB_API aclError aclmdlGetInputDimsRange(const aclmdlDesc *modelDesc, size_t index, aclmdlIODimsRange *dimsRange) {
     ENTER();
     pthread_mutex_lock(&g_mu);
@@ -1298,7 +1299,7 @@ STUB_API aclError aclmdlGetInputDimsRange(const aclmdlDesc *modelDesc, size_t in
     const io *p = io_at(modelDesc, index, 0);
     if (!p) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unfilled description, or index %zu out of range", index));
     memset(dimsRange, 0, sizeof *dimsRange);
-    if (p->dynamic) {
+    if (!get_desc(modelDesc)->ngears) {
         dimsRange->rangeCount = p->ndims;
         for (uint64_t k = 0; k < p->ndims; k++) {
             dimsRange->range[k][0] = p->lo[k];
