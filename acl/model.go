@@ -749,7 +749,9 @@ func (m *Model) SetDynamicBatchSize(in *Dataset, batch uint64) error {
 // CurOutputDims returns output i's dims for the batch last chosen with
 // SetDynamicBatchSize (aclmdlGetCurOutputDims): the gear's rows, where
 // Desc reports the largest gear's; Desc's dims for a static model or
-// before a batch is chosen.
+// before a batch is chosen. A model with unknown dims has no current
+// output dims (ACL_ERROR_API_NOT_SUPPORT, matching ErrNotSupported): read
+// the output Dataset's TensorDesc after the run.
 func (m *Model) CurOutputDims(i int) ([]int64, error) {
 	const op = "Model.CurOutputDims"
 	if m == nil {

@@ -226,7 +226,9 @@ type ModelBackend interface {
 	// i's dims for the batch last chosen with SetDynamicBatchSize on the
 	// model d describes; those of the description for a static model or
 	// before a batch is chosen. A NULL d or dims, or a bad i, is
-	// ErrInvalidParam; a model no longer loaded ErrInvalidModelID.
+	// ErrInvalidParam; a model no longer loaded ErrInvalidModelID; a
+	// model with unknown dims ACL_ERROR_API_NOT_SUPPORT (its outputs'
+	// real shapes are on the output dataset: GetDatasetTensorDesc).
 	GetCurOutputDims(d ModelDescHandle, i uintptr, dims *IODims) error
 	// SetDynamicBatchSize (aclmdlSetDynamicBatchSize) chooses the batch of
 	// the next executions of model id with dataset ds: it writes batch into
@@ -269,7 +271,7 @@ type ModelBackend interface {
 	GetTensorDescDimV2(d TensorDescHandle, i uintptr) (int64, error)
 	// GetInputDimsV2 (aclmdlGetInputDimsV2) is GetInputDims, except for a
 	// model with static AIPP (the dims after AIPP). -1 marks an unknown dim
-	// here, in GetInputDims, GetOutputDims and GetCurOutputDims.
+	// here, in GetInputDims and GetOutputDims.
 	GetInputDimsV2(d ModelDescHandle, i uintptr, dims *IODims) error
 	// GetInputDimsRange (aclmdlGetInputDimsRange) fills *r with the range
 	// of each dim of input i: [n, n] for a fixed dim (every dim of a

@@ -191,8 +191,12 @@ func (m *modelSuite) unknownDims(t *testing.T) {
 		assert.Equal(t, io.Dims, dims.Shape(), "input %d (V2)", k)
 		require.NoError(t, m.mb.GetOutputDims(d, i, &dims))
 		assert.Equal(t, io.Dims, dims.Shape(), "output %d", k)
-		require.NoError(t, m.mb.GetCurOutputDims(d, i, &dims))
-		assert.Equal(t, io.Dims, dims.Shape(), "current output %d", k)
+		// GE's runtime v2 executor runs such a model, for which the
+		// call is refused (model.cpp:1981-1985): the output dataset
+		// carries the real shapes.
+		expect(t, acl.CodeAPINotSupport, "GetCurOutputDims of a model with unknown dims", func() error {
+			return m.mb.GetCurOutputDims(d, i, &dims)
+		})
 		assert.Zero(t, m.mb.GetInputSizeByIndex(d, i), "an unbounded input has no size")
 		var r acl.IODimsRange
 		require.NoError(t, m.mb.GetInputDimsRange(d, i, &r))

@@ -1228,9 +1228,18 @@ STUB_API aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dat
     LOCKED_RETURN(ACL_SUCCESS);
 }
 
-/* The stub's gear changes dim 0 of every output to the batch chosen last. */
+/* The stub's gear changes dim 0 of every output to the batch chosen last.
+ * A model with unknown dims runs on GE's runtime v2 executor, for which
+ * the call is ACL_ERROR_API_NOT_SUPPORT, before the index check (hicann/ge
+ * api/acl/acl_model/model/model.cpp:1981-1985). */
 STUB_API aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims) {
     ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclmdlDesc *dd = get_desc(modelDesc);
+    model *dm = dd && dims ? find_model(dd->model_id) : NULL;
+    if (dm && dm->dynamic)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_API_NOT_SUPPORT, __func__, "This api does not support dynamic model, please check."));
+    pthread_mutex_unlock(&g_mu);
     aclError r = io_dims(__func__, modelDesc, index, dims, 1);
     if (r) return r;
     pthread_mutex_lock(&g_mu);
