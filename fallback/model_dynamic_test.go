@@ -365,4 +365,19 @@ func TestModelDynamicCompiledPlans(t *testing.T) {
 	st, err := n.ModelStats(id)
 	require.NoError(t, err)
 	require.Equal(t, ModelStats{Executions: uint64(len(batches)), Plans: 4, Compiles: 4, PlanHits: 2}, st)
+
+	// More shapes than the cache holds: the least recently used plans go.
+	big := devBytes(t, n, 12*40)
+	bigOut := devBytes(t, n, 8*40)
+	bin, _ := newDataset(t, n, big)
+	bout, _ := newDataset(t, n, bigOut)
+	for b := int64(8); b < 8+onnx.DefaultMaxPlans; b++ {
+		setShapes(t, n, bin, []int64{b, 3})
+		require.NoError(t, n.Execute(id, bin, bout))
+	}
+	st, err = n.ModelStats(id)
+	require.NoError(t, err)
+	require.Equal(t, onnx.DefaultMaxPlans, st.Plans)
+	require.Equal(t, int64(4+onnx.DefaultMaxPlans), st.Compiles)
+	require.Equal(t, int64(4), st.Evictions)
 }
