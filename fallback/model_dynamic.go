@@ -24,7 +24,10 @@ import (
 // (aclmdlSetDatasetTensorDesc), runs, writes the outputs into the caller's
 // buffers and sets each output's real shape on the output dataset
 // (aclmdlGetDatasetTensorDesc), as GE's runtime v2 execute does
-// (hicann/ge api/acl/acl_model/model/model.cpp:567-700).
+// (hicann/ge api/acl/acl_model/model/model.cpp:567-709). Such a model has
+// no work or weight memory of its own (aclmdlQuerySizeFromMem reports 0
+// and 0): each run plans its memory, bounded by the device memory free
+// at load (onnx.WithMemoryLimit).
 
 // DefaultModelExecuteTimeout is how long one execution of a model with
 // unknown dims may run unless WithModelExecuteTimeout says otherwise
@@ -160,9 +163,11 @@ func (n *NPU) tensorDesc(h acl.TensorDescHandle) (ge.TensorDesc, bool) {
 	return ge.TensorDesc{}, false
 }
 
-// setDesc makes d entry i's description of s, replacing (and unregistering)
-// the one it had; a nil d removes it. models.mu held for writing.
-func (n *NPU) setDescLocked(s *dataset, i int, d *ge.TensorDesc) {
+// setDescLocked makes d entry i's description of s under handle h (from
+// n.newHandle, taken before models.mu as every handle is), replacing and
+// unregistering the one it had; a nil d removes it. models.mu held for
+// writing.
+func (n *NPU) setDescLocked(s *dataset, i int, d *ge.TensorDesc, h acl.TensorDescHandle) {
 	t := &n.models
 	for len(s.descs) < len(s.bufs) {
 		s.descs = append(s.descs, nil)
@@ -174,7 +179,7 @@ func (n *NPU) setDescLocked(s *dataset, i int, d *ge.TensorDesc) {
 	if d == nil {
 		return
 	}
-	x := &dsDesc{h: acl.TensorDescHandle(n.newHandle()), d: ge.TensorDesc{DataType: d.DataType, Format: d.Format, Dims: slices.Clone(d.Dims)}}
+	x := &dsDesc{h: h, d: ge.TensorDesc{DataType: d.DataType, Format: d.Format, Dims: slices.Clone(d.Dims)}}
 	t.dsDescs[x.h] = x
 	s.descs[i] = x
 }
@@ -201,12 +206,13 @@ func (n *NPU) SetDatasetTensorDesc(ds acl.DatasetHandle, desc acl.TensorDescHand
 	}
 	defer n.exit()
 	var d *ge.TensorDesc
+	var h acl.TensorDescHandle
 	if desc != 0 {
 		v, ok := n.tensorDesc(desc)
 		if !ok {
 			return c.fail(acl.CodeInvalidParam, "tensor description 0x%x is unknown or destroyed", uintptr(desc))
 		}
-		d = &v
+		d, h = &v, acl.TensorDescHandle(n.newHandle())
 	}
 	t := &n.models
 	t.mu.Lock()
@@ -219,7 +225,7 @@ func (n *NPU) SetDatasetTensorDesc(ds acl.DatasetHandle, desc acl.TensorDescHand
 	if index >= uintptr(len(s.bufs)) {
 		return c.fail(acl.CodeInvalidParam, "input param index[%d] must be smaller than input databuf size[%d]", index, len(s.bufs))
 	}
-	n.setDescLocked(s, int(index), d)
+	n.setDescLocked(s, int(index), d, h)
 	return nil
 }
 
@@ -727,12 +733,16 @@ func (md *model) runDynamic(run *dynRun) error {
 		}
 		copy(unsafe.Slice((*byte)(m.ptr), need), o.Data)
 	}
+	hs := make([]acl.TensorDescHandle, len(outs))
+	for i := range hs {
+		hs[i] = acl.TensorDescHandle(n.newHandle())
+	}
 	n.models.mu.Lock()
 	if s := n.models.sets[run.outSet]; s != nil {
 		for i, o := range outs {
 			if i < len(s.bufs) {
 				d := o.Desc
-				n.setDescLocked(s, i, &d)
+				n.setDescLocked(s, i, &d, hs[i])
 			}
 		}
 	}
