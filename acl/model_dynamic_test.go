@@ -2,6 +2,7 @@ package acl_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -209,4 +210,85 @@ func TestModelUnknownDimsTimeout(t *testing.T) {
 	err = st.Synchronize()
 	assert.Equal(t, acl.CodeGEModelExecuteTimeout, acl.CodeOf(err))
 	assert.ErrorContains(t, err, "run canceled", "the stream's error carries the run's code and text")
+}
+
+// TestModelUnknownDimsConcurrent: goroutines sharing one model with
+// unknown dims, each with its own datasets and shapes, get their own
+// results: the shapes travel with each run's datasets, and the Model
+// serializes the runs.
+func TestModelUnknownDimsConcurrent(t *testing.T) {
+	_, _, d := open(t)
+	m, err := d.LoadModelFile(dynSymbolic)
+	require.NoError(t, err)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	const workers, runs, maxN = 4, 12, 5
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			errs <- func() error {
+				rng := rand.New(rand.NewPCG(seed, uint64(w)))
+				mems := []uintptr{16 * maxN, 16 * maxN, 8, 16 * maxN, 12 * maxN, 8 * maxN}
+				bufs := make([]*acl.DeviceBuffer, len(mems))
+				for i, n := range mems {
+					b, err := d.Malloc(n, acl.MemMallocHugeFirst)
+					if err != nil {
+						return err
+					}
+					bufs[i] = b
+				}
+				in, err := d.NewDatasetOf(bufs[0], bufs[1], bufs[2])
+				if err != nil {
+					return err
+				}
+				out, err := d.NewDatasetOf(bufs[3], bufs[4], bufs[5])
+				if err != nil {
+					return err
+				}
+				for range runs {
+					rows := 1 + rng.IntN(maxN)
+					x, y := make([]float32, 4*rows), make([]float32, 4*rows)
+					for i := range x {
+						x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+					}
+					k := 1 + rng.Int64N(maxN)
+					for i, b := range [][]byte{f32Bytes(x), f32Bytes(y), binary.LittleEndian.AppendUint64(nil, uint64(k))} {
+						if err := bufs[i].CopyFromHost(b); err != nil {
+							return err
+						}
+					}
+					shape := []int64{int64(rows), 4}
+					for i := range 2 {
+						if err := in.SetTensorDesc(i, &acl.TensorDesc{DataType: acl.Float32, Format: acl.FormatND, Dims: shape}); err != nil {
+							return err
+						}
+					}
+					if err := m.Execute(in, out); err != nil {
+						return err
+					}
+					got := make([]byte, mems[3])
+					if err := bufs[3].CopyToHost(got); err != nil {
+						return err
+					}
+					sum := f32s(got, 4*rows)
+					for i := range sum {
+						if want := max(x[i]+y[i], 0); sum[i] != want {
+							return fmt.Errorf("worker %d rows %d: sum[%d] = %g, want %g", w, rows, i, sum[i], want)
+						}
+					}
+					td, err := out.TensorDesc(2)
+					if err != nil {
+						return err
+					}
+					if len(td.Dims) != 1 || td.Dims[0] != k {
+						return fmt.Errorf("worker %d: seq dims %v, want [%d]", w, td.Dims, k)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
 }
