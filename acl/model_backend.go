@@ -262,7 +262,8 @@ type ModelBackend interface {
 	DestroyTensorDesc(d TensorDescHandle) error
 	// GetTensorDescType, GetTensorDescFormat and GetTensorDescNumDims
 	// (aclGetTensorDesc{Type,Format,NumDims}) read a description:
-	// DTUndefined, FormatUndefined and 0 for a NULL or unknown d.
+	// DTUndefined, FormatUndefined and 0 for a NULL or unknown d;
+	// UnknownRank dims for dims [-2].
 	GetTensorDescType(d TensorDescHandle) DataType
 	GetTensorDescFormat(d TensorDescHandle) Format
 	GetTensorDescNumDims(d TensorDescHandle) uintptr

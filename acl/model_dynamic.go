@@ -183,12 +183,21 @@ func (ds *Dataset) TensorDesc(i int) (*TensorDesc, error) {
 	return out, err
 }
 
-// readTensorDesc reads a backend description; nil for NULL.
+// UnknownRank is ACL_UNKNOWN_RANK (acl_base_mdl.h): what
+// aclGetTensorDescNumDims reports for a description of unknown rank (dims
+// [-2]).
+const UnknownRank = ^uintptr(1)
+
+// readTensorDesc reads a backend description; nil for NULL. A description
+// of unknown rank reads as dims [-2].
 func readTensorDesc(mb ModelBackend, d TensorDescHandle) (*TensorDesc, error) {
 	if d == 0 {
 		return nil, nil
 	}
 	n := mb.GetTensorDescNumDims(d)
+	if n == UnknownRank {
+		return &TensorDesc{DataType: mb.GetTensorDescType(d), Format: mb.GetTensorDescFormat(d), Dims: []int64{-2}}, nil
+	}
 	if n > MaxDimCount {
 		return nil, Errorf("aclGetTensorDescNumDims", CodeInvalidParam, "the description reports %d dims", n)
 	}

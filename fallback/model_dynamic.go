@@ -268,13 +268,17 @@ func (n *NPU) GetTensorDescFormat(d acl.TensorDescHandle) acl.Format {
 }
 
 // GetTensorDescNumDims is aclGetTensorDescNumDims; 0 for a NULL or unknown
-// description.
+// description, ACL_UNKNOWN_RANK for dims [-2] (hicann/ge api/acl/acl_model/
+// types/tensor_desc_internal_om2.cpp:316-327).
 func (n *NPU) GetTensorDescNumDims(d acl.TensorDescHandle) uintptr {
 	if !n.enter() {
 		return 0
 	}
 	defer n.exit()
 	v, _ := n.tensorDesc(d)
+	if len(v.Dims) > 0 && v.Dims[0] == -2 {
+		return acl.UnknownRank
+	}
 	return uintptr(len(v.Dims))
 }
 

@@ -149,6 +149,12 @@ func TestModelUnknownDimsIdiomatic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, td)
 	assert.ErrorIs(t, in.SetTensorDesc(2, &acl.TensorDesc{DataType: acl.Int32, Dims: []int64{1}}), acl.ErrInvalidParam)
+	// An unknown rank reads back as dims [-2] (aclGetTensorDescNumDims
+	// reports ACL_UNKNOWN_RANK).
+	require.NoError(t, in.SetTensorDesc(1, &acl.TensorDesc{DataType: acl.Int32, Format: acl.FormatND, Dims: []int64{-2}}))
+	td, err = in.TensorDesc(1)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{-2}, td.Dims)
 
 	// Gears the stub's models do not have.
 	assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(m.SetDynamicHW(in, 4, 4)), "no gear input")

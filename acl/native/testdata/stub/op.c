@@ -130,6 +130,9 @@ STUB_API size_t aclGetTensorDescNumDims(const aclTensorDesc *desc) {
     pthread_mutex_lock(&g_mu);
     aclTensorDesc *d = get_tdesc(desc);
     size_t v = d ? (size_t)d->ndims : 0;
+    /* ACL_UNKNOWN_RANK for dims [-2] (hicann/ge api/acl/acl_model/types/
+     * tensor_desc_internal_om2.cpp:316-327) */
+    if (d && d->ndims > 0 && d->dims[0] == -2) v = (size_t)0xFFFFFFFFFFFFFFFEull;
     pthread_mutex_unlock(&g_mu);
     return v;
 }
