@@ -30,16 +30,33 @@ import (
 // at load (onnx.WithMemoryLimit).
 
 // DefaultModelExecuteTimeout is how long one execution of a model with
-// unknown dims may run unless WithModelExecuteTimeout says otherwise
-// (0: until the NPU closes).
-const DefaultModelExecuteTimeout = 0
+// unknown dims may run unless WithModelExecuteTimeout says otherwise: long
+// enough for any model the fallback runs, short enough that a Loop that
+// never ends does not hang a program or a CI job.
+const DefaultModelExecuteTimeout = 5 * time.Minute
 
 // WithModelExecuteTimeout bounds each execution of a model with unknown
 // dims: one that runs longer (a Loop that never ends) stops with
 // ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT, synchronously or as its stream's
-// error. 0 leaves it unbounded; closing the NPU always stops it.
+// error. d <= 0 leaves it unbounded; closing the NPU always stops it.
 func WithModelExecuteTimeout(d time.Duration) Option {
-	return func(c *config) { c.execTimeout = max(d, 0) }
+	return func(c *config) {
+		c.execTimeout = d
+		if d <= 0 {
+			c.execTimeout = -1
+		}
+	}
+}
+
+// modelExecTimeout is the bound of one dynamic execution; 0 for none.
+func (c *config) modelExecTimeout() time.Duration {
+	switch {
+	case c.execTimeout < 0:
+		return 0
+	case c.execTimeout == 0:
+		return DefaultModelExecuteTimeout
+	}
+	return c.execTimeout
 }
 
 // dynModel is the part of a loaded model with unknown dims that executes.
@@ -668,7 +685,7 @@ func (md *model) runDynamic(run *dynRun) error {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if d := n.cfg.execTimeout; d > 0 {
+	if d := n.cfg.modelExecTimeout(); d > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), d)
 	}
 	defer cancel()

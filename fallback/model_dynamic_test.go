@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -380,4 +381,65 @@ func TestModelDynamicCompiledPlans(t *testing.T) {
 	require.Equal(t, onnx.DefaultMaxPlans, st.Plans)
 	require.Equal(t, int64(4+onnx.DefaultMaxPlans), st.Compiles)
 	require.Equal(t, int64(4), st.Evictions)
+}
+
+// TestModelDynamicCloseStopsRun: with the execution timeout off, a Loop
+// that never ends runs until the NPU closes, and then ends with an error.
+func TestModelDynamicCloseStopsRun(t *testing.T) {
+	n, err := New(WithDeviceMemory(testMem), WithHostMemory(testMem), WithModelExecuteTimeout(0))
+	require.NoError(t, err)
+	loop, err := os.ReadFile("testdata/dyn_loop.onnx")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		done <- func() error {
+			if err := n.Init(""); err != nil {
+				return err
+			}
+			if err := n.SetDevice(0); err != nil {
+				return err
+			}
+			id, err := n.LoadFromMem(unsafe.Pointer(&loop[0]), uintptr(len(loop)))
+			if err != nil {
+				return err
+			}
+			p, err := n.Malloc(8, acl.MemMallocHugeFirst)
+			if err != nil {
+				return err
+			}
+			in, err := n.CreateDataset()
+			if err != nil {
+				return err
+			}
+			out, err := n.CreateDataset()
+			if err != nil {
+				return err
+			}
+			for _, ds := range []acl.DatasetHandle{in, out} {
+				b, err := n.CreateDataBuffer(p, 4)
+				if err != nil {
+					return err
+				}
+				if err := n.AddDatasetBuffer(ds, b); err != nil {
+					return err
+				}
+			}
+			return n.Execute(id, in, out)
+		}()
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the run ended on its own: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, n.Close())
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		t.Logf("after Close: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop when the NPU closed")
+	}
 }

@@ -45,7 +45,8 @@ type config struct {
 	maxStreams int  // streams per device (CreateStream), 0: DefaultMaxStreams
 	maxEvents  int  // events per device (CreateEvent*), 0: DefaultMaxEvents
 	// execTimeout bounds an execution of a model with unknown dims
-	// (WithModelExecuteTimeout, model_dynamic.go); 0: unbounded.
+	// (WithModelExecuteTimeout, model_dynamic.go); 0: the default, < 0:
+	// unbounded.
 	execTimeout time.Duration
 }
 
