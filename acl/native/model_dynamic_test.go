@@ -123,6 +123,7 @@ func TestModelUnknownDimsIdiomatic(t *testing.T) {
 			require.True(t, ok, "run %d input %d recorded", i, k)
 			assert.Equal(t, want, got.dims, "run %d: the library was given input %d's real shape", i, k)
 			assert.Equal(t, ios[k].DataType, got.dt)
+			assert.Equal(t, ios[k].Format, got.format)
 		}
 		yd, err := out.TensorDesc(0)
 		require.NoError(t, err)

@@ -1016,13 +1016,15 @@ static uint64_t g_desc_runs;
  * tensor_utils.cc:362-371, 391-420). A dataset of the wrong size is left
  * to bind_io. need gets each IO's bytes. */
 static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *m, int64_t dims[][MAX_DIMS],
-                           int *ndims, size_t *need) {
+                           int *ndims, size_t *need, int32_t *dts, int32_t *formats) {
     aclmdlDataset *d = get_dataset(h);
     for (uint32_t k = 0; k < m->n; k++) {
         const io *p = &m->in[k];
         ndims[k] = (int)p->ndims;
         memcpy(dims[k], p->dims, sizeof dims[k]);
         need[k] = p->bytes;
+        dts[k] = p->dtype;
+        formats[k] = p->format;
         if (!p->dynamic || !d || d->n != m->n) continue;
         int32_t dt, format;
         int64_t got[MAX_DIMS];
@@ -1046,6 +1048,8 @@ static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *
         }
         memcpy(dims[k], got, sizeof got);
         need[k] = e * dtype_size(p->dtype);
+        dts[k] = dt; /* as given: the record shows what the caller passed */
+        formats[k] = format;
     }
     return ACL_SUCCESS;
 }
@@ -1053,12 +1057,13 @@ static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *
 /* log_descs records the dims a dynamic run was given and sets each
  * output's real shape (input k's) on the output dataset, as GE does after
  * the execute call (model.cpp:672-693). */
-static aclError log_descs(const char *fn, aclmdlDataset *output, const model *m, int64_t dims[][MAX_DIMS], const int *ndims) {
+static aclError log_descs(const char *fn, aclmdlDataset *output, const model *m, int64_t dims[][MAX_DIMS], const int *ndims,
+                          const int32_t *dts, const int32_t *formats) {
     uint64_t slot = g_desc_runs % DESC_LOG;
     g_desc_log[slot].n = m->n;
     for (uint32_t k = 0; k < m->n; k++) {
-        g_desc_log[slot].dt[k] = m->in[k].dtype;
-        g_desc_log[slot].format[k] = m->in[k].format;
+        g_desc_log[slot].dt[k] = dts[k];
+        g_desc_log[slot].format[k] = formats[k];
         g_desc_log[slot].ndims[k] = ndims[k];
         memcpy(g_desc_log[slot].dims[k], dims[k], sizeof dims[k]);
     }
@@ -1074,7 +1079,8 @@ static aclError log_descs(const char *fn, aclmdlDataset *output, const model *m,
 
 /* stub_dyn_runs counts the dynamic-model executions since the stub was
  * loaded; stub_exec_desc reads input k of run r (0-based, one of the last
- * 64): its dims into dims (8 slots), its data type and format, and returns
+ * 64): the dims (into 8 slots), data type and format of the description
+ * the run was given (the model's for an input without one), and returns
  * the dims count, -1 when there is no such record. */
 STUB_API uint64_t stub_dyn_runs(void) {
     pthread_mutex_lock(&g_mu);
@@ -1119,7 +1125,8 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     int64_t dims[MAX_IO][MAX_DIMS];
     int ndims[MAX_IO];
     size_t need[MAX_IO];
-    if ((r = dyn_shapes(fn, input, m, dims, ndims, need)) || (r = check_reuse(fn, input, output, m)) ||
+    int32_t dts[MAX_IO], formats[MAX_IO];
+    if ((r = dyn_shapes(fn, input, m, dims, ndims, need, dts, formats)) || (r = check_reuse(fn, input, output, m)) ||
         (r = bind_io(fn, input, m, 0, async, need, x->in, x->nin, &fault)) ||
         (r = bind_io(fn, output, m, 1, async, need, x->out, x->nout, &fault))) {
         free(x);
@@ -1133,7 +1140,7 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
         LOCKED_RETURN(stub_fail(RT_MODEL_CONTEXT, fn, "model %u was loaded in another context (device %d; current on %d)",
                                 modelId, m->device, c->device));
     }
-    if (m->dynamic && (r = log_descs(fn, output, m, dims, ndims))) {
+    if (m->dynamic && (r = log_descs(fn, output, m, dims, ndims, dts, formats))) {
         free(x);
         LOCKED_RETURN(r);
     }
