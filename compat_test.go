@@ -57,6 +57,18 @@ var disables = map[string]string{
 	"HcclBarrier":                       "`Barrier`",
 	"HcclAlltoAllV":                     "`AlltoAllV` (and Engram's training fetch)",
 	"HcclBatchSendRecv":                 "`BatchSendRecv`",
+	// The dynamic-shape half of the model API (acl/model_dynamic.go).
+	"aclmdlSetDatasetTensorDesc": "models with unknown dims (`Dataset.SetTensorDesc`: a run's input shapes)",
+	"aclmdlGetDatasetTensorDesc": "the outputs' real shapes of models with unknown dims (`Dataset.TensorDesc`)",
+	"aclmdlGetInputDimsV2":       "`GetInputDimsV2`",
+	"aclmdlGetInputDimsRange":    "the dims ranges of `ModelDesc` (`InputDimsRange` reports none)",
+	"aclmdlGetDynamicHW":         "the image-size gears of `ModelDesc` (`HW` is empty)",
+	"aclmdlSetDynamicHWSize":     "`Model.SetDynamicHW`",
+	"aclmdlSetInputDynamicDims":  "`Model.SetInputDynamicDims`",
+	"aclGetTensorDescType":       "`Dataset.TensorDesc` (the type reads as undefined)",
+	"aclGetTensorDescFormat":     "`Dataset.TensorDesc` (the format reads as undefined)",
+	"aclGetTensorDescNumDims":    "`Dataset.TensorDesc` (no dims)",
+	"aclGetTensorDescDimV2":      "`Dataset.TensorDesc`",
 }
 
 // groupDisables covers the groups whose symbols are all optional and stand

@@ -28,6 +28,19 @@
 // lock and bind. The thread is left with the Device's context current;
 // code that mixes in raw Backend calls outside Do binds its own context.
 //
+// # Dynamic shapes
+//
+// A model built with unknown dims (ATC keeps -1 when asked; the fallback
+// does so for an ONNX model whose shapes only a run fixes) reports -1 in
+// its ModelDesc, with each input dim's range (ModelDesc.InputDimsRange).
+// Each run takes its real input shapes from the input Dataset
+// (Dataset.SetTensorDesc, aclmdlSetDatasetTensorDesc) and reports each
+// output's real shape on the output Dataset (Dataset.TensorDesc,
+// aclmdlGetDatasetTensorDesc). Models built with gears choose one per run:
+// Model.SetDynamicBatchSize, Model.SetDynamicHW, Model.SetInputDynamicDims.
+// zerocopy.Binding carries the shapes with the data (WriteInputDims,
+// ReadOutputDims).
+//
 // # Ownership and errors
 //
 // Close is explicit and idempotent everywhere. A Runtime owns its Devices
@@ -38,6 +51,8 @@
 // closed or nil handle return an *Error with code ACL_ERROR_RT_INVALID_HANDLE
 // and Op naming the method; errors from the backend are its *Error values,
 // which match the sentinels (ErrInvalidParam, ErrInvalidHandle, …) with
-// errors.Is. Waits that take a context.Context poll the backend in short
+// errors.Is; an *Error that reports another layer's error keeps it as its
+// Cause (the fallback's *onnx.Error for an ONNX model it refuses), which
+// errors.As and errors.Is reach. Waits that take a context.Context poll the backend in short
 // bounded slices, so giving up leaves nothing blocked behind.
 package acl

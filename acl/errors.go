@@ -66,7 +66,15 @@ type Error struct {
 	Op   string
 	Code Code
 	Msg  string
+	// Cause is the error of another layer this one reports, when there is
+	// one: the fallback's load of an ONNX model keeps the *onnx.Error, so
+	// that errors.As and errors.Is reach it through the *Error. Msg
+	// already carries its text.
+	Cause error
 }
+
+// Unwrap returns Cause.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Errorf builds an *Error with a formatted message. An argument that is an
 // *Error with the same code is formatted without its code ("Op: message"),

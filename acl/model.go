@@ -18,6 +18,11 @@ type IODesc struct {
 	Dims     []int64
 	DataType DataType
 	Format   Format
+	// Range is the range of each input dim (aclmdlGetInputDimsRange):
+	// [n, n] for a fixed dim, [lo, hi] for an unknown or ranged one, hi -1
+	// for no upper bound; nil for a model with gears (Batches), for
+	// outputs and on a backend without the query.
+	Range [][2]int64
 }
 
 // ModelDesc is the description of a loaded model: its inputs and outputs
@@ -32,14 +37,19 @@ type ModelDesc struct {
 	// -1 in the batch dim of its other inputs; choose the batch of a run
 	// with Model.SetDynamicBatchSize.
 	Batches []uint64
+	// HW are the (height, width) gears of a model built with
+	// --dynamic_image_size (aclmdlGetDynamicHW); choose one with
+	// Model.SetDynamicHW.
+	HW [][2]uint64
 }
 
 func (d ModelDesc) clone() ModelDesc {
 	c := ModelDesc{Inputs: append([]IODesc(nil), d.Inputs...), Outputs: append([]IODesc(nil), d.Outputs...),
-		Batches: append([]uint64(nil), d.Batches...)}
+		Batches: append([]uint64(nil), d.Batches...), HW: append([][2]uint64(nil), d.HW...)}
 	for _, ios := range [][]IODesc{c.Inputs, c.Outputs} {
 		for i := range ios {
 			ios[i].Dims = append([]int64(nil), ios[i].Dims...)
+			ios[i].Range = append([][2]int64(nil), ios[i].Range...)
 		}
 	}
 	return c
@@ -368,6 +378,9 @@ func readDesc(op string, mb ModelBackend, id ModelID) (desc ModelDesc, err error
 			DataType: mb.GetInputDataType(h, i),
 			Format:   mb.GetInputFormat(h, i),
 		})
+	}
+	if err := readDynamic(mb, h, &desc); err != nil {
+		return desc, err
 	}
 	var batch Batch
 	switch err := mb.GetDynamicBatch(h, &batch); {
@@ -736,7 +749,9 @@ func (m *Model) SetDynamicBatchSize(in *Dataset, batch uint64) error {
 // CurOutputDims returns output i's dims for the batch last chosen with
 // SetDynamicBatchSize (aclmdlGetCurOutputDims): the gear's rows, where
 // Desc reports the largest gear's; Desc's dims for a static model or
-// before a batch is chosen.
+// before a batch is chosen. A model with unknown dims has no current
+// output dims (ACL_ERROR_API_NOT_SUPPORT, matching ErrNotSupported): read
+// the output Dataset's TensorDesc after the run.
 func (m *Model) CurOutputDims(i int) ([]int64, error) {
 	const op = "Model.CurOutputDims"
 	if m == nil {

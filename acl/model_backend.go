@@ -226,7 +226,9 @@ type ModelBackend interface {
 	// i's dims for the batch last chosen with SetDynamicBatchSize on the
 	// model d describes; those of the description for a static model or
 	// before a batch is chosen. A NULL d or dims, or a bad i, is
-	// ErrInvalidParam; a model no longer loaded ErrInvalidModelID.
+	// ErrInvalidParam; a model no longer loaded ErrInvalidModelID; a
+	// model with unknown dims ACL_ERROR_API_NOT_SUPPORT (its outputs'
+	// real shapes are on the output dataset: GetDatasetTensorDesc).
 	GetCurOutputDims(d ModelDescHandle, i uintptr, dims *IODims) error
 	// SetDynamicBatchSize (aclmdlSetDynamicBatchSize) chooses the batch of
 	// the next executions of model id with dataset ds: it writes batch into
@@ -237,6 +239,66 @@ type ModelBackend interface {
 	// gears (or a static model) ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID.
 	// Needs a current context for the copy.
 	SetDynamicBatchSize(id ModelID, ds DatasetHandle, index uintptr, batch uint64) error
+
+	// Dynamic shapes (model_dynamic.go): a model built with unknown dims
+	// (ATC keeps -1, or a range) takes each run's real input shapes from
+	// tensor descriptions set on the input dataset, and reports each
+	// output's real shape on the output dataset after the run.
+	//
+	// SetDatasetTensorDesc (aclmdlSetDatasetTensorDesc) copies desc into
+	// entry index of ds (index below the buffer count, else
+	// ErrInvalidParam; a NULL ds is ErrInvalidParam); a NULL desc (0)
+	// removes the entry's description.
+	SetDatasetTensorDesc(ds DatasetHandle, desc TensorDescHandle, index uintptr) error
+	// GetDatasetTensorDesc (aclmdlGetDatasetTensorDesc) is the description
+	// of entry index, which ds owns (valid until the next run or
+	// SetDatasetTensorDesc on it, or ds's destruction); 0 (NULL) for a bad
+	// ds or index or an entry without one.
+	GetDatasetTensorDesc(ds DatasetHandle, index uintptr) TensorDescHandle
+	// CreateTensorDesc and DestroyTensorDesc (aclCreateTensorDesc,
+	// aclDestroyTensorDesc) are OpBackend's: a description to hand to
+	// SetDatasetTensorDesc.
+	CreateTensorDesc(dt DataType, dims []int64, format Format) (TensorDescHandle, error)
+	DestroyTensorDesc(d TensorDescHandle) error
+	// GetTensorDescType, GetTensorDescFormat and GetTensorDescNumDims
+	// (aclGetTensorDesc{Type,Format,NumDims}) read a description:
+	// DTUndefined, FormatUndefined and 0 for a NULL or unknown d;
+	// UnknownRank dims for dims [-2].
+	GetTensorDescType(d TensorDescHandle) DataType
+	GetTensorDescFormat(d TensorDescHandle) Format
+	GetTensorDescNumDims(d TensorDescHandle) uintptr
+	// GetTensorDescDimV2 (aclGetTensorDescDimV2) is dim i of d; a NULL d
+	// or an i past the dims is ErrInvalidParam.
+	GetTensorDescDimV2(d TensorDescHandle, i uintptr) (int64, error)
+	// GetInputDimsV2 (aclmdlGetInputDimsV2) is GetInputDims, except for a
+	// model with static AIPP (the dims after AIPP). -1 marks an unknown dim
+	// here, in GetInputDims and GetOutputDims.
+	GetInputDimsV2(d ModelDescHandle, i uintptr, dims *IODims) error
+	// GetInputDimsRange (aclmdlGetInputDimsRange) fills *r with the range
+	// of each dim of input i: [n, n] for a fixed dim (every dim of a
+	// static input), [lo, hi] for an unknown or ranged one, hi -1 for no
+	// upper bound; RangeCount 0 for a model with gears (dynamic batch,
+	// image size, dims). A NULL d or r, or a bad i, is ErrInvalidParam.
+	GetInputDimsRange(d ModelDescHandle, i uintptr, r *IODimsRange) error
+	// GetDynamicHW (aclmdlGetDynamicHW) fills *hw with the image-size
+	// gears of a model built with --dynamic_image_size (HWCount 0 for
+	// others); index is unused (-1). A NULL d or hw is ErrInvalidParam.
+	GetDynamicHW(d ModelDescHandle, index uintptr, hw *HW) error
+	// SetDynamicHWSize (aclmdlSetDynamicHWSize) chooses the image size of
+	// the next runs with ds, writing it into the buffer at index (the
+	// DynamicTensorName input). height or width 0, no buffer at index or a
+	// NULL address is ErrInvalidParam; a buffer under 8 bytes
+	// ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID; a size that is not a gear
+	// ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID.
+	SetDynamicHWSize(id ModelID, ds DatasetHandle, index uintptr, height, width uint64) error
+	// SetInputDynamicDims (aclmdlSetInputDynamicDims) chooses the
+	// dynamic-dims gear of the next runs with ds: dims holds every input's
+	// dims concatenated, the gear's values in place of the -1 dims. A NULL
+	// ds or dims, DimCount 0, no buffer at index or a NULL address is
+	// ErrInvalidParam; a dim count other than the inputs' total
+	// ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID; values that are not a
+	// gear ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID.
+	SetInputDynamicDims(id ModelID, ds DatasetHandle, index uintptr, dims *IODims) error
 
 	// GetInputDataType, GetOutputDataType (aclmdlGet{Input,Output}DataType)
 	// and GetInputFormat, GetOutputFormat (aclmdlGet{Input,Output}Format)

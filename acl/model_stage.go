@@ -105,7 +105,11 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 		// itself are ordered by s). A dynamic-batch model's gear is chosen
 		// from the batch input when the execution is called, so its inputs
 		// are copied in synchronously, after the runs queued before.
-		sync := s == nil || len(m.desc.Batches) > 0
+		// A model with unknown dims reports its outputs' shapes on the
+		// output dataset when it has run, which the backend dataset
+		// standing for it must hand back: such runs are synchronous too.
+		dyn := m.desc.dynamic()
+		sync := s == nil || len(m.desc.Batches) > 0 || dyn
 		if m.last != nil && (sync || m.last != s) {
 			if err := m.waitLast(); err != nil {
 				return err
@@ -134,8 +138,23 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 		if err != nil {
 			return err
 		}
+		if dyn {
+			if err := copyTensorDescs(m.mb, in.h, ih, len(st.in)); err != nil {
+				return err
+			}
+		}
 		if err := run(ih, oh); err != nil {
 			return err
+		}
+		if dyn {
+			if s != nil {
+				if err := m.dev.rt.b.SynchronizeStream(s.h); err != nil {
+					return err
+				}
+			}
+			if err := copyTensorDescs(m.mb, oh, out.h, len(st.out)); err != nil {
+				return err
+			}
 		}
 		return m.stageCopies(s, st.out, MemcpyDeviceToHost)
 	})

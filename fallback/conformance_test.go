@@ -40,10 +40,12 @@ func TestConformance(t *testing.T) {
 			npu.FailTask(1, code)
 			return nil
 		},
-		Model:       addModel,
-		BatchModel:  addBatchModel,
-		StreamLimit: streams,
-		EventLimit:  events,
+		Model:      addModel,
+		BatchModel: addBatchModel,
+		// conformance_dynamic_test.go
+		DynamicModel: dynamicAddModel,
+		StreamLimit:  streams,
+		EventLimit:   events,
 		Leaks: func() []string {
 			var out []string
 			for _, l := range npu.Leaks() {

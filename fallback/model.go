@@ -26,6 +26,7 @@ type modelTable struct {
 	sets    map[acl.DatasetHandle]*dataset
 	bufs    map[acl.DataBufferHandle]*dataBuffer
 	configs map[acl.ModelConfigHandle]*modelConfig
+	dsDescs map[acl.TensorDescHandle]*dsDesc // descriptions datasets own (model_dynamic.go)
 }
 
 // initLocked creates the maps; mu must be held for writing.
@@ -36,6 +37,7 @@ func (t *modelTable) initLocked() {
 		t.sets = map[acl.DatasetHandle]*dataset{}
 		t.bufs = map[acl.DataBufferHandle]*dataBuffer{}
 		t.configs = map[acl.ModelConfigHandle]*modelConfig{}
+		t.dsDescs = map[acl.TensorDescHandle]*dsDesc{}
 	}
 }
 
@@ -83,6 +85,10 @@ type model struct {
 	batches  []int64
 	batchIdx int
 	curBatch atomic.Int64 // the batch SetDynamicBatchSize chose last, 0 before
+
+	// dyn is set for a model with unknown dims (model_dynamic.go): it has
+	// no tasks; each execution plans and runs its shapes.
+	dyn *dynModel
 }
 
 // loadSpec is what a load call asks for.
@@ -162,7 +168,7 @@ func (c *call) parseModel(p unsafe.Pointer, size uintptr) (*ge.CompiledModel, er
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := c.parse(blob)
+	m, _, _, err := c.parse(blob)
 	return m, err
 }
 
@@ -184,13 +190,17 @@ var omMagic = []byte("IMOD")
 // A dynamic-batch model (ge.BatchModelMagic) comes back as its gears and
 // a CompiledModel without tasks that describes it: the IO a device
 // reports, and memory and weight sizes that hold every gear side by side.
-func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, error) {
+// An ONNX model whose shapes only a run fixes comes back as a dynModel and
+// a CompiledModel without tasks describing its IO with -1 dims
+// (model_dynamic.go). A refused ONNX model's error keeps the *onnx.Error
+// (acl.Error.Cause), so errors.As and errors.Is reach it.
+func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, *dynModel, error) {
 	switch {
 	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
 	case bytes.HasPrefix(blob, []byte(ge.BatchModelMagic)):
 		bm, err := ge.ParseBatchModel(blob)
 		if err != nil {
-			return nil, nil, c.fail(parseCode(err), "cannot parse the dynamic-batch model: %v", err)
+			return nil, nil, nil, c.fail(parseCode(err), "cannot parse the dynamic-batch model: %v", err)
 		}
 		m := &ge.CompiledModel{Name: bm.Gears[0].Model.Name, Inputs: bm.Inputs(), Outputs: bm.Outputs()}
 		for _, g := range bm.Gears {
@@ -198,22 +208,26 @@ func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, error) {
 			m.ZeroCopySize += g.Model.ZeroCopySize
 			m.WeightSize += g.Model.WeightSize
 		}
-		return m, bm, nil
+		return m, bm, nil, nil
 	case bytes.HasPrefix(blob, omMagic):
-		return nil, nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
+		return nil, nil, nil, c.fail(acl.CodeGEParamInvalid, "this is an offline model (.om, built by ATC for the device): "+
 			"the fallback cannot run its device kernels; load the ONNX model it was built from (or a ge model) instead")
 	case onnx.LooksLikeONNX(blob):
-		m, err := onnx.Compile(blob)
-		if err != nil {
-			return nil, nil, c.fail(acl.CodeOf(err), "cannot import the ONNX model: %v", err)
-		}
-		return m, nil, nil
+		m, dm, err := c.loadONNX(blob)
+		return m, nil, dm, err
 	}
 	m, err := ge.ParseModel(blob)
 	if err != nil {
-		return nil, nil, c.fail(parseCode(err), "cannot parse the model: %v", err)
+		if looksLikeTruncatedONNX(blob) {
+			// Neither format: bytes that start as an ONNX model but do not
+			// decode (a truncated .onnx file) get the importer's refusal.
+			if _, oerr := onnx.Compile(blob); oerr != nil {
+				return nil, nil, nil, c.failCause(acl.CodeOf(oerr), oerr, "cannot import the ONNX model: %v", oerr)
+			}
+		}
+		return nil, nil, nil, c.fail(parseCode(err), "cannot parse the model: %v", err)
 	}
-	return m, nil, nil
+	return m, nil, nil, nil
 }
 
 // parseCode is the load error for a model that does not parse.
@@ -262,12 +276,12 @@ func modeCall(m execMode) string {
 // load parses the model, sets up its memory and its zero-copy runtime and
 // registers it under a new id.
 func (c *call) load(s loadSpec) (acl.ModelID, error) {
-	m, bm, err := c.parse(s.blob)
+	m, bm, dm, err := c.parse(s.blob)
 	if err != nil {
 		return 0, err
 	}
 	n := c.n
-	md := &model{n: n, m: m, dev: c.ctx.dev, ctx: c.ctx, excludeIO: s.excludeIO}
+	md := &model{n: n, m: m, dev: c.ctx.dev, ctx: c.ctx, excludeIO: s.excludeIO, dyn: dm}
 	need := uintptr(m.MemorySize)
 	if s.excludeIO {
 		need = uintptr(m.FeatureMapSize())
@@ -295,9 +309,11 @@ func (c *call) load(s loadSpec) (acl.ModelID, error) {
 		}
 	}
 	md.workAddr, md.weightAddr = sliceAddr(md.work), sliceAddr(md.weight)
-	if bm != nil {
+	switch {
+	case dm != nil: // runs plan their own memory
+	case bm != nil:
 		err = c.setupGears(md, bm)
-	} else {
+	default:
 		err = c.setupRuntime(md)
 	}
 	if err != nil {

@@ -161,6 +161,11 @@ func (n *NPU) SetDynamicBatchSize(id acl.ModelID, ds acl.DatasetHandle, index ui
 // acl_model/model/model.cpp:1978-2035): output i's dims for the batch the
 // model's last aclmdlSetDynamicBatchSize chose (GeExecutor::GetCurShape);
 // the description's dims for a static model or before a batch is chosen.
+// A model with unknown dims, which GE runs with its runtime v2 executor,
+// is refused with ACL_ERROR_API_NOT_SUPPORT before the index is checked
+// (model.cpp:1981-1985: "This api does not support dynamic model"): its
+// outputs' real shapes are on the output dataset
+// (aclmdlGetDatasetTensorDesc).
 func (n *NPU) GetCurOutputDims(d acl.ModelDescHandle, i uintptr, dims *acl.IODims) error {
 	c, err := n.begin("aclmdlGetCurOutputDims", false)
 	if err != nil {
@@ -182,6 +187,13 @@ func (n *NPU) GetCurOutputDims(d acl.ModelDescHandle, i uintptr, dims *acl.IODim
 		return c.badHandle("model description", uintptr(d))
 	case dims == nil:
 		return c.fail(acl.CodeInvalidParam, "null dims")
+	}
+	t.mu.RLock()
+	dm := t.models[desc.id]
+	t.mu.RUnlock()
+	switch {
+	case dm != nil && dm.dyn != nil:
+		return c.fail(acl.CodeAPINotSupport, "This api does not support dynamic model: model %d has unknown dims; read the outputs' real shapes from the output dataset (aclmdlGetDatasetTensorDesc)", desc.id)
 	case !ok:
 		return c.fail(acl.CodeInvalidParam, "index[%d] should be smaller than tensor size[%d]", i, len(desc.outputs))
 	}

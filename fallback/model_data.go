@@ -17,7 +17,8 @@ type dataBuffer struct {
 // handle as in C (destroying a buffer does not remove it from a dataset;
 // executing with it then fails). Guarded by modelTable.mu.
 type dataset struct {
-	bufs []acl.DataBufferHandle
+	bufs  []acl.DataBufferHandle
+	descs []*dsDesc // per entry: its tensor description (model_dynamic.go), nil for none
 }
 
 // CreateDataBuffer is aclCreateDataBuffer. A null address is allowed (with
@@ -59,7 +60,11 @@ func (n *NPU) CreateDataset() (acl.DatasetHandle, error) {
 // DestroyDataset is aclmdlDestroyDataset; its data buffers stay alive (the
 // caller destroys them).
 func (n *NPU) DestroyDataset(ds acl.DatasetHandle) error {
-	return destroyHostObject(n, "aclmdlDestroyDataset", "dataset", &n.models.sets, ds)
+	return changeHostObject(n, "aclmdlDestroyDataset", "dataset", &n.models.sets, ds, func(_ *call, s *dataset) error {
+		n.dropDescsLocked(s) // the descriptions are the dataset's
+		delete(n.models.sets, ds)
+		return nil
+	})
 }
 
 // AddDatasetBuffer is aclmdlAddDatasetBuffer.

@@ -9,7 +9,8 @@ import (
 // by GetDesc. Guarded by modelTable.mu.
 type modelDesc struct {
 	inputs, outputs []ge.IODesc
-	batches         []int64 // a dynamic-batch model's gears
+	batches         []int64      // a dynamic-batch model's gears
+	ranges          [][][2]int64 // a model with unknown dims: each input's dim ranges
 	id              acl.ModelID
 }
 
@@ -38,6 +39,10 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 	}
 	desc.inputs, desc.outputs = md.m.Inputs, md.m.Outputs // the parsed model is immutable
 	desc.batches, desc.id = md.batches, id
+	desc.ranges = nil
+	if md.dyn != nil {
+		desc.ranges = md.dyn.ranges
+	}
 	return nil
 }
 

@@ -93,6 +93,9 @@ func (n *NPU) ExecuteAsync(id acl.ModelID, in, out acl.DatasetHandle, s acl.Stre
 	if err != nil {
 		return err
 	}
+	if md.dyn != nil {
+		return c.executeDynamic(md, in, out, st)
+	}
 	skip := -1
 	if md.gears != nil {
 		if md, err = c.gearFor(md, in, out, st); err != nil {
@@ -156,6 +159,9 @@ func (n *NPU) Execute(id acl.ModelID, in, out acl.DatasetHandle) error {
 	md, err := c.lookupModel(id)
 	if err != nil {
 		return err
+	}
+	if md.dyn != nil {
+		return c.executeDynamic(md, in, out, nil)
 	}
 	skip := -1
 	if md.gears != nil {

@@ -43,6 +43,14 @@ type ModelStats struct {
 	Applies      uint64 // executions whose argument refresh was applied
 	PatchedSlots uint64 // argument slots rewritten over all executions
 	LastPatched  uint64 // argument slots rewritten by the last execution
+
+	// A model with unknown dims (an ONNX model whose shapes a run fixes)
+	// plans each input-shape tuple on first use in a bounded cache:
+	Plans       int   // plans held now
+	Compiles    int64 // plans built
+	PlanHits    int64 // executions whose plan was cached
+	Evictions   int64 // plans dropped to keep within the bound
+	Interpreted int64 // executions evaluated node by node (shapes that need values)
 }
 
 // ModelStats returns a loaded model's counters. Errors:
@@ -53,6 +61,7 @@ func (n *NPU) ModelStats(id acl.ModelID) (ModelStats, error) {
 		return ModelStats{}, err
 	}
 	var s ModelStats
+	md.dynStats(&s)
 	for _, x := range md.parts() {
 		if x.rt == nil {
 			continue // a dynamic-batch model: its gears execute

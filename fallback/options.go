@@ -44,6 +44,10 @@ type config struct {
 	pedantic   bool // report what the device tolerates but is almost always a bug
 	maxStreams int  // streams per device (CreateStream), 0: DefaultMaxStreams
 	maxEvents  int  // events per device (CreateEvent*), 0: DefaultMaxEvents
+	// execTimeout bounds an execution of a model with unknown dims
+	// (WithModelExecuteTimeout, model_dynamic.go); 0: the default, < 0:
+	// unbounded.
+	execTimeout time.Duration
 }
 
 type fault struct {

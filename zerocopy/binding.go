@@ -66,6 +66,7 @@ type bindConfig struct {
 	inSet        bool
 	outSet       bool
 	mallocPolicy acl.MemMallocPolicy
+	maxBytes     uintptr // WithMaxBytes (dynamic.go)
 }
 
 // WithDeviceOnly makes the Binding check, at bind and swap time and before
@@ -160,8 +161,15 @@ func (b *Binding) take(op, dir string, ios []acl.IODesc, given []acl.Memory, set
 			continue
 		}
 		// An IO of zero bytes still gets a (minimal) allocation: the
-		// backend refuses a zero-size Malloc.
+		// backend refuses a zero-size Malloc. One of unknown dims gets
+		// what its range or WithMaxBytes bounds it to (dynamic.go).
 		n := max(io.Size, 1)
+		if io.Dynamic() {
+			var err error
+			if n, err = dynamicSize(op, dir, i, io, cfg.maxBytes); err != nil {
+				return nil, err
+			}
+		}
 		var mm acl.Memory
 		var err error
 		if cfg.host {

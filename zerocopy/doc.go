@@ -10,6 +10,11 @@
 // copy-only (WithHostBuffers is the copy mode a zero-copy run is compared
 // against); WithDeviceOnly refuses anything that would not be zero copy, WithAlwaysZeroCopy is GE's always_zero_copy rule for outputs.
 //
+// A model with unknown dims (-1 in its description) takes each run's input
+// shapes with the data (WriteInputDims, SetInputShape) and reports its
+// outputs' real shapes (ReadOutputDims, OutputShape); Bind sizes such IO
+// from its dims range, or WithMaxBytes.
+//
 // The run-time mechanism a backend uses to honour a binding (offset
 // records, task-argument refresh, copy-only IO, GE's size and reuse rules)
 // is the backend's business and lives in an internal package; this package

@@ -75,3 +75,64 @@ func ExampleBind() {
 	// Output:
 	// [2 4 6 8]
 }
+
+// A model with unknown dims (an ONNX model with a symbolic batch N, on
+// the fallback): each run's input shapes go with the data, and the outputs
+// come back at their real shapes.
+func ExampleBinding_WriteInputDims() {
+	npu, err := fallback.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	rt, err := acl.Init(npu, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rt.Close()
+	dev, err := rt.OpenDevice(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// x[N,4], y[N,4], k: sum = Relu(x + y), proj = x·w, seq = Range(0, k, 1)
+	m, err := dev.LoadModelFile("../fallback/testdata/dyn_symbolic.onnx")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("x:", m.Desc().Inputs[0].Dims)
+	b, err := zerocopy.Bind(m, zerocopy.WithMaxBytes(1024)) // room for the unbounded IO
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	for _, rows := range []int64{1, 2} {
+		x := make([]float32, 4*rows)
+		for i := range x {
+			x[i] = float32(i) - 2
+		}
+		if err := b.WriteInputDims(0, []int64{rows, 4}, x); err != nil {
+			log.Fatal(err)
+		}
+		if err := b.WriteInputDims(1, []int64{rows, 4}, x); err != nil {
+			log.Fatal(err)
+		}
+		if err := zerocopy.WriteInput(b, 2, []int64{rows + 1}); err != nil {
+			log.Fatal(err)
+		}
+		if err := b.Run(); err != nil {
+			log.Fatal(err)
+		}
+		sum, dims, err := b.ReadOutputDims(0)
+		if err != nil {
+			log.Fatal(err)
+		}
+		seq, sdims, err := zerocopy.ReadOutputDims[int64](b, 2)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(dims, sum, sdims, seq)
+	}
+	// Output:
+	// x: [-1 4]
+	// [1 4] [0 0 0 2] [2] [0 1]
+	// [2 4] [0 0 0 2 4 6 8 10] [3] [0 1 2]
+}

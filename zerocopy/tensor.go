@@ -38,8 +38,12 @@ func WriteInput[T Element](b *Binding, i int, v []T) error {
 	if err != nil {
 		return err
 	}
-	if uintptr(len(v))*es > io.Size {
-		return acl.Errorf(op, acl.CodeInvalidParam, "%d elements for %s, which holds %d", len(v), ioName("input", i, io), io.Size/es)
+	capacity := io.Size
+	if io.Dynamic() {
+		capacity = mm.Size() // the run's shape says how much is read (WriteInputDims)
+	}
+	if uintptr(len(v))*es > capacity {
+		return acl.Errorf(op, acl.CodeInvalidParam, "%d elements for %s, which holds %d", len(v), ioName("input", i, io), capacity/es)
 	}
 	data := make([]byte, uintptr(len(v))*es)
 	encode(io.DataType, data, v)
@@ -57,18 +61,38 @@ func WriteInput[T Element](b *Binding, i int, v []T) error {
 	return acl.Errorf(op, acl.CodeInvalidParam, "%s: memory of type %T", ioName("input", i, io), mm)
 }
 
-// ReadOutput is Binding.ReadOutput for any Element type.
+// ReadOutput is Binding.ReadOutput for any Element type. An output of
+// unknown dims has as many elements as the last run's real shape
+// (ReadOutputDims returns it).
 func ReadOutput[T Element](b *Binding, i int) ([]T, error) {
-	const op = "zerocopy.ReadOutput"
+	v, _, err := readOutput[T](b, "zerocopy.ReadOutput", i)
+	return v, err
+}
+
+// readOutput reads output i and its dims: the real shape of the last run
+// for an output of unknown dims, the description's otherwise.
+func readOutput[T Element](b *Binding, op string, i int) ([]T, []int64, error) {
 	mm, io, err := b.io(op, "output", i)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	es, err := elemSize(op, io)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data := make([]byte, io.Size/es*es)
+	size, dims := io.Size, io.Dims
+	if io.Dynamic() {
+		if size, dims, err = b.realOutput(op, i, io, mm); err != nil {
+			return nil, nil, err
+		}
+	}
+	v, err := readMem[T](op, i, io, mm, es, size)
+	return v, append([]int64(nil), dims...), err
+}
+
+// readMem reads size bytes of output memory mm as elements.
+func readMem[T Element](op string, i int, io acl.IODesc, mm acl.Memory, es, size uintptr) ([]T, error) {
+	data := make([]byte, size/es*es)
 	switch m := mm.(type) {
 	case *acl.DeviceBuffer:
 		if err := m.CopyToHostAt(data, 0); err != nil {

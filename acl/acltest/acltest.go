@@ -88,6 +88,12 @@ type Options struct {
 	// is skipped.
 	BatchModel func(ios []ModelIO, gears []uint64) ([]byte, error)
 
+	// DynamicModel builds a model with unknown dims (ATC's
+	// --input_shape with -1): the ios' -1 dims are unknown, each with the
+	// range [1, -1]; output = input + Addend, of the input's real shape.
+	// When nil the UnknownDims subtest is skipped.
+	DynamicModel func(ios []ModelIO) ([]byte, error)
+
 	// ModelLacks declares the model features the backend does not have;
 	// only the subtests of those features skip.
 	ModelLacks []ModelFeature

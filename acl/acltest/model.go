@@ -139,6 +139,7 @@ func (s *suite) modelAPI(t *testing.T) {
 	t.Run("ReuseInput", func(t *testing.T) { s.modelBackend(t).reuseInput(t) })
 	t.Run("CopyOnlyOutput", func(t *testing.T) { s.modelBackend(t).copyOnlyOutput(t) })
 	t.Run("DynamicBatch", func(t *testing.T) { s.modelBackend(t).dynamicBatch(t) })
+	s.modelDynamicAPI(t) // model_dynamic.go
 }
 
 // modelCopy places the model bytes in pinned memory (C may read them

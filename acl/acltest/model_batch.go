@@ -44,6 +44,12 @@ func (m *modelSuite) dynamicBatch(t *testing.T) {
 	var b acl.Batch
 	require.NoError(t, m.mb.GetDynamicBatch(d, &b))
 	assert.Equal(t, gears, b.Gears())
+	// A model with gears reports no dims ranges (GE's GetDimsRange,
+	// model_om2.cpp:474-480).
+	var r acl.IODimsRange
+	r.RangeCount = 5
+	require.NoError(t, m.mb.GetInputDimsRange(d, 0, &r))
+	assert.Zero(t, r.RangeCount, "a gear model has no ranges")
 	// ACL-layer NULL and index checks → 100000 (GE model.cpp, log_inner.h).
 	expect(t, acl.CodeInvalidParam, "GetDynamicBatch into NULL", func() error { return m.mb.GetDynamicBatch(d, nil) })
 	n, err := m.mb.GetInputDynamicGearCount(d, ^uintptr(0))

@@ -40,6 +40,7 @@ func TestConformanceStub(t *testing.T) {
 			batch := acltest.ModelIO{In: acl.DynamicTensorName, Out: "batch_out", DataType: acl.Int32, Format: acl.FormatND, Dims: []int64{1}}
 			return stubModelGears(append(append([]acltest.ModelIO(nil), ios...), batch), 64, gears), nil
 		},
+		DynamicModel: func(ios []acltest.ModelIO) ([]byte, error) { return stubModel(ios, 64), nil },
 	})
 }
 

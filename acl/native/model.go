@@ -53,6 +53,13 @@ const (
 	msGetInputDynamicDims
 	msSetDynamicBatchSize
 	msGetCurOutputDims
+	msSetDatasetTensorDesc
+	msGetDatasetTensorDesc
+	msGetInputDimsV2
+	msGetInputDimsRange
+	msGetDynamicHW
+	msSetDynamicHWSize
+	msSetInputDynamicDims
 	numModelSyms
 )
 
@@ -103,6 +110,14 @@ var modelSyms = [numModelSyms]string{
 	msGetInputDynamicDims:      "aclmdlGetInputDynamicDims",
 	msSetDynamicBatchSize:      "aclmdlSetDynamicBatchSize",
 	msGetCurOutputDims:         "aclmdlGetCurOutputDims",
+	// Unknown dims, ranges and image-size / dims gears (model_dynamic.go).
+	msSetDatasetTensorDesc: "aclmdlSetDatasetTensorDesc",
+	msGetDatasetTensorDesc: "aclmdlGetDatasetTensorDesc",
+	msGetInputDimsV2:       "aclmdlGetInputDimsV2",
+	msGetInputDimsRange:    "aclmdlGetInputDimsRange",
+	msGetDynamicHW:         "aclmdlGetDynamicHW",
+	msSetDynamicHWSize:     "aclmdlSetDynamicHWSize",
+	msSetInputDynamicDims:  "aclmdlSetInputDynamicDims",
 }
 
 // ModelSymbols lists the C functions of the model API, all optional.

@@ -26,6 +26,10 @@ const (
 	osSetAttrString
 	osSetAttrListInt
 	osCompileAndExecuteV2
+	osGetTensorDescType
+	osGetTensorDescFormat
+	osGetTensorDescNumDims
+	osGetTensorDescDimV2
 	numOpSyms
 )
 
@@ -44,6 +48,12 @@ var opSyms = [numOpSyms]string{
 	osSetAttrString:       "aclopSetAttrString",
 	osSetAttrListInt:      "aclopSetAttrListInt",
 	osCompileAndExecuteV2: "aclopCompileAndExecuteV2",
+	// Readers of a description (acl_base_mdl.h), for the model API's
+	// output shapes (model_dynamic.go).
+	osGetTensorDescType:    "aclGetTensorDescType",
+	osGetTensorDescFormat:  "aclGetTensorDescFormat",
+	osGetTensorDescNumDims: "aclGetTensorDescNumDims",
+	osGetTensorDescDimV2:   "aclGetTensorDescDimV2",
 }
 
 // OpSymbols lists the C functions of the single-op API, all optional.

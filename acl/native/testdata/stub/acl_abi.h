@@ -175,6 +175,20 @@ typedef struct aclmdlBatch {
     uint64_t batch[ACL_MAX_BATCH_NUM];
 } aclmdlBatch;
 
+/* Dims ranges and image-size gears (acl_mdl.h @hicann/ge ffdcbc9 l.145-165). */
+#define ACL_DIM_ENDPOINTS 2
+#define ACL_MAX_HW_NUM 128
+
+typedef struct aclmdlIODimsRange {
+    size_t rangeCount;
+    int64_t range[ACL_MAX_DIM_CNT][ACL_DIM_ENDPOINTS];
+} aclmdlIODimsRange;
+
+typedef struct aclmdlHW {
+    size_t hwCount;
+    uint64_t hw[ACL_MAX_HW_NUM][2];
+} aclmdlHW;
+
 typedef enum {
     ACL_MDL_PRIORITY_INT32 = 0,
     ACL_MDL_LOAD_TYPE_SIZET,

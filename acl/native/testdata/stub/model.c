@@ -2,7 +2,8 @@
  * acl_base.h) over a model format of the stub's own:
  *
  *   offset 0   char     magic[8] = "STUBOM01"
- *          8   uint32   n: number of inputs = number of outputs, 1..8
+ *          8   uint32   n: number of inputs = number of outputs, 1..8, in the
+ *              low 16 bits; bit 31: a dims-range table follows the gears
  *         12   uint32   g: number of batch gears, 0 (static) to 8, in the low
  *              16 bits; bit 16+k: output k must reuse input k's memory (the
  *              model attribute ge.exec.outputReuseInputMemIndexes "k,k");
@@ -16,6 +17,9 @@
  *          .   g uint64 batch gears (aclmdlGetDynamicBatch reports them;
  *              aclmdlSetDynamicBatchSize accepts only them and writes the
  *              batch into the buffer it is given, as GE does)
+ *          .   with bit 31 of n: per input, 8 (lo, hi) int64 pairs: the range
+ *              of each -1 dim (hi -1: no upper bound); without it a -1 dim
+ *              ranges over [1, -1]
  *          .   weight_size bytes of weights
  *
  * Every model is "add a constant": output k = input k + addend k, element
@@ -25,7 +29,14 @@
  * and read from there at execution; each execution increments the uint64
  * counter at the start of the work memory. With caller-owned memory
  * (..._WITH_MEM) both effects are visible to the caller, which proves the
- * memory is the one used. */
+ * memory is the one used.
+ *
+ * A dim of -1 is unknown (ATC's --input_shape with -1): input k and output
+ * k then have the same dims, and each execution takes input k's real shape
+ * from the tensor description set on the input dataset
+ * (aclmdlSetDatasetTensorDesc), which the stub records (stub_exec_desc) so
+ * a test can assert what the binding passed; after the run output k's
+ * real shape, input k's, is set on the output dataset. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +71,9 @@ typedef struct io {
     int32_t dtype, format;
     uint64_t ndims;
     int64_t dims[MAX_DIMS];
-    size_t bytes;
+    int64_t lo[MAX_DIMS], hi[MAX_DIMS]; /* the range of each dim */
+    int dynamic;                        /* a dim is -1 */
+    size_t bytes;                       /* 0 when dynamic */
 } io;
 
 typedef struct model {
@@ -78,6 +91,7 @@ typedef struct model {
     uint32_t pending;            /* asynchronous executions queued */
     stub_stream *pending_stream; /* the stream they are queued on */
     int mode;                    /* 0 never executed, 1 aclmdlExecute, 2 aclmdlExecuteAsync */
+    int dynamic;                 /* an input has unknown dims */
 } model;
 
 struct aclmdlDesc {
@@ -96,6 +110,7 @@ struct aclDataBuffer {
 
 struct aclmdlDataset {
     uintptr_t *bufs;
+    uintptr_t *descs; /* per entry: the tensor description it owns, or 0 */
     size_t n, cap;
 };
 
@@ -128,12 +143,20 @@ static int parse_io(const char *p, io *d) {
     memcpy(d->dims, p + 80, 64);
     if (d->ndims > MAX_DIMS || !dtype_size(d->dtype)) return -1;
     size_t e = 1;
+    d->dynamic = 0;
     for (uint64_t i = 0; i < d->ndims; i++) {
+        if (d->dims[i] == -1) {
+            d->dynamic = 1;
+            d->lo[i] = 1;
+            d->hi[i] = -1;
+            continue;
+        }
         if (d->dims[i] <= 0 || d->dims[i] > (1 << 28)) return -1;
+        d->lo[i] = d->hi[i] = d->dims[i];
         e *= (size_t)d->dims[i];
         if (e > ((size_t)1 << 32)) return -1;
     }
-    d->bytes = e * dtype_size(d->dtype);
+    d->bytes = d->dynamic ? 0 : e * dtype_size(d->dtype);
     return 0;
 }
 
@@ -147,6 +170,8 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     if (size < HDR) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu is below the header", size);
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
+    int ranged = (int)(m->n >> 31);
+    m->n &= 0xffff;
     memcpy(&m->ngears, p + 12, 4);
     m->reuse = m->ngears >> 16 & 0xff;
     m->copy = m->ngears >> 24;
@@ -160,21 +185,38 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     if (m->ngears > MAX_GEARS) return stub_fail(GE_PARAM_INVALID, fn, "gear count %u not in [0, 8]", m->ngears);
     if ((m->reuse | m->copy) >> m->n)
         return stub_fail(GE_PARAM_INVALID, fn, "reuse or copy mask names an io past %u", m->n);
-    size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + m->weight_size;
+    size_t ranges = ranged ? (size_t)m->n * MAX_DIMS * 16 : 0;
+    size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + ranges + m->weight_size;
     if (size != want)
         return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
     for (uint32_t k = 0; k < m->n; k++) {
         if (parse_io(p + HDR + k * IO_DESC, &m->in[k]) || parse_io(p + HDR + (m->n + k) * IO_DESC, &m->out[k]))
             return stub_fail(GE_PARAM_INVALID, fn, "bad descriptor of io %u", k);
-        if (m->in[k].dtype != m->out[k].dtype || m->in[k].bytes != m->out[k].bytes)
-            return stub_fail(GE_PARAM_INVALID, fn, "input %u and output %u differ in type or size", k, k);
+        if (m->in[k].dtype != m->out[k].dtype || m->in[k].bytes != m->out[k].bytes ||
+            m->in[k].dynamic != m->out[k].dynamic ||
+            (m->in[k].dynamic && (m->in[k].ndims != m->out[k].ndims ||
+                                  memcmp(m->in[k].dims, m->out[k].dims, 8 * m->in[k].ndims) != 0)))
+            return stub_fail(GE_PARAM_INVALID, fn, "input %u and output %u differ in type, size or dims", k, k);
     }
     const char *g = p + HDR + 2 * (size_t)m->n * IO_DESC;
     for (uint32_t k = 0; k < m->ngears; k++) {
         memcpy(&m->gears[k], g + 8 * k, 8);
         if (m->gears[k] == 0) return stub_fail(GE_PARAM_INVALID, fn, "batch gear %u is 0", k);
     }
-    m->weights = g + 8 * (size_t)m->ngears;
+    const char *rt = g + 8 * (size_t)m->ngears;
+    for (uint32_t k = 0; ranged && k < m->n; k++) {
+        io *d = &m->in[k];
+        for (uint64_t i = 0; i < d->ndims; i++) {
+            int64_t lo, hi;
+            memcpy(&lo, rt + (k * MAX_DIMS + i) * 16, 8);
+            memcpy(&hi, rt + (k * MAX_DIMS + i) * 16 + 8, 8);
+            if (d->dims[i] != -1) continue; /* a fixed dim's range is itself */
+            if (lo < 1 || (hi != -1 && hi < lo)) return stub_fail(GE_PARAM_INVALID, fn, "input %u dim %llu: bad range [%lld, %lld]", k, (unsigned long long)i, (long long)lo, (long long)hi);
+            d->lo[i] = lo;
+            d->hi[i] = hi;
+        }
+    }
+    m->weights = rt + ranges;
     return ACL_SUCCESS;
 }
 
@@ -210,6 +252,7 @@ static aclError load(const char *fn, stub_ctx *ctx, const parsed *pm, uint32_t *
     memcpy(m->gears, pm->gears, sizeof m->gears);
     m->work_size = pm->work_size;
     m->weight_size = pm->weight_size;
+    for (uint32_t k = 0; k < pm->n; k++) m->dynamic |= pm->in[k].dynamic;
     m->device = ctx->device;
     m->ctx = ctx;
     if (with_mem) {
@@ -737,7 +780,9 @@ STUB_API aclError aclmdlDestroyDataset(const aclmdlDataset *dataset) {
     aclmdlDataset *d = get_dataset(dataset);
     if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown dataset %p", dataset));
     g_datasets.slot[((uintptr_t)dataset - DATASET_BASE) / HANDLE_STEP - 1] = NULL;
+    for (size_t k = 0; k < d->n; k++) tdesc_free(d->descs[k]);
     free(d->bufs);
+    free(d->descs);
     free(d);
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -754,8 +799,12 @@ STUB_API aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *
         uintptr_t *b = realloc(d->bufs, cap * sizeof *b);
         if (!b) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
         d->bufs = b;
+        uintptr_t *t = realloc(d->descs, cap * sizeof *t);
+        if (!t) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+        d->descs = t;
         d->cap = cap;
     }
+    d->descs[d->n] = 0;
     d->bufs[d->n++] = (uintptr_t)dataBuffer;
     LOCKED_RETURN(ACL_SUCCESS);
 }
@@ -796,8 +845,8 @@ typedef struct run {
  * execution copies with a device-to-device DMA. */
 enum { FAULT_CORE = 1, FAULT_DMA = 2 };
 
-static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, int async, void **addr,
-                        size_t *touch, int *fault) {
+static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, int out, int async, const size_t *need,
+                        void **addr, size_t *touch, int *fault) {
     const char *what = out ? "output" : "input";
     const io *ios = out ? m->out : m->in;
     aclmdlDataset *d = get_dataset(h);
@@ -815,15 +864,23 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
         if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s buffer %u was destroyed", what, k);
         if (out && !b->data && b->size == 0) {
             void *p;
-            if (dev_alloc(m->device, ios[k].bytes, &p) != 0)
+            if (dev_alloc(m->device, need[k], &p) != 0)
                 return stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "no device memory for output %u (%zu bytes)", k,
-                                 ios[k].bytes);
+                                 need[k]);
             b->data = p;
-            b->size = ios[k].bytes;
+            b->size = need[k];
         }
-        if (b->size + SIZE_SLACK < ios[k].bytes)
+        /* An unknown-dim IO's buffer must hold the run's real shape: the
+         * runtime v2 copy of an output to a shorter buffer fails with
+         * GRAPH_FAILED (hicann/ge runtime/v2/kernel/common_kernel_impl/
+         * memory_copy.cc:566-571), which ACL returns as ACL_ERROR_GE_FAILURE
+         * (model.cpp:668-671, error_codes_inner.h:24-28). */
+        if (ios[k].dynamic && b->size < need[k])
+            return stub_fail(ACL_ERROR_GE_FAILURE, fn, "%s %u (%s): given buffer size %zu is less than the %s tensor size %zu",
+                             what, k, ios[k].name, b->size, what, need[k]);
+        if (b->size + SIZE_SLACK < need[k])
             return stub_fail(ACL_ERROR_GE_FAILURE, fn, "E13025: %s %u (%s): buffer of %zu bytes, the model needs %zu", what,
-                             k, ios[k].name, b->size, ios[k].bytes);
+                             k, ios[k].name, b->size, need[k]);
         if (!b->data) return stub_fail(GE_EXEC_MODEL_ADDR_INVALID, fn, "%s %u (%s): NULL address", what, k, ios[k].name);
         int copied = out && (m->copy >> k & 1);
         /* A copied output is copied whole: CopyOutputData fails on a shorter
@@ -833,7 +890,7 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
             return stub_fail(ACL_ERROR_GE_INTERNAL_ERROR, fn,
                              "output %u (%s): the buffer of %zu bytes is smaller than the %zu bytes copied out to it", k,
                              ios[k].name, b->size, ios[k].bytes);
-        size_t n_touch = b->size < ios[k].bytes ? b->size : ios[k].bytes;
+        size_t n_touch = b->size < need[k] ? b->size : need[k];
         classified c;
         classify(b->data, n_touch, &c);
         if ((c.kind == MK_DEVICE || c.kind == MK_DEVFREE) && c.device != m->device)
@@ -936,6 +993,115 @@ static void run_model(void *arg, int go) {
     free(r);
 }
 
+/* The descriptions the stub was given, per dynamic-model execution (a
+ * ring of the last DESC_LOG), for stub_exec_desc. */
+#define DESC_LOG 64
+static struct {
+    uint32_t n;
+    int32_t dt[MAX_IO], format[MAX_IO];
+    int ndims[MAX_IO];
+    int64_t dims[MAX_IO][MAX_DIMS];
+} g_desc_log[DESC_LOG];
+static uint64_t g_desc_runs;
+
+/* dyn_shapes resolves each input's real dims for one run of a model with
+ * unknown dims, as GE's runtime v2 execute does: an input with a tensor
+ * description on the dataset takes its dims (hicann/ge api/acl/acl_model/
+ * model/model.cpp:555-562); one without keeps the model's -1 dims, which
+ * the range check lets through (graph_metadef/graph/utils/tensor_utils.cc:
+ * 375-378) and the execution cannot size: a GE status outside the ACL
+ * ranges, ACL_ERROR_GE_FAILURE (model.cpp:668-671, error_codes_inner.h:
+ * 24-28). Dims outside the input's range, or a rank other than the
+ * model's, are ACL_ERROR_INVALID_PARAM (model.cpp:619-621;
+ * tensor_utils.cc:362-371, 391-420). A dataset of the wrong size is left
+ * to bind_io. need gets each IO's bytes. */
+static aclError dyn_shapes(const char *fn, const aclmdlDataset *h, const model *m, int64_t dims[][MAX_DIMS],
+                           int *ndims, size_t *need, int32_t *dts, int32_t *formats) {
+    aclmdlDataset *d = get_dataset(h);
+    for (uint32_t k = 0; k < m->n; k++) {
+        const io *p = &m->in[k];
+        ndims[k] = (int)p->ndims;
+        memcpy(dims[k], p->dims, sizeof dims[k]);
+        need[k] = p->bytes;
+        dts[k] = p->dtype;
+        formats[k] = p->format;
+        if (!p->dynamic || !d || d->n != m->n) continue;
+        int32_t dt, format;
+        int64_t got[MAX_DIMS];
+        int nd = d->descs[k] ? tdesc_read(d->descs[k], &dt, &format, got) : -1;
+        if (nd < 0)
+            return stub_fail(ACL_ERROR_GE_FAILURE, fn,
+                             "input %u (%s) has unknown dims and the dataset gives no tensor description for it "
+                             "(aclmdlSetDatasetTensorDesc)", k, p->name);
+        if ((uint64_t)nd != p->ndims)
+            return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "Input [%u] shape out of shape range: rank %d, the model's is %llu",
+                             k, nd, (unsigned long long)p->ndims);
+        size_t e = 1;
+        for (int i = 0; i < nd; i++) {
+            if (got[i] < p->lo[i] || (p->hi[i] != -1 && got[i] > p->hi[i]) || got[i] > (1 << 28))
+                return stub_fail(ACL_ERROR_INVALID_PARAM, fn,
+                                 "Input [%u] shape out of shape range: dim %d is %lld, the range is [%lld, %lld]", k, i,
+                                 (long long)got[i], (long long)p->lo[i], (long long)p->hi[i]);
+            e *= (size_t)got[i];
+            if (e > ((size_t)1 << 32))
+                return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "Input [%u] shape out of shape range: too many elements", k);
+        }
+        memcpy(dims[k], got, sizeof got);
+        need[k] = e * dtype_size(p->dtype);
+        dts[k] = dt; /* as given: the record shows what the caller passed */
+        formats[k] = format;
+    }
+    return ACL_SUCCESS;
+}
+
+/* log_descs records the dims a dynamic run was given and sets each
+ * output's real shape (input k's) on the output dataset, as GE does after
+ * the execute call (model.cpp:672-693). */
+static aclError log_descs(const char *fn, aclmdlDataset *output, const model *m, int64_t dims[][MAX_DIMS], const int *ndims,
+                          const int32_t *dts, const int32_t *formats) {
+    uint64_t slot = g_desc_runs % DESC_LOG;
+    g_desc_log[slot].n = m->n;
+    for (uint32_t k = 0; k < m->n; k++) {
+        g_desc_log[slot].dt[k] = dts[k];
+        g_desc_log[slot].format[k] = formats[k];
+        g_desc_log[slot].ndims[k] = ndims[k];
+        memcpy(g_desc_log[slot].dims[k], dims[k], sizeof dims[k]);
+    }
+    g_desc_runs++;
+    aclmdlDataset *d = get_dataset(output);
+    for (uint32_t k = 0; d && k < m->n && k < d->n; k++) {
+        tdesc_free(d->descs[k]);
+        if (!(d->descs[k] = tdesc_make(m->out[k].dtype, m->out[k].format, ndims[k], dims[k])))
+            return stub_fail(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    }
+    return ACL_SUCCESS;
+}
+
+/* stub_dyn_runs counts the dynamic-model executions since the stub was
+ * loaded; stub_exec_desc reads input k of run r (0-based, one of the last
+ * 64): the dims (into 8 slots), data type and format of the description
+ * the run was given (the model's for an input without one), and returns
+ * the dims count, -1 when there is no such record. */
+STUB_API uint64_t stub_dyn_runs(void) {
+    pthread_mutex_lock(&g_mu);
+    uint64_t n = g_desc_runs;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+STUB_API int stub_exec_desc(uint64_t r, uint32_t k, int64_t *dims, int32_t *dt, int32_t *format) {
+    pthread_mutex_lock(&g_mu);
+    int nd = -1;
+    if (r < g_desc_runs && r + DESC_LOG >= g_desc_runs && k < g_desc_log[r % DESC_LOG].n) {
+        nd = g_desc_log[r % DESC_LOG].ndims[k];
+        memcpy(dims, g_desc_log[r % DESC_LOG].dims[k], 8 * (size_t)nd);
+        *dt = g_desc_log[r % DESC_LOG].dt[k];
+        *format = g_desc_log[r % DESC_LOG].format[k];
+    }
+    pthread_mutex_unlock(&g_mu);
+    return nd;
+}
+
 static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output,
                         aclrtStream stream, int async) {
     pthread_mutex_lock(&g_mu);
@@ -956,8 +1122,13 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
     x->m = m;
     x->id = modelId;
     int fault = 0;
-    if ((r = check_reuse(fn, input, output, m)) || (r = bind_io(fn, input, m, 0, async, x->in, x->nin, &fault)) ||
-        (r = bind_io(fn, output, m, 1, async, x->out, x->nout, &fault))) {
+    int64_t dims[MAX_IO][MAX_DIMS];
+    int ndims[MAX_IO];
+    size_t need[MAX_IO];
+    int32_t dts[MAX_IO], formats[MAX_IO];
+    if ((r = dyn_shapes(fn, input, m, dims, ndims, need, dts, formats)) || (r = check_reuse(fn, input, output, m)) ||
+        (r = bind_io(fn, input, m, 0, async, need, x->in, x->nin, &fault)) ||
+        (r = bind_io(fn, output, m, 1, async, need, x->out, x->nout, &fault))) {
         free(x);
         LOCKED_RETURN(r);
     }
@@ -968,6 +1139,10 @@ static aclError execute(const char *fn, uint32_t modelId, const aclmdlDataset *i
         free(x);
         LOCKED_RETURN(stub_fail(RT_MODEL_CONTEXT, fn, "model %u was loaded in another context (device %d; current on %d)",
                                 modelId, m->device, c->device));
+    }
+    if (m->dynamic && (r = log_descs(fn, output, m, dims, ndims, dts, formats))) {
+        free(x);
+        LOCKED_RETURN(r);
     }
     m->mode = async ? 2 : 1;
     if (!async) {
@@ -1060,9 +1235,18 @@ STUB_API aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dat
     LOCKED_RETURN(ACL_SUCCESS);
 }
 
-/* The stub's gear changes dim 0 of every output to the batch chosen last. */
+/* The stub's gear changes dim 0 of every output to the batch chosen last.
+ * A model with unknown dims runs on GE's runtime v2 executor, for which
+ * the call is ACL_ERROR_API_NOT_SUPPORT, before the index check (hicann/ge
+ * api/acl/acl_model/model/model.cpp:1981-1985). */
 STUB_API aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims) {
     ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclmdlDesc *dd = get_desc(modelDesc);
+    model *dm = dd && dims ? find_model(dd->model_id) : NULL;
+    if (dm && dm->dynamic)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_API_NOT_SUPPORT, __func__, "This api does not support dynamic model, please check."));
+    pthread_mutex_unlock(&g_mu);
     aclError r = io_dims(__func__, modelDesc, index, dims, 1);
     if (r) return r;
     pthread_mutex_lock(&g_mu);
@@ -1072,3 +1256,135 @@ STUB_API aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t ind
     if (m->cur_batch && dims->dimCount > 0) dims->dims[0] = (int64_t)m->cur_batch;
     LOCKED_RETURN(ACL_SUCCESS);
 }
+
+#ifndef STUB_OMIT_OPTIONAL
+/* ---- unknown dims (hicann/ge api/acl/acl_model/model/model_om2.cpp,
+ * model.cpp) ---- */
+
+/* The dataset keeps a copy of the description (model_om2.cpp:965-990): a
+ * NULL one removes the entry's, an index past the buffers is
+ * ACL_ERROR_INVALID_PARAM. */
+STUB_API aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensorDesc *tensorDesc, size_t index) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclmdlDataset *d = get_dataset(dataset);
+    if (!d) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown dataset %p", (void *)dataset));
+    if (index >= d->n)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__,
+                                "input param index[%zu] must be smaller than input databuf size[%zu]", index, d->n));
+    uintptr_t copy = 0;
+    if (tensorDesc) {
+        int32_t dt, format;
+        int64_t dims[MAX_DIMS];
+        int nd = tdesc_read((uintptr_t)tensorDesc, &dt, &format, dims);
+        if (nd < 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "unknown tensor description %p", (void *)tensorDesc));
+        if (!(copy = tdesc_make(dt, format, nd, dims))) LOCKED_RETURN(stub_fail(ACL_ERROR_BAD_ALLOC, __func__, "out of host memory"));
+    }
+    tdesc_free(d->descs[index]);
+    d->descs[index] = copy;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* The dataset's own description, NULL for none or a bad argument
+ * (model_om2.cpp:951-963). */
+STUB_API aclTensorDesc *aclmdlGetDatasetTensorDesc(const aclmdlDataset *dataset, size_t index) {
+    if (stub_enter()) return NULL;
+    pthread_mutex_lock(&g_mu);
+    aclmdlDataset *d = get_dataset(dataset);
+    uintptr_t h = 0;
+    if (!d || index >= d->n)
+        stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown dataset, or index %zu out of range", index);
+    else
+        h = d->descs[index];
+    pthread_mutex_unlock(&g_mu);
+    return (aclTensorDesc *)h;
+}
+
+STUB_API aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims) {
+    ENTER();
+    return io_dims(__func__, modelDesc, index, dims, 0);
+}
+
+/* GE's GetDimsRange (model_om2.cpp:471-541): none (rangeCount 0) for a
+ * model with batch gears; each dim's range for an input of unknown dims;
+ * [n, n] per dim of a static input. */
+STUB_API aclError aclmdlGetInputDimsRange(const aclmdlDesc *modelDesc, size_t index, aclmdlIODimsRange *dimsRange) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (!dimsRange) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "dimsRange is NULL"));
+    const io *p = io_at(modelDesc, index, 0);
+    if (!p) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unfilled description, or index %zu out of range", index));
+    memset(dimsRange, 0, sizeof *dimsRange);
+    if (!get_desc(modelDesc)->ngears) {
+        dimsRange->rangeCount = p->ndims;
+        for (uint64_t k = 0; k < p->ndims; k++) {
+            dimsRange->range[k][0] = p->lo[k];
+            dimsRange->range[k][1] = p->hi[k];
+        }
+    }
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* The stub's models have no image-size gears (model_om2.cpp:1817-1843). */
+STUB_API aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw) {
+    ENTER();
+    (void)index;
+    pthread_mutex_lock(&g_mu);
+    if (!get_desc(modelDesc) || !hw) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    hw->hwCount = 0;
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+
+/* gear_buffer is the checks aclmdlSetDynamicHWSize and
+ * aclmdlSetInputDynamicDims make on the dataset entry (model.cpp:1884-1901,
+ * 1936-1945). */
+static aclError gear_buffer(const char *fn, aclmdlDataset *dataset, size_t index, aclDataBuffer **out) {
+    aclmdlDataset *ds = get_dataset(dataset);
+    if (!ds) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "NULL or unknown dataset");
+    aclDataBuffer *b = index < ds->n ? get_dbuf((const aclDataBuffer *)ds->bufs[index]) : NULL;
+    if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "get data buffer by index[%zu] failed", index);
+    if (!b->data) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "data buffer addr cannot be nullptr");
+    *out = b;
+    return ACL_SUCCESS;
+}
+
+/* GeExecutor::SetDynamicImageSize (hicann/ge runtime/v1/executor/
+ * ge_executor.cc:434-475): under 8 bytes is
+ * ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID; no image-size gear matches
+ * (the stub's models have none) ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID. */
+STUB_API aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height,
+                                         uint64_t width) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (!get_dataset(dataset)) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown dataset"));
+    if (!height || !width)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "height[%llu] or width[%llu] is invalid, can't be zero.",
+                                (unsigned long long)height, (unsigned long long)width));
+    aclDataBuffer *b;
+    aclError r = gear_buffer(__func__, dataset, index, &b);
+    if (r) LOCKED_RETURN(r);
+    if (b->size < 8)
+        LOCKED_RETURN(stub_fail(GE_DYNAMIC_INPUT_LENGTH_INVALID, __func__, "Dynamic input size [%zu] is less than [8]", b->size));
+    if (!find_model(modelId)) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
+    LOCKED_RETURN(stub_fail(GE_DYNAMIC_BATCH_SIZE_INVALID, __func__,
+                            "dynamic image size %llux%llu cannot match the gear of model %u", (unsigned long long)height,
+                            (unsigned long long)width, modelId));
+}
+
+/* GeExecutor::SetDynamicDims (ge_executor.cc:515-545, GetCurDynamicDims
+ * 585-621): the dims given must number the inputs' dims of the model's
+ * dims gears, none for the stub's models:
+ * ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID. */
+STUB_API aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    if (!get_dataset(dataset) || !dims) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    if (dims->dimCount == 0) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "dimCount[0] is invalid, can't be zero."));
+    aclDataBuffer *b;
+    aclError r = gear_buffer(__func__, dataset, index, &b);
+    if (r) LOCKED_RETURN(r);
+    if (!find_model(modelId)) LOCKED_RETURN(stub_fail(GE_EXEC_MODEL_ID_INVALID, __func__, "no loaded model %u", modelId));
+    LOCKED_RETURN(stub_fail(GE_DYNAMIC_INPUT_LENGTH_INVALID, __func__,
+                            "Dynamic input size [%zu] is not equal with all data dims size [0]", dims->dimCount));
+}
+#endif

@@ -72,6 +72,83 @@ STUB_API void aclDestroyTensorDesc(const aclTensorDesc *desc) {
     pthread_mutex_unlock(&g_mu);
 }
 
+uintptr_t tdesc_make(int32_t dt, int32_t format, int ndims, const int64_t *dims) {
+    if (ndims < 0 || ndims > MAX_DIMS) return 0;
+    aclTensorDesc *d = calloc(1, sizeof *d);
+    uintptr_t h = d ? table_add(&g_tdescs, TDESC_BASE, d) : 0;
+    if (!h) {
+        free(d);
+        return 0;
+    }
+    d->dt = (aclDataType)dt;
+    d->format = (aclFormat)format;
+    d->ndims = ndims;
+    for (int i = 0; i < ndims; i++) d->dims[i] = dims[i];
+    return h;
+}
+
+int tdesc_read(uintptr_t h, int32_t *dt, int32_t *format, int64_t *dims) {
+    aclTensorDesc *d = get_tdesc((const aclTensorDesc *)h);
+    if (!d) return -1;
+    *dt = d->dt;
+    *format = d->format;
+    for (int i = 0; i < d->ndims; i++) dims[i] = d->dims[i];
+    return d->ndims;
+}
+
+void tdesc_free(uintptr_t h) {
+    aclTensorDesc *d = get_tdesc((const aclTensorDesc *)h);
+    if (d) {
+        g_tdescs.slot[(h - TDESC_BASE) / HANDLE_STEP - 1] = NULL;
+        free(d);
+    }
+}
+
+#ifndef STUB_OMIT_OPTIONAL
+/* Readers of a description (acl_base_mdl.h): the C failure values for a
+ * NULL or unknown one. */
+STUB_API aclDataType aclGetTensorDescType(const aclTensorDesc *desc) {
+    if (stub_enter()) return ACL_DT_UNDEFINED;
+    pthread_mutex_lock(&g_mu);
+    aclTensorDesc *d = get_tdesc(desc);
+    aclDataType v = d ? d->dt : ACL_DT_UNDEFINED;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
+
+STUB_API aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc) {
+    if (stub_enter()) return ACL_FORMAT_UNDEFINED;
+    pthread_mutex_lock(&g_mu);
+    aclTensorDesc *d = get_tdesc(desc);
+    aclFormat v = d ? d->format : ACL_FORMAT_UNDEFINED;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
+
+STUB_API size_t aclGetTensorDescNumDims(const aclTensorDesc *desc) {
+    if (stub_enter()) return 0;
+    pthread_mutex_lock(&g_mu);
+    aclTensorDesc *d = get_tdesc(desc);
+    size_t v = d ? (size_t)d->ndims : 0;
+    /* ACL_UNKNOWN_RANK for dims [-2] (hicann/ge api/acl/acl_model/types/
+     * tensor_desc_internal_om2.cpp:316-327) */
+    if (d && d->ndims > 0 && d->dims[0] == -2) v = (size_t)0xFFFFFFFFFFFFFFFEull;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
+
+STUB_API aclError aclGetTensorDescDimV2(const aclTensorDesc *desc, size_t index, int64_t *dimSize) {
+    ENTER();
+    pthread_mutex_lock(&g_mu);
+    aclTensorDesc *d = get_tdesc(desc);
+    if (!d || !dimSize) LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "NULL or unknown argument"));
+    if (index >= (size_t)d->ndims)
+        LOCKED_RETURN(stub_fail(ACL_ERROR_INVALID_PARAM, __func__, "index %zu is not below the %d dims", index, d->ndims));
+    *dimSize = d->dims[index];
+    LOCKED_RETURN(ACL_SUCCESS);
+}
+#endif
+
 STUB_API aclopAttr *aclopCreateAttr(void) {
     if (stub_enter()) return NULL;
     pthread_mutex_lock(&g_mu);

@@ -168,4 +168,12 @@ HIDDEN int call_touches(const void *arg, const char *lo, const char *hi);
 /* dbuf_get reads a live data buffer (g_mu held); 0 for NULL or unknown. */
 HIDDEN int dbuf_get(const aclDataBuffer *h, void **data, size_t *size);
 
+/* op.c: tensor descriptions, for the model API's datasets (g_mu held).
+ * tdesc_make returns a new handle (0 when out of memory); tdesc_read
+ * returns the dims count of a live description (-1 for NULL or unknown)
+ * and fills dt, format and up to 8 dims. */
+HIDDEN uintptr_t tdesc_make(int32_t dt, int32_t format, int ndims, const int64_t *dims);
+HIDDEN int tdesc_read(uintptr_t h, int32_t *dt, int32_t *format, int64_t *dims);
+HIDDEN void tdesc_free(uintptr_t h);
+
 #endif
