@@ -24,6 +24,7 @@
 //     不接受 zero_copy=False" (training takes pinned storage mapped in
 //     place, never zero_copy=False): a training config with a copy window
 //     (Capacity) is refused by New, a copy-mode Write by Write. Write stores
+//
 // the rank's slice, either by copying it into an internal pinned window or
 // by registering the caller's memory in place (zero copy). Fetch plans the
 // gather exactly as the device kernel does (Engine: AIV cores assigned to
