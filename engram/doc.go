@@ -23,10 +23,11 @@
 //   - "with_grad=True | 训练模式；必须提供非空 pinned storage，等价直接映射，
 //     不接受 zero_copy=False" (training takes pinned storage mapped in
 //     place, never zero_copy=False): a training config with a copy window
-//     (Capacity) is refused by New, a copy-mode Write by Write. Write stores
+//     (Capacity) is refused by New, a copy-mode Write by Write.
 //
-// the rank's slice, either by copying it into an internal pinned window or
-// by registering the caller's memory in place (zero copy). Fetch plans the
+// Write stores the rank's slice, either by copying it into an internal
+// pinned window or by registering the caller's memory in place (zero
+// copy). Fetch plans the
 // gather exactly as the device kernel does (Engine: AIV cores assigned to
 // ranks and channels, per-(core, channel) send-queue accounting, batch
 // commits) and queues it on a stream; Pending.Wait synchronises the
