@@ -6,9 +6,11 @@ import "fmt"
 // mc2/engram_fetch/op_kernel/engram_fetch_utils.h and
 // op_kernel/arch35/engram_fetch_arch35.h). The values are those of the
 // generation with the 5-argument GetCoreAssignment and the fix of !14556
-// (seed 003): engram_fetch_utils.h as stored in the ops-transformer index
-// (lines 28-45; its header has no commit id), the arch35 kernel's UB
-// layout as the seed's reviews of !12459 and !14556 quote it.
+// (seed 003): engram_fetch_utils.h lines 27-45 of that generation (a copy
+// stored without its commit id; the public mirror's history has no
+// engram), and the arch35 kernel's UB layout as the seed's reviews of
+// !12459 and !14556 quote it (that kernel file is not in any stored
+// copy).
 const (
 	// HandleArraySize is the channel budget per rank: an inference buffer
 	// opens ceil(72/W) channels to each peer (HANDLE_ARRAY_SIZE;
