@@ -40,23 +40,23 @@ func jobErr(format string, args ...any) error {
 func (j Job) Check() error {
 	switch {
 	case j.Ranks < engram.MinRanks || j.Ranks > engram.MaxRanks:
-		return jobErr("%d ranks, want %d to %d", j.Ranks, engram.MinRanks, engram.MaxRanks)
+		return jobErr("-ranks %d: want %d to %d rank processes", j.Ranks, engram.MinRanks, engram.MaxRanks)
 	case j.Entries < 0:
-		return jobErr("%d entries per rank, want ≥ 0", j.Entries)
+		return jobErr("-entries %d: table rows per rank, want ≥ 0", j.Entries)
 	case j.T < 0 || j.T > MaxT:
-		return jobErr("%d indices per fetch, want 0 to %d", j.T, MaxT)
+		return jobErr("-t %d: indices per fetch per rank, want 0 to %d", j.T, MaxT)
 	case j.Iters < 0:
-		return jobErr("%d timed fetches, want ≥ 0", j.Iters)
+		return jobErr("-iters %d: timed fetches, want ≥ 0", j.Iters)
 	case math.IsNaN(j.Zipf) || math.IsInf(j.Zipf, 0) || j.Zipf < 0:
-		return jobErr("Zipf exponent %v, want 0 (uniform) or a finite s > 0", j.Zipf)
+		return jobErr("-zipf %v: want 0 (uniform) or a finite exponent s > 0", j.Zipf)
 	case math.IsNaN(j.Bad) || j.Bad < 0 || j.Bad > 1:
-		return jobErr("share of out-of-range indices %v, want [0, 1]", j.Bad)
+		return jobErr("-bad %v: the share of out-of-range indices, want [0, 1]", j.Bad)
 	case j.Cache < 0:
-		return jobErr("cache of %d rows, want ≥ 0", j.Cache)
+		return jobErr("-cache %d: cache rows per rank, want ≥ 0", j.Cache)
 	case j.Cache > 0 && j.Train:
-		return jobErr("a cache of %d rows with the training fetch: the cache serves inference fetches only", j.Cache)
+		return jobErr("-cache %d with -train: the cache serves inference fetches only", j.Cache)
 	case j.Timeout <= 0:
-		return jobErr("timeout %v, want > 0", j.Timeout)
+		return jobErr("-timeout %v: want > 0", j.Timeout)
 	}
 	if err := j.Config().Check(j.Ranks); err != nil {
 		return err
