@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -205,6 +206,9 @@ func benchEngramInProc(b *testing.B, w, rb int, dist string) {
 	if err := e.step(); err != nil { // warm the reused memory
 		b.Fatal(err)
 	}
+	// Once per configuration, outside the timed loop: the fetch is
+	// the gather (issue 26 item 5; on c5af455 the output was never read).
+	checkEngramOutputs(b, tab, idx, outs, rb)
 	// The baseline: the same rows gathered by one goroutine with copy()
 	// into one packed buffer of all W·T rows, as large as the world's
 	// outputs (a T-row buffer reused per rank would stay cache-resident
@@ -229,6 +233,7 @@ func benchEngramInProc(b *testing.B, w, rb int, dist string) {
 		}
 	}
 	b.StopTimer()
+	checkEngramOutputs(b, tab, idx, outs, rb) // and after the timed fetches
 	med := medianTimes(int(bytesPerOp), 8<<20, 7, func() {
 		if err := e.step(); err != nil {
 			b.Fatal(err)
@@ -239,6 +244,24 @@ func benchEngramInProc(b *testing.B, w, rb int, dist string) {
 	b.ReportMetric(med[1].Seconds()/med[0].Seconds(), "x_gather")
 	for _, o := range outs {
 		_ = o.Rows.Close()
+	}
+}
+
+// checkEngramOutputs compares every rank's fetched rows with the rows
+// of its indices in the table.
+func checkEngramOutputs(b *testing.B, tab [][]byte, idx [][]int32, outs []engram.Output, rb int) {
+	b.Helper()
+	got := make([]byte, engramT*rb)
+	for r, ix := range idx {
+		if err := outs[r].Rows.CopyToHostAt(got, 0); err != nil {
+			b.Fatal(err)
+		}
+		for i, g := range ix {
+			o, k := int64(g)/engramEntries, int64(g)%engramEntries
+			if !bytes.Equal(got[i*rb:(i+1)*rb], tab[o][k*int64(rb):(k+1)*int64(rb)]) {
+				b.Fatalf("rank %d token %d: the fetched row differs from row %d of the table", r, i, g)
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package engram_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -245,4 +246,42 @@ func TestStorageSizeHint(t *testing.T) {
 	n, err = engram.StorageSizeHint(1, 1280, engram.BF16)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2<<20), n)
+}
+
+// The scale factors of a row are at most 65535 bytes: the kernel's SF
+// copy has a u16 blockLen ("u16(sfBytes<=2KB)", review of !12459); issue
+// 26 item 5 found no test of it. At the limit a fetch moves every byte
+// of every row's scale factors; one byte more is refused, for both
+// scale-factor types.
+func TestSFRowBytesLimit(t *testing.T) {
+	c := newCluster(t, 2)
+	for _, k := range []struct {
+		st         engram.SFType
+		ok, refuse int // packs
+	}{{engram.SFE8M0, 65535, 65536}, {engram.SFFP32, 16383, 16384}} {
+		cfg := engram.Config{EntriesPerRank: 3, Hidden: 8, DType: engram.FP8E4M3, Capacity: engram.CapacityAlign, SFPacks: k.refuse, SFType: k.st}
+		_, err := engram.New(c.comms[0], c.devs[0], cfg)
+		require.ErrorIs(t, err, engram.ErrConfig)
+		assert.ErrorContains(t, err, fmt.Sprintf("scale factors of %d bytes per row exceed 65535", k.refuse*k.st.Size()))
+
+		cfg.SFPacks = k.ok
+		sfb := cfg.SFRowBytes()
+		require.LessOrEqual(t, sfb, int64(65535))
+		bs := c.buffers(cfg)
+		tab := slices(uint64(k.ok), 2, cfg)
+		sfHost := slices(uint64(k.ok)+1, 1, engram.Config{EntriesPerRank: 6, Hidden: int(sfb), DType: engram.FP8E4M3})[0]
+		ctx := ctxT(t)
+		require.NoError(t, c.each(func(r int) error {
+			return bs[r].Write(ctx, engram.Storage{Rows: tab[r], SF: devBuf(t, c.devs[r], sfHost)})
+		}))
+		idx := []int32{5, 0, 3, 3, 1}
+		p, err := bs[1].Fetch(idx, c.streams[1])
+		require.NoError(t, err)
+		res, err := p.Wait(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, gather(tab, 3, 8, idx), readBack(t, res.Rows, 5*8))
+		assert.True(t, bytes.Equal(gather([][]byte{sfHost}, 6, sfb, idx), readBack(t, res.SF, 5*sfb)), "%v: scale factors differ", k.st)
+		require.NoError(t, res.Rows.Close())
+		require.NoError(t, res.SF.Close())
+	}
 }

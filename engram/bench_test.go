@@ -174,11 +174,12 @@ func BenchmarkTrain(b *testing.B) {
 	for _, w := range []int{2, 4} {
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
 			c := newCluster(b, w)
-			cfg := engram.Config{EntriesPerRank: e, Hidden: hidden, DType: engram.BF16, Capacity: 2 * engram.CapacityAlign, MaxTokensPerRank: t}
+			cfg := engram.Config{EntriesPerRank: e, Hidden: hidden, DType: engram.BF16, MaxTokensPerRank: t}
 			bs := c.buffers(cfg)
 			tab := slices(3, w, cfg)
 			ctx := ctxT(b)
-			require.NoError(b, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+			tab = pinAll(b, c, tab)
+			require.NoError(b, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 			idx := make([][]int32, w)
 			grads := make([]*acl.DeviceBuffer, w)
 			for r := range idx {

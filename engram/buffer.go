@@ -76,16 +76,24 @@ type sendQueues interface {
 }
 
 // New creates a Buffer on dev. comm is the communicator of sliced mode
-// (its size W in [2, 1024]); nil, or a one-rank communicator, is local
-// mode, where HCCL is not used. The config is checked as the seed's
-// constructor, write and tiling check it. In sliced mode New fails with
+// (its size W in [2, 1024]); nil is local mode, where HCCL is not used. A
+// communicator of one rank is refused: the seed makes group=None "the
+// only entry to local full-vocab inference" and a group's sliced mode
+// needs a peer, so a one-rank group is a mistake to report rather than a
+// silent switch of mode. The config is checked as the seed's constructor,
+// write and tiling check it: a training config (MaxTokensPerRank > 0)
+// needs a communicator and no copy window. In sliced mode New fails with
 // ErrNotSupported when the backend lacks the HCCL one-sided service.
 func New(comm *hccl.Comm, dev *acl.Device, cfg Config) (*Buffer, error) {
 	if dev == nil {
 		return nil, cfgErr("nil device")
 	}
 	w, rank := 1, 0
-	if comm != nil && comm.Size() != 1 {
+	if comm != nil {
+		if comm.Size() < MinRanks {
+			return nil, cfgErr("a communicator of %d rank: sliced mode needs %d to %d ranks; pass no communicator (nil) for local mode",
+				comm.Size(), MinRanks, MaxRanks)
+		}
 		w, rank = comm.Size(), comm.Rank()
 	}
 	if err := cfg.check(w); err != nil {
@@ -165,6 +173,9 @@ func (b *Buffer) Write(ctx context.Context, st Storage) error {
 		return err
 	}
 	n := int64(len(st.Rows))
+	if b.cfg.Training() && !st.ZeroCopy {
+		return cfgErr("a training buffer (MaxTokensPerRank %d) takes zero-copy storage only: with_grad does not accept zero_copy=False", b.cfg.MaxTokensPerRank)
+	}
 	if b.written && b.zeroCopy != st.ZeroCopy {
 		return fmt.Errorf("%w: engram storage was written with zero_copy=%v; switching to zero_copy=%v is not allowed", ErrStorage, b.zeroCopy, st.ZeroCopy)
 	}

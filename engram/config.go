@@ -45,7 +45,9 @@ type Config struct {
 	// Policy is what a fetch does with out-of-range indices.
 	Policy IndexPolicy
 	// MaxTokensPerRank bounds the indices of a training fetch
-	// (num_max_tokens_per_rank; 0: no training path).
+	// (num_max_tokens_per_rank). A value > 0 makes a training buffer (the
+	// seed's with_grad): sliced mode only, zero-copy storage only, no
+	// Capacity. 0: an inference buffer, no training path.
 	MaxTokensPerRank int
 	// Engine models the device's fetch kernel; the zero value means
 	// DefaultEngine().
@@ -56,6 +58,10 @@ type Config struct {
 	CacheRows int
 }
 
+// Training reports whether the config is a training buffer's
+// (MaxTokensPerRank > 0: the seed's with_grad=True).
+func (c Config) Training() bool { return c.MaxTokensPerRank > 0 }
+
 // RowBytes is Hidden × the element size: rows are packed at this stride.
 func (c Config) RowBytes() int64 { return int64(c.Hidden) * int64(c.DType.Size()) }
 
@@ -65,6 +71,11 @@ func (c Config) SFRowBytes() int64 { return int64(c.SFPacks) * int64(c.SFType.Si
 func cfgErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
 }
+
+// Check validates the config for a world of worldSize ranks (1: local
+// mode) as New does, without a device: a program can refuse a bad
+// config before it allocates anything or starts its ranks.
+func (c Config) Check(worldSize int) error { return c.check(worldSize) }
 
 // check validates the config for a world of w ranks (1 = local mode),
 // with the checks of the ElasticBuffer constructor, engram_write and the
@@ -115,6 +126,15 @@ func (c *Config) check(w int) error {
 	}
 	if c.MaxTokensPerRank < 0 || c.MaxTokensPerRank > math.MaxInt32/max(w, 1) {
 		return cfgErr("max tokens per rank %d outside [0, %d]", c.MaxTokensPerRank, math.MaxInt32/max(w, 1))
+	}
+	// Training (with_grad) is sliced mode over zero-copy storage only:
+	// the seed's local mode "不支持训练" and with_grad "不接受
+	// zero_copy=False" (see doc.go).
+	if c.Training() && w == 1 {
+		return cfgErr("training (MaxTokensPerRank %d) needs a communicator: local mode (group=None) does not support training", c.MaxTokensPerRank)
+	}
+	if c.Training() && c.Capacity != 0 {
+		return cfgErr("training (MaxTokensPerRank %d) with a copy window of %d bytes: training storage is registered in place (zero copy), it has no window", c.MaxTokensPerRank, c.Capacity)
 	}
 	if c.Policy != IndexError && c.Policy != IndexZeroFill {
 		return cfgErr("index policy %v", c.Policy)

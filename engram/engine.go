@@ -2,9 +2,15 @@ package engram
 
 import "fmt"
 
-// Constants of the device fetch kernel (hicann/ops-transformer @125200e0,
+// Constants of the device fetch kernel (hicann/ops-transformer
 // mc2/engram_fetch/op_kernel/engram_fetch_utils.h and
-// op_kernel/arch35/engram_fetch_arch35.h).
+// op_kernel/arch35/engram_fetch_arch35.h). The values are those of the
+// generation with the 5-argument GetCoreAssignment and the fix of !14556
+// (seed 003): engram_fetch_utils.h lines 27-45 of that generation (a copy
+// stored without its commit id; the public mirror's history has no
+// engram), and the arch35 kernel's UB layout as the seed's reviews of
+// !12459 and !14556 quote it (that kernel file is not in any stored
+// copy).
 const (
 	// HandleArraySize is the channel budget per rank: an inference buffer
 	// opens ceil(72/W) channels to each peer (HANDLE_ARRAY_SIZE;
@@ -17,17 +23,20 @@ const (
 	// (HCOMM_SQ_MAX_PENDING): the read that brings the in-flight count to
 	// it carries the completion flag and is followed by a drain.
 	SQMaxPending = 32767
-	// BatchCapacity is ENGRAM_BATCH_CAPACITY: reads per committed batch
-	// (128 in the newest stored kernel, 16 in another).
-	BatchCapacity = 128
+	// BatchCapacity is ENGRAM_BATCH_CAPACITY: reads per committed batch,
+	// 16 in the kernel of the fix (engram_fetch_utils.h:31 of the
+	// 5-argument generation; an older generation, with two 32 KiB relay
+	// buffers and the 3-argument assignment, had 128). Engine.BatchCapacity
+	// keeps it a knob.
+	BatchCapacity = 16
 
-	ubAlign        = 32              // UB_ALIGN
-	tileBytes      = 32 << 10        // TILE_BYTES: one relay buffer
-	relayBuffers   = 2               // RELAY_BUFFER_NUM
-	hcommInitSize  = 512             // HCOMM_INIT_SIZE
-	ubReserved     = 8 << 10         // UB_RESERVED_SIZE
+	ubAlign        = 32              // UB_ALIGN (engram_fetch_utils.h:27)
+	tileBytesMax   = 24 << 10        // TILE_BYTES_INFER_MAX: largest relay buffer (utils.h:29)
+	relayBuffers   = 6               // RELAY_BUFFER_NUM_INFER (utils.h:37)
+	hcommInitSize  = 512             // HCOMM_INIT_SIZE (utils.h:30)
+	ubReserved     = 8 << 10         // UB_RESERVED_SIZE (utils.h:43)
 	bytesPerIndex  = 4 + 4 + 3*4 + 1 // indices, tokenIdxInRank, rankIDs/positions/divisor, mask
-	wqeBytes       = 64              // one WQE of a batch
+	wqeBytes       = 64              // ENGRAM_WQE_BYTES: one WQE of a batch (utils.h:32)
 	defaultCores   = 48              // AIV cores of an Ascend 910B/910_93 die (GetCoreNumAiv)
 	defaultUBBytes = 192 << 10       // UB of one AIV core on those dies
 )
@@ -76,7 +85,7 @@ type Engine struct {
 }
 
 // DefaultEngine is the engine of a 910B-class die: 48 AIV cores with
-// 192 KiB of UB, batches of 128 reads, send queues of 32767 entries, the
+// 192 KiB of UB, batches of 16 reads, send queues of 32767 entries, the
 // newest core assignment.
 func DefaultEngine() Engine {
 	return Engine{Cores: defaultCores, UBBytes: defaultUBBytes, BatchCapacity: BatchCapacity, SQDepth: SQMaxPending, Variant: Assign5}
@@ -219,17 +228,40 @@ func (e Engine) coreWork(dst []Work, aiv, numRanks, rankID int) []Work {
 	return dst
 }
 
-// IndexBatch is the number of indices a core stages in UB at once:
-// max(1, min(T, available/21)), where available is the UB left after the
-// HCOMM area, the two 32 KiB relay buffers, the batch WQEs, the per-rank
-// arrays and the 8 KiB reserve (engram_fetch_arch35.h Init).
-func (e Engine) IndexBatch(t, numRanks int) int {
-	a32 := func(n int) int { return (n + ubAlign - 1) / ubAlign * ubAlign }
-	used := hcommInitSize + tileBytes*relayBuffers + a32(e.BatchCapacity*wqeBytes) +
-		2*a32(numRanks*4) + a32(numRanks*8) + a32(numRanks*ChannelsPerRank(numRanks)*8)
-	avail := 0
-	if e.UBBytes > used+ubReserved {
-		avail = e.UBBytes - used - ubReserved
+// IndexBatch is the number of indices a core stages in UB at once for a
+// fetch of t indices from numRanks ranks with rows of rowBytes:
+// max(1, min(t, available/21)), where available is the UB left after what
+// the kernel's Init reserves first, and 21 bytes are an index's share of
+// the scatter buffers (indices, tokenIdxInRank, rankIDs, positions,
+// divisor: 4 bytes each; the mask about 1).
+//
+// The reservation is the current kernel's: the HCOMM area (512 B), six
+// relay buffers of the row rounded up to 32 B but at most 24 KiB
+// (tileBytes_ = Ceil(hiddenBytes, UB_ALIGN)·UB_ALIGN, initialised to
+// TILE_BYTES_INFER_MAX, engram_fetch_arch35.h:174 per the review of
+// !12459; "usedUb 含 tileBytes*6"), the batch buffer of BatchCapacity
+// 64-byte WQEs, the rank counts and offsets (4 B per rank each), the
+// window addresses (8 B per rank), the channel handles (8 B per rank and
+// channel, ceil(72/W) channels), the in-flight read counters of !14556
+// (4 B per slot: one slot when every rank has a core, ceil(W/cores)
+// otherwise; "rankReadCntBufSize 已计入 usedUb（engram_fetch_arch35.h:238）"),
+// each rounded up to 32 B, and UB_RESERVED_SIZE (8 KiB). The stored
+// kernel of the older generation (two 32 KiB relay buffers: Init's
+// usedUb at engram_fetch_arch35.h:178-179 of that file) gives 5,401
+// indices for 192 KiB, W 5 and 2560-byte rows; this layout gives 8,131.
+func (e Engine) IndexBatch(t, numRanks int, rowBytes int64) int {
+	a32 := func(n int64) int64 { return (n + ubAlign - 1) / ubAlign * ubAlign }
+	w := int64(max(numRanks, 1))
+	slots := int64(1)
+	if cores := int64(max(e.Cores, 1)); cores < w {
+		slots = (w + cores - 1) / cores
 	}
-	return max(1, min(t, avail/bytesPerIndex))
+	tile := min(a32(max(rowBytes, 0)), tileBytesMax)
+	used := hcommInitSize + relayBuffers*tile + a32(int64(e.BatchCapacity)*wqeBytes) +
+		2*a32(w*4) + a32(w*8) + a32(w*int64(ChannelsPerRank(numRanks))*8) + a32(slots*4)
+	avail := int64(0)
+	if int64(e.UBBytes) > used+ubReserved {
+		avail = int64(e.UBBytes) - used - ubReserved
+	}
+	return int(max(1, min(int64(t), avail/bytesPerIndex)))
 }

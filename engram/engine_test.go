@@ -94,7 +94,7 @@ func TestPlanInvariants(t *testing.T) {
 			idx := uniform(rng, 3000, int64(w)*entries+20) // some out of range
 			idx[0] = -1
 			rank := w - 1
-			posts := e.Plan(idx, w, rank, entries)
+			posts := e.Plan(idx, w, rank, entries, 64)
 			seen := make([]int, len(idx))
 			for _, p := range posts {
 				g := idx[p.Token]
@@ -125,19 +125,19 @@ func TestPlanInvariants(t *testing.T) {
 func TestPlanSharedCounterOverflows(t *testing.T) {
 	e := sqEngine()
 	idx := alternating(70000, 10)
-	posts := e.Plan(idx, 4, 0, 10)
+	posts := e.Plan(idx, 4, 0, 10, 64)
 	peak, err := engram.CheckSendQueues(posts, e.SQDepth)
 	require.NoError(t, err)
 	assert.Equal(t, engram.SQMaxPending, peak, "the fixed kernel fills a queue exactly to its depth before draining")
 	e.SharedSQCounter = true
-	_, err = engram.CheckSendQueues(e.Plan(idx, 4, 0, 10), e.SQDepth)
+	_, err = engram.CheckSendQueues(e.Plan(idx, 4, 0, 10, 64), e.SQDepth)
 	require.ErrorContains(t, err, "overflows")
 }
 
 // sqEngine has 2 cores for 4 ranks and an index batch of 1000.
 func sqEngine() engram.Engine {
 	e := engram.Engine{Cores: 2, BatchCapacity: engram.BatchCapacity, SQDepth: engram.SQMaxPending}
-	for e.UBBytes = 64 << 10; e.IndexBatch(1<<20, 4) < 1000; e.UBBytes += 21 {
+	for e.UBBytes = 64 << 10; e.IndexBatch(1<<20, 4, 64) < 1000; e.UBBytes += 21 {
 	}
 	return e
 }
@@ -150,4 +150,122 @@ func alternating(n int, entries int32) []int32 {
 		idx[i] = entries*int32(1+2*(i%2)) + int32(i)%entries
 	}
 	return idx
+}
+
+// The index batch of the current kernel's UB layout (issue 26 item 2),
+// each want summed here by hand from the layout: 512 B HCOMM, six relay
+// buffers of min(align32(row), 24 KiB), 16 WQEs of 64 B, rank counts and
+// offsets (4 B/rank), window addresses (8 B/rank), channel handles
+// (8 B per rank and channel, ceil(72/W) channels), the in-flight counters
+// (4 B per slot), each rounded up to 32 B, and 8 KiB reserved; 21 B per
+// index of what is left.
+func TestIndexBatchCurrentLayout(t *testing.T) {
+	def := engram.DefaultEngine()
+	for _, k := range []struct {
+		name    string
+		e       engram.Engine
+		t, w    int
+		rb      int64
+		want    int
+		layout  int // the bytes reserved before the indices
+		ubBytes int
+	}{
+		// The issue's numbers: 192 KiB, W 5, 2560-byte rows: 512 + 6·2560 +
+		// 1024 + 32 + 32 + 64 + align32(5·15·8 = 600) = 608 + 32 (one
+		// slot) + 8192 = 25,856; (196,608 − 25,856)/21 = 8,131.
+		{"issue", def, 1 << 20, 5, 2560, 8131, 25856, 192 << 10},
+		// A row beyond 24 KiB: six 24 KiB relays: 512 + 147,456 + 1024 +
+		// 32 + 32 + 64 + 608 + 32 + 8192 = 157,952 → 38,656/21 = 1,840.
+		{"big rows", def, 1 << 20, 5, 1 << 20, 1840, 157952, 192 << 10},
+		// Fewer tokens than fit: all of them.
+		{"few tokens", def, 100, 5, 2560, 100, 25856, 192 << 10},
+		// 2 cores for 100 ranks: 50 counter slots (224 B), one channel
+		// per rank: 512 + 6·64 + 1024 + 416 + 416 + 800 + 800 + 224 +
+		// 8192 = 12,768 → 183,840/21 = 8,754.
+		{"2 cores W100", engram.Engine{Cores: 2, UBBytes: 192 << 10, BatchCapacity: 16, SQDepth: 1}, 1 << 20, 100, 64, 8754, 12768, 192 << 10},
+		// UB too small for the layout: one index at a time.
+		{"tiny UB", engram.Engine{Cores: 48, UBBytes: 10000, BatchCapacity: 16, SQDepth: 1}, 1 << 20, 2, 64, 1, 0, 0},
+	} {
+		assert.Equal(t, k.want, k.e.IndexBatch(k.t, k.w, k.rb), k.name)
+		if k.layout > 0 && k.t > k.want {
+			assert.Equal(t, k.want, (k.ubBytes-k.layout)/21, "%s: the hand sum", k.name)
+		}
+	}
+}
+
+// Batch commits follow ENGRAM_BATCH_CAPACITY = 16 (issue 26 item 1): W 5,
+// rank 0, 48 cores: each remote rank's tokens are split over 3 channels
+// (stride 3), and a channel of c reads commits ceil(c/16) times; no batch
+// holds more than 16 reads. The knob still works: 128 gives fewer.
+func TestBatchCapacityIsTheKernels(t *testing.T) {
+	require.Equal(t, 16, engram.BatchCapacity)
+	e := engram.DefaultEngine()
+	require.Equal(t, 16, e.BatchCapacity)
+	const entries = 1000
+	rng := rand.New(rand.NewPCG(4, 4))
+	per := []int{0, 700, 33, 1, 160} // tokens per owner rank (rank 0 is this one)
+	var idx []int32
+	for r, n := range per {
+		for range n {
+			idx = append(idx, int32(r*entries+rng.IntN(entries)))
+		}
+	}
+	rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	want := func(capacity int) int {
+		n := 0
+		for _, c := range per[1:] {
+			for ch := 0; ch < 3; ch++ {
+				reads := max(0, (c-ch+2)/3)
+				n += (reads + capacity - 1) / capacity
+			}
+		}
+		return n
+	}
+	count := func(e engram.Engine) (commits, longest int) {
+		run := map[[2]int32]int{}
+		for _, p := range e.Plan(idx, 5, 0, entries, 2560) {
+			k := [2]int32{p.Peer, int32(p.Channel)}
+			run[k]++
+			longest = max(longest, run[k])
+			if p.Commit() {
+				commits++
+				run[k] = 0
+			}
+		}
+		return commits, longest
+	}
+	commits, longest := count(e)
+	assert.Equal(t, want(16), commits)
+	assert.Equal(t, 16, longest)
+	e.BatchCapacity = 128
+	commits, longest = count(e)
+	assert.Equal(t, want(128), commits)
+	assert.Equal(t, 128, longest)
+}
+
+// The review's worked example (issue 26 item 1): 2 cores, W 5, 40,000
+// reads for each remote rank in one index batch. Core a serves ranks a,
+// a+2, … on channel 0; per rank the 32,767th read drains (and commits a
+// batch of 32,767 − 2047·16 = 15), the other 7,233 commit in 453 batches:
+// 2,048 + 453 = 2,501 per rank, 10,004 in all (1,252 with 128).
+func TestBatchCommitsWorkedExample(t *testing.T) {
+	const entries = 100000
+	idx := make([]int32, 4*40000)
+	for i := range idx {
+		idx[i] = int32((1+i%4)*entries + i%entries)
+	}
+	e := engram.DefaultEngine()
+	e.Cores, e.UBBytes = 2, 4<<20 // one index batch
+	commits := func() int {
+		n := 0
+		for _, p := range e.Plan(idx, 5, 0, entries, 2560) {
+			if p.Commit() {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 10004, commits())
+	e.BatchCapacity = 128
+	assert.Equal(t, 1252, commits())
 }

@@ -28,7 +28,7 @@ func ExampleBuffer_FetchGrad() {
 	defer sim.Close()
 	root, _ := sim.GetRootInfo()
 	ctx := context.Background()
-	cfg := engram.Config{EntriesPerRank: 2, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 3}
+	cfg := engram.Config{EntriesPerRank: 2, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 3}
 
 	out := make([]string, w)
 	var wg sync.WaitGroup
@@ -62,12 +62,21 @@ func trainStep(ctx context.Context, rt *acl.Runtime, sim *hcclsim.Sim, root *hcc
 		return err.Error()
 	}
 	defer dev.Do(comm.Close)
+	// Training storage is registered in place (zero copy): pinned host
+	// memory that outlives the buffer.
+	hb, err := dev.MallocHost(uintptr(2 * cfg.RowBytes()))
+	if err != nil {
+		return err.Error()
+	}
+	defer hb.Close()
+	slice := hb.Bytes()[:2*cfg.RowBytes()]
+	clear(slice)
 	buf, err := engram.New(comm, dev, cfg)
 	if err != nil {
 		return err.Error()
 	}
 	defer buf.Destroy()
-	if err := buf.Write(ctx, engram.Storage{Rows: make([]byte, 2*cfg.RowBytes())}); err != nil {
+	if err := buf.Write(ctx, engram.Storage{Rows: slice, ZeroCopy: true}); err != nil {
 		return err.Error()
 	}
 	res, tc, err := buf.FetchTrain(ctx, []int32{0, 3, 3})

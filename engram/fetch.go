@@ -88,7 +88,7 @@ func (b *Buffer) fetch(indices []int32, out Output, alloc bool, s *acl.Stream) (
 	if b.cache != nil {
 		b.planCached(indices)
 	} else {
-		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, b.cfg.EntriesPerRank)
+		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, b.cfg.EntriesPerRank, b.rb)
 	}
 	if len(b.p.bad) > 0 {
 		b.cur.bad = len(b.p.bad)
@@ -114,13 +114,13 @@ func (b *Buffer) planCached(indices []int32) {
 	e := b.cfg.EntriesPerRank
 	if !b.cache.use() {
 		// The cache does not pay on this traffic (hotCache's bypass).
-		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, e)
+		b.cfg.Engine.plan(&b.p, indices, b.w, b.rank, e, b.rb)
 		b.cache.bypassed(len(b.p.posts))
 		return
 	}
 	lo, hi := int64(b.rank)*e, int64(b.rank+1)*e
 	b.missIdx, b.missTok = b.cache.lookup(indices, lo, hi, b.global, b.missIdx[:0], b.missTok[:0])
-	b.cfg.Engine.plan(&b.p, b.missIdx, b.w, b.rank, e)
+	b.cfg.Engine.plan(&b.p, b.missIdx, b.w, b.rank, e, b.rb)
 	for i := range b.p.posts {
 		b.p.posts[i].Token = b.missTok[b.p.posts[i].Token]
 	}

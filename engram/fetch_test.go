@@ -93,6 +93,16 @@ func pinned(t testing.TB, c *cluster, r int, data []byte) []byte {
 	return b
 }
 
+// pinAll is pinned for every rank's slice.
+func pinAll(t testing.TB, c *cluster, tab [][]byte) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(tab))
+	for r := range tab {
+		out[r] = pinned(t, c, r, tab[r])
+	}
+	return out
+}
+
 func TestFetchMatchesGather(t *testing.T) {
 	type tc struct {
 		w, hidden int

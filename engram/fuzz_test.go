@@ -42,7 +42,7 @@ func FuzzBuffer(f *testing.F) {
 		w := 2 + int(data[0]%7)
 		eng := engram.Engine{Cores: 1 + int(data[1]%9), UBBytes: 80000 + int(data[2])*64, BatchCapacity: 1 + int(ops%7), SQDepth: 1 + int(data[3]%40)}
 		e := max(cfg.EntriesPerRank, 1)
-		if _, err := engram.CheckSendQueues(eng.Plan(idx, w, int(ops)%w, e), eng.SQDepth); err != nil {
+		if _, err := engram.CheckSendQueues(eng.Plan(idx, w, int(ops)%w, e, cfg.RowBytes()), eng.SQDepth); err != nil {
 			t.Fatalf("plan overflows: %v", err)
 		}
 

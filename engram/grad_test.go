@@ -86,11 +86,12 @@ type gradCase struct {
 // one fp32 rounding per addition, plus one rounding to the output dtype.
 func runGrad(t *testing.T, k gradCase, seed uint64) {
 	c := newCluster(t, k.w)
-	cfg := engram.Config{EntriesPerRank: k.e, Hidden: k.hidden, DType: k.dt, Capacity: engram.CapacityAlign, MaxTokensPerRank: k.t, Policy: engram.IndexZeroFill}
+	cfg := engram.Config{EntriesPerRank: k.e, Hidden: k.hidden, DType: k.dt, MaxTokensPerRank: k.t, Policy: engram.IndexZeroFill}
 	bs := c.buffers(cfg)
 	tab := slices(seed, k.w, cfg)
 	ctx := ctxT(t)
-	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 	global := int64(k.w) * k.e
 	idx := make([][]int32, k.w)
 	vals := make([][]float64, k.w)
@@ -194,11 +195,12 @@ func TestFetchGrad(t *testing.T) {
 func TestFetchGradErrors(t *testing.T) {
 	const w = 3
 	c := newCluster(t, w)
-	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 8}
 	bs := c.buffers(cfg)
 	tab := slices2(t, w, cfg)
 	ctx := ctxT(t)
-	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 	fetch := func() []*engram.TrainCtx {
 		tcs := make([]*engram.TrainCtx, w)
 		require.NoError(t, c.each(func(r int) error {

@@ -56,19 +56,20 @@ type plan struct {
 }
 
 // Plan computes the remote reads of a fetch of indices by rank rankID of
-// numRanks with entries rows per rank: the posts in kernel order with
-// their completion, drain and commit flags. For tests and tools; a Buffer
-// plans with reused memory.
-func (e Engine) Plan(indices []int32, numRanks, rankID int, entries int64) []Post {
+// numRanks with entries rows of rowBytes per rank: the posts in kernel
+// order with their completion, drain and commit flags (the row size sets
+// the relay buffers, hence the index batch: see IndexBatch). For tests
+// and tools; a Buffer plans with reused memory.
+func (e Engine) Plan(indices []int32, numRanks, rankID int, entries, rowBytes int64) []Post {
 	var p plan
-	e.plan(&p, indices, numRanks, rankID, entries)
+	e.plan(&p, indices, numRanks, rankID, entries, rowBytes)
 	return p.posts
 }
 
 // plan fills p for a fetch of indices. Out-of-range indices (negative or
 // ≥ W·E) match no rank (the kernel pads its Div lanes with W) and are
 // listed in p.bad.
-func (e Engine) plan(p *plan, indices []int32, w, rank int, entries int64) {
+func (e Engine) plan(p *plan, indices []int32, w, rank int, entries, rowBytes int64) {
 	p.posts, p.local, p.bad = p.posts[:0], p.local[:0], p.bad[:0]
 	p.cnt = grow(p.cnt, w+1)
 	p.off = grow(p.off, w+2)
@@ -83,7 +84,7 @@ func (e Engine) plan(p *plan, indices []int32, w, rank int, entries int64) {
 		return
 	}
 	limit := int64(w) * entries
-	batch := e.IndexBatch(t, w)
+	batch := e.IndexBatch(t, w, rowBytes)
 	p.pos = grow(p.pos, batch)
 	shared := make([]sharedCounter, 0)
 	if e.SharedSQCounter {

@@ -89,3 +89,39 @@ func TestFetchAllocationsProcesses(t *testing.T) {
 		})
 	}
 }
+
+// Every mode of the package across processes (issue 26 items 4, 5): fp8
+// storage with scale factors (e4m3 with fp32 ones, e5m2 with e8m0 ones),
+// for inference and for the training fetch (on c5af455 fp8 training ran
+// in process only), both index policies with a share of out-of-range
+// indices: every rank checks every fetched byte, row and scale factor,
+// against the table's functions (zeros for a zero-filled index), and an
+// IndexError fetch must fail naming the first bad index and its position
+// (the first rank's with one, for the training fetch).
+func TestEveryModeProcesses(t *testing.T) {
+	for _, j := range []engramjob.Job{
+		{Ranks: 3, Entries: 400, Hidden: 40, DType: engram.FP8E4M3, SFPacks: 2, SFType: engram.SFFP32, T: 2000, Zipf: 1.05, Iters: 1, Train: true},
+		{Ranks: 2, Entries: 300, Hidden: 33, DType: engram.FP8E5M2, SFPacks: 5, SFType: engram.SFE8M0, T: 1500, Zipf: 1, Iters: 1, Train: true,
+			Policy: engram.IndexZeroFill, Bad: 0.05},
+		{Ranks: 3, Entries: 500, Hidden: 16, DType: engram.FP8E4M3, SFPacks: 1, SFType: engram.SFE8M0, T: 3000, Zipf: 0.8, Iters: 1,
+			Policy: engram.IndexZeroFill, Bad: 0.1},
+		{Ranks: 2, Entries: 500, Hidden: 8, DType: engram.FP8E5M2, SFPacks: 3, SFType: engram.SFFP32, T: 1000, Iters: 1, ZeroCopy: true},
+		{Ranks: 2, Entries: 500, Hidden: 8, DType: engram.BF16, T: 1000, Iters: 1, Policy: engram.IndexError, Bad: 0.01},
+		{Ranks: 3, Entries: 200, Hidden: 4, DType: engram.FP32, T: 800, Iters: 1, Train: true, Policy: engram.IndexError, Bad: 0.01},
+		{Ranks: 2, Entries: 200, Hidden: 4, DType: engram.FP16, T: 800, Zipf: 2, Iters: 1, Train: true, Policy: engram.IndexZeroFill, Bad: 0.2},
+	} {
+		name := fmt.Sprintf("W%d/%v/sf%d%v/train=%v/%v/bad=%v", j.Ranks, j.DType, j.SFPacks, j.SFType, j.Train, j.Policy, j.Bad)
+		t.Run(name, func(t *testing.T) {
+			j.Seed, j.Timeout = 13, testTimeout
+			var errOut strings.Builder
+			reps, err := engramjob.Launch(j, []string{"-test.run=^$"}, &errOut)
+			require.NoError(t, err, "stderr:\n%s", errOut.String())
+			for _, r := range reps {
+				require.True(t, r.OK, "rank %d: %s", r.Rank, r.Err)
+				if j.Bad > 0 {
+					require.Positive(t, r.Bad, "rank %d fetched no out-of-range index", r.Rank)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package engram_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/engram"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/hccl"
 )
 
 func readI32(t testing.TB, d *acl.DeviceBuffer, n int) []int32 {
@@ -48,7 +50,7 @@ func TestFetchTrain(t *testing.T) {
 			const e = 700
 			nmax := k.t + 100
 			c := newCluster(t, k.w)
-			cfg := engram.Config{EntriesPerRank: e, Hidden: 20, DType: k.dt, Capacity: engram.CapacityAlign, MaxTokensPerRank: nmax, Policy: k.policy}
+			cfg := engram.Config{EntriesPerRank: e, Hidden: 20, DType: k.dt, MaxTokensPerRank: nmax, Policy: k.policy}
 			fp8 := k.dt == engram.FP8E4M3 || k.dt == engram.FP8E5M2
 			if fp8 {
 				cfg.SFPacks, cfg.SFType = 3, engram.SFE8M0
@@ -68,7 +70,8 @@ func TestFetchTrain(t *testing.T) {
 					sfs[r] = devBuf(t, c.devs[r], sfHost)
 				}
 			}
-			require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], SF: sfs[r]}) }))
+			tab = pinAll(t, c, tab)
+			require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], SF: sfs[r], ZeroCopy: true}) }))
 			idx := make([][]int32, k.w)
 			for r := range idx {
 				idx[r] = zipf(rand.New(rand.NewPCG(8, uint64(r))), k.t, int64(k.w)*e, 1.05)
@@ -134,11 +137,12 @@ func TestFetchTrain(t *testing.T) {
 // on every rank, no hang; the buffers stay usable.
 func TestFetchTrainErrors(t *testing.T) {
 	c := newCluster(t, 3)
-	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 8}
 	bs := c.buffers(cfg)
 	tab := slices2(t, 3, cfg)
 	ctx := ctxT(t)
-	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 	errs := make([]error, 3)
 	_ = c.each(func(r int) error {
 		_, _, errs[r] = bs[r].FetchTrain(ctx, make([]int32, 2+r%2))
@@ -179,11 +183,80 @@ func TestFetchTrainErrors(t *testing.T) {
 		}
 		return nil
 	}))
-	b, err := engram.New(nil, c.devs[0], engram.Config{EntriesPerRank: 1, Hidden: 1, DType: engram.BF16, MaxTokensPerRank: 4})
+	// An inference buffer in local mode has no training path.
+	b, err := engram.New(nil, c.devs[0], engram.Config{EntriesPerRank: 1, Hidden: 1, DType: engram.BF16})
 	require.NoError(t, err)
 	_, _, err = b.FetchTrain(ctx, nil)
 	require.ErrorContains(t, err, "needs a communicator")
 	require.NoError(t, b.Destroy())
+}
+
+// The seed's construction-time refusals (issue 26 item 3): training over
+// a local-mode table, training storage other than zero copy (a copy
+// window at New, a copy-mode Write), and a communicator of one rank. On
+// c5af455 all three were accepted (the first two failed only later, or
+// not at all; the third silently became local mode).
+func TestConstructionRefusals(t *testing.T) {
+	c := newCluster(t, 2)
+	train := engram.Config{EntriesPerRank: 4, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 8}
+	// with_grad over group=None.
+	_, err := engram.New(nil, c.devs[0], train)
+	require.ErrorIs(t, err, engram.ErrConfig)
+	assert.ErrorContains(t, err, "local mode (group=None) does not support training")
+	// with_grad with a copy window.
+	win := train
+	win.Capacity = engram.CapacityAlign
+	_, err = engram.New(c.comms[0], c.devs[0], win)
+	require.ErrorIs(t, err, engram.ErrConfig)
+	assert.ErrorContains(t, err, "zero copy")
+	// with_grad and a copy-mode write: refused on every rank before the
+	// barrier, so no rank waits for the others.
+	bs := c.buffers(train)
+	tab := slices(5, 2, train)
+	ctx := ctxT(t)
+	for r := range bs {
+		err := bs[r].Write(ctx, engram.Storage{Rows: tab[r]})
+		require.ErrorIs(t, err, engram.ErrConfig)
+		assert.ErrorContains(t, err, "zero_copy=False")
+	}
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
+	res, tc, err := fetchTrainAll(c, bs, [][]int32{{0, 7}, {5, 1}})
+	require.NoError(t, err)
+	for r := range bs {
+		assert.Equal(t, gather(tab, 4, 8, [][]int32{{0, 7}, {5, 1}}[r]), readBack(t, res[r].Rows, 16))
+		require.NoError(t, res[r].Rows.Close())
+		require.NoError(t, tc[r].Close())
+	}
+	// A one-rank communicator given as the group.
+	one := newCluster(t, 1)
+	root, err := one.sim.GetRootInfo()
+	require.NoError(t, err)
+	var comm *hccl.Comm
+	require.NoError(t, one.devs[0].Do(func() error {
+		comm, err = hccl.InitRootInfo(one.sim, &root, 1, 0, hccl.WithStream(one.streams[0].Handle()), hccl.WithDevice(0))
+		return err
+	}))
+	defer one.devs[0].Do(comm.Close)
+	_, err = engram.New(comm, one.devs[0], engram.Config{EntriesPerRank: 4, Hidden: 2, DType: engram.FP32})
+	require.ErrorIs(t, err, engram.ErrConfig)
+	assert.ErrorContains(t, err, "a communicator of 1 rank")
+	// Inference in local mode, no communicator: still fine.
+	b, err := engram.New(nil, one.devs[0], engram.Config{EntriesPerRank: 4, Hidden: 2, DType: engram.FP32})
+	require.NoError(t, err)
+	require.NoError(t, b.Destroy())
+}
+
+// fetchTrainAll runs FetchTrain on every rank.
+func fetchTrainAll(c *cluster, bs []*engram.Buffer, idx [][]int32) ([]engram.Result, []*engram.TrainCtx, error) {
+	res := make([]engram.Result, len(bs))
+	tcs := make([]*engram.TrainCtx, len(bs))
+	err := c.each(func(r int) error {
+		var err error
+		res[r], tcs[r], err = bs[r].FetchTrain(context.Background(), idx[r])
+		return err
+	})
+	return res, tcs, err
 }
 
 func slices2(t testing.TB, w int, cfg engram.Config) [][]byte {
@@ -197,11 +270,12 @@ func slices2(t testing.TB, w int, cfg engram.Config) [][]byte {
 func TestTrainWhileFetchPending(t *testing.T) {
 	const w = 3
 	c := newCluster(t, w)
-	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 8}
 	bs := c.buffers(cfg)
 	tab := slices2(t, w, cfg)
 	ctx := ctxT(t)
-	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 	idx := []int32{3, 29, 0, 14}
 	train := func() ([]*engram.TrainCtx, []error) {
 		tcs, errs := make([]*engram.TrainCtx, w), make([]error, w)
@@ -262,11 +336,12 @@ func TestTrainWhileFetchPending(t *testing.T) {
 func TestTrainRankMissing(t *testing.T) {
 	const w = 2
 	c := newClusterOpts(t, w, hcclsim.Options{ExecTimeout: 2 * time.Second, ConnectTimeout: testTimeout})
-	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, Capacity: engram.CapacityAlign, MaxTokensPerRank: 8}
+	cfg := engram.Config{EntriesPerRank: 10, Hidden: 2, DType: engram.FP32, MaxTokensPerRank: 8}
 	bs := c.buffers(cfg)
 	tab := slices2(t, w, cfg)
 	ctx := ctxT(t)
-	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r]}) }))
+	tab = pinAll(t, c, tab)
+	require.NoError(t, c.each(func(r int) error { return bs[r].Write(ctx, engram.Storage{Rows: tab[r], ZeroCopy: true}) }))
 	require.NoError(t, c.each(func(r int) error { // links built: the next step's calls only enqueue
 		res, tc, err := bs[r].FetchTrain(ctx, []int32{1, 12})
 		if err == nil {

@@ -42,15 +42,39 @@ type Job struct {
 	Entries  int64 // rows per rank
 	Hidden   int
 	DType    engram.DType
+	SFPacks  int           // scale-factor packs per row (fp8 storage; 0: none)
+	SFType   engram.SFType // their type (engram.SFFP32 or engram.SFE8M0)
+	Policy   engram.IndexPolicy
 	T        int     // indices per fetch per rank
-	Zipf     float64 // 0: uniform; else the Zipf exponent (> 1)
+	Zipf     float64 // 0: uniform; else the Zipf exponent (> 0)
+	Bad      float64 // share of out-of-range indices, in [0, 1]
 	Iters    int     // timed fetches (after one checked warm-up)
-	ZeroCopy bool
-	Train    bool // training fetch + synthetic gradient + FetchGrad, both checked
-	Cache    int  // hot-row cache rows per rank (inference fetches; 0: none)
+	ZeroCopy bool    // register the slice in place (always so with Train)
+	Train    bool    // training fetch + synthetic gradient + FetchGrad, both checked
+	Cache    int     // hot-row cache rows per rank (inference fetches; 0: none)
 	Seed     uint64
 	Timeout  time.Duration
 }
+
+// Config is the engram config every rank of the job uses. A training
+// job's storage is zero copy (the seed's with_grad takes nothing else),
+// an inference job's copy window holds its slice.
+func (j Job) Config() engram.Config {
+	cfg := engram.Config{EntriesPerRank: j.Entries, Hidden: j.Hidden, DType: j.DType, SFPacks: j.SFPacks, SFType: j.SFType, Policy: j.Policy}
+	if j.Train {
+		cfg.MaxTokensPerRank = max(j.T, 1)
+		return cfg
+	}
+	cfg.CacheRows = j.Cache
+	if !j.ZeroCopy {
+		cfg.Capacity = alignUp(satMul(j.Entries, cfg.RowBytes()), engram.CapacityAlign)
+	}
+	return cfg
+}
+
+// ZeroCopyStorage reports whether the ranks register their slices in
+// place.
+func (j Job) ZeroCopyStorage() bool { return j.ZeroCopy || j.Train }
 
 // Report is one rank's result.
 type Report struct {
@@ -63,6 +87,7 @@ type Report struct {
 	Seconds float64 // time of the timed fetches
 	Allocs  float64 // heap allocations per timed fetch
 	HitRate float64 // hot-row cache hit rate (with Job.Cache)
+	Bad     int64   // out-of-range indices of a fetch (checked per the policy)
 }
 
 // GBps is the rank's fetch throughput in GB/s.
@@ -74,13 +99,14 @@ func (r Report) Mrows() float64 { return float64(r.Rows) / r.Seconds / 1e6 }
 // IsRank reports whether this process is a rank of a job.
 func IsRank() bool { return os.Getenv(envRank) != "" }
 
-// Launch starts job.Ranks copies of the current executable (with args) as
-// the ranks, waits for them and returns their reports in rank order. A
-// rank that fails, reports a wrong byte or prints no report is an error.
+// Launch checks the job (Check), starts job.Ranks copies of the current
+// executable (with args) as the ranks, waits for them and returns their
+// reports in rank order. A rank that fails, reports a wrong byte or
+// prints no report is an error.
 // The ranks' standard error goes to errOut.
 func Launch(job Job, args []string, errOut io.Writer) ([]Report, error) {
-	if job.Ranks < 2 {
-		return nil, fmt.Errorf("engramjob: %d ranks, need at least 2 processes", job.Ranks)
+	if err := job.Check(); err != nil {
+		return nil, err
 	}
 	// The launcher only hosts the rendezvous.
 	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(1<<20), fallback.WithHostMemory(1<<20))

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ascend-go/cann/acl"
@@ -65,20 +65,15 @@ func serve(rep *Report) (err error) {
 func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cfg := engram.Config{EntriesPerRank: job.Entries, Hidden: job.Hidden, DType: job.DType}
-	if job.Train {
-		cfg.MaxTokensPerRank = max(job.T, 1)
-	} else {
-		cfg.CacheRows = job.Cache
+	if err := job.Config().Check(job.Ranks); err != nil {
+		return err
 	}
-	rb := cfg.RowBytes()
+	cfg := job.Config()
+	rb, sfb := cfg.RowBytes(), cfg.SFRowBytes()
 	slice := job.Entries * rb
-	if !job.ZeroCopy {
-		cfg.Capacity = (slice + engram.CapacityAlign - 1) / engram.CapacityAlign * engram.CapacityAlign
-	}
 	out := int64(job.T) * rb
-	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(uintptr(out+64<<20)),
-		fallback.WithHostMemory(uintptr(2*slice+64<<20)), fallback.WithShareableDeviceMemory())
+	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(uintptr(job.DeviceBytes(rank))),
+		fallback.WithHostMemory(uintptr(job.HostBytes())), fallback.WithShareableDeviceMemory())
 	if err != nil {
 		return err
 	}
@@ -106,21 +101,16 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 		return err
 	}
 	defer dev.Do(comm.Close)
-	buf, err := engram.New(comm, dev, cfg)
-	if err != nil {
-		return err
-	}
-	defer buf.Destroy()
-	ctx, cancel := context.WithTimeout(context.Background(), job.Timeout)
-	defer cancel()
 
-	// This rank's slice: global rows [rank·E, (rank+1)·E).
+	// This rank's slice, global rows [rank·E, (rank+1)·E), allocated
+	// before the buffer: zero-copy storage must outlive it.
 	var rows []byte
-	if job.ZeroCopy && slice > 0 {
+	if job.ZeroCopyStorage() && slice > 0 {
 		hb, err := dev.MallocHost(uintptr(slice))
 		if err != nil {
 			return err
 		}
+		defer hb.Close()
 		rows = hb.Bytes()[:slice]
 	} else {
 		rows = make([]byte, slice)
@@ -128,7 +118,32 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	for k := int64(0); k < job.Entries; k++ {
 		FillRow(job.Seed, int64(rank)*job.Entries+k, rows[k*rb:(k+1)*rb])
 	}
-	if err := buf.Write(ctx, engram.Storage{Rows: rows, ZeroCopy: job.ZeroCopy}); err != nil {
+	// The scale-factor table, replicated: row g's are a function of g.
+	var sf *acl.DeviceBuffer
+	if sfb > 0 {
+		global := int64(job.Ranks) * job.Entries
+		tab := make([]byte, global*sfb)
+		for g := int64(0); g < global; g++ {
+			FillRow(sfSeed(job.Seed), g, tab[g*sfb:(g+1)*sfb])
+		}
+		if sf, err = dev.Malloc(uintptr(max(len(tab), 1)), acl.MemMallocHugeFirst); err != nil {
+			return err
+		}
+		defer sf.Close()
+		if len(tab) > 0 {
+			if err := sf.CopyFromHost(tab); err != nil {
+				return err
+			}
+		}
+	}
+	buf, err := engram.New(comm, dev, cfg)
+	if err != nil {
+		return err
+	}
+	defer buf.Destroy()
+	ctx, cancel := context.WithTimeout(context.Background(), job.Timeout)
+	defer cancel()
+	if err := buf.Write(ctx, engram.Storage{Rows: rows, ZeroCopy: job.ZeroCopyStorage(), SF: sf}); err != nil {
 		return err
 	}
 	idx := Indices(job, rank)
@@ -141,19 +156,35 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 			return err
 		}
 		defer o.Rows.Close()
+		if sfb > 0 {
+			if o.SF, err = dev.Malloc(uintptr(int64(job.T)*sfb), acl.MemMallocHugeFirst); err != nil {
+				return err
+			}
+			defer o.SF.Close()
+		}
 	}
+	var res engram.Result
 	fetch := func() error {
 		p, err := buf.FetchInto(idx, o, s)
 		if err != nil {
 			return err
 		}
-		_, err = p.Wait(ctx)
-		return err
+		res, err = p.Wait(ctx)
+		return checkIndexErr(err, job, idx, -1)
+	}
+	verify := func() error {
+		if job.Policy == engram.IndexError && firstBad(idx, job) >= 0 {
+			return nil // the fetch failed as it must; no rows to check
+		}
+		if err := checkResult(res, o, idx, job); err != nil {
+			return err
+		}
+		return nil
 	}
 	if err := fetch(); err != nil {
 		return err
 	}
-	if err := check(o.Rows, idx, rb, job.Seed); err != nil {
+	if err := verify(); err != nil {
 		return err
 	}
 	var m0, m1 runtime.MemStats
@@ -168,12 +199,13 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	runtime.ReadMemStats(&m1)
 	if job.Iters > 0 {
 		rep.Allocs = float64(m1.Mallocs-m0.Mallocs) / float64(job.Iters)
-		if err := check(o.Rows, idx, rb, job.Seed); err != nil {
+		if err := verify(); err != nil {
 			return err
 		}
 	}
+	global := int64(job.Ranks) * job.Entries
 	for _, g := range idx {
-		if int64(g)/max(job.Entries, 1) != int64(rank) {
+		if InRange(g, global) && int64(g)/max(job.Entries, 1) != int64(rank) {
 			rep.Remote += int64(job.Iters)
 		}
 	}
@@ -186,39 +218,94 @@ func runRank(rank int, root *hccl.RootInfo, job Job, rep *Report) error {
 	}
 	rep.Rows = int64(job.Iters) * int64(job.T)
 	rep.Bytes = rep.Rows * rb
+	rep.Bad = countBad(idx, job)
 	return nil
 }
 
-// Indices are the indices rank r fetches: Zipf or uniform over the whole
-// table, and (T ≥ 2) an own row twice. Every rank can compute any rank's.
-func Indices(job Job, r int) []int32 {
-	rng := rand.New(rand.NewPCG(job.Seed, uint64(r)))
+// sfSeed is the seed of the scale-factor table's bytes.
+func sfSeed(seed uint64) uint64 { return seed ^ 0x5c4e_f4c7_0000_0001 }
+
+// firstBad is the position of the first out-of-range index, −1 if none.
+func firstBad(idx []int32, job Job) int {
 	global := int64(job.Ranks) * job.Entries
-	var idx []int32
-	if job.Zipf > 0 {
-		idx = Zipf(rng, job.T, global, job.Zipf)
-	} else {
-		idx = Uniform(rng, job.T, global)
+	for i, g := range idx {
+		if !InRange(g, global) {
+			return i
+		}
 	}
-	if job.T >= 2 && job.Entries > 0 { // an own row, twice
-		idx[0] = int32(int64(r)*job.Entries + rng.Int64N(job.Entries))
-		idx[1] = idx[0]
-	}
-	return idx
+	return -1
 }
 
-// check compares every fetched byte with the table's function.
-func check(rows *acl.DeviceBuffer, idx []int32, rb int64, seed uint64) error {
+func countBad(idx []int32, job Job) int64 {
+	global := int64(job.Ranks) * job.Entries
+	n := int64(0)
+	for _, g := range idx {
+		if !InRange(g, global) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkIndexErr compares a fetch's error with what the index policy
+// prescribes for idx: under IndexError with an out-of-range index, an
+// ErrIndex naming the first one and its position (and, for a training
+// fetch, badRank ≥ 0: the first rank with one), else no error.
+func checkIndexErr(err error, job Job, idx []int32, badRank int) error {
+	pos := firstBad(idx, job)
+	if badRank >= 0 {
+		pos = firstBad(Indices(job, badRank), job)
+		idx = Indices(job, badRank)
+	}
+	if job.Policy != engram.IndexError || pos < 0 {
+		return err
+	}
+	if err == nil {
+		return fmt.Errorf("index %d at position %d is out of range, and the fetch did not fail", idx[pos], pos)
+	}
+	want := fmt.Sprintf("index %d at position %d is outside", idx[pos], pos)
+	if !errors.Is(err, engram.ErrIndex) || !strings.Contains(err.Error(), want) {
+		return fmt.Errorf("the fetch failed with %q, want an ErrIndex naming %q", err, want)
+	}
+	return nil
+}
+
+// checkResult compares every fetched byte, rows and scale factors, with
+// the table's functions: zeros for an out-of-range index (IndexZeroFill),
+// whose count Result.Zeroed must be.
+func checkResult(res engram.Result, o engram.Output, idx []int32, job Job) error {
+	cfg := job.Config()
+	if want := countBad(idx, job); int64(res.Zeroed) != want {
+		return fmt.Errorf("%d rows zero-filled, want %d", res.Zeroed, want)
+	}
+	if err := check(o.Rows, idx, cfg.RowBytes(), job.Seed, job); err != nil {
+		return err
+	}
+	if sfb := cfg.SFRowBytes(); sfb > 0 {
+		if err := check(o.SF, idx, sfb, sfSeed(job.Seed), job); err != nil {
+			return fmt.Errorf("scale factors: %w", err)
+		}
+	}
+	return nil
+}
+
+// check compares every fetched byte with the table's function (zeros for
+// an out-of-range index).
+func check(rows *acl.DeviceBuffer, idx []int32, rb int64, seed uint64, job Job) error {
 	if len(idx) == 0 {
 		return nil
 	}
+	global := int64(job.Ranks) * job.Entries
 	got := make([]byte, int64(len(idx))*rb)
 	if err := rows.CopyToHostAt(got, 0); err != nil {
 		return err
 	}
 	want := make([]byte, rb)
 	for i, g := range idx {
-		FillRow(seed, int64(g), want)
+		clear(want)
+		if InRange(g, global) {
+			FillRow(seed, int64(g), want)
+		}
 		row := got[int64(i)*rb : int64(i+1)*rb]
 		if !bytes.Equal(row, want) {
 			j := 0
@@ -229,38 +316,4 @@ func check(rows *acl.DeviceBuffer, idx []int32, rb int64, seed uint64) error {
 		}
 	}
 	return nil
-}
-
-// Uniform draws n indices uniformly over [0, m).
-func Uniform(rng *rand.Rand, n int, m int64) []int32 {
-	out := make([]int32, n)
-	for i := range out {
-		if m > 0 {
-			out[i] = int32(rng.Int64N(m))
-		}
-	}
-	return out
-}
-
-// Zipf draws n indices over [0, m) with P(rank k) ∝ k^−s (s > 1, inverse
-// CDF of the continuous bound, rejected outside), the hot ranks spread
-// over the table by a multiplicative hash.
-func Zipf(rng *rand.Rand, n int, m int64, s float64) []int32 {
-	out := make([]int32, n)
-	if m == 0 {
-		return out
-	}
-	for i := range out {
-		var k int64
-		for {
-			u := rng.Float64()
-			x := math.Pow(1-u*(1-math.Pow(float64(m)+1, 1-s)), 1/(1-s))
-			k = int64(x) - 1
-			if k >= 0 && k < m {
-				break
-			}
-		}
-		out[i] = int32((k*2654435761 + 12345) % m)
-	}
-	return out
 }

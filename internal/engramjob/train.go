@@ -34,26 +34,49 @@ func putVal(dt engram.DType, dst []byte, v float32) {
 // trainRank runs the training job: a checked FetchTrain + FetchGrad, then
 // job.Iters timed ones.
 func trainRank(ctx context.Context, buf *engram.Buffer, dev *acl.Device, rank int, job Job, idx []int32, rep *Report) error {
-	cfg := engram.Config{EntriesPerRank: job.Entries, Hidden: job.Hidden, DType: job.DType}
+	cfg := job.Config()
 	rb, es := cfg.RowBytes(), job.DType.Size()
-	graw := make([]byte, int64(job.T)*rb)
-	for i := 0; i < job.T; i++ {
-		for j := 0; j < job.Hidden; j++ {
-			putVal(job.DType, graw[(i*job.Hidden+j)*es:], GradValue(rank, i, j))
+	// FetchGrad sums bf16, fp16 and fp32 gradients; an fp8 table has the
+	// training fetch only.
+	grad := !job.DType.FP8()
+	var gbuf *acl.DeviceBuffer
+	if grad {
+		graw := make([]byte, int64(job.T)*rb)
+		for i := 0; i < job.T; i++ {
+			for j := 0; j < job.Hidden; j++ {
+				putVal(job.DType, graw[(i*job.Hidden+j)*es:], GradValue(rank, i, j))
+			}
+		}
+		var err error
+		if gbuf, err = dev.Malloc(uintptr(max(len(graw), 1)), acl.MemMallocHugeFirst); err != nil {
+			return err
+		}
+		defer gbuf.Close()
+		if len(graw) > 0 {
+			if err := gbuf.CopyFromHost(graw); err != nil {
+				return err
+			}
 		}
 	}
-	gbuf, err := dev.Malloc(uintptr(max(len(graw), 1)), acl.MemMallocHugeFirst)
-	if err != nil {
-		return err
-	}
-	defer gbuf.Close()
-	if len(graw) > 0 {
-		if err := gbuf.CopyFromHost(graw); err != nil {
-			return err
+	// Under IndexError one out-of-range index on any rank fails the
+	// training fetch on every rank, naming the first such rank's.
+	badRank := -1
+	if job.Policy == engram.IndexError {
+		for s := 0; s < job.Ranks && badRank < 0; s++ {
+			if firstBad(Indices(job, s), job) >= 0 {
+				badRank = s
+			}
 		}
 	}
 	step := func(checked bool) error {
 		res, tc, err := buf.FetchTrain(ctx, idx)
+		if badRank >= 0 {
+			if err == nil {
+				_ = tc.Close()
+				_ = res.Rows.Close()
+			}
+			return checkIndexErr(err, job, idx, badRank)
+		}
 		if err != nil {
 			return err
 		}
@@ -61,10 +84,16 @@ func trainRank(ctx context.Context, buf *engram.Buffer, dev *acl.Device, rank in
 		if res.Rows != nil {
 			defer res.Rows.Close()
 		}
+		if res.SF != nil {
+			defer res.SF.Close()
+		}
 		if checked {
-			if err := check(res.Rows, idx, rb, job.Seed); err != nil {
+			if err := checkResult(res, engram.Output{Rows: res.Rows, SF: res.SF}, idx, job); err != nil {
 				return err
 			}
+		}
+		if !grad {
+			return nil
 		}
 		gr, err := buf.FetchGrad(ctx, engram.Grad{Data: gbuf, Rows: job.T, Hidden: job.Hidden, DType: job.DType}, tc)
 		if err != nil {
@@ -92,11 +121,13 @@ func trainRank(ctx context.Context, buf *engram.Buffer, dev *acl.Device, rank in
 	if job.Iters > 0 {
 		rep.Allocs = float64(m1.Mallocs-m0.Mallocs) / float64(job.Iters)
 	}
+	global := int64(job.Ranks) * job.Entries
 	for _, g := range idx {
-		if int64(g)/max(job.Entries, 1) != int64(rank) {
+		if InRange(g, global) && int64(g)/max(job.Entries, 1) != int64(rank) {
 			rep.Remote += int64(job.Iters)
 		}
 	}
+	rep.Bad = countBad(idx, job)
 	rep.Rows = int64(job.Iters) * int64(job.T)
 	rep.Bytes = rep.Rows * rb
 	return nil
