@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/onnx"
 )
 
@@ -109,7 +106,7 @@ func runBatch(cfg config, w io.Writer, data []byte, opts []onnx.Option) error {
 			}
 			fmt.Fprintf(w, "batch %-3d output %-20q %s%v  checksum %s\n", g.Batch, d.Name, shortType(d.DataType), d.Dims, checksum(d.DataType, out))
 			if cfg.out != "" {
-				if err := writeOutput(cfg.out, fmt.Sprintf("%s_b%d", safeName(d.Name), g.Batch), d, out); err != nil {
+				if err := writeOutput(cfg.out, fmt.Sprintf("%s_b%d", d.Name, g.Batch), d.DataType, d.Dims, out); err != nil {
 					return err
 				}
 			}
@@ -131,20 +128,4 @@ func runBatch(cfg config, w io.Writer, data []byte, opts []onnx.Option) error {
 		}
 	}
 	return nil
-}
-
-// writeOutput writes one output as DIR/NAME.npy.
-func writeOutput(dir, name string, d ge.IODesc, b []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, name+".npy"))
-	if err != nil {
-		return err
-	}
-	err = writeNpy(f, d.DataType, d.Dims, b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

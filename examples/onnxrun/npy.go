@@ -16,7 +16,9 @@ import (
 // NumPy .npy files (format version 1.0/2.0): a magic, a header dict with
 // descr, fortran_order and shape, then the raw little-endian data.
 
-var npyTypes = map[string]acl.DataType{"<f4": acl.Float32, "<f2": acl.Float16, "<i8": acl.Int64, "<i4": acl.Int32, "|b1": acl.Bool, "|u1": acl.Uint8, "|i1": acl.Int8}
+var npyTypes = map[string]acl.DataType{"<f4": acl.Float32, "<f2": acl.Float16, "<f8": acl.Float64,
+	"<i8": acl.Int64, "<i4": acl.Int32, "<i2": acl.Int16, "|i1": acl.Int8,
+	"<u8": acl.Uint64, "<u4": acl.Uint32, "<u2": acl.Uint16, "|u1": acl.Uint8, "|b1": acl.Bool}
 
 func npyDescr(dt acl.DataType) (string, bool) {
 	for k, v := range npyTypes {

@@ -107,6 +107,9 @@ func run(cfg config, w io.Writer) error {
 		}
 	}
 	g, err := onnx.Import(data, opts...)
+	if needsValues(err) {
+		return runDynamic(cfg, w, data, lm, files, shapes)
+	}
 	if err != nil {
 		return flagHint(err)
 	}
@@ -168,18 +171,7 @@ func run(cfg config, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "output %-20q %s%v  checksum %s\n", d.Name, shortType(d.DataType), d.Dims, checksum(d.DataType, out))
 		if cfg.out != "" {
-			if err := os.MkdirAll(cfg.out, 0o755); err != nil {
-				return err
-			}
-			f, err := os.Create(filepath.Join(cfg.out, safeName(d.Name)+".npy"))
-			if err != nil {
-				return err
-			}
-			err = writeNpy(f, d.DataType, d.Dims, out)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
+			if err := writeOutput(cfg.out, d.Name, d.DataType, d.Dims, out); err != nil {
 				return err
 			}
 		}
@@ -218,13 +210,7 @@ func run(cfg config, w io.Writer) error {
 		}
 		lat[i] = time.Since(t0)
 	}
-	if len(lat) > 0 {
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-		p := func(q float64) time.Duration {
-			return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(time.Microsecond)
-		}
-		fmt.Fprintf(w, "latency over %d runs: p50 %s  p90 %s  p99 %s  max %s\n", len(lat), p(0.5), p(0.9), p(0.99), lat[len(lat)-1].Round(time.Microsecond))
-	}
+	printLatency(w, lat)
 	if cfg.deviceProfile != "" {
 		f, err := os.Create(cfg.deviceProfile)
 		if err != nil {
@@ -240,6 +226,15 @@ func run(cfg config, w io.Writer) error {
 		fmt.Fprintf(w, "device profile written to %s (go tool pprof -top %s)\n", cfg.deviceProfile, cfg.deviceProfile)
 	}
 	return nil
+}
+
+// needsValues reports an import that a node refused because its shapes
+// or control flow depend on input values (an If on data, a Loop of data
+// length, NonZero): such a model loads on the fallback with its shapes
+// left to each run.
+func needsValues(err error) bool {
+	var e *onnx.Error
+	return errors.As(err, &e) && e.Op != "" && errors.Is(err, onnx.ErrDynamicShape)
 }
 
 // npyFile is an -input file read.
