@@ -54,8 +54,9 @@ func runBatch(cfg config, w io.Writer, se *session, data []byte, opts []onnx.Opt
 			}
 			dts, dims = append(dts, in.DataType), append(dims, d)
 		}
-		n, elems, ok := inputBytes(dts, dims)
-		if all, ok = examplecli.Sum(all, n); !ok {
+		n, elems, ok1 := inputBytes(dts, dims)
+		var ok2 bool
+		if all, ok2 = examplecli.Sum(all, n); !ok1 || !ok2 {
 			return examplecli.Usagef("-batch %s: the inputs' sizes overflow", cfg.batch)
 		}
 		maxElems = max(maxElems, elems)
