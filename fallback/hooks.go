@@ -40,6 +40,7 @@ func (h hooks) DeviceBytes(ptr unsafe.Pointer, size uintptr) (int32, []byte, err
 func (h hooks) Classify(ptr unsafe.Pointer) npuhook.Placement { return h.n.classify(ptr) }
 func (h hooks) CurrentDevice() (int32, error)                 { return h.n.currentDevice() }
 func (h hooks) DeviceCount() int                              { return h.n.deviceCount() }
+func (h hooks) SocName() string                               { return h.n.cfg.soc }
 
 func (h hooks) MemoryFile(dev int32) (npuhook.MemoryFile, error) { return h.n.memoryFile(dev) }
 

@@ -11,7 +11,14 @@ const (
 	DefaultDevices      = 2
 	DefaultDeviceMemory = 4 << 30 // bytes per device
 	DefaultHostMemory   = 4 << 30 // bytes of pinned host memory (MallocHost)
-	DefaultSocName      = "Ascend910B1"
+	// DefaultSocName is what GetSocName reports and, unless
+	// hcclsim.Options.SocName says otherwise, the SoC the HCCL fallback
+	// models (one SoC per fallback): an Atlas A3 (Ascend910_9391 maps to
+	// DEV_TYPE_910_93, hcomm platform/inc/adapter/adapter_hal.h:50-57,
+	// SOC_VER_CONVERT), because the HCCL buffer windows the SDK offers
+	// (HcclCommRegister, hccl.Comm.OpenWindow, engram's ZeroCopy) exist on
+	// an A3 only (hcomm legacy hccl_communicator_host.cc:9282,9306,9329).
+	DefaultSocName = "Ascend910_9391"
 )
 
 // Default per-device resource limits (WithResourceLimits). The public
@@ -81,7 +88,9 @@ func WithDeviceMemory(bytes uintptr) Option { return func(c *config) { c.devMem 
 // draws from (default 4 GiB, reserved like device memory).
 func WithHostMemory(bytes uintptr) Option { return func(c *config) { c.hostMem = bytes } }
 
-// WithSocName sets what GetSocName reports (default "Ascend910B1").
+// WithSocName sets what GetSocName reports (default DefaultSocName), and
+// so the SoC an hcclsim.Sim over this NPU models ("Ascend910B1", an Atlas
+// A2, has no buffer windows).
 func WithSocName(name string) Option { return func(c *config) { c.soc = name } }
 
 // WithVersion sets what GetVersion reports (default 1.15.0).

@@ -32,6 +32,16 @@ func main() {
 	flag.StringVar(&cfg.model, "model", "", "offline model (.om) the doctor loads and runs")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "time allowed for everything")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "real-hardware: unexpected argument %q (flags only; see -h)\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	cfg.libDirFrom = "CANN_REAL_LIB_DIR"
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "lib-dir" {
+			cfg.libDirFrom = "-lib-dir"
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
 	ok, err := run(ctx, cfg, os.Stderr)

@@ -24,6 +24,7 @@ import (
 type config struct {
 	dryRun           bool
 	libDir, out      string
+	libDirFrom       string // "-lib-dir" or "CANN_REAL_LIB_DIR": what set libDir, for errors
 	bench, benchtime string
 	model            string // offline model for the doctor's smoke test
 	timeout          time.Duration
@@ -44,6 +45,9 @@ var suites = []suite{
 type testResult struct {
 	name, action string
 	elapsed      float64
+	// msg is the test's own output (its t.Skip, t.Error or t.Fatal
+	// messages and logs), without go test's RUN/PASS/FAIL lines.
+	msg string
 }
 
 // run executes every step and writes the report; ok is false when a step
@@ -68,6 +72,11 @@ func run(ctx context.Context, cfg config, log io.Writer) (ok bool, err error) {
 	}
 	if lib == "" {
 		return false, errors.New("CANN_REAL_LIB_DIR is not set (or pass -lib-dir, or --dry-run for the C stubs)")
+	}
+	if !cfg.dryRun {
+		if err := checkLibDir(lib, or(cfg.libDirFrom, "-lib-dir")); err != nil {
+			return false, err
+		}
 	}
 	bench, benchtime = or(bench, "."), or(benchtime, "1s")
 	env := append(os.Environ(),
@@ -100,10 +109,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (ok bool, err error) {
 			fmt.Fprintf(&details, "did not run: %v\n\n```\n%s\n```\n", err, tail(out, 40))
 			continue
 		}
-		details.WriteString("| test | result | seconds |\n| --- | --- | --- |\n")
-		for _, r := range res {
-			fmt.Fprintf(&details, "| `%s` | %s | %.2f |\n", r.name, strings.ToUpper(r.action), r.elapsed)
-		}
+		details.WriteString(resultTable(res))
 	}
 	md.Write(details.Bytes())
 
@@ -129,10 +135,17 @@ func run(ctx context.Context, cfg config, log io.Writer) (ok bool, err error) {
 	fmt.Fprintf(&md, "`go test -run '^$' -bench '%s' -benchtime %s ./bench/ ./hccl/native/`\n\n", bench, benchtime)
 	fmt.Fprintf(log, "== benchmarks\n")
 	res, out, err := goTestJSON(ctx, root, env, "-count=1", "-run", "^$", "-bench", bench, "-benchtime", benchtime, "./bench/", "./hccl/native/")
+	var failed []testResult
 	for _, r := range res {
+		if r.action == "fail" || r.action == "skip" {
+			failed = append(failed, r)
+		}
 		if r.action == "fail" {
 			ok = false
 		}
+	}
+	if len(failed) > 0 {
+		md.WriteString("Benchmarks that failed or skipped:\n\n" + resultTable(failed) + "\n")
 	}
 	if err != nil {
 		ok = false
@@ -154,30 +167,108 @@ func goTestJSON(ctx context.Context, root string, env []string, args ...string) 
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	raw, err := cmd.Output()
+	res, out := parseTestJSON(raw)
+	return res, out + stderr.String(), err
+}
+
+// parseTestJSON reads go test -json output: the final result of every
+// test and subtest with its own output, and the plain output.
+func parseTestJSON(raw []byte) ([]testResult, string) {
 	var res []testResult
 	var out strings.Builder
+	own := map[string]*strings.Builder{} // key: package and test
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var ev struct {
-			Action, Test, Output string
-			Elapsed              float64
+			Action, Package, Test, Output string
+			Elapsed                       float64
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			out.WriteString(sc.Text() + "\n")
 			continue
 		}
+		key := ev.Package + " " + ev.Test
 		switch ev.Action {
 		case "output":
 			out.WriteString(ev.Output)
+			if ev.Test != "" && !goTestLine(ev.Output) {
+				if own[key] == nil {
+					own[key] = &strings.Builder{}
+				}
+				own[key].WriteString(ev.Output)
+			}
 		case "pass", "fail", "skip":
 			if ev.Test != "" {
-				res = append(res, testResult{ev.Test, ev.Action, ev.Elapsed})
+				r := testResult{name: ev.Test, action: ev.Action, elapsed: ev.Elapsed}
+				if b := own[key]; b != nil {
+					r.msg = strings.TrimSpace(b.String())
+				}
+				res = append(res, r)
 			}
 		}
 	}
-	out.WriteString(stderr.String())
-	return res, out.String(), err
+	return res, out.String()
+}
+
+// goTestLine reports whether a line of a test's output is go test's own
+// bookkeeping rather than what the test said.
+func goTestLine(line string) bool {
+	t := strings.TrimSpace(line)
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- FAIL", "--- SKIP", "--- BENCH"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return t == "" || t == "PASS" || t == "FAIL"
+}
+
+// resultTable is the Markdown table of results: every FAIL and SKIP
+// carries the test's own message (trimmed to maxMsg characters).
+func resultTable(res []testResult) string {
+	const maxMsg = 600
+	var b strings.Builder
+	b.WriteString("| test | result | seconds | message |\n| --- | --- | --- | --- |\n")
+	for _, r := range res {
+		msg := ""
+		if r.action != "pass" {
+			msg = r.msg
+			if msg == "" {
+				msg = "(no message)"
+			}
+			if len(msg) > maxMsg {
+				msg = msg[:maxMsg] + "…"
+			}
+			msg = strings.NewReplacer("|", "\\|", "\n", "<br>", "`", "'").Replace(msg)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %.2f | %s |\n", r.name, strings.ToUpper(r.action), r.elapsed, msg)
+	}
+	return b.String()
+}
+
+// checkLibDir refuses, before anything runs, a library directory that
+// does not exist or from which the ACL or HCCL library does not load (a
+// missing file, a dependency the loader cannot find, a required symbol
+// missing): the suites would otherwise spend minutes failing. from names
+// the flag or variable that gave dir.
+func checkLibDir(dir, from string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", from, dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s %s: not a directory (give the CANN lib64 directory)", from, dir)
+	}
+	a, err := aclnative.Open(aclnative.WithLibraryPath(dir))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", from, dir, err)
+	}
+	_ = a.Close()
+	h, err := hcclnative.Open(hcclnative.WithLibraryPath(dir))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", from, dir, err)
+	}
+	return h.Close()
 }
 
 // benchTables turns benchmark lines into one Markdown table per benchmark

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,12 +51,69 @@ func TestDryRun(t *testing.T) {
 	}
 	assert.Regexp(t, "`TestConformanceReal/[^`]+` \\| PASS", md)
 	assert.Contains(t, md, "examples/doctor -backend native`: PASS")
+	assert.NotContains(t, md, "(no message)", "every FAIL and SKIP says why")
 	assert.Regexp(t, "(?m)^\\| `BenchmarkPlanner/mlp-\\d+` \\| 1 \\| \\d+ \\|", md)
 }
 
 func TestNeedsLibDir(t *testing.T) {
 	_, err := run(context.Background(), config{out: filepath.Join(t.TempDir(), "r.md"), root: filepath.Join("..", "..")}, io.Discard)
 	require.ErrorContains(t, err, "CANN_REAL_LIB_DIR")
+}
+
+// TestLibDirCheckedFirst: a library directory that does not exist or
+// holds no loadable ACL library is refused before any step runs, naming
+// the flag or variable that gave it (it used to run every suite for
+// minutes and then exit 1).
+func TestLibDirCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		cfg  config
+		want []string
+	}{
+		{config{libDir: filepath.Join(dir, "nope"), libDirFrom: "-lib-dir"}, []string{"-lib-dir " + filepath.Join(dir, "nope"), "no such file"}},
+		{config{libDir: dir, libDirFrom: "CANN_REAL_LIB_DIR"}, []string{"CANN_REAL_LIB_DIR " + dir, "cannot load the ACL library"}},
+	} {
+		c.cfg.out, c.cfg.root = filepath.Join(dir, "r.md"), filepath.Join("..", "..")
+		var log strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := run(ctx, c.cfg, &log)
+		cancel()
+		require.Error(t, err)
+		for _, w := range c.want {
+			assert.Contains(t, err.Error(), w)
+		}
+		assert.Empty(t, log.String(), "no step ran")
+		assert.NoFileExists(t, c.cfg.out)
+	}
+}
+
+// TestReportMessages: the report gives every FAIL and SKIP the test's own
+// message (it gave the status only), and go test's bookkeeping lines are
+// not part of it.
+func TestReportMessages(t *testing.T) {
+	raw := strings.Join([]string{
+		`{"Action":"run","Package":"p","Test":"TestA/skips"}`,
+		`{"Action":"output","Package":"p","Test":"TestA/skips","Output":"=== RUN   TestA/skips\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA/skips","Output":"    suite.go:12: no second device: | one\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA/skips","Output":"--- SKIP: TestA/skips (0.00s)\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestA/skips","Elapsed":0}`,
+		`{"Action":"output","Package":"p","Test":"TestA/fails","Output":"    suite.go:40: HcclAllReduce: HCCL_E_PARA (1)\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA/fails","Output":"--- FAIL: TestA/fails (0.01s)\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestA/fails","Elapsed":0.01}`,
+		`{"Action":"output","Package":"p","Test":"TestA/passes","Output":"    suite.go:50: a log line\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestA/passes","Elapsed":0.5}`,
+		`{"Action":"fail","Package":"p","Test":"TestA/silent","Elapsed":0}`,
+	}, "\n")
+	res, out := parseTestJSON([]byte(raw))
+	require.Len(t, res, 4)
+	assert.Contains(t, out, "--- FAIL: TestA/fails")
+	assert.Equal(t, "suite.go:12: no second device: | one", res[0].msg)
+	assert.Equal(t, "suite.go:40: HcclAllReduce: HCCL_E_PARA (1)", res[1].msg)
+	md := resultTable(res)
+	assert.Contains(t, md, "| `TestA/skips` | SKIP | 0.00 | suite.go:12: no second device: \\| one |\n")
+	assert.Contains(t, md, "| `TestA/fails` | FAIL | 0.01 | suite.go:40: HcclAllReduce: HCCL_E_PARA (1) |\n")
+	assert.Contains(t, md, "| `TestA/passes` | PASS | 0.50 |  |\n")
+	assert.Contains(t, md, "| `TestA/silent` | FAIL | 0.00 | (no message) |\n")
 }
 
 func TestBenchTables(t *testing.T) {

@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/internal/examplecli/clitest"
 )
 
 // TestMain lets the test binary serve as a rank process when the launcher
 // under test re-executes it.
 func TestMain(m *testing.M) {
+	clitest.MaybeMain(main) // flags_test.go runs the launcher's main
 	if rankEnv() {
 		os.Exit(runRankFromEnv(os.Stdout))
 	}

@@ -58,7 +58,8 @@ func runRank(rank, n int, root *hccl.RootInfo, cfg config, out io.Writer) (err e
 	defer runtime.UnlockOSThread()
 	tableBytes := tableRows * cfg.rowSize
 	const large = 1 << 20
-	mem := uintptr(2*cfg.size) + uintptr(tableBytes) + uintptr(cfg.rows*cfg.rowSize) + 16*large + 16<<20
+	need, _ := rankDeviceBytes(cfg) // the launcher checked it
+	mem := uintptr(need)
 	// Shareable device memory: the other rank processes map it, so data
 	// moves directly between the ranks' buffers, as over HCCS.
 	npu, err := fallback.New(fallback.WithDevices(1), fallback.WithDeviceMemory(mem), fallback.WithHostMemory(1<<20),

@@ -20,6 +20,7 @@ import (
 	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/hccl"
 	hcclnative "github.com/ascend-go/cann/hccl/native"
+	"github.com/ascend-go/cann/internal/examplecli"
 )
 
 type config struct {
@@ -31,17 +32,21 @@ type config struct {
 // run prints the report to w. It fails when the backend cannot be opened
 // (for the native library: a missing required symbol, named) or a smoke
 // check fails; every check still runs and prints its line first.
+//
+// cfg.backend is the -backend flag ("" for CANN_BACKEND, else the
+// fallback); an error opening the backend names the flag or variable that
+// chose it, and its advice names the flag when the flag chose.
 func run(ctx context.Context, cfg config, w io.Writer) error {
-	mode, err := cann.ParseMode(cfg.backend)
+	b, err := examplecli.ResolveBackend(cfg.backend)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "cann-go %s\n", cann.Version)
-	picked, err := cann.Open(mode, cann.Options{})
+	picked, err := b.Open(cann.Options{})
 	if err != nil {
 		var ms *aclnative.MissingSymbolsError
 		if errors.As(err, &ms) {
-			return fmt.Errorf("the AscendCL library lacks required symbols %s: %w", strings.Join(ms.Names, ", "), err)
+			return fmt.Errorf("%s: the AscendCL library lacks required symbols %s: %w", b.Source, strings.Join(ms.Names, ", "), errors.Unwrap(err))
 		}
 		return err
 	}

@@ -16,25 +16,50 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
+	"io"
 	"os"
 	"time"
+
+	"github.com/ascend-go/cann/internal/examplecli"
 )
 
-func main() {
+func main() { os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// mainCode is main with its arguments, output and exit status explicit.
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+		defer cancel()
+		err = run(ctx, cfg, stdout)
+	}
+	return examplecli.Exit("doctor", err, stderr)
+}
+
+// parseArgs reads the command line and checks it before anything loads:
+// the backend (-backend, else CANN_BACKEND, else the fallback), a
+// positive -timeout, a readable -model, no stray arguments.
+func parseArgs(args []string, stderr io.Writer) (config, error) {
 	var cfg config
-	def := os.Getenv("CANN_BACKEND")
-	if def == "" {
-		def = "fallback"
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := examplecli.BackendFlag(fs)
+	fs.StringVar(&cfg.model, "model", "", "offline model (.om for a CANN runtime) to load and run once in the smoke test")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "time allowed for the smoke test")
+	if err := examplecli.Parse(fs, args); err != nil {
+		return cfg, err
 	}
-	flag.StringVar(&cfg.backend, "backend", def, "backend: fallback, native or auto (default from CANN_BACKEND)")
-	flag.StringVar(&cfg.model, "model", "", "offline model (.om for a CANN runtime) to load and run once in the smoke test")
-	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "time allowed for the smoke test")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
-	defer cancel()
-	if err := run(ctx, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "doctor:", err)
-		os.Exit(1)
+	cfg.backend = *backend
+	if _, err := examplecli.ResolveBackend(cfg.backend); err != nil {
+		return cfg, &examplecli.UsageError{Msg: err.Error()}
 	}
+	if cfg.timeout <= 0 {
+		return cfg, examplecli.Usagef("-timeout %v: must be positive", cfg.timeout)
+	}
+	if cfg.model != "" {
+		if err := examplecli.CheckReadableFile("model", cfg.model); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }

@@ -5,26 +5,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge/onnx"
+	"github.com/ascend-go/cann/internal/examplecli"
 )
-
-// parseGears reads -batch "1,2,4,8".
-func parseGears(s string) ([]int, error) {
-	var gears []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("-batch %q: want comma-separated batch sizes ≥ 1", s)
-		}
-		gears = append(gears, v)
-	}
-	return gears, nil
-}
 
 // runBatch imports the model with batch gears (as ATC's
 // --dynamic_batch_size does), loads it once as a dynamic-batch model and
@@ -32,31 +18,74 @@ func parseGears(s string) ([]int, error) {
 // Model.SetDynamicBatchSize, feeds seeded random rows, and prints each
 // output's gear shape and checksum and the gear's latency percentiles.
 // With -out, output NAME of gear B is written as NAME_bB.npy.
-func runBatch(cfg config, w io.Writer, data []byte, opts []onnx.Option) error {
+func runBatch(cfg config, w io.Writer, se *session, data []byte, opts []onnx.Option, shapes map[string][]int64) error {
 	gears, err := parseGears(cfg.batch)
 	if err != nil {
 		return err
 	}
 	if len(cfg.inputs) > 0 {
-		return fmt.Errorf("-input is not supported with -batch: each gear gets seeded random rows")
+		return examplecli.Usagef("-input is not supported with -batch: each gear gets seeded random rows")
+	}
+	// Every gear's inputs must fit before the gears are imported: dim 0
+	// is the gear, the other dims -shape's or 1 where symbolic.
+	lm, err := onnx.Load(data, onnx.WithExternalDataDir(filepath.Dir(cfg.model)))
+	if err != nil {
+		return flagHint(err)
+	}
+	var all, maxElems int64
+	for _, g := range gears {
+		var dts []acl.DataType
+		var dims [][]int64
+		for _, in := range lm.Inputs() {
+			d := append([]int64(nil), in.Dims...)
+			if s, ok := shapes[in.Name]; ok && len(s) == len(d) {
+				copy(d, s)
+			}
+			for k := range d {
+				if d[k] < 0 {
+					d[k] = 1
+				}
+			}
+			if len(d) > 0 {
+				d[0] = int64(g)
+			}
+			dts, dims = append(dts, in.DataType), append(dims, d)
+		}
+		n, elems, ok1 := inputBytes(dts, dims)
+		var ok2 bool
+		if all, ok2 = examplecli.Sum(all, n); !ok1 || !ok2 {
+			return examplecli.Usagef("-batch %s: the inputs' sizes overflow", cfg.batch)
+		}
+		maxElems = max(maxElems, elems)
+	}
+	if err := se.fits("the inputs of every -batch gear", all, all+hostTemp(maxElems)); err != nil {
+		return err
 	}
 	bm, err := onnx.CompileBatch(data, append(opts, onnx.WithDynamicBatch(gears))...)
 	if err != nil {
+		return err
+	}
+	// The device holds every gear's model memory and weights and IO
+	// buffers of the largest gear; the host the inputs and outputs of a
+	// gear and randomInput's scratch.
+	var size, ioMax, maxIn int64
+	for _, g := range bm.Gears {
+		size += g.Model.MemorySize + g.Model.WeightSize
+		ioMax = max(ioMax, ioBytes(g.Model))
+		for _, d := range g.Model.Inputs {
+			maxIn = max(maxIn, d.Size/int64(max(d.DataType.Size(), 1))) // elements
+		}
+	}
+	if err := se.fits("the gears' models (work, weights and IO)", size+ioMax, ioMax+hostTemp(maxIn)); err != nil {
 		return err
 	}
 	blob, err := bm.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	var size int64
-	for _, g := range bm.Gears {
-		size += g.Model.MemorySize + g.Model.WeightSize
-	}
-	se, err := openSession(blob, size)
-	if err != nil {
+	if err := se.load(blob); err != nil {
 		return err
 	}
-	defer se.Close()
 	dev, m := se.dev, se.m
 	desc := m.Desc()
 	fmt.Fprintf(w, "model %s: dynamic batch, gears %v; inputs:", cfg.model, desc.Batches)

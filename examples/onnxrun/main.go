@@ -19,13 +19,24 @@
 // -batch B,B,... imports a model whose inputs have a symbolic batch dim
 // with those batch gears (ATC's --dynamic_batch_size), loads it once and
 // runs every gear, chosen with Model.SetDynamicBatchSize.
+//
+// -backend (or CANN_BACKEND) is auto, native or fallback like every
+// example's; onnxrun runs ge models, which only the fallback executes, so
+// auto is the fallback and native is refused (on the device, build an .om
+// with ATC and run it with examples/doctor -backend native -model FILE.om).
+// Every flag is checked before anything is imported or allocated, and the
+// model's inputs and memory against the device memory the fallback
+// reports, which onnxrun sizes to the host memory available (the
+// fallback's device memory is host memory): a command line that cannot
+// run is one error line and exit status 2.
 package main
 
 import (
-	"flag"
-	"fmt"
+	"io"
 	"os"
 	"strings"
+
+	"github.com/ascend-go/cann/internal/examplecli"
 )
 
 type multi []string
@@ -33,23 +44,13 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
-func main() {
-	var cfg config
-	flag.StringVar(&cfg.model, "model", "", "ONNX model file (required)")
-	flag.Var(&cfg.inputs, "input", "NAME=FILE.npy: feed this input from a NumPy file (repeatable)")
-	flag.Var(&cfg.shapes, "shape", "NAME=D,D,...: fix the dims of an input with symbolic dims (repeatable)")
-	flag.StringVar(&cfg.out, "out", "", "directory to write each output as NAME.npy")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the random inputs")
-	flag.IntVar(&cfg.runs, "runs", 50, "timed runs for the latency percentiles")
-	flag.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile of the timed runs to this file (go tool pprof -top FILE)")
-	flag.StringVar(&cfg.batch, "batch", "", "B,B,...: import with these batch gears (ATC's --dynamic_batch_size; the inputs' dim 0 must be symbolic) and run each gear")
-	flag.Parse()
-	if cfg.model == "" {
-		flag.Usage()
-		os.Exit(2)
+func main() { os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// mainCode is main with its arguments, output and exit status explicit.
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if err == nil {
+		err = run(cfg, stdout)
 	}
-	if err := run(cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "onnxrun:", err)
-		os.Exit(1)
-	}
+	return examplecli.Exit("onnxrun", err, stderr)
 }

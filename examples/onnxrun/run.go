@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
 	"github.com/ascend-go/cann/ge/onnx"
+	"github.com/ascend-go/cann/internal/examplecli"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -32,34 +32,31 @@ type config struct {
 	runs           int
 	deviceProfile  string
 	batch          string // -batch gears: a dynamic-batch import
+	backend        string // -backend (check resolves it with CANN_BACKEND)
 }
 
 func run(cfg config, w io.Writer) error {
-	shapes := map[string][]int64{}
+	shapes, err := parseShapes(cfg.shapes)
+	if err != nil {
+		return err
+	}
 	var opts []onnx.Option
-	for _, s := range cfg.shapes {
-		name, dims, ok := strings.Cut(s, "=")
-		if !ok {
-			return fmt.Errorf("-shape %q: want NAME=D,D (comma-separated dims)", s)
-		}
-		var ds []int64
-		for _, f := range strings.Split(dims, ",") {
-			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				return fmt.Errorf("-shape %q: %v", s, err)
-			}
-			ds = append(ds, v)
-		}
-		shapes[name] = ds
-		opts = append(opts, onnx.WithInputShape(name, ds))
+	for _, s := range cfg.shapes { // in flag order
+		name, _, _ := strings.Cut(s, "=")
+		opts = append(opts, onnx.WithInputShape(name, shapes[name]))
 	}
 	data, err := os.ReadFile(cfg.model)
 	if err != nil {
 		return err
 	}
 	opts = append(opts, onnx.WithExternalDataDir(filepath.Dir(cfg.model)))
+	se, err := openSession(cfg)
+	if err != nil {
+		return err
+	}
+	defer se.Close()
 	if cfg.batch != "" {
-		return runBatch(cfg, w, data, opts)
+		return runBatch(cfg, w, se, data, opts, shapes)
 	}
 	files := map[string]npyFile{}
 	for _, s := range cfg.inputs {
@@ -79,18 +76,22 @@ func run(cfg config, w io.Writer) error {
 	if err != nil {
 		return flagHint(err)
 	}
+	var inTypes []acl.DataType
+	var inDims [][]int64
 	for _, in := range lm.Inputs() {
 		if s, ok := shapes[in.Name]; ok {
 			if !fits(s, in.Dims) {
-				return fmt.Errorf("-shape %s=%s: the model's input is %s%v (-1: any)", in.Name, joinDims(s), in.DataType, in.Dims)
+				return examplecli.Usagef("-shape %s=%s: the model's input is %s%v (-1: any)", in.Name, joinDims(s), in.DataType, in.Dims)
 			}
+			inTypes, inDims = append(inTypes, in.DataType), append(inDims, s)
 			continue
 		}
 		if f, ok := files[in.Name]; ok {
 			if !fits(f.dims, in.Dims) {
-				return fmt.Errorf("-input %s: %s is %s%v, the model wants %s%v (-1: any)", in.Name, f.path, f.dt, f.dims, in.DataType, in.Dims)
+				return examplecli.Usagef("-input %s: %s is %s%v, the model wants %s%v (-1: any)", in.Name, f.path, f.dt, f.dims, in.DataType, in.Dims)
 			}
 			opts = append(opts, onnx.WithInputShape(in.Name, f.dims))
+			inTypes, inDims = append(inTypes, in.DataType), append(inDims, f.dims)
 			continue
 		}
 		dims := append([]int64(nil), in.Dims...)
@@ -105,6 +106,15 @@ func run(cfg config, w io.Writer) error {
 			fmt.Fprintf(w, "input %q: symbolic %s set to 1 (give -shape %s=D,... or -input %s=FILE.npy)\n", in.Name, strings.Join(syms, ", "), in.Name, in.Name)
 			opts = append(opts, onnx.WithInputShape(in.Name, dims))
 		}
+		inTypes, inDims = append(inTypes, in.DataType), append(inDims, dims)
+	}
+	// The inputs at these shapes must fit before the import plans them.
+	in, elems, ok := inputBytes(inTypes, inDims)
+	if !ok {
+		return examplecli.Usagef("the inputs' sizes at these shapes overflow (-shape, -input)")
+	}
+	if err := se.fits("the model's inputs at these shapes (-shape, -input)", in, in+hostTemp(elems)); err != nil {
+		return err
 	}
 	g, err := onnx.Import(data, opts...)
 	if needsValues(err) {
@@ -115,6 +125,17 @@ func run(cfg config, w io.Writer) error {
 	}
 	m, err := ge.Compile(g)
 	if err != nil {
+		return err
+	}
+	// The device holds the model's memory, weights and IO buffers; the
+	// host the inputs and outputs, the reference interpreter's copy of
+	// the model memory and randomInput's scratch.
+	var maxIn int64
+	for _, d := range m.Inputs {
+		maxIn = max(maxIn, d.Size/int64(max(d.DataType.Size(), 1))) // elements
+	}
+	dev := m.MemorySize + m.WeightSize + ioBytes(m)
+	if err := se.fits("the model (work, weights and IO)", dev, m.MemorySize+m.WeightSize+2*ioBytes(m)+hostTemp(maxIn)); err != nil {
 		return err
 	}
 	bounds := indexBounds(g)
@@ -140,15 +161,9 @@ func run(cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var fopts []fallback.Option
-	if cfg.deviceProfile != "" {
-		fopts = append(fopts, fallback.WithDeviceProfile())
-	}
-	se, err := openSession(blob, m.MemorySize+m.WeightSize, fopts...)
-	if err != nil {
+	if err := se.load(blob); err != nil {
 		return err
 	}
-	defer se.Close()
 	npu := se.npu
 	bd, err := zerocopy.Bind(se.m)
 	if err != nil {
@@ -371,39 +386,4 @@ func safeName(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// session is a fallback NPU with a model loaded on its device 0.
-type session struct {
-	npu *fallback.NPU
-	rt  *acl.Runtime
-	dev *acl.Device
-	m   *acl.Model
-}
-
-// openSession starts a fallback NPU with room for a model whose work and
-// weights take size bytes, and loads blob on device 0.
-func openSession(blob []byte, size int64, opts ...fallback.Option) (*session, error) {
-	npu, err := fallback.New(append([]fallback.Option{fallback.WithDeviceMemory(uintptr(max(1<<30, 2*size)))}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	se := &session{npu: npu}
-	if se.rt, err = acl.Init(npu, ""); err != nil {
-		return nil, err
-	}
-	if se.dev, err = se.rt.OpenDevice(0); err == nil {
-		se.m, err = se.dev.LoadModel(blob)
-	}
-	if err != nil {
-		_ = se.rt.Close()
-		return nil, err
-	}
-	return se, nil
-}
-
-// Close unloads the model and releases the runtime.
-func (se *session) Close() {
-	_ = se.m.Close()
-	_ = se.rt.Close()
 }

@@ -12,6 +12,12 @@
 //	go run ./examples/quickstart                  # on the host-memory NPU
 //	go run ./examples/quickstart -backend native  # on libascendcl
 //
+// Without -backend it follows CANN_BACKEND (the fallback when unset).
+// Every flag is checked before the backend opens, and the model's sizes
+// against the device memory the backend reports before anything is
+// allocated: a command line that cannot run is one error line and exit
+// status 2.
+//
 // The program exits with status 1 when a result is wrong or a step fails.
 // Copy counters come from the fallback; the native library has none, so
 // they print as n/a there. The model is serialized in the ge format, which
@@ -22,22 +28,40 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/ascend-go/cann/internal/examplecli"
 )
 
-func main() {
-	var cfg config
-	flag.StringVar(&cfg.backend, "backend", "fallback", "backend: fallback, native or auto")
-	flag.IntVar(&cfg.iters, "iters", 300, "timed runs per mode")
-	flag.IntVar(&cfg.batch, "batch", 64, "batch size (rows of the input)")
-	flag.IntVar(&cfg.in, "in", 1024, "input features")
-	flag.IntVar(&cfg.hidden, "hidden", 16, "hidden units")
-	flag.IntVar(&cfg.out, "out", 1024, "output features")
-	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
-	flag.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile to this file (go tool pprof -top FILE)")
-	flag.Parse()
-	if err := run(cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
+func main() { os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// mainCode is main with its arguments, output and exit status explicit.
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if err == nil {
+		err = run(cfg, stdout)
 	}
+	return examplecli.Exit("quickstart", err, stderr)
+}
+
+// parseArgs reads the command line and checks it (config.check) before
+// anything is opened or allocated.
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := examplecli.BackendFlag(fs)
+	fs.IntVar(&cfg.iters, "iters", 300, fmt.Sprintf("timed runs per mode (1 to %d)", maxIters))
+	fs.IntVar(&cfg.batch, "batch", 64, "batch size (rows of the input)")
+	fs.IntVar(&cfg.in, "in", 1024, "input features")
+	fs.IntVar(&cfg.hidden, "hidden", 16, "hidden units")
+	fs.IntVar(&cfg.out, "out", 1024, "output features")
+	fs.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
+	fs.StringVar(&cfg.deviceProfile, "deviceprofile", "", "write the fallback's device-time profile to this file (go tool pprof -top FILE)")
+	if err := examplecli.Parse(fs, args); err != nil {
+		return cfg, err
+	}
+	cfg.backend = *backend
+	return cfg, cfg.check()
 }

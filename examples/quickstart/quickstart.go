@@ -14,6 +14,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/internal/examplecli"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -58,14 +59,53 @@ type result struct {
 	got, want  float64
 }
 
+// maxIters bounds -iters: each mode keeps its latencies to sort them.
+const maxIters = 1_000_000
+
+// check refuses flags that cannot run, naming the flag: a backend value
+// cann.ParseMode refuses (from -backend or CANN_BACKEND), a run count
+// outside [1, maxIters], a dimension below 1 or whose products overflow,
+// a -deviceprofile that cannot be written. Sizes are checked against the
+// device in run, once the backend is open.
 func (c *config) check() error {
-	if c.iters <= 0 || c.batch <= 0 || c.in <= 0 || c.hidden <= 0 || c.out <= 0 {
-		return errors.New("iters, batch, in, hidden and out must be positive")
+	if _, err := examplecli.ResolveBackend(c.backend); err != nil {
+		return &examplecli.UsageError{Msg: err.Error()}
+	}
+	if err := examplecli.CheckRange("iters", int64(c.iters), 1, maxIters); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"batch", c.batch}, {"in", c.in}, {"hidden", c.hidden}, {"out", c.out}} {
+		if d.v < 1 {
+			return examplecli.Usagef("-%s %d: must be at least 1", d.name, d.v)
+		}
+	}
+	if _, ok := c.bytes(); !ok {
+		return examplecli.Usagef("-batch %d -in %d -hidden %d -out %d: the model's sizes overflow", c.batch, c.in, c.hidden, c.out)
 	}
 	if c.warmup == 0 {
 		c.warmup = 10
 	}
-	return nil
+	return examplecli.CheckWritableFile("deviceprofile", c.deviceProfile)
+}
+
+// bytes estimates the device memory the model takes before it is
+// compiled: float32 weights and biases, the hidden activations, the
+// input and output in the model's IO region and once more per binding
+// mode. false when a product overflows.
+func (c *config) bytes() (int64, bool) {
+	b, i, h, o := int64(c.batch), int64(c.in), int64(c.hidden), int64(c.out)
+	var terms []int64
+	for _, f := range [][]int64{{i, h}, {h}, {h, o}, {o}, {b, h}, {3, b, i}, {3, b, o}} {
+		p, ok := examplecli.Product(append(f, 4)...)
+		if !ok {
+			return 0, false
+		}
+		terms = append(terms, p)
+	}
+	return examplecli.Sum(terms...)
 }
 
 // run is the whole program; it writes its report to w.
@@ -73,7 +113,7 @@ func run(cfg config, w io.Writer) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
-	want, err := cann.ParseMode(cfg.backend)
+	want, err := examplecli.ResolveBackend(cfg.backend)
 	if err != nil {
 		return err
 	}
@@ -81,9 +121,9 @@ func run(cfg config, w io.Writer) error {
 	if cfg.deviceProfile != "" {
 		opts.Fallback = append(opts.Fallback, fallback.WithDeviceProfile())
 	}
-	picked, err := cann.Open(want, opts)
+	picked, err := want.Open(opts)
 	if err != nil {
-		return fmt.Errorf("opening the %s backend: %w", want, err)
+		return fmt.Errorf("opening the backend: %w", err)
 	}
 	defer picked.Close()
 	fmt.Fprintln(w, "backend:", picked.Reason)
@@ -98,6 +138,21 @@ func run(cfg config, w io.Writer) error {
 		return err
 	}
 	defer dev.Close()
+	// The model must fit in the device memory the backend reports before
+	// its weights are drawn; the host holds the weights three times (the
+	// drawn slices, the graph's constants, the serialized model), the
+	// input and the float64 reference.
+	need, _ := cfg.bytes()
+	if err := examplecli.CheckDevice(dev, "the model at these -batch/-in/-hidden/-out", need); err != nil {
+		return err
+	}
+	host, ok := examplecli.Product(4, need)
+	if !ok {
+		host = -1
+	}
+	if err := examplecli.CheckHost("the model at these -batch/-in/-hidden/-out", host); err != nil {
+		return err
+	}
 
 	seed := cfg.seed
 	if seed == 0 {
@@ -121,6 +176,10 @@ func run(cfg config, w io.Writer) error {
 	// the model into it.
 	workSize, weightSize, err := dev.QueryModelSize(blob)
 	if err != nil {
+		return err
+	}
+	ioSize := 4 * int64(net.B*net.I+net.B*net.O)
+	if err := examplecli.CheckDevice(dev, "the compiled model's work, weights and IO", int64(workSize+weightSize)+2*ioSize); err != nil {
 		return err
 	}
 	work, err := allocOrNil(dev, workSize)

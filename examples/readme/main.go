@@ -4,32 +4,51 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"log"
+	"os"
 
+	"github.com/ascend-go/cann"
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
 func main() {
-	y, err := run()
+	backend := flag.String("backend", os.Getenv(cann.EnvBackend), "auto, native or fallback (when not given: $CANN_BACKEND, else fallback)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		usage(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
+	}
+	mode, err := cann.ParseMode(cmp.Or(*backend, "fallback")) // the model below is ge-format, which the fallback runs
+	if err != nil {
+		usage(err)
+	}
+	y, err := run(mode)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(y) // [5 8 0 4]
 }
 
+func usage(err error) {
+	fmt.Fprintln(os.Stderr, "readme:", err)
+	os.Exit(2)
+}
+
 // run computes y = relu(x·w) for a 2×3 x and a 3×2 w on the NPU.
-func run() ([]float32, error) {
-	npu, err := fallback.New() // or native.Open(), or cann.OpenFromEnv(cann.Options{})
+func run(mode cann.Mode) ([]float32, error) {
+	// p.Backend is an acl.Backend: the fallback or libascendcl (fallback.New()
+	// and native.Open() return one directly).
+	p, err := cann.Open(mode, cann.Options{NoHCCL: true})
 	if err != nil {
 		return nil, err
 	}
-	defer npu.Close()
-	rt, err := acl.Init(npu, "")
+	defer p.Close()
+	rt, err := acl.Init(p.Backend, "")
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,14 @@ import (
 
 // New returns the HCCL model over a fallback NPU: ranks are the NPU's
 // devices, buffers its device memory (or host memory registered with it),
-// operations its stream tasks. Close the Sim before the NPU.
+// operations its stream tasks. Close the Sim before the NPU. Its devices
+// are the NPU's SoC (fallback.WithSocName) unless opts.SocName is set.
 func New(npu *fallback.NPU, opts Options) *Sim {
-	return newSim(npuEnv{npuhook.Of(npu)}, opts)
+	h := npuhook.Of(npu)
+	if opts.SocName == "" && h != nil {
+		opts.SocName = h.SocName()
+	}
+	return newSim(npuEnv{h}, opts)
 }
 
 // npuEnv adapts a fallback NPU (through its hooks) to env.

@@ -60,8 +60,9 @@ type Options struct {
 	// features of one generation: the buffer windows of HcclCommRegister
 	// exist on an Atlas A3 only (hcomm legacy
 	// hccl_communicator_host.cc:9282,9306,9329), elsewhere they are
-	// HCCL_E_NOT_SUPPORT. Default DefaultSocName, an A3, the device the
-	// docs promise windows on; "Ascend910B1" models an Atlas A2.
+	// HCCL_E_NOT_SUPPORT. Default: the NPU's SoC (fallback.WithSocName,
+	// whose default DefaultSocName is an A3, the device the docs promise
+	// windows on); "Ascend910B1" models an Atlas A2.
 	SocName string
 }
 

@@ -3,6 +3,7 @@ package hcclsim
 import (
 	"unsafe"
 
+	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/hccl"
 )
 
@@ -15,10 +16,12 @@ import (
 // the work. The window is "user memory" that replaces the communicator's
 // CCL buffer, so the two exclude each other (ch:9281, ch:2296-2306).
 
-// DefaultSocName is the SoC the model's devices are unless
-// Options.SocName says otherwise: an Atlas A3 (DEV_TYPE_910_93), so that
-// the A3-only buffer windows the docs promise work.
-const DefaultSocName = "Ascend910_9391"
+// DefaultSocName is the SoC the model's devices are when neither
+// Options.SocName nor the NPU (New takes its fallback.WithSocName) says
+// otherwise: fallback.DefaultSocName, an Atlas A3 (DEV_TYPE_910_93), so
+// that the A3-only buffer windows the docs promise work and the NPU and
+// its HCCL model are one SoC.
+const DefaultSocName = fallback.DefaultSocName
 
 // a3Socs are the SoC names the device maps to DEV_TYPE_910_93
 // (platform/inc/adapter/adapter_hal.h:50-57, SOC_VER_CONVERT); windows

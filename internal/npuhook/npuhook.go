@@ -65,6 +65,10 @@ type NPU interface {
 	// DeviceCount is the number of devices, known without Init.
 	DeviceCount() int
 
+	// SocName is the SoC the NPU was configured as (fallback.WithSocName),
+	// known without Init: the HCCL model takes it as its own.
+	SocName() string
+
 	// MemoryFile describes the memory file behind device dev's memory. It
 	// fails with ACL_ERROR_RT_FEATURE_NOT_SUPPORT when the NPU was built
 	// without fallback.WithShareableDeviceMemory, ACL_ERROR_INVALID_DEVICE
