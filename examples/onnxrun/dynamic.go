@@ -25,7 +25,7 @@ const maxDynamicOutput = 64 << 20
 // (aclmdlSetDatasetTensorDesc) and each output's real shape comes back
 // with it (aclmdlGetDatasetTensorDesc). There is no compiled plan to time
 // per op: each run is interpreted.
-func runDynamic(cfg config, w io.Writer, data []byte, lm *onnx.Model, files map[string]npyFile, shapes map[string][]int64) error {
+func runDynamic(cfg config, w io.Writer, se *session, data []byte, lm *onnx.Model, files map[string]npyFile, shapes map[string][]int64) error {
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x6f6e6e78))
 	ins := lm.Inputs()
 	type feed struct {
@@ -60,11 +60,12 @@ func runDynamic(cfg config, w io.Writer, data []byte, lm *onnx.Model, files map[
 	for name := range files {
 		return fmt.Errorf("-input %s: the model has no such input", name)
 	}
-	se, err := openSession(data, max(total, maxDynamicOutput*int64(len(lm.Outputs()))))
-	if err != nil {
+	if err := se.fits("the model's inputs and outputs (-input, -shape)", total+maxDynamicOutput*int64(len(lm.Outputs())), total); err != nil {
 		return err
 	}
-	defer se.Close()
+	if err := se.load(data); err != nil {
+		return err
+	}
 	bd, err := zerocopy.Bind(se.m, zerocopy.WithMaxBytes(maxDynamicOutput))
 	if err != nil {
 		return err

@@ -118,7 +118,7 @@ func run(cfg config, w io.Writer) error {
 	}
 	g, err := onnx.Import(data, opts...)
 	if needsValues(err) {
-		return runDynamic(cfg, w, data, lm, files, shapes)
+		return runDynamic(cfg, w, se, data, lm, files, shapes)
 	}
 	if err != nil {
 		return flagHint(err)
