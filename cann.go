@@ -41,7 +41,7 @@ import (
 
 // Version is the SDK's release, a semantic version without the "v"; the
 // first entry of CHANGELOG.md describes it (a test keeps the two in step).
-const Version = "0.1.0"
+const Version = "0.2.0-dev"
 
 // Mode says which backend Open should use.
 type Mode string
