@@ -8,7 +8,8 @@ import (
 // OpType identifies an operator. The numeric values are part of the model
 // format and never change meaning; values 100 to 199 are reserved for
 // collective (HCCL) ops, whose tasks carry per-address zero-copy flags
-// (ArgSlot.NoZeroCopy); compute ops added after 0.1.0 take values from 200. An OpType is a plain value, safe for concurrent use.
+// (ArgSlot.NoZeroCopy); compute ops added after 0.1.0 take values from
+// 200. An OpType is a plain value, safe for concurrent use.
 type OpType uint16
 
 // Operators. Data, Const and NetOutput describe the graph's boundary and
