@@ -350,10 +350,7 @@ func (n *NPU) GetInputDimsRange(d acl.ModelDescHandle, i uintptr, r *acl.IODimsR
 	case len(desc.batches) > 0: // a gear model: model_om2.cpp:474-480
 	case desc.ranges != nil:
 		rs := desc.ranges[i]
-		r.RangeCount = uintptr(len(rs))
-		for k, v := range rs {
-			r.Range[k] = v
-		}
+		r.RangeCount = uintptr(copy(r.Range[:], rs))
 	default: // a static input: model_om2.cpp:510-523
 		dims := desc.inputs[i].Dims
 		r.RangeCount = uintptr(min(len(dims), acl.MaxDimCount))
