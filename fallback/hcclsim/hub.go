@@ -238,6 +238,16 @@ func (h *hub) handle(l *link, m *msg) {
 		return
 	}
 	switch {
+	case m.Kind == mSeg && m.Code != 0 && h.formed && h.phase == phaseForming && !me.segDone:
+		// The rank could not create its segment (a full shared-memory
+		// directory): every rank fails with HCCL_E_SYSCALL, whatever code
+		// the rank named.
+		h.failing = true
+		text := "rank " + itoa(me.rank) + " could not create its shared-memory segment: " + clip(m.Text, maxReasonBytes)
+		for l := range h.links {
+			l.send(&msg{Kind: mReject, Code: int32(codeSyscall), Text: text})
+		}
+		go h.close()
 	case m.Kind == mSeg && h.formed && h.phase == phaseForming && !me.segDone:
 		me.segDone = true
 		h.segsGot++
@@ -545,7 +555,7 @@ func (h *hub) lost(l *link) {
 			c, text = codeRemote, "rank "+itoa(me.rank)+" broke the rendezvous protocol ("+me.violated+")"
 		}
 		switch {
-		case h.phase == phaseForming:
+		case h.phase == phaseForming && !h.failing:
 			formErr = errf(c, "%s before the communicator formed", text)
 			h.failing = true
 		case !me.bye && h.phase == phaseRunning:
