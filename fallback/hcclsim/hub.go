@@ -46,6 +46,9 @@ type hub struct {
 	mappedGot  int
 	phase      int
 	joins      map[uint64]*hubJoin
+	seqBase    uint64          // every collective below it is over (completed or abandoned)
+	over       map[uint64]bool // collectives at or above seqBase that are over
+	waitCap    time.Duration   // the shortest longest-wait a rank stated (clamp)
 	pending    map[pairKey][]*hubPending
 	pairSeq    map[pairKey]uint64
 	links      map[*link]*hubConn
@@ -75,6 +78,37 @@ const (
 	maxPid        = 1 << 22 // the kernel's PID_MAX_LIMIT
 )
 
+// Bounds on what an admitted rank may make the rendezvous hold (a rank
+// breaking one is dropped, and the others get HCCL_E_REMOTE).
+//
+// Collectives: a rank's calls run at most maxAhead collectives ahead of
+// its stream (collective.go), and a rank's data phase ends only after
+// every rank's call of it, so an honest rank never names a sequence
+// number far beyond the oldest collective still open: seqWindow leaves it
+// four times that room. maxOpenJoins bounds the open collectives one
+// rank has joined (in-place calls, which take no ring slot, included).
+//
+// Pairings: a call waits for its pairing, so a rank has one per calling
+// goroutine (BatchSendRecv pairs with every peer at once): at most
+// maxPendingPairs, carrying at most maxPendingPayload bytes of exchange
+// descriptors in all. An offer carries what its kind needs and no more:
+// nothing for a Send/Recv, up to maxRegs descriptors of memDescBytes for
+// an exchange, one size for a window.
+//
+// Frames: the largest message a rank sends is an AlltoAllV descriptor (4
+// varints per rank, 20 KiB for maxWorldRanks) or an exchange of maxRegs
+// descriptors (66 KiB); maxRankFrame is the cap on what a rank sends
+// (the rendezvous's own answers, all ranks' descriptors at once, keep
+// maxFrame).
+const (
+	seqWindow         = 4 * maxAhead
+	maxOpenJoins      = 2 * maxAhead
+	maxPendingPairs   = 2 * maxWorldRanks
+	maxPendingPayload = 4 << 20
+	maxRankFrame      = 256 << 10
+	memDescBytes      = 64
+)
+
 // hubConn is the hub's state of one connection.
 type hubConn struct {
 	nonce []byte // the challenge sent on it
@@ -84,6 +118,9 @@ type hubConn struct {
 
 type member struct {
 	l        *link
+	joins    int // open collectives it joined
+	pairs    int // its pairings waiting for a partner
+	payload  int // their offers' payload bytes
 	rank     int
 	pid      int
 	local    bool
@@ -109,6 +146,7 @@ type hubJoin struct {
 // hubPending is one side of a pairing waiting for the other.
 type hubPending struct {
 	rank  int
+	bytes int // the offer's payload
 	id    uint64
 	side  int
 	offer pairOffer
@@ -141,7 +179,7 @@ func startHub(id [16]byte, secret worldSecret, dir string, connectTimeout time.D
 // newHub serves the rendezvous on ln.
 func newHub(id [16]byte, secret worldSecret, dir string, ln net.Listener, connectTimeout time.Duration) *hub {
 	h := &hub{id: id, secret: secret, dir: dir, ln: ln, pid: os.Getpid(), deadline: time.Now().Add(connectTimeout),
-		joins: make(map[uint64]*hubJoin), pending: make(map[pairKey][]*hubPending), pairSeq: make(map[pairKey]uint64),
+		joins: make(map[uint64]*hubJoin), over: make(map[uint64]bool), pending: make(map[pairKey][]*hubPending), pairSeq: make(map[pairKey]uint64),
 		links: make(map[*link]*hubConn), done: make(chan struct{}),
 		acceptDone: make(chan struct{})}
 	hubs.Lock()
@@ -282,8 +320,8 @@ func (h *hub) handle(l *link, m *msg) {
 			h.join(me.rank, m)
 		}
 	case m.Kind == mPair && h.phase == phaseRunning:
-		if m.PairKind < pairP2P || m.PairKind > pairWin || (m.Side != 0 && m.Side != 1) || m.Timeout <= 0 {
-			h.violation(me, "malformed pairing request")
+		if why := badPairing(m, h.n); why != "" {
+			h.violation(me, "pairing request: "+why)
 		} else {
 			h.pair(me.rank, m)
 		}
@@ -309,12 +347,25 @@ func (h *hub) running() {
 
 // join records rank's call of collective m.Seq; h.mu held.
 func (h *hub) join(rank int, m *msg) {
+	me := h.members[rank]
 	j := h.joins[m.Seq]
+	if (j == nil || !j.abandoned && j.descs[rank] == nil) && me.joins >= maxOpenJoins {
+		h.violation(me, "more than "+itoa(maxOpenJoins)+" open collectives")
+		return
+	}
 	if j == nil {
+		switch {
+		case m.Seq < h.seqBase || h.over[m.Seq]:
+			h.violation(me, "collective "+utoa(m.Seq)+" is over and every rank came by")
+			return
+		case m.Seq-h.seqBase >= seqWindow:
+			h.violation(me, "collective "+utoa(m.Seq)+" is beyond the window ["+utoa(h.seqBase)+", +"+itoa(seqWindow)+")")
+			return
+		}
 		j = &hubJoin{descs: make([]*opDesc, h.n)}
 		h.joins[m.Seq] = j
-		seq := m.Seq
-		j.timer = time.AfterFunc(m.Timeout, func() { h.abandonJoin(seq, m.Timeout) })
+		seq, timeout := m.Seq, h.clamp(m.Timeout)
+		j.timer = time.AfterFunc(timeout, func() { h.abandonJoin(seq, timeout) })
 	}
 	j.touched++
 	if j.abandoned {
@@ -328,10 +379,12 @@ func (h *hub) join(rank int, m *msg) {
 	if j.descs[rank] == nil {
 		j.descs[rank] = m.Desc
 		j.got++
+		me.joins++
 	}
 	if j.got == h.n {
 		j.timer.Stop()
 		delete(h.joins, m.Seq)
+		h.joinOver(m.Seq, j)
 		for _, x := range h.members {
 			if x != nil {
 				x.l.send(&msg{Kind: mJoined, Seq: m.Seq, Descs: j.descs})
@@ -349,6 +402,7 @@ func (h *hub) abandonJoin(seq uint64, timeout time.Duration) {
 		return
 	}
 	j.abandoned = true
+	h.joinOver(seq, j)
 	missing := []int{}
 	for r, d := range j.descs {
 		if d == nil {
@@ -369,10 +423,7 @@ func (h *hub) abandonJoin(seq uint64, timeout time.Duration) {
 // pair matches rank's pairing request with the oldest waiting one of the
 // other side; h.mu held.
 func (h *hub) pair(rank int, m *msg) {
-	if m.Peer < 0 || m.Peer >= h.n {
-		h.members[rank].l.send(&msg{Kind: mPaired, Id: m.Id, Code: int32(codePara), Text: "peer out of range"})
-		return
-	}
+	me := h.members[rank]
 	k, side := keyFor(m.PairKind, rank, m.Peer, m.Side == 0)
 	q := h.pending[k]
 	if len(q) > 0 && q[0].side != side {
@@ -383,6 +434,7 @@ func (h *hub) pair(rank int, m *msg) {
 		} else {
 			h.pending[k] = q[1:]
 		}
+		h.unpend(o)
 		seq := h.pairSeq[k]
 		h.pairSeq[k] = seq + 1
 		if h.members[o.rank] != nil {
@@ -391,15 +443,28 @@ func (h *hub) pair(rank int, m *msg) {
 		h.members[rank].l.send(&msg{Kind: mPaired, Id: m.Id, PairSeq: seq, Offer: o.offer})
 		return
 	}
-	p := &hubPending{rank: rank, id: m.Id, side: side, offer: m.Offer}
+	p := &hubPending{rank: rank, id: m.Id, side: side, offer: m.Offer, bytes: payloadBytes(m.Offer)}
+	if me.pairs >= maxPendingPairs || me.payload+p.bytes > maxPendingPayload {
+		h.violation(me, "more than "+itoa(maxPendingPairs)+" pairings or "+itoa(maxPendingPayload)+" bytes of offers waiting")
+		return
+	}
+	me.pairs++
+	me.payload += p.bytes
 	h.pending[k] = append(q, p)
 	timeout := m.Timeout
+	if m.PairKind != pairXchg {
+		// A Send/Recv or a window waits as a collective does; an
+		// exchange waits as long as its caller asked (seconds, or
+		// never), and maxPendingPairs bounds how many do.
+		timeout = h.clamp(timeout)
+	}
 	p.timer = time.AfterFunc(timeout, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		q := h.pending[k]
 		for i, x := range q {
 			if x == p {
+				h.unpend(p)
 				q = append(q[:i:i], q[i+1:]...)
 				if len(q) == 0 {
 					delete(h.pending, k)
@@ -415,6 +480,87 @@ func (h *hub) pair(rank int, m *msg) {
 		}
 	})
 }
+
+// joinOver records that collective seq (j) is over: its arrivals no
+// longer count against their ranks, and the window moves on past every
+// collective that is over. h.mu held.
+func (h *hub) joinOver(seq uint64, j *hubJoin) {
+	for r, d := range j.descs {
+		if d != nil && h.members[r] != nil {
+			h.members[r].joins--
+		}
+	}
+	h.over[seq] = true
+	for h.over[h.seqBase] {
+		delete(h.over, h.seqBase)
+		h.seqBase++
+	}
+}
+
+// unpend releases what a pairing that is no longer waiting held against
+// its rank. h.mu held.
+func (h *hub) unpend(p *hubPending) {
+	if x := h.members[p.rank]; x != nil {
+		x.pairs--
+		x.payload -= p.bytes
+	}
+}
+
+// clamp bounds a wait a rank asks for by the world's: the shortest of
+// the longest waits the ranks stated at admission. A rank cannot make the
+// rendezvous keep a collective's arrivals longer than the rank least
+// willing to wait would wait for them.
+func (h *hub) clamp(d time.Duration) time.Duration {
+	if h.waitCap > 0 {
+		return min(d, h.waitCap)
+	}
+	return d
+}
+
+// badPairing says what is wrong with a pairing request, "" if nothing.
+func badPairing(m *msg, n int) string {
+	switch {
+	case m.PairKind < pairP2P || m.PairKind > pairWin:
+		return "kind " + itoa(int(m.PairKind))
+	case m.Side != 0 && m.Side != 1:
+		return "side " + itoa(m.Side)
+	case m.Timeout <= 0:
+		return "timeout " + m.Timeout.String()
+	case m.Peer < 0 || m.Peer >= n:
+		return "peer " + itoa(m.Peer) + " of " + itoa(n)
+	}
+	p := m.Offer.Payload
+	switch m.PairKind {
+	case pairP2P:
+		if len(p) != 0 {
+			return "a send/recv offer with a payload"
+		}
+	case pairXchg:
+		if len(p) > maxRegs {
+			return itoa(len(p)) + " descriptors (at most " + itoa(maxRegs) + ")"
+		}
+		for _, b := range p {
+			if len(b) != memDescBytes {
+				return "a descriptor of " + itoa(len(b)) + " bytes"
+			}
+		}
+	case pairWin:
+		if len(p) != 1 || len(p[0]) != 8 {
+			return "a window offer that is not one size"
+		}
+	}
+	return ""
+}
+
+func payloadBytes(o pairOffer) int {
+	n := 0
+	for _, b := range o.Payload {
+		n += len(b)
+	}
+	return n
+}
+
+func utoa(u uint64) string { return strconv.FormatUint(u, 10) }
 
 func fmtInts(xs []int) string {
 	s := ""
@@ -453,6 +599,9 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	case m.StageBytes < minStageBytes || m.StageBytes > maxStageBytes || m.StageBytes%4096 != 0:
 		h.drop(l, codePara, "staging size "+itoa(m.StageBytes))
 		return
+	case m.Timeout <= 0:
+		h.drop(l, codePara, "timeout "+m.Timeout.String())
+		return
 	}
 	if h.n == 0 {
 		h.n = m.N
@@ -470,8 +619,11 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	h.members[m.Rank] = me
 	h.live++
 	_ = l.conn.SetReadDeadline(time.Time{})
-	l.setLimit(maxFrame)
+	l.setLimit(maxRankFrame)
 	h.stage = min(h.stage, m.StageBytes)
+	if h.waitCap == 0 || m.Timeout < h.waitCap {
+		h.waitCap = m.Timeout
+	}
 	h.admitted++
 	if h.admitted < h.n {
 		return

@@ -192,6 +192,10 @@ func (w *shmWorld) pair(c *comm, kind uint8, peer int, sending bool, offer pairO
 	if err := w.stop(); err != nil {
 		return pairResult{}, err
 	}
+	if len(offer.Payload) > maxRegs {
+		// The rendezvous takes no more from one rank (hub.go, badPairing).
+		return pairResult{}, errf(codePara, "%d memory descriptors in one exchange: a multi-process communicator exchanges at most %d", len(offer.Payload), maxRegs)
+	}
 	ch := make(chan *msg, 1)
 	w.mu.Lock()
 	w.nextID++
