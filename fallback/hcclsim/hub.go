@@ -599,7 +599,7 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	case m.StageBytes < minStageBytes || m.StageBytes > maxStageBytes || m.StageBytes%4096 != 0:
 		h.drop(l, codePara, "staging size "+itoa(m.StageBytes))
 		return
-	case m.Timeout <= 0:
+	case m.Timeout < 0:
 		h.drop(l, codePara, "timeout "+m.Timeout.String())
 		return
 	}
@@ -621,7 +621,7 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	_ = l.conn.SetReadDeadline(time.Time{})
 	l.setLimit(maxRankFrame)
 	h.stage = min(h.stage, m.StageBytes)
-	if h.waitCap == 0 || m.Timeout < h.waitCap {
+	if m.Timeout > 0 && (h.waitCap == 0 || m.Timeout < h.waitCap) { // 0: not stated
 		h.waitCap = m.Timeout
 	}
 	h.admitted++
