@@ -107,6 +107,16 @@ const (
 	maxPendingPayload = 4 << 20
 	maxRankFrame      = 256 << 10
 	memDescBytes      = 64
+	// maxQueued bounds the messages the rendezvous holds for a rank that
+	// does not read them. It sends a rank one per collective and pairing
+	// of that rank, which an honest rank's reader takes at once; even a
+	// rank stopped in a debugger falls behind by little more than the
+	// window, since the others cannot complete a collective without it.
+	maxQueued = 1 << 14
+	// maxQueuedBytes bounds their bytes: answers to exchanges carry the
+	// other side's descriptors (up to 64 KiB), and the answers to a
+	// collective every rank's descriptor.
+	maxQueuedBytes = 64 << 20
 )
 
 // hubConn is the hub's state of one connection.
@@ -620,6 +630,7 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	h.live++
 	_ = l.conn.SetReadDeadline(time.Time{})
 	l.setLimit(maxRankFrame)
+	l.capQueue(maxQueued, maxQueuedBytes)
 	h.stage = min(h.stage, m.StageBytes)
 	if m.Timeout > 0 && (h.waitCap == 0 || m.Timeout < h.waitCap) { // 0: not stated
 		h.waitCap = m.Timeout
@@ -703,6 +714,9 @@ func (h *hub) lost(l *link) {
 		h.members[me.rank] = nil
 		h.live--
 		c, text := codeTimeout, "rank "+itoa(me.rank)+" was lost"
+		if me.violated == "" && l.overflowed() {
+			me.violated = "it stopped reading the rendezvous's messages"
+		}
 		if me.violated != "" {
 			c, text = codeRemote, "rank "+itoa(me.rank)+" broke the rendezvous protocol ("+me.violated+")"
 		}

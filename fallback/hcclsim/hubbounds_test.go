@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,8 +38,9 @@ func (x *rawRank) recv(t *testing.T) *msg {
 }
 
 // rawWorld starts a rendezvous and forms a two-rank shared-memory world
-// of raw ranks that state the given longest waits at admission.
-func rawWorld(t *testing.T, waits [2]time.Duration) (*hub, [2]*rawRank) {
+// of raw ranks that state the given longest waits at admission; the ranks
+// named in deaf never read what the rendezvous sends them once formed.
+func rawWorld(t *testing.T, waits [2]time.Duration, deaf ...int) (*hub, [2]*rawRank) {
 	t.Helper()
 	id, secret := newWorldID(), newSecret()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -69,7 +71,10 @@ func rawWorld(t *testing.T, waits [2]time.Duration) (*hub, [2]*rawRank) {
 			}
 		}
 	}
-	for _, x := range rs {
+	for i, x := range rs {
+		if slices.Contains(deaf, i) {
+			continue
+		}
 		go func() {
 			for {
 				_ = x.conn.SetReadDeadline(time.Time{})
@@ -199,6 +204,33 @@ func TestHubBounds(t *testing.T) {
 		_ = writeFrame(rs[1].conn, &msg{Kind: mPair, Id: 1, PairKind: pairXchg, Peer: 0, Side: 1, Timeout: hour,
 			Offer: pairOffer{Payload: [][]byte{make([]byte, 1<<20)}}})
 		dropped(t, rs)
+	})
+	t.Run("a rank that stops reading", func(t *testing.T) {
+		// Rank 1 pairs exchanges with rank 0 but never reads what the
+		// rendezvous sends it, each answer carrying rank 0's 64 KiB of
+		// descriptors: the answers pile up (once the socket's buffers
+		// are full) until rank 1 is dropped, instead of growing with
+		// every exchange for as long as the world runs.
+		_, rs := rawWorld(t, [2]time.Duration{hour, hour}, 1)
+		descs := make([][]byte, maxRegs)
+		for i := range descs {
+			descs[i] = make([]byte, 64) // a memory descriptor
+		}
+		var abort *msg
+		for id := uint64(1); id <= 3000 && abort == nil; id++ { // 3000 × 64 KiB
+			if writeFrame(rs[1].conn, &msg{Kind: mPair, Id: id, PairKind: pairXchg, Peer: 0, Side: 1, Timeout: hour}) != nil {
+				break
+			}
+			rs[0].send(t, &msg{Kind: mPair, Id: id, PairKind: pairXchg, Peer: 1, Side: 0, Timeout: hour,
+				Offer: pairOffer{Payload: descs}})
+			m := rs[0].await(0, 20*time.Second)
+			require.NotNil(t, m, "no answer to exchange %d", id)
+			if m.Kind == mAbort {
+				abort = m
+			}
+		}
+		require.NotNil(t, abort, "rank 1 was not dropped")
+		assert.Contains(t, abort.Text, "rank 1")
 	})
 	t.Run("timeouts cut to the world's", func(t *testing.T) {
 		_, rs := rawWorld(t, [2]time.Duration{200 * time.Millisecond, hour})
