@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/ascend-go/cann/acl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // deviceFile makes a device memory file as fallback makes one (a sealed
@@ -137,4 +140,68 @@ func TestHostilePieces(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, codeInternal, codeOf(err), "%v", err)
 	assert.Equal(t, uint32(1), atomic.LoadUint32(segs[0].p2pWord(1, pwVerdict)), "the sender is told")
+}
+
+// impostor is the env of a rank that announces another rank's device
+// memory file as its own (its segment's tag is valid: it holds the
+// world's secret).
+type impostor struct {
+	env
+	as *devMem
+}
+
+func (e impostor) deviceMemory(int32) (devMem, error) { return *e.as, nil }
+
+// TestImpostorRankStagesTheWorld: rank 2 of a world whose ranks map each
+// other's device memory announces rank 0's device memory file as its own.
+// Ranks 0 and 1 refuse to map it (rank 0's own file; a file another rank
+// announced), so the whole world stages its data: every AllReduce is
+// exact, no byte moves directly, and rank 0's memory outside its buffers
+// is untouched. Before, ranks 0 and 1 took rank 2's buffer addresses as
+// addresses in rank 0's memory.
+func TestImpostorRankStagesTheWorld(t *testing.T) {
+	var victim devMem // rank 0's, set before the world forms
+	ranks := newTCPRanks(t, 3, tcpOpts{shareable: true, env: func(rank int, honest env) env {
+		if rank == 2 {
+			return impostor{env: honest, as: &victim}
+		}
+		return honest
+	}})
+	mf, err := npuhook.Of(ranks[0].npu).MemoryFile(0)
+	require.NoError(t, err)
+	victim = devMem{pid: mf.Pid, fd: mf.Fd, base: mf.Base, size: mf.Size}
+
+	// Rank 0's canary: memory no one registered, filled with a pattern.
+	const canaryBytes = 1 << 20
+	canary := make([]byte, canaryBytes)
+	for i := range canary {
+		canary[i] = byte(i*131 + 7)
+	}
+	var p unsafe.Pointer
+	require.NoError(t, ranks[0].do(func() (err error) {
+		if p, err = ranks[0].npu.Malloc(canaryBytes, acl.MemMallocHugeFirst); err != nil {
+			return err
+		}
+		return ranks[0].npu.Memcpy(p, canaryBytes, unsafe.Pointer(&canary[0]), canaryBytes, acl.MemcpyHostToDevice)
+	}))
+
+	for r, err := range initRanks(ranks, tcpRoot(t, ranks)) {
+		require.NoError(t, err, "rank %d", r)
+	}
+	for r := range ranks {
+		assert.True(t, ranks[r].world(t).peers == nil, "rank %d moves data directly", r)
+	}
+	before := ReadTraffic()
+	for i := 0; i < 3; i++ {
+		for r, err := range allReduce(t, ranks, 50_000) {
+			require.NoError(t, err, "rank %d", r)
+		}
+	}
+	assert.Zero(t, ReadTraffic().DirectBytes-before.DirectBytes)
+	assert.NotZero(t, ReadTraffic().StagedBytes-before.StagedBytes)
+	got := make([]byte, canaryBytes)
+	require.NoError(t, ranks[0].do(func() error {
+		return ranks[0].npu.Memcpy(unsafe.Pointer(&got[0]), canaryBytes, p, canaryBytes, acl.MemcpyDeviceToHost)
+	}))
+	require.Equal(t, canary, got, "rank 0's unregistered memory changed")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/npuhook"
 )
 
 // A world of ranks that live in this process but join their rendezvous
@@ -41,6 +42,9 @@ type tcpOpts struct {
 	shareable bool          // device memory in sealed memfds: the direct path
 	dir       string        // segment directory ("" for /dev/shm)
 	exec      time.Duration // exec timeout (default 5 s)
+	// env, when set, gives rank its env from the honest one (a rank
+	// that lies about its device memory, say).
+	env func(rank int, honest env) env
 }
 
 // newTCPRanks starts n ranks; the test's cleanup destroys their
@@ -60,8 +64,12 @@ func newTCPRanks(t *testing.T, n int, o tcpOpts) []*tcpRank {
 		npu, err := fallback.New(opts...)
 		require.NoError(t, err)
 		require.NoError(t, npu.Init(""))
+		var e env = npuEnv{npuhook.Of(npu)}
+		if o.env != nil {
+			e = o.env(i, e)
+		}
 		r := &tcpRank{rank: i, npu: npu, reqs: make(chan func()),
-			sim: New(npu, Options{ExecTimeout: o.exec, ConnectTimeout: connect, BufferBytes: 64 << 10, ShmDir: o.dir})}
+			sim: newSim(e, Options{ExecTimeout: o.exec, ConnectTimeout: connect, BufferBytes: 64 << 10, ShmDir: o.dir})}
 		ranks[i] = r
 		ready := make(chan error)
 		go func() {
