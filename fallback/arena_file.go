@@ -14,9 +14,15 @@ import (
 // (memfd_create) mapped MAP_SHARED, so that another process (a rank of a
 // multi-process HCCL communicator) can map the same pages through
 // /proc/<pid>/fd/<fd> and read and write this device's memory directly.
-// The file is sized once and never shrinks: a peer's mapping stays valid
-// (no SIGBUS) whatever this process does, even after it exits. Pages are
-// allocated on first touch, like the anonymous arenas.
+// The file is sized once and sealed against shrinking and growing
+// (F_SEAL_SHRINK, F_SEAL_GROW, then F_SEAL_SEAL so no one adds a write
+// seal later; fcntl(2), "File Sealing"): no process, a peer that opened it
+// through /proc included, can truncate it under a mapping, so a peer's
+// mapping stays valid (no SIGBUS) whatever anyone does, even after this
+// process exits. Peers map only files that carry these seals
+// (fallback/hcclsim/peermap.go). Punching holes (arenaFile.punch) is not
+// sealed: it keeps the size. Pages are allocated on first touch, like the
+// anonymous arenas.
 
 // arenaFile is the memfd behind a shareable arena.
 type arenaFile struct {
@@ -25,13 +31,17 @@ type arenaFile struct {
 
 // newArenaFile maps a fresh memfd of size bytes as an arena of device dev.
 func newArenaFile(size uintptr, dev int32) (*arena, error) {
-	fd, err := unix.MemfdCreate(fmt.Sprintf("fallback-device-%d", dev), unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate(fmt.Sprintf("fallback-device-%d", dev), unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("size the device memory file to %d bytes: %w", size, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, deviceFileSeals); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("seal the device memory file: %w", err)
 	}
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
 	if err != nil {
@@ -43,6 +53,11 @@ func newArenaFile(size uintptr, dev int32) (*arena, error) {
 	_ = unix.Madvise(mem, unix.MADV_HUGEPAGE)
 	return arenaOver(mem, dev, &arenaFile{fd: fd}), nil
 }
+
+// deviceFileSeals are the seals of a shareable device memory file: its
+// size is fixed, and no seal can be added (a write seal would fail every
+// later writable mapping).
+const deviceFileSeals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 
 // punch returns the pages of [off, off+n) of the file to the kernel; they
 // read as zero afterwards, in every process that maps them.

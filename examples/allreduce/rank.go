@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -22,19 +21,22 @@ import (
 
 func timeDuration(ns int64) time.Duration { return time.Duration(ns) }
 
-// runRankFromEnv is the rank process: it reads its rank, the rank count,
-// the root info and the job from the environment the launcher set.
+// runRankFromEnv is the rank process: it reads its rank, the rank count
+// and the job from the environment the launcher set, and the root info
+// from the pipe it inherited (readRoot).
 func runRankFromEnv(out io.Writer) int {
 	rank, err1 := strconv.Atoi(os.Getenv(envRank))
 	n, err2 := strconv.Atoi(os.Getenv(envRanks))
-	raw, err3 := hex.DecodeString(os.Getenv(envRoot))
-	cfg, err4 := decodeJob(os.Getenv(envJob))
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || len(raw) != hccl.RootInfoBytes {
+	cfg, err3 := decodeJob(os.Getenv(envJob))
+	if err1 != nil || err2 != nil || err3 != nil {
 		fmt.Fprintf(out, "rank ?: bad environment\n")
 		return 2
 	}
-	var root hccl.RootInfo
-	copy(root[:], raw)
+	root, err := readRoot()
+	if err != nil {
+		fmt.Fprintf(out, "rank %d: %v\n", rank, err)
+		return 2
+	}
 	if err := runRank(rank, n, &root, cfg, out); err != nil {
 		fmt.Fprintf(out, "rank %d: FAILED: %v\n", rank, err)
 		return 1

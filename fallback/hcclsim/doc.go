@@ -75,8 +75,13 @@
 // straight from the sender's buffer; a one-sided request names the
 // requester's buffer, and the owner's server checks the registration and
 // copies between its memory and that buffer. A peer's mapping stays valid
-// after the peer dies (the file never shrinks), so a lost rank is a
-// timeout, not a fault; mappings go at CommDestroy.
+// after the peer dies (the file is sealed: it can neither shrink nor
+// grow), so a lost rank is a timeout, not a fault; mappings go at
+// CommDestroy. Segments are reserved whole when created (fallocate), so a
+// full /dev/shm fails initialisation with HCCL_E_SYSCALL on every rank;
+// segments cannot be sealed, and a fault in one (a truncated file) fails
+// the operation with HCCL_E_REMOTE instead of killing the process
+// (fault.go).
 //
 // When any rank cannot be mapped (its memory is not shareable, or /proc
 // is not permitted), the whole communicator stages its data, as every
@@ -98,9 +103,15 @@
 // bounded binary frames; segment names are made by the rendezvous, opened
 // without following links and only when they are private files of this
 // user; device memory announced by a peer is mapped only when it is a
-// fallback device memory file of this user, and never used at the address
-// the peer names. docs/hcclsim-threat-model.md says what the fallback
-// trusts and what it does not.
+// sealed fallback device memory file of this user that is no other rank's,
+// and never used at the address the peer names; what a rank makes the
+// rendezvous hold (open collectives within a window of sequence numbers,
+// waiting pairings, frame sizes, how long it waits) is bounded. In direct
+// mode every rank maps every peer's whole device memory read-write, so a
+// holder of the root info can read and write it all: hand the root info to
+// rank processes over an inherited pipe, never in the environment.
+// docs/hcclsim-threat-model.md says what the fallback trusts and what it
+// does not.
 //
 // # Limits
 //

@@ -46,6 +46,9 @@ type hub struct {
 	mappedGot  int
 	phase      int
 	joins      map[uint64]*hubJoin
+	seqBase    uint64          // every collective below it is over (completed or abandoned)
+	over       map[uint64]bool // collectives at or above seqBase that are over
+	waitCap    time.Duration   // the shortest longest-wait a rank stated (clamp)
 	pending    map[pairKey][]*hubPending
 	pairSeq    map[pairKey]uint64
 	links      map[*link]*hubConn
@@ -84,6 +87,9 @@ type hubConn struct {
 
 type member struct {
 	l        *link
+	joins    int // open collectives it joined
+	pairs    int // its pairings waiting for a partner
+	payload  int // their offers' payload bytes
 	rank     int
 	pid      int
 	local    bool
@@ -109,6 +115,7 @@ type hubJoin struct {
 // hubPending is one side of a pairing waiting for the other.
 type hubPending struct {
 	rank  int
+	bytes int // the offer's payload
 	id    uint64
 	side  int
 	offer pairOffer
@@ -141,7 +148,7 @@ func startHub(id [16]byte, secret worldSecret, dir string, connectTimeout time.D
 // newHub serves the rendezvous on ln.
 func newHub(id [16]byte, secret worldSecret, dir string, ln net.Listener, connectTimeout time.Duration) *hub {
 	h := &hub{id: id, secret: secret, dir: dir, ln: ln, pid: os.Getpid(), deadline: time.Now().Add(connectTimeout),
-		joins: make(map[uint64]*hubJoin), pending: make(map[pairKey][]*hubPending), pairSeq: make(map[pairKey]uint64),
+		joins: make(map[uint64]*hubJoin), over: make(map[uint64]bool), pending: make(map[pairKey][]*hubPending), pairSeq: make(map[pairKey]uint64),
 		links: make(map[*link]*hubConn), done: make(chan struct{}),
 		acceptDone: make(chan struct{})}
 	hubs.Lock()
@@ -238,6 +245,16 @@ func (h *hub) handle(l *link, m *msg) {
 		return
 	}
 	switch {
+	case m.Kind == mSeg && m.Code != 0 && h.formed && h.phase == phaseForming && !me.segDone:
+		// The rank could not create its segment (a full shared-memory
+		// directory): every rank fails with HCCL_E_SYSCALL, whatever code
+		// the rank named.
+		h.failing = true
+		text := "rank " + itoa(me.rank) + " could not create its shared-memory segment: " + clip(m.Text, maxReasonBytes)
+		for l := range h.links {
+			l.send(&msg{Kind: mReject, Code: int32(codeSyscall), Text: text})
+		}
+		go h.close()
 	case m.Kind == mSeg && h.formed && h.phase == phaseForming && !me.segDone:
 		me.segDone = true
 		h.segsGot++
@@ -272,8 +289,8 @@ func (h *hub) handle(l *link, m *msg) {
 			h.join(me.rank, m)
 		}
 	case m.Kind == mPair && h.phase == phaseRunning:
-		if m.PairKind < pairP2P || m.PairKind > pairWin || (m.Side != 0 && m.Side != 1) || m.Timeout <= 0 {
-			h.violation(me, "malformed pairing request")
+		if why := badPairing(m, h.n); why != "" {
+			h.violation(me, "pairing request: "+why)
 		} else {
 			h.pair(me.rank, m)
 		}
@@ -299,12 +316,25 @@ func (h *hub) running() {
 
 // join records rank's call of collective m.Seq; h.mu held.
 func (h *hub) join(rank int, m *msg) {
+	me := h.members[rank]
 	j := h.joins[m.Seq]
+	if (j == nil || !j.abandoned && j.descs[rank] == nil) && me.joins >= maxOpenJoins {
+		h.violation(me, "more than "+itoa(maxOpenJoins)+" open collectives")
+		return
+	}
 	if j == nil {
+		switch {
+		case m.Seq < h.seqBase || h.over[m.Seq]:
+			h.violation(me, "collective "+utoa(m.Seq)+" is over and every rank came by")
+			return
+		case m.Seq-h.seqBase >= seqWindow:
+			h.violation(me, "collective "+utoa(m.Seq)+" is beyond the window ["+utoa(h.seqBase)+", +"+itoa(seqWindow)+")")
+			return
+		}
 		j = &hubJoin{descs: make([]*opDesc, h.n)}
 		h.joins[m.Seq] = j
-		seq := m.Seq
-		j.timer = time.AfterFunc(m.Timeout, func() { h.abandonJoin(seq, m.Timeout) })
+		seq, timeout := m.Seq, h.clamp(m.Timeout)
+		j.timer = time.AfterFunc(timeout, func() { h.abandonJoin(seq, timeout) })
 	}
 	j.touched++
 	if j.abandoned {
@@ -318,10 +348,12 @@ func (h *hub) join(rank int, m *msg) {
 	if j.descs[rank] == nil {
 		j.descs[rank] = m.Desc
 		j.got++
+		me.joins++
 	}
 	if j.got == h.n {
 		j.timer.Stop()
 		delete(h.joins, m.Seq)
+		h.joinOver(m.Seq, j)
 		for _, x := range h.members {
 			if x != nil {
 				x.l.send(&msg{Kind: mJoined, Seq: m.Seq, Descs: j.descs})
@@ -339,6 +371,7 @@ func (h *hub) abandonJoin(seq uint64, timeout time.Duration) {
 		return
 	}
 	j.abandoned = true
+	h.joinOver(seq, j)
 	missing := []int{}
 	for r, d := range j.descs {
 		if d == nil {
@@ -359,10 +392,7 @@ func (h *hub) abandonJoin(seq uint64, timeout time.Duration) {
 // pair matches rank's pairing request with the oldest waiting one of the
 // other side; h.mu held.
 func (h *hub) pair(rank int, m *msg) {
-	if m.Peer < 0 || m.Peer >= h.n {
-		h.members[rank].l.send(&msg{Kind: mPaired, Id: m.Id, Code: int32(codePara), Text: "peer out of range"})
-		return
-	}
+	me := h.members[rank]
 	k, side := keyFor(m.PairKind, rank, m.Peer, m.Side == 0)
 	q := h.pending[k]
 	if len(q) > 0 && q[0].side != side {
@@ -373,6 +403,7 @@ func (h *hub) pair(rank int, m *msg) {
 		} else {
 			h.pending[k] = q[1:]
 		}
+		h.unpend(o)
 		seq := h.pairSeq[k]
 		h.pairSeq[k] = seq + 1
 		if h.members[o.rank] != nil {
@@ -381,15 +412,28 @@ func (h *hub) pair(rank int, m *msg) {
 		h.members[rank].l.send(&msg{Kind: mPaired, Id: m.Id, PairSeq: seq, Offer: o.offer})
 		return
 	}
-	p := &hubPending{rank: rank, id: m.Id, side: side, offer: m.Offer}
+	p := &hubPending{rank: rank, id: m.Id, side: side, offer: m.Offer, bytes: payloadBytes(m.Offer)}
+	if me.pairs >= maxPendingPairs || me.payload+p.bytes > maxPendingPayload {
+		h.violation(me, "more than "+itoa(maxPendingPairs)+" pairings or "+itoa(maxPendingPayload)+" bytes of offers waiting")
+		return
+	}
+	me.pairs++
+	me.payload += p.bytes
 	h.pending[k] = append(q, p)
 	timeout := m.Timeout
+	if m.PairKind != pairXchg {
+		// A Send/Recv or a window waits as a collective does; an
+		// exchange waits as long as its caller asked (seconds, or
+		// never), and maxPendingPairs bounds how many do.
+		timeout = h.clamp(timeout)
+	}
 	p.timer = time.AfterFunc(timeout, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		q := h.pending[k]
 		for i, x := range q {
 			if x == p {
+				h.unpend(p)
 				q = append(q[:i:i], q[i+1:]...)
 				if len(q) == 0 {
 					delete(h.pending, k)
@@ -405,6 +449,8 @@ func (h *hub) pair(rank int, m *msg) {
 		}
 	})
 }
+
+func utoa(u uint64) string { return strconv.FormatUint(u, 10) }
 
 func fmtInts(xs []int) string {
 	s := ""
@@ -443,6 +489,9 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	case m.StageBytes < minStageBytes || m.StageBytes > maxStageBytes || m.StageBytes%4096 != 0:
 		h.drop(l, codePara, "staging size "+itoa(m.StageBytes))
 		return
+	case m.Timeout < 0:
+		h.drop(l, codePara, "timeout "+m.Timeout.String())
+		return
 	}
 	if h.n == 0 {
 		h.n = m.N
@@ -460,8 +509,12 @@ func (h *hub) hello(l *link, hc *hubConn, m *msg) {
 	h.members[m.Rank] = me
 	h.live++
 	_ = l.conn.SetReadDeadline(time.Time{})
-	l.setLimit(maxFrame)
+	l.setLimit(maxRankFrame)
+	l.capQueue(maxQueued, maxQueuedBytes)
 	h.stage = min(h.stage, m.StageBytes)
+	if m.Timeout > 0 && (h.waitCap == 0 || m.Timeout < h.waitCap) { // 0: not stated
+		h.waitCap = m.Timeout
+	}
 	h.admitted++
 	if h.admitted < h.n {
 		return
@@ -541,11 +594,14 @@ func (h *hub) lost(l *link) {
 		h.members[me.rank] = nil
 		h.live--
 		c, text := codeTimeout, "rank "+itoa(me.rank)+" was lost"
+		if me.violated == "" && l.overflowed() {
+			me.violated = "it stopped reading the rendezvous's messages"
+		}
 		if me.violated != "" {
 			c, text = codeRemote, "rank "+itoa(me.rank)+" broke the rendezvous protocol ("+me.violated+")"
 		}
 		switch {
-		case h.phase == phaseForming:
+		case h.phase == phaseForming && !h.failing:
 			formErr = errf(c, "%s before the communicator formed", text)
 			h.failing = true
 		case !me.bye && h.phase == phaseRunning:

@@ -94,7 +94,10 @@ func (s *Sim) joinWorld(n, rank int, raw []byte, dev int32, name string, timeout
 		return fail(errf(codeTCPConnect, "%s is not a rendezvous of this backend", root.addr))
 	}
 	hubNonce, nonce := m.Nonce, newNonce()
-	hello := &msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: stage,
+	// The longest wait this rank's collectives ask of the rendezvous: it
+	// bounds, with the other ranks', how long the rendezvous keeps a
+	// collective's arrivals (hub.clamp).
+	hello := &msg{Kind: mHello, N: n, Rank: rank, Pid: os.Getpid(), StageBytes: stage, Timeout: max(timeout, s.opts.ConnectTimeout),
 		Nonce: nonce, Proof: root.secret.helloProof(hubNonce, nonce, n, rank)}
 	if err := l.sendSync(hello); err != nil {
 		return fail(err)

@@ -52,6 +52,7 @@ type peerMem struct {
 	mem  []byte // this process's mapping of the file; nil for none (this rank's own entry)
 	base uintptr
 	size uintptr
+	id   fileID // the file mapped
 }
 
 // view translates [addr, addr+n) of the rank's address space into this
@@ -64,7 +65,9 @@ func (p *peerMem) view(addr uintptr, n uint64) (b []byte, ok bool) {
 	if p.mem == nil || addr < p.base || off >= p.size || n > uint64(p.size-off) || p.size != uintptr(len(p.mem)) {
 		return nil, false
 	}
-	return p.mem[off : off+uintptr(n)], true
+	// Capacity cut to the length: nothing may reach past the range the
+	// peer named (append, a reslice).
+	return p.mem[off : off+uintptr(n) : off+uintptr(n)], true
 }
 
 func (p *peerMem) unmap() {
@@ -78,15 +81,24 @@ func (p *peerMem) unmap() {
 // memory file (fallback/arena_file.go names its memfds so).
 const deviceFilePrefix = "/memfd:fallback-device-"
 
-// mapPeerMem maps the device memory d describes, after checking that the
-// file is what a rank announces: a fallback device memory file of this
-// user, of the announced size.
 // shareable reports whether an announcement describes memory another
 // process could map.
 func shareable(d devMem) bool {
 	return d.size != 0 && d.pid > 0 && d.fd >= 0 && d.base != 0 && d.base+d.size >= d.base && d.size <= 1<<47
 }
 
+// requiredSeals are the seals a device memory file must carry before a
+// peer maps it: its size cannot change, nor can its seals (fcntl(2), "File
+// Sealing").
+const requiredSeals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
+
+// fileID identifies a file: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// mapPeerMem maps the device memory d describes, after checking that the
+// file is what a rank announces: a fallback device memory file of this
+// user, of the announced size, sealed so that it can neither shrink nor
+// grow. mapPeers checks that it is no other rank's.
 func mapPeerMem(d devMem) (peerMem, error) {
 	if !shareable(d) {
 		return peerMem{}, fmt.Errorf("the rank's device memory cannot be mapped by other processes")
@@ -112,11 +124,19 @@ func mapPeerMem(d devMem) (peerMem, error) {
 	if st.Size != int64(d.size) {
 		return peerMem{}, fmt.Errorf("%s has %d bytes, the rank announced %d", path, st.Size, d.size)
 	}
+	// A file that could still shrink could fault every access to it (a
+	// SIGBUS past its end): map only one sealed as fallback seals device
+	// memory (fallback/arena_file.go).
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if err != nil || seals&requiredSeals != requiredSeals {
+		return peerMem{}, fmt.Errorf("%s is not sealed against shrinking and growing (seals %#x)", path, seals)
+	}
+
 	mem, err := unix.Mmap(fd, 0, int(d.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
 	if err != nil {
 		return peerMem{}, fmt.Errorf("map %s: %w", path, err)
 	}
-	return peerMem{mem: mem, base: d.base, size: d.size}, nil
+	return peerMem{mem: mem, base: d.base, size: d.size, id: fileID{uint64(st.Dev), st.Ino}}, nil
 }
 
 // publishMem writes where this rank's device memory can be mapped from into
@@ -151,18 +171,43 @@ func announcedMem(s *segment) devMem {
 // on any failure it maps nothing and returns why.
 func mapPeers(segs []*segment, me int) ([]peerMem, error) {
 	peers := make([]peerMem, len(segs))
+	taken := map[fileID]bool{}
+	if id, ok := ownMemID(announcedMem(segs[me])); ok {
+		taken[id] = true
+	}
 	for k, s := range segs {
 		if k == me {
 			continue
 		}
 		p, err := mapPeerMem(announcedMem(s))
+		if err == nil && taken[p.id] {
+			// A rank that announces this rank's memory, or another rank's,
+			// would have honest ranks write at the addresses it names into
+			// memory no one registered for it.
+			p.unmap()
+			err = fmt.Errorf("it announced the device memory of this rank or of another rank")
+		}
 		if err != nil {
 			unmapPeers(peers)
 			return nil, fmt.Errorf("rank %d: %w", k, err)
 		}
+		taken[p.id] = true
 		peers[k] = p
 	}
 	return peers, nil
+}
+
+// ownMemID identifies the file behind this rank's own announcement (which
+// this process made: its descriptor is this process's).
+func ownMemID(d devMem) (fileID, bool) {
+	if !shareable(d) || d.pid != os.Getpid() {
+		return fileID{}, false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
 }
 
 func unmapPeers(peers []peerMem) {

@@ -43,10 +43,12 @@ func TestPeerMemView(t *testing.T) {
 // error (the communicator then stages its data), never a crash.
 func TestMapPeerMem(t *testing.T) {
 	const size = 1 << 16
-	fd, err := unix.MemfdCreate("fallback-device-7", unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate("fallback-device-7", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	require.NoError(t, err)
 	defer unix.Close(fd)
 	require.NoError(t, unix.Ftruncate(fd, size))
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, requiredSeals) // as fallback seals device memory
+	require.NoError(t, err)
 	arena, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	require.NoError(t, err)
 	defer unix.Munmap(arena)

@@ -113,9 +113,17 @@ func createSegment(dir, name string, l segLayout) (*segment, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, int64(l.total)); err != nil {
+	// Reserve every page now. ftruncate would make a sparse file whose
+	// pages are allocated on first touch: in a full directory (any local
+	// user can fill /dev/shm) that touch is a SIGBUS, in this rank and in
+	// every peer. fallocate(2) with mode 0 "allocates the disk space within
+	// the range ... subsequent writes into the range ... are guaranteed not
+	// to fail because of lack of disk space", and fails with ENOSPC when it
+	// cannot, here, where it is an error (tmpfs supports it since Linux
+	// 3.5).
+	if err := unix.Fallocate(fd, 0, 0, int64(l.total)); err != nil {
 		_ = unix.Unlink(path)
-		return nil, fmt.Errorf("size %s: %w", path, err)
+		return nil, fmt.Errorf("reserve %d bytes for %s: %w", l.total, path, err)
 	}
 	mem, err := unix.Mmap(fd, 0, l.total, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {

@@ -124,7 +124,7 @@ func (w *shmWorld) abort(err error) {
 		close(w.aborted)
 	}
 	w.mu.Unlock()
-	w.own.bell().ring()
+	ringSafe(w.own)
 }
 
 func (w *shmWorld) stop() error {
@@ -191,6 +191,10 @@ func (w *shmWorld) collect(c *comm, t ticket) ([]*opDesc, error) {
 func (w *shmWorld) pair(c *comm, kind uint8, peer int, sending bool, offer pairOffer, timeout time.Duration) (pairResult, error) {
 	if err := w.stop(); err != nil {
 		return pairResult{}, err
+	}
+	if len(offer.Payload) > maxRegs {
+		// The rendezvous takes no more from one rank (hub.go, badPairing).
+		return pairResult{}, errf(codePara, "%d memory descriptors in one exchange: a multi-process communicator exchanges at most %d", len(offer.Payload), maxRegs)
 	}
 	ch := make(chan *msg, 1)
 	w.mu.Lock()
@@ -273,6 +277,12 @@ func (w *shmWorld) barrier(deadline time.Time, fail error) error {
 func (w *shmWorld) half() int { return w.own.l.stageLen / 2 / 64 * 64 }
 
 func (w *shmWorld) collective(c *comm, seq uint64, ds []*opDesc, bufs opBufs, timeout time.Duration) error {
+	return w.guarded("collective", func() error { return w.collectiveShared(c, ds, bufs) })
+}
+
+// collectiveShared is a collective's data phase over the segments (and
+// mapped device memory), under guarded.
+func (w *shmWorld) collectiveShared(c *comm, ds []*opDesc, bufs opBufs) error {
 	if w.peers != nil {
 		w.publishBufs(bufs)
 	}
@@ -428,7 +438,7 @@ func (w *shmWorld) stopWaits(c *comm) {
 
 func (w *shmWorld) close(c *comm) {
 	w.stopServer.Store(true)
-	w.own.bell().ring()
+	ringSafe(w.own)
 	<-w.serverDone
 	w.l.send(&msg{Kind: mBye})
 	w.l.flushClose()
@@ -449,6 +459,14 @@ func (s *segment) regWords(i int) (state, peer *uint32, id, addr, size *uint64) 
 }
 
 func (w *shmWorld) publishReg(c *comm, r *registration, live bool) error {
+	err := w.guarded("registration", func() error { return w.publishRegShared(r, live) })
+	if !live {
+		return nil // a withdrawal from a segment that is gone withdrew nothing
+	}
+	return err
+}
+
+func (w *shmWorld) publishRegShared(r *registration, live bool) error {
 	for i := 0; i < maxRegs; i++ {
 		state, peer, id, addr, size := w.own.regWords(i)
 		st := atomic.LoadUint32(state)
@@ -472,26 +490,34 @@ func (w *shmWorld) publishReg(c *comm, r *registration, live bool) error {
 }
 
 func (w *shmWorld) ownerHas(c *comm, owner int, id uint64) bool {
-	s := w.segs[owner]
-	for i := 0; i < maxRegs; i++ {
-		state, _, rid, _, _ := s.regWords(i)
-		if atomic.LoadUint32(state) == 1 && atomic.LoadUint64(rid) == id {
-			return true
+	has := false
+	_ = w.guarded("registration check", func() error {
+		s := w.segs[owner]
+		for i := 0; i < maxRegs; i++ {
+			state, _, rid, _, _ := s.regWords(i)
+			if atomic.LoadUint32(state) == 1 && atomic.LoadUint64(rid) == id {
+				has = true
+				return nil
+			}
 		}
-	}
-	return false
+		return nil
+	})
+	return has
 }
 
 func (w *shmWorld) ownerSpans(out []span, c *comm, owner int) ([]span, error) {
 	if err := w.stop(); err != nil {
 		return out, err
 	}
-	s := w.segs[owner]
-	for i := 0; i < maxRegs; i++ {
-		state, peer, _, addr, size := s.regWords(i)
-		if atomic.LoadUint32(state) == 1 && int(atomic.LoadUint32(peer)) == w.me {
-			out = append(out, span{uintptr(atomic.LoadUint64(addr)), atomic.LoadUint64(size)})
+	err := w.guarded("registration check", func() error {
+		s := w.segs[owner]
+		for i := 0; i < maxRegs; i++ {
+			state, peer, _, addr, size := s.regWords(i)
+			if atomic.LoadUint32(state) == 1 && int(atomic.LoadUint32(peer)) == w.me {
+				out = append(out, span{uintptr(atomic.LoadUint64(addr)), atomic.LoadUint64(size)})
+			}
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

@@ -46,6 +46,13 @@ func (w *shmWorld) directCollective(c *comm, d *opDesc, ds []*opDesc, bufs opBuf
 		}
 		sa, sn := uintptr(atomic.LoadUint64(s.dword(offBufs))), atomic.LoadUint64(s.dword(offBufs+8))
 		ra, rn := uintptr(atomic.LoadUint64(s.dword(offBufs+16))), atomic.LoadUint64(s.dword(offBufs+24))
+		// The lengths a peer publishes are its word: they must be what
+		// its agreed descriptor makes them, or the computation would index
+		// past them.
+		if ws, wr := descBytes(ds[k], w.n); sn != ws || rn != wr {
+			fail = errf(codeRemote, "rank %d published buffers of %d and %d bytes, its descriptor makes them %d and %d", k, sn, rn, ws, wr)
+			break
+		}
 		sv, ok1 := w.peers[k].view(sa, sn)
 		rv, ok2 := w.peers[k].view(ra, rn)
 		if !ok1 || !ok2 {
@@ -63,4 +70,35 @@ func (w *shmWorld) directCollective(c *comm, d *opDesc, ds []*opDesc, bufs opBuf
 		}
 	}
 	return w.barrier(deadline, fail)
+}
+
+// descBytes is the length of a rank's send and receive buffers in a
+// collective of n ranks described by d, as the calls (backend.go) size
+// them: count elements each for AllReduce and Broadcast, n·count received
+// by AllGather and sent by ReduceScatter, and for AlltoAllV the extent of
+// the counts and displacements (checkDesc bounds them, so nothing
+// overflows).
+func descBytes(d *opDesc, n int) (send, recv uint64) {
+	esz := d.DT.size()
+	c := d.Count * esz
+	switch d.Kind {
+	case kindAllReduce, kindBroadcast:
+		return c, c
+	case kindAllGather:
+		return c, c * uint64(n)
+	case kindReduceScatter:
+		return c * uint64(n), c
+	case kindAlltoAllV:
+		extent := func(counts, displs []uint64) uint64 {
+			var hi uint64
+			for i := range counts {
+				if counts[i] != 0 {
+					hi = max(hi, displs[i]+counts[i])
+				}
+			}
+			return hi * esz
+		}
+		return extent(d.SendCounts, d.SDispls), extent(d.RecvCounts, d.RDispls)
+	}
+	return 0, 0
 }

@@ -26,8 +26,42 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 	lay := layoutFor(n, stage)
 	own, err := createSegment(s.opts.ShmDir, segName, lay)
 	if err != nil {
-		return fail(errf(codeSyscall, "%v", err))
+		// Say why before leaving, so that every rank fails with the same
+		// HCCL_E_SYSCALL (not the news that this rank was lost).
+		serr := errf(codeSyscall, "%v", err)
+		_ = l.sendSync(&msg{Kind: mSeg, Code: int32(codeSyscall), Text: clip(serr.msg, maxReasonBytes)})
+		return fail(serr)
 	}
+	// Peers' segments are mapped from here on: a fault in one (a
+	// truncated file) fails this rank's init, as does any other error.
+	var c *comm
+	cleanup := func() {}
+	ferr, faulted := catchFault("communicator initialisation", func() error {
+		c, err = s.joinShmMapped(l, root, n, rank, dev, name, timeout, lay, own, segName, &cleanup, fail)
+		return nil
+	})
+	if faulted {
+		cleanup()
+		return fail(ferr)
+	}
+	return c, err
+}
+
+// maxReasonBytes bounds the reason a rank gives the rendezvous for failing
+// to create its segment.
+const maxReasonBytes = 512
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// joinShmMapped is joinShm once its own segment exists; *cleanup undoes
+// what it has mapped so far (for a fault).
+func (s *Sim) joinShmMapped(l *link, root rootInfo, n, rank int, dev int32, name string, timeout time.Duration, lay segLayout,
+	own *segment, segName string, cleanupOut *func(), fail func(error) (*comm, error)) (*comm, error) {
 	publishMem(own, s.env, dev)
 	copy(own.tag(), root.secret.segTag(rank, segName, announcedMem(own)))
 	segs := make([]*segment, n)
@@ -42,6 +76,7 @@ func (s *Sim) joinShm(l *link, root rootInfo, n, rank int, dev int32, name strin
 		}
 		own.unmap()
 	}
+	*cleanupOut = cleanup
 	if err := l.sendSync(&msg{Kind: mSeg}); err != nil {
 		cleanup()
 		return fail(err)

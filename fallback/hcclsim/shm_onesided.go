@@ -41,6 +41,11 @@ type osPiece struct {
 }
 
 func (w *shmWorld) oneSided(c *comm, peer int, get bool, xs []xfer, timeout time.Duration) error {
+	return w.guarded("one-sided transfer", func() error { return w.oneSidedShared(peer, get, xs, timeout) })
+}
+
+// oneSidedShared is oneSided's data phase over the segments, under guarded.
+func (w *shmWorld) oneSidedShared(peer int, get bool, xs []xfer, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	stage := uint64(2 * w.half())
 	// Cut the transfers into pieces and the pieces into rounds: the
@@ -159,6 +164,12 @@ func (w *shmWorld) request(peer int, get, checkOnly bool, xs []xfer, rd []osPiec
 // serve answers peers' one-sided requests until the rank closes.
 func (w *shmWorld) serve() {
 	defer close(w.serverDone)
+	// A fault ends the server: the world is aborted (guarded), and a
+	// requester then waits out its timeout.
+	_ = w.guarded("one-sided server", func() error { w.serveShared(); return nil })
+}
+
+func (w *shmWorld) serveShared() {
 	bell := w.own.bell()
 	for !w.stopServer.Load() {
 		v := bell.value()

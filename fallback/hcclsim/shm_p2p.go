@@ -38,6 +38,11 @@ type p2pRun struct {
 func (w *shmWorld) slot() int { return 2 * w.half() / w.n / 64 * 64 }
 
 func (w *shmWorld) p2p(c *comm, items []p2pItem, timeout time.Duration) error {
+	return w.guarded("send/recv", func() error { return w.p2pShared(items, timeout) })
+}
+
+// p2pShared is p2p's data phase over the segments, under guarded.
+func (w *shmWorld) p2pShared(items []p2pItem, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	runs := make([]p2pRun, len(items))
 	for i := range items {
@@ -209,6 +214,17 @@ func (w *shmWorld) recvStep(r *p2pRun) bool {
 				s, count, dt, w.me, r.it.count, r.it.dt))
 		}
 		r.bytes = int(r.it.count * r.it.dt.size())
+		// The pieces are the sender's word too: the message takes as
+		// many as this rank computes from the agreed count (one when the
+		// data moves directly), or the copy below would run past it.
+		want := uint32(1)
+		if w.peers == nil {
+			want = uint32(max(1, (r.bytes+slot-1)/slot))
+		}
+		if r.pieces != want {
+			return reject(codeInternal, errf(codeInternal, "rank %d announces %d pieces for a message of %d bytes, which takes %d",
+				s, r.pieces, r.bytes, want))
+		}
 		if w.peers != nil {
 			addr := uintptr(atomic.LoadUint64(peer.p2pDword(w.me, pwAddrDw)))
 			src, ok := w.peers[s].view(addr, uint64(r.bytes))

@@ -87,11 +87,15 @@ type link struct {
 	r     *bufio.Reader
 	limit atomic.Int64 // largest frame accepted from the other end
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []*msg
-	closed  bool
-	started bool
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*msg
+	closed   bool
+	started  bool
+	queueCap int  // most messages queued at once (0: no cap)
+	byteCap  int  // most bytes (msgCost) queued at once
+	queued   int  // bytes queued
+	overflow bool // a cap was hit: the other end stopped reading
 
 	wg sync.WaitGroup
 }
@@ -177,6 +181,7 @@ func (l *link) start(onMsg func(*msg), onEnd func(error)) {
 			m := l.queue[0]
 			l.queue[0] = nil
 			l.queue = l.queue[1:]
+			l.queued -= msgCost(m)
 			l.mu.Unlock()
 			if err := writeFrame(l.conn, m); err != nil {
 				l.shut()
@@ -186,14 +191,64 @@ func (l *link) start(onMsg func(*msg), onEnd func(error)) {
 	}()
 }
 
-// send queues m (dropped once the link is closed).
+// send queues m (dropped once the link is closed). A link with a queue
+// cap whose queue is full is closed instead: the other end has stopped
+// reading, and the queue would otherwise grow with every message.
 func (l *link) send(m *msg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.closed {
-		l.queue = append(l.queue, m)
-		l.cond.Signal()
+	if l.closed {
+		return
 	}
+	cost := msgCost(m)
+	if l.queueCap > 0 && (len(l.queue) >= l.queueCap || l.queued+cost > l.byteCap) {
+		l.overflow, l.closed, l.queue = true, true, nil
+		l.cond.Broadcast()
+		_ = l.conn.Close() // the reader ends, and onEnd runs
+		return
+	}
+	l.queue = append(l.queue, m)
+	l.queued += cost
+	l.cond.Signal()
+}
+
+// msgCost is about the bytes m holds beyond its fixed fields: what a
+// queue of them keeps alive.
+func msgCost(m *msg) int {
+	n := 64 + len(m.Text) + len(m.Seg) + len(m.Nonce) + len(m.Proof)
+	for _, s := range m.Segs {
+		n += len(s)
+	}
+	for _, p := range m.Offer.Payload {
+		n += 24 + len(p)
+	}
+	n += descCost(m.Desc)
+	for _, d := range m.Descs {
+		n += descCost(d)
+	}
+	return n
+}
+
+func descCost(d *opDesc) int {
+	if d == nil {
+		return 0
+	}
+	return 64 + 8*(len(d.SendCounts)+len(d.SDispls)+len(d.RecvCounts)+len(d.RDispls))
+}
+
+// capQueue bounds the messages, and their bytes, queued for the other
+// end.
+func (l *link) capQueue(msgs, bytes int) {
+	l.mu.Lock()
+	l.queueCap, l.byteCap = msgs, bytes
+	l.mu.Unlock()
+}
+
+// overflowed reports whether the queue cap closed the link.
+func (l *link) overflowed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.overflow
 }
 
 // sendSync writes m before start, on the caller's goroutine.

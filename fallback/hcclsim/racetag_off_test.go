@@ -1,0 +1,5 @@
+//go:build !race
+
+package hcclsim
+
+const underRace = false
