@@ -11,20 +11,19 @@ import (
 
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
-	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/rootpipe"
 )
 
 // Environment of a rank process. The root info is not in it: any process
 // of the same user can read another's environment (/proc/PID/environ)
 // for as long as it runs, and a holder of the root info joins the world as
 // a rank (docs/hcclsim-threat-model.md). It travels over a pipe the rank
-// inherits as descriptor rootFD, which the launcher closes once written
+// inherits (internal/rootpipe), which the launcher closes once written
 // and the rank drains at start.
 const (
 	envRank  = "ALLREDUCE_RANK"
 	envRanks = "ALLREDUCE_RANKS"
 	envJob   = "ALLREDUCE_JOB"
-	rootFD   = 3 // exec.Cmd.ExtraFiles[0]
 )
 
 func rankEnv() bool { return os.Getenv(envRank) != "" }
@@ -68,7 +67,7 @@ func launch(cfg config, out, errOut io.Writer) error {
 			envJob+"="+encodeJob(cfg))
 		cmd.Stdout = &reports[r]
 		cmd.Stderr = errOut
-		if err := startWithRoot(cmd, root[:]); err != nil {
+		if err := rootpipe.Start(cmd, &root); err != nil {
 			return err
 		}
 		wg.Add(1)
@@ -91,43 +90,6 @@ func launch(cfg config, out, errOut io.Writer) error {
 	}
 	fmt.Fprintln(out, "allreduce: all ranks OK")
 	return nil
-}
-
-// startWithRoot starts cmd with the root info readable on its descriptor
-// rootFD: a pipe only cmd inherits, written whole (4108 bytes fit a pipe's
-// buffer) and closed before cmd runs, so the root info is in no
-// environment, argument or file.
-func startWithRoot(cmd *exec.Cmd, root []byte) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close() // the child holds its own copy once started
-	_, err = w.Write(root)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("hand the root info to a rank: %w", err)
-	}
-	cmd.ExtraFiles = []*os.File{r}
-	return cmd.Start()
-}
-
-// readRoot reads the root info the launcher wrote on descriptor rootFD
-// (startWithRoot) and closes it.
-func readRoot() (hccl.RootInfo, error) {
-	var root hccl.RootInfo
-	f := os.NewFile(rootFD, "root info")
-	if f == nil {
-		return root, fmt.Errorf("no descriptor %d", rootFD)
-	}
-	defer f.Close()
-	n, err := io.ReadFull(f, root[:])
-	if err != nil {
-		return root, fmt.Errorf("root info on descriptor %d: %d bytes: %w", rootFD, n, err)
-	}
-	return root, nil
 }
 
 // encodeJob and decodeJob carry the job to the ranks.

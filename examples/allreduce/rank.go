@@ -17,13 +17,14 @@ import (
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/rootpipe"
 )
 
 func timeDuration(ns int64) time.Duration { return time.Duration(ns) }
 
 // runRankFromEnv is the rank process: it reads its rank, the rank count
 // and the job from the environment the launcher set, and the root info
-// from the pipe it inherited (readRoot).
+// from the pipe it inherited (rootpipe.Read).
 func runRankFromEnv(out io.Writer) int {
 	rank, err1 := strconv.Atoi(os.Getenv(envRank))
 	n, err2 := strconv.Atoi(os.Getenv(envRanks))
@@ -32,7 +33,7 @@ func runRankFromEnv(out io.Writer) int {
 		fmt.Fprintf(out, "rank ?: bad environment\n")
 		return 2
 	}
-	root, err := readRoot()
+	root, err := rootpipe.Read()
 	if err != nil {
 		fmt.Fprintf(out, "rank %d: %v\n", rank, err)
 		return 2

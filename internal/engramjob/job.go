@@ -13,7 +13,6 @@ package engramjob
 import (
 	"bufio"
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,12 +26,12 @@ import (
 	"github.com/ascend-go/cann/engram"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/internal/rootpipe"
 )
 
 // Environment of a rank process.
 const (
 	envRank = "ENGRAMJOB_RANK"
-	envRoot = "ENGRAMJOB_ROOT"
 	envJob  = "ENGRAMJOB_JOB"
 )
 
@@ -135,9 +134,9 @@ func Launch(job Job, args []string, errOut io.Writer) ([]Report, error) {
 	var wg sync.WaitGroup
 	for r := 0; r < job.Ranks; r++ {
 		cmd := exec.Command(exe, args...)
-		cmd.Env = append(os.Environ(), envRank+"="+strconv.Itoa(r), envRoot+"="+hex.EncodeToString(root[:]), envJob+"="+string(enc))
+		cmd.Env = append(os.Environ(), envRank+"="+strconv.Itoa(r), envJob+"="+string(enc))
 		cmd.Stdout, cmd.Stderr = &outs[r], lw
-		if err := cmd.Start(); err != nil {
+		if err := rootpipe.Start(cmd, &root); err != nil {
 			return nil, err
 		}
 		wg.Add(1)

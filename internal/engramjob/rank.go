@@ -3,7 +3,6 @@ package engramjob
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/fallback/hcclsim"
 	"github.com/ascend-go/cann/hccl"
+	"github.com/ascend-go/cann/internal/rootpipe"
 )
 
 // ServeRank runs this process's rank of the job its environment names,
@@ -50,12 +50,10 @@ func serve(rep *Report) (err error) {
 	if err := json.Unmarshal([]byte(os.Getenv(envJob)), &job); err != nil {
 		return fmt.Errorf("bad %s: %v", envJob, err)
 	}
-	raw, err := hex.DecodeString(os.Getenv(envRoot))
-	if err != nil || len(raw) != hccl.RootInfoBytes {
-		return fmt.Errorf("bad %s", envRoot)
+	root, err := rootpipe.Read()
+	if err != nil {
+		return err
 	}
-	var root hccl.RootInfo
-	copy(root[:], raw)
 	if job.Timeout <= 0 {
 		job.Timeout = time.Minute
 	}
