@@ -14,14 +14,16 @@ func run(c *Call, kern kernel, threads int) {
 	}
 	if k == 0 || c.Alpha == 0 {
 		scaleC(c)
+		c.Epi.applyAll(c)
 		return
 	}
 	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
 		if c.B.Im2col != nil {
 			smallIm2col(c)
-			return
+		} else {
+			small(c)
 		}
-		small(c)
+		c.Epi.applyAll(c)
 		return
 	}
 	if w := c.work(); w < parallelWork*threads {
@@ -130,11 +132,13 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 	tile, buf := buf[:mr*nr], buf[mr*nr:]
 	bpan, wbuf := buf[:nr*kbMax], buf[nr*kbMax:]
 	ldc := c.LDC
+	epi := c.Epi.active()
 	for pc := 0; pc < k; pc += KC {
 		kb, beta := min(KC, k-pc), c.Beta
 		if pc > 0 {
 			beta = 1
 		}
+		last := epi && pc+kb == k
 		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
@@ -145,6 +149,9 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
 				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+				if last {
+					c.Epi.apply(c.C[i*ldc+j:], ldc, i, j, rows, cols)
+				}
 			}
 		}
 	}
@@ -186,6 +193,7 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 	tile := (*abuf)[mc*kb : mc*kb+mr*nr]
 	wbuf := (*abuf)[mc*kb+mr*nr:]
 	ldc := c.LDC
+	last := c.Epi.active() && s.pc+kb == c.K
 	for ic := i0; ic < i1; ic += mc {
 		mb := min(mc, i1-ic)
 		packA(ap, &c.A, ic, mb, s.pc, kb, mr, wbuf)
@@ -198,6 +206,9 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
 				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, s.beta, tile)
+				if last {
+					c.Epi.apply(c.C[i*ldc+j:], ldc, i, j, rows, cols)
+				}
 			}
 		}
 	}

@@ -42,6 +42,9 @@ type Call struct {
 	A, B        Matrix
 	C           []float32
 	LDC         int
+	// Epi, when set, runs on each element of C after its last K block
+	// (bias, activation): the fused epilogue of a layer.
+	Epi Epilogue
 }
 
 // ErrShape reports a Call whose sizes, strides or slice lengths disagree.
@@ -100,6 +103,9 @@ func (c *Call) validate() error {
 	}
 	if err := c.B.check("B", c.K, c.N); err != nil {
 		return err
+	}
+	if !c.Epi.check(c.M, c.N) {
+		return fmt.Errorf("%w: epilogue activation %d or bias of %d elements does not fit %d×%d", ErrShape, c.Epi.Act, len(c.Epi.Bias), c.M, c.N)
 	}
 	if c.M > 0 && c.N > 0 {
 		if c.LDC < c.N {
