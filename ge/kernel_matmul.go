@@ -10,11 +10,22 @@ import (
 // to float32 while sgemm packs them, the product accumulates in float32
 // (in the task's workspace, or scratch when it is not aligned) and is
 // rounded once into the output type. Batches run as one sgemm batch.
+//
+// It also runs FusedMatMul: the bias (input 2) and the activation are the
+// GEMM's epilogue, applied to each tile of C in float32 right after its
+// last K block, before the rounding into a half output type.
 func matmulKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	nIn := len(t.Inputs)
+	outArg := args[nIn]
+	epi, err := epilogueOf(t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
 	ta, tb := t.Attrs.Bool(AttrTransposeA), t.Attrs.Bool(AttrTransposeB)
+	alpha := float32(t.Attrs.Float(AttrScale, 1))
 	m64, k64, n64, batch, err := matmulDims(t.Inputs, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
@@ -38,13 +49,16 @@ func matmulKernel(t *Task, args [][]byte) error {
 	var aAll, bAll, cAll []float32
 	if half {
 		// The workspace holds M·K+K·N+M·N floats; the products need only C.
-		if cAll = viewF32(args[3], nb*cMat); cAll == nil {
+		if cAll = viewF32(args[nIn+1], nb*cMat); cAll == nil {
 			cAll = s.f32(nb * cMat)
 		}
 	} else {
 		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
 		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
-		cAll = outFloats(&s, acl.Float32, args[2], nb*cMat)
+		cAll = outFloats(&s, acl.Float32, outArg, nb*cMat)
+	}
+	if nIn == 3 {
+		epi.Bias = readFloats(&s, t.Inputs[2].DataType, args[2], n)
 	}
 	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sg.Matrix {
 		if !half {
@@ -64,10 +78,10 @@ func matmulKernel(t *Task, args [][]byte) error {
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for bi := range nb {
-		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: 1,
+		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: alpha,
 			A: operand(aAll, args[0], offA, aMat, aCols, ta),
 			B: operand(bAll, args[1], offB, bMat, bCols, tb),
-			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n})
+			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n, Epi: epi})
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++
 			offA += sa[d]
@@ -83,6 +97,6 @@ func matmulKernel(t *Task, args [][]byte) error {
 	if err := sg.GemmBatch(calls); err != nil {
 		return kernelError(t, "%v", err)
 	}
-	storeFloats(od.DataType, args[2], cAll)
+	storeFloats(od.DataType, outArg, cAll)
 	return nil
 }
