@@ -405,7 +405,9 @@ func TestFuseLeavesGraphAlone(t *testing.T) {
 
 // The fused ops refuse what they cannot compute.
 func TestFusedOpsRejectBadAttrs(t *testing.T) {
-	f32 := func(d ...int64) ge.TensorDesc { return ge.TensorDesc{DataType: acl.Float32, Format: acl.FormatND, Dims: d} }
+	f32 := func(d ...int64) ge.TensorDesc {
+		return ge.TensorDesc{DataType: acl.Float32, Format: acl.FormatND, Dims: d}
+	}
 	for _, c := range []struct {
 		name string
 		op   ge.OpType
