@@ -128,32 +128,30 @@ func inferFusedConv(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	return inferConvOp(OpConv, in, a)
 }
 
-// chainSteps decodes and checks an ElemChain's steps against n inputs.
-func chainSteps(a Attrs, n int) (ops []OpType, args, swap []int64, err error) {
-	raw, args, swap := a.Ints(AttrChainOps), a.Ints(AttrChainArgs), a.Ints(AttrChainSwap)
-	if len(raw) == 0 || len(raw) > maxChain || len(args) != len(raw) || len(swap) != len(raw) {
-		return nil, nil, nil, fmt.Errorf("chain of %d ops, %d operands, %d swap flags: want 1 to %d of each", len(raw), len(args), len(swap), maxChain)
+// checkChain checks an ElemChain's steps against n inputs.
+func checkChain(a Attrs, n int) error {
+	ops, args, swap := a.Ints(AttrChainOps), a.Ints(AttrChainArgs), a.Ints(AttrChainSwap)
+	if len(ops) == 0 || len(ops) > maxChain || len(args) != len(ops) || len(swap) != len(ops) {
+		return fmt.Errorf("chain of %d ops, %d operands, %d swap flags: want 1 to %d of each", len(ops), len(args), len(swap), maxChain)
 	}
-	ops = make([]OpType, len(raw))
-	for i, v := range raw {
+	for i, v := range ops {
 		op := OpType(v)
 		switch {
 		case v < 0 || v > math.MaxUint16:
-			return nil, nil, nil, fmt.Errorf("step %d: op %d", i, v)
+			return fmt.Errorf("step %d: op %d", i, v)
 		case chainUnary[op]:
-			if args[i] != -1 {
-				return nil, nil, nil, fmt.Errorf("step %d: unary %s takes no operand", i, op)
+			if args[i] != -1 || swap[i] != 0 {
+				return fmt.Errorf("step %d: unary %s takes no operand", i, op)
 			}
 		case chainBinary[op]:
 			if args[i] < 0 || args[i] >= int64(n) || (swap[i] != 0 && swap[i] != 1) {
-				return nil, nil, nil, fmt.Errorf("step %d: operand %d (swap %d) of %d inputs", i, args[i], swap[i], n)
+				return fmt.Errorf("step %d: operand %d (swap %d) of %d inputs", i, args[i], swap[i], n)
 			}
 		default:
-			return nil, nil, nil, fmt.Errorf("step %d: op %s cannot be chained", i, op)
+			return fmt.Errorf("step %d: op %s cannot be chained", i, op)
 		}
-		ops[i] = op
 	}
-	return ops, args, swap, nil
+	return nil
 }
 
 // trailingDims reports whether d, without its leading 1s, is the trailing
@@ -174,7 +172,7 @@ func inferElemChain(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 			return nil, fmt.Errorf("input %d %s does not broadcast along the trailing dims of %s", i, dimsString(d.Dims), dimsString(in[0].Dims))
 		}
 	}
-	if _, _, _, err := chainSteps(a, len(in)); err != nil {
+	if err := checkChain(a, len(in)); err != nil {
 		return nil, err
 	}
 	return []TensorDesc{cloneDesc(in[0])}, nil

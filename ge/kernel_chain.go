@@ -11,45 +11,66 @@ import (
 // through every step while they sit in L1, so the chain reads its inputs
 // and writes its output once instead of once per op. Blocks are split over
 // threads for large tensors; each element's result depends only on its
-// inputs, so the split never changes a bit.
+// inputs, so the split never changes a bit. On one thread it allocates
+// nothing.
 func elemChainKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
-	ops, opnd, swap, err := chainSteps(t.Attrs, len(t.Inputs))
-	if err != nil {
+	if err := checkChain(t.Attrs, len(t.Inputs)); err != nil {
 		return kernelError(t, "%v", err)
 	}
 	n := prod(t.Inputs[0].Dims)
-	ins := make([][]float32, len(t.Inputs))
-	for i, d := range t.Inputs {
-		ins[i] = readFloats(&s, d.DataType, args[i], prod(d.Dims))
-	}
-	out := outFloats(&s, t.Outputs[0].DataType, args[len(t.Inputs)], n)
-	run := func(lo, hi int) {
-		var buf, tmp [chainBlock]float32
-		for base := lo; base < hi; base += chainBlock {
-			acc := buf[:min(chainBlock, hi-base)]
-			copy(acc, ins[0][base:])
-			for i, op := range ops {
-				if opnd[i] < 0 {
-					chainUnaryStep(op, acc)
-					continue
-				}
-				y := operandBlock(ins[opnd[i]], base, tmp[:len(acc)])
-				chainBinaryStep(op, acc, y, swap[i] != 0)
-			}
-			copy(out[base:], acc)
-		}
-	}
+	outArg := args[len(t.Inputs)]
+	out := outFloats(&s, t.Outputs[0].DataType, outArg, n)
+	a := t.Attrs
+	ops, opnd, swap := a.Ints(AttrChainOps), a.Ints(AttrChainArgs), a.Ints(AttrChainSwap)
 	if th := par.Threads(n, parallelElems); th > 1 {
-		// Split at block boundaries, so blocks are the same as on one thread.
+		// Split at block boundaries, so blocks are the same as on one
+		// thread.
+		c := chain{ops: ops, opnd: opnd, swap: swap, ins: make([][]float32, len(t.Inputs)), out: out}
+		chainInputs(&s, t, args, c.ins)
 		nb := (n + chainBlock - 1) / chainBlock
-		par.For(th, nb, func(lo, hi int) { run(lo*chainBlock, min(hi*chainBlock, n)) })
+		par.For(th, nb, func(lo, hi int) { c.run(lo*chainBlock, min(hi*chainBlock, n)) })
 	} else {
-		run(0, n)
+		var ins [maxChain + 1][]float32
+		c := chain{ops: ops, opnd: opnd, swap: swap, ins: ins[:len(t.Inputs)], out: out}
+		chainInputs(&s, t, args, c.ins)
+		c.run(0, n)
 	}
-	storeFloats(t.Outputs[0].DataType, args[len(t.Inputs)], out)
+	storeFloats(t.Outputs[0].DataType, outArg, out)
 	return nil
+}
+
+// chainInputs reads the task's inputs as float32 into ins.
+func chainInputs(s *scratch, t *Task, args [][]byte, ins [][]float32) {
+	for i, d := range t.Inputs {
+		ins[i] = readFloats(s, d.DataType, args[i], prod(d.Dims))
+	}
+}
+
+// chain is an ElemChain task's steps and memory.
+type chain struct {
+	ops, opnd, swap []int64
+	ins             [][]float32
+	out             []float32
+}
+
+// run computes elements [lo, hi).
+func (c *chain) run(lo, hi int) {
+	var buf, tmp [chainBlock]float32
+	for base := lo; base < hi; base += chainBlock {
+		acc := buf[:min(chainBlock, hi-base)]
+		copy(acc, c.ins[0][base:])
+		for i, op := range c.ops {
+			if c.opnd[i] < 0 {
+				chainUnaryStep(OpType(op), acc)
+				continue
+			}
+			y := operandBlock(c.ins[c.opnd[i]], base, tmp[:len(acc)])
+			chainBinaryStep(OpType(op), acc, y, c.swap[i] != 0)
+		}
+		copy(c.out[base:], acc)
+	}
 }
 
 // operandBlock returns elements [base, base+len(tmp)) of x broadcast along

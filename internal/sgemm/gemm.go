@@ -149,13 +149,20 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
 				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
-				if last {
-					c.Epi.apply(c.C[i*ldc+j:], ldc, i, j, rows, cols)
-				}
+			}
+			if last && ((jp-jp0+1)%epiPanels == 0 || jp == jp1-1) {
+				j0 := (jp0 + (jp-jp0)/epiPanels*epiPanels) * nr
+				c.Epi.apply(c.C[j0:], ldc, 0, j0, m, j+cols-j0)
 			}
 		}
 	}
 }
+
+// epiPanels is how many B panels of C columns the epilogue runs over at
+// once: row segments long enough for the vector activations to run at
+// full speed (a call per 32 elements costs them half again), a block of C
+// small enough to still be in L2.
+const epiPanels = 8
 
 // step is one (NC, KC) block of the product: B rows [pc,pc+kb) and
 // columns [jc,jc+nb), packed into bp, applied to all of C's rows.
@@ -206,9 +213,10 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
 				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, s.beta, tile)
-				if last {
-					c.Epi.apply(c.C[i*ldc+j:], ldc, i, j, rows, cols)
-				}
+			}
+			if last && ((jp-jp0+1)%epiPanels == 0 || jp == jp1-1) {
+				j0 := s.jc + (jp0+(jp-jp0)/epiPanels*epiPanels)*nr
+				c.Epi.apply(c.C[ic*ldc+j0:], ldc, ic, j0, mb, j+cols-j0)
 			}
 		}
 	}
