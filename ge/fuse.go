@@ -17,6 +17,7 @@ import (
 //     the GEMM epilogue;
 //   - BatchNorm after a Conv or MatMul with constant weights is folded
 //     into the weights and bias (computed in float64, rounded once);
+//   - x · HardSigmoid(x) (alpha 1/6, beta 1/2) becomes HardSwish(x);
 //   - an activation after a MatMul or Conv becomes the GEMM epilogue
 //     (FusedMatMul, FusedConv);
 //   - a chain of element-wise ops becomes one ElemChain pass.
@@ -52,7 +53,7 @@ type use struct {
 // fuseGraph returns a fused copy of g (g itself is never changed).
 func fuseGraph(g *Graph, cfg *compileConfig) *Graph {
 	f := &fuser{g: g.clone(), cfg: cfg}
-	for _, pass := range []func(){f.simplify, f.fuseScale, f.fuseBias, f.foldBatchNorm, f.fuseActivation, f.fuseChains} {
+	for _, pass := range []func(){f.simplify, f.fuseScale, f.fuseBias, f.foldBatchNorm, f.fuseHardSwish, f.fuseActivation, f.fuseChains} {
 		if !f.scan() {
 			break
 		}
@@ -432,6 +433,29 @@ func (f *fuser) foldBatchNorm() {
 		wc := f.newConst(p.inputs[1].node.name+"_bn_folded", wd, w)
 		bc := f.newConst(n.name+"_bn_bias", []int64{int64(ch)}, bias)
 		f.morph(n, op, []*Tensor{p.inputs[0], wc, bc}, p.attrs.Clone())
+	}
+}
+
+// fuseHardSwish turns x · HardSigmoid(x) with alpha 1/6 and beta 1/2 (how
+// exporters before opset 14 write HardSwish) into HardSwish(x), which the
+// next pass can then fuse into a Conv or MatMul. The unfused pair rounds
+// twice, HardSwish once: they differ by at most a unit in the last place.
+func (f *fuser) fuseHardSwish() {
+	for _, n := range f.live {
+		if n.op != OpMul || !f.plain(n) || !isF32(n.outs[0]) {
+			continue
+		}
+		for side := range 2 {
+			x, h := n.inputs[side], n.inputs[1-side]
+			p := h.node
+			if p.op != OpHardSigmoid || !f.plain(p) || f.sole(h) != n || p.inputs[0] != x ||
+				math.Abs(p.attrs.Float(AttrAlpha, 0.2)-1.0/6) > 1e-7 || p.attrs.Float(AttrBeta, 0.5) != 0.5 {
+				continue
+			}
+			if f.morph(n, OpHardSwish, []*Tensor{x}, Attrs{}) {
+				break
+			}
+		}
 	}
 }
 

@@ -432,3 +432,24 @@ func TestFusedOpsRejectBadAttrs(t *testing.T) {
 		assert.Error(t, err, c.name)
 	}
 }
+
+// x · HardSigmoid(x) with alpha 1/6 (as float32, how exporters store it)
+// and beta 1/2 is HardSwish, which then fuses into the Conv before it;
+// with another alpha it is left alone.
+func TestFuseHardSwish(t *testing.T) {
+	r := newRand(t)
+	for _, alpha := range []float64{float64(float32(1.0 / 6)), 0.2} {
+		g := ge.NewGraph("hswish")
+		x := g.Conv(g.Data("x", 0, acl.Float32, []int64{2, 4, 9, 9}), constRand(g, r, "w", 1, 8, 4, 3, 3), constRand(g, r, "b", 1, 8))
+		hs := g.AddOp(ge.OpHardSigmoid, []*ge.Tensor{x}, ge.Attrs{ge.AttrAlpha: ge.FloatAttr(alpha), ge.AttrBeta: ge.FloatAttr(0.5)}).Output(0)
+		g.Output(g.Mul(hs, x))
+		f := runFusion(t, r, g)
+		if alpha != 0.2 {
+			assert.Equal(t, map[ge.OpType]int{ge.OpFusedConv: 1}, countOps(f.fused))
+		} else {
+			assert.Equal(t, map[ge.OpType]int{ge.OpConv: 1, ge.OpHardSigmoid: 1, ge.OpMul: 1}, countOps(f.fused))
+			f.same(t)
+		}
+		f.close(t, fuseTol)
+	}
+}
