@@ -18,9 +18,12 @@ func run(c *Call, kern kernel, threads int) {
 		return
 	}
 	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
-		if c.B.Im2col != nil {
+		switch {
+		case c.B.Im2col != nil:
 			smallIm2col(c)
-		} else {
+		case c.B.PackedNR != 0:
+			unpackSmall(c)
+		default:
 			small(c)
 		}
 		c.Epi.applyAll(c)
@@ -58,7 +61,12 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 	if pc > 0 {
 		beta = 1
 	}
-	return step{c: c, kern: kern, bp: bp, pc: pc, kb: min(KC, c.K-pc), jc: jc, nb: min(NC, c.N-jc), beta: beta}
+	kb := min(KC, c.K-pc)
+	s := step{c: c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: min(NC, c.N-jc), beta: beta}
+	if v := c.B.packedView(pc, kb, jc, kern.nr); v != nil {
+		s.bp, s.prepacked = v, true // B was packed for this kernel: read it in place
+	}
+	return s
 }
 
 // runParallel computes c's steps on threads goroutines forked once for the
@@ -143,12 +151,16 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)
-			packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			bp := c.B.packedView(pc, kb, j, nr)
+			if bp == nil {
+				packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+				bp = bpan
+			}
 			for ip := range pm {
 				i := ip * mr
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
-				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+				kern.tile(kb, rows, cols, &apan[0], &bp[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
 			}
 			if last && ((jp-jp0+1)%epiPanels == 0 || jp == jp1-1) {
 				j0 := (jp0 + (jp-jp0)/epiPanels*epiPanels) * nr
@@ -167,18 +179,22 @@ const epiPanels = 8
 // step is one (NC, KC) block of the product: B rows [pc,pc+kb) and
 // columns [jc,jc+nb), packed into bp, applied to all of C's rows.
 type step struct {
-	c      *Call
-	kern   kernel
-	bp     []float32
-	pc, kb int
-	jc, nb int
-	beta   float32
+	c         *Call
+	kern      kernel
+	bp        []float32
+	pc, kb    int
+	jc, nb    int
+	beta      float32
+	prepacked bool // bp is a view of a B packed ahead (PackB)
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
 
 // packB packs B panels [lo,hi) of the step.
 func (s *step) packB(lo, hi int) {
+	if s.prepacked {
+		return
+	}
 	nr, kb := s.kern.nr, s.kb
 	buf := widenPool.get(nr * kb)
 	for jp := lo; jp < hi; jp++ {

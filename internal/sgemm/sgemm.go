@@ -30,6 +30,10 @@ type Matrix struct {
 	// Im2col, when set, makes the operand the receptive fields of an
 	// image (B only, float32, not transposed): the other fields are unused.
 	Im2col *Im2col
+	// PackedNR, when set, makes F32 a B packed by PackB with panels of
+	// PackedNR columns for a product of PackedK rows (see Packed); Stride
+	// is then the padded column count.
+	PackedNR, PackedK int
 }
 
 // Call is one product C = Alpha·op(A)·op(B) + Beta·C with op(A) M×K, op(B)
@@ -120,6 +124,9 @@ func (c *Call) validate() error {
 
 // check validates an operand whose op() is rows×cols.
 func (x *Matrix) check(name string, rows, cols int) error {
+	if x.PackedNR != 0 {
+		return x.checkPacked(name, rows, cols)
+	}
 	if x.Im2col != nil {
 		if name != "B" || x.Trans || x.Kind != F32 {
 			return fmt.Errorf("%w: an im2col operand must be B, float32, not transposed", ErrShape)
