@@ -16,6 +16,7 @@ type compileConfig struct {
 	noZeroCopy map[string]bool
 	noReuse    bool
 	noFuse     bool
+	noPrepack  bool
 }
 
 // NoZeroCopyOps marks the named nodes as unable to take external addresses,

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ascend-go/cann/acl"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // The fusion pass: graph rewrites Compile applies before everything else,
@@ -20,7 +21,10 @@ import (
 //   - x · HardSigmoid(x) (alpha 1/6, beta 1/2) becomes HardSwish(x);
 //   - an activation after a MatMul or Conv becomes the GEMM epilogue
 //     (FusedMatMul, FusedConv);
-//   - a chain of element-wise ops becomes one ElemChain pass.
+//   - a chain of element-wise ops becomes one ElemChain pass;
+//   - the constant weights of a MatMul are packed once into the panels
+//     the GEMM kernel reads (FusedMatMul with packed_b), so no run packs
+//     them again.
 //
 // Only float32 tensors are fused, and only where the intermediate tensor
 // has no other consumer and is not a model output, and no node involved
@@ -35,6 +39,10 @@ import (
 // WithoutFusion compiles the graph as built, without the fusion pass: a
 // baseline for measuring it, or for debugging a model op by op.
 func WithoutFusion() CompileOption { return func(c *compileConfig) { c.noFuse = true } }
+
+// WithoutPrepack keeps the fusion pass but leaves constant MatMul
+// weights as stored (a baseline for measuring the pre-packing).
+func WithoutPrepack() CompileOption { return func(c *compileConfig) { c.noPrepack = true } }
 
 // fuser holds the pass's view of the graph copy: which node reads each
 // tensor, counting only nodes that reach NetOutput.
@@ -53,7 +61,7 @@ type use struct {
 // fuseGraph returns a fused copy of g (g itself is never changed).
 func fuseGraph(g *Graph, cfg *compileConfig) *Graph {
 	f := &fuser{g: g.clone(), cfg: cfg}
-	for _, pass := range []func(){f.simplify, f.fuseScale, f.fuseBias, f.foldBatchNorm, f.fuseHardSwish, f.fuseActivation, f.fuseChains} {
+	for _, pass := range []func(){f.simplify, f.fuseScale, f.fuseBias, f.foldBatchNorm, f.fuseHardSwish, f.fuseActivation, f.fuseChains, f.prepack} {
 		if !f.scan() {
 			break
 		}
@@ -572,5 +580,54 @@ func (f *fuser) fuseChains() {
 		}
 		last := chain[len(chain)-1]
 		f.morph(last, OpElemChain, inputs, Attrs{AttrChainOps: IntsAttr(ops), AttrChainArgs: IntsAttr(args), AttrChainSwap: IntsAttr(swap)})
+	}
+}
+
+// prepack packs the constant float32 B [K, N] (or [N, K] transposed) of a
+// MatMul or FusedMatMul once, for the panel width of this machine's GEMM
+// kernel. The product is bit-identical; a machine whose kernel has
+// another width re-packs from the packed copy at run time.
+func (f *fuser) prepack() {
+	if f.cfg.noPrepack {
+		return
+	}
+	nr := sg.PanelWidth()
+	for _, n := range f.live {
+		if (n.op != OpMatMul && n.op != OpFusedMatMul) || !f.plain(n) || !isF32(n.outs[0]) ||
+			n.attrs.Int(AttrPackedB, 0) != 0 || len(n.inputs) < 2 {
+			continue
+		}
+		a, b := n.inputs[0], n.inputs[1]
+		if !isF32(a) || len(a.desc.Dims) < 2 || len(b.desc.Dims) != 2 {
+			continue
+		}
+		v := constF32(b)
+		if v == nil {
+			continue
+		}
+		tb := n.attrs.Bool(AttrTransposeB)
+		k, cols := int(b.desc.Dims[0]), int(b.desc.Dims[1])
+		nn := cols
+		if tb {
+			k, nn = cols, k
+		}
+		w := make([]float32, len(v))
+		for i, x := range v {
+			w[i] = float32(x)
+		}
+		packed := make([]float32, sg.PackedSize(k, nn, nr))
+		if sg.PackB(packed, sg.Matrix{F32: w, Stride: cols, Trans: tb}, k, nn, nr) != nil {
+			continue
+		}
+		pv := make([]float64, len(packed))
+		for i, x := range packed {
+			pv[i] = float64(x)
+		}
+		pc := f.newConst(b.node.name+"_packed", []int64{int64(len(pv))}, pv)
+		attrs := n.attrs.Clone()
+		delete(attrs, AttrTransposeB)
+		attrs[AttrPackedB], attrs[AttrPackedN] = IntAttr(int64(nr)), IntAttr(int64(nn))
+		inputs := append([]*Tensor{a, pc}, n.inputs[2:]...)
+		f.morph(n, OpFusedMatMul, inputs, attrs)
 	}
 }

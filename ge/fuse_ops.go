@@ -38,9 +38,14 @@ const (
 	// HardSigmoid (alpha, beta), HardSwish, Gelu, GeluErf or Silu; absent or
 	// 0 for none.
 	AttrActivation = "activation"
-	AttrChainOps   = "chain_ops"  // ElemChain: ints, the OpType of each step
-	AttrChainArgs  = "chain_args" // ElemChain: ints, per step the input index of the second operand, -1 for a unary step
-	AttrChainSwap  = "chain_swap" // ElemChain: ints, per step 1 when the operand comes first (in[k] op acc)
+	// AttrPackedB marks FusedMatMul's B as packed ahead into GEMM panels
+	// of this many columns (int, 1 to 32): B is then a float32 [K·N'] (N
+	// rounded up to the panel width) and AttrPackedN gives N.
+	AttrPackedB   = "packed_b"
+	AttrPackedN   = "packed_n"
+	AttrChainOps  = "chain_ops"  // ElemChain: ints, the OpType of each step
+	AttrChainArgs = "chain_args" // ElemChain: ints, per step the input index of the second operand, -1 for a unary step
+	AttrChainSwap = "chain_swap" // ElemChain: ints, per step 1 when the operand comes first (in[k] op acc)
 )
 
 // maxChain bounds the steps of an ElemChain.
@@ -64,7 +69,8 @@ var (
 func init() {
 	actAttrs := map[string]AttrKind{AttrActivation: AttrInt, AttrAlpha: AttrFloat, AttrBeta: AttrFloat,
 		AttrMin: AttrFloat, AttrMax: AttrFloat}
-	mm := map[string]AttrKind{AttrTransposeA: AttrBool, AttrTransposeB: AttrBool, AttrScale: AttrFloat}
+	mm := map[string]AttrKind{AttrTransposeA: AttrBool, AttrTransposeB: AttrBool, AttrScale: AttrFloat,
+		AttrPackedB: AttrInt, AttrPackedN: AttrInt}
 	conv := map[string]AttrKind{AttrStrides: AttrInts, AttrPads: AttrInts, AttrDilations: AttrInts, AttrGroups: AttrInt}
 	for k, v := range actAttrs {
 		mm[k], conv[k] = v, v
@@ -108,6 +114,10 @@ func inferFusedMatMul(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	if s := a.Float(AttrScale, 1); math.IsNaN(s) || math.IsInf(s, 0) || s == 0 || float64(float32(s)) != s {
 		return nil, fmt.Errorf("scale %v must be a finite, non-zero float32", s)
 	}
+	in, err := unpackedInputs(in, a)
+	if err != nil {
+		return nil, err
+	}
 	out, err := inferMatMul(in, a)
 	if err != nil {
 		return nil, err
@@ -118,6 +128,38 @@ func inferFusedMatMul(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 			return nil, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), n)
 		}
 	}
+	return out, nil
+}
+
+// unpackedInputs returns FusedMatMul's inputs with a packed B described
+// as the [K, N] matrix it holds, after checking the packing.
+func unpackedInputs(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
+	nr := a.Int(AttrPackedB, 0)
+	if nr == 0 {
+		return in, nil
+	}
+	n := a.Int(AttrPackedN, 0)
+	x, b := in[0], in[1]
+	switch {
+	case nr < 1 || nr > 32:
+		return nil, fmt.Errorf("packed B panel width %d must be 1 to 32", nr)
+	case n < 1 || n > MaxDim:
+		return nil, fmt.Errorf("packed B has %d columns", n)
+	case a.Bool(AttrTransposeB):
+		return nil, fmt.Errorf("a packed B is not transposed")
+	case x.DataType != acl.Float32 || b.DataType != acl.Float32 || len(b.Dims) != 1 || len(x.Dims) < 2:
+		return nil, fmt.Errorf("packed B %s needs float32 A of rank >= 2 and a float32 [K·N'] B", b)
+	}
+	k := x.Dims[len(x.Dims)-1]
+	if a.Bool(AttrTransposeA) {
+		k = x.Dims[len(x.Dims)-2]
+	}
+	npad := (n + nr - 1) / nr * nr
+	if k > MaxTensorBytes/4/npad || b.Dims[0] != k*npad {
+		return nil, fmt.Errorf("packed B %s does not hold K=%d rows of %d columns padded to %d", dimsString(b.Dims), k, n, npad)
+	}
+	out := append([]TensorDesc(nil), in...)
+	out[1] = TensorDesc{DataType: acl.Float32, Format: b.Format, Dims: []int64{k, n}}
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package ge_test
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
+	"github.com/ascend-go/cann/internal/sgemm"
 )
 
 // fuseTol is the bound a fusion that rounds differently from the unfused
@@ -27,15 +29,15 @@ type fusion struct {
 	ref                []refVal
 }
 
-func runFusion(t *testing.T, r *rand.Rand, g *ge.Graph) *fusion {
+func runFusion(t *testing.T, r *rand.Rand, g *ge.Graph, opts ...ge.CompileOption) *fusion {
 	t.Helper()
 	require.NoError(t, g.Err())
 	in := graphInputs(r, g)
 	f := &fusion{ref: refEval(t, g, in)}
 	var err error
-	f.fused, err = ge.Compile(g)
+	f.fused, err = ge.Compile(g, opts...)
 	require.NoError(t, err)
-	f.fusedOut = runGraph(t, g, in) // also proves the plan and zero-copy IO
+	f.fusedOut = runModel(t, f.fused, in)
 	f.plain, err = ge.Compile(g, ge.WithoutFusion())
 	require.NoError(t, err)
 	require.NoError(t, getest.CheckModel(f.plain))
@@ -57,6 +59,26 @@ func runFusion(t *testing.T, r *rand.Rand, g *ge.Graph) *fusion {
 	require.NoError(t, err)
 	require.Equal(t, taskOps(f.fused), taskOps(parsed))
 	return f
+}
+
+// runModel runs m as runGraph does: the plan proven, then the outputs of
+// an arena run and of a zero-copy run, which must agree.
+func runModel(t *testing.T, m *ge.CompiledModel, in [][]byte) [][]byte {
+	t.Helper()
+	require.NoError(t, getest.CheckModel(m))
+	out, err := getest.Run(m, in)
+	require.NoError(t, err)
+	zc := make([][]byte, len(m.Outputs))
+	for i, d := range m.Outputs {
+		zc[i] = bytes.Repeat([]byte{getest.Poison}, int(d.Size))
+	}
+	copies, err := getest.RunZeroCopy(m, in, zc)
+	require.NoError(t, err)
+	require.Zero(t, copies)
+	for i := range out {
+		require.Equal(t, out[i], zc[i], "output %d differs between arena and zero-copy runs", i)
+	}
+	return out
 }
 
 // close checks both models against the float64 reference.
@@ -306,7 +328,7 @@ func TestFuseSimplify(t *testing.T) {
 }
 
 // Fusion must not fire where it would change what the model computes or
-// exposes.
+// exposes (pre-packing, which fires on any constant weights, aside).
 func TestFuseDoesNotFire(t *testing.T) {
 	r := newRand(t)
 	t.Run("conv_output_read_twice", func(t *testing.T) {
@@ -315,7 +337,7 @@ func TestFuseDoesNotFire(t *testing.T) {
 		n := g.BatchNorm(y, constRand(g, r, "s", 1, 4), constRand(g, r, "b", 1, 4), constRand(g, r, "m", 1, 4),
 			g.ConstFloat32("v", acl.Float32, []int64{4}, []float32{1, 2, 3, 4}), 1e-5)
 		g.Output(n, g.Unary(ge.OpTanh, y))
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpConv: 1, ge.OpBatchNorm: 1, ge.OpTanh: 1}, countOps(f.fused))
 		f.same(t)
 	})
@@ -323,7 +345,7 @@ func TestFuseDoesNotFire(t *testing.T) {
 		g := ge.NewGraph("g")
 		h := g.MatMul(g.Data("x", 0, acl.Float32, []int64{5, 7}), constRand(g, r, "w", 1, 7, 3))
 		g.Output(g.Relu(h), h)
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpRelu: 1}, countOps(f.fused))
 		f.same(t)
 	})
@@ -334,7 +356,7 @@ func TestFuseDoesNotFire(t *testing.T) {
 		n := g.BatchNorm(g.Conv(x, w, nil), constRand(g, r, "s", 1, 4), constRand(g, r, "b", 1, 4), constRand(g, r, "m", 1, 4),
 			g.ConstFloat32("v", acl.Float32, []int64{4}, []float32{1, 2, 3, 4}), 1e-5)
 		g.Output(n)
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpConv: 1, ge.OpBatchNorm: 1}, countOps(f.fused))
 		f.same(t)
 	})
@@ -344,20 +366,20 @@ func TestFuseDoesNotFire(t *testing.T) {
 		n := g.BatchNorm(h, constRand(g, r, "s", 1, 4), constRand(g, r, "b", 1, 4), g.Data("m", 1, acl.Float32, []int64{4}),
 			g.ConstFloat32("v", acl.Float32, []int64{4}, []float32{1, 2, 3, 4}), 1e-5)
 		g.Output(n)
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpBatchNorm: 1}, countOps(f.fused))
 	})
 	t.Run("no_zero_copy_node", func(t *testing.T) {
 		g := ge.NewGraph("g")
 		h := g.MatMul(g.Data("x", 0, acl.Float32, []int64{5, 7}), constRand(g, r, "w", 1, 7, 3), ge.NoZeroCopy())
 		g.Output(g.Relu(h))
-		m, err := ge.Compile(g)
+		m, err := ge.Compile(g, ge.WithoutPrepack())
 		require.NoError(t, err)
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpRelu: 1}, countOps(m))
 		g2 := ge.NewGraph("g")
 		h = g2.MatMul(g2.Data("x", 0, acl.Float32, []int64{5, 7}), constRand(g2, r, "w", 1, 7, 3), ge.Name("mm"))
 		g2.Output(g2.Relu(h))
-		m, err = ge.Compile(g2, ge.NoZeroCopyOps("mm"))
+		m, err = ge.Compile(g2, ge.NoZeroCopyOps("mm"), ge.WithoutPrepack())
 		require.NoError(t, err)
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpRelu: 1}, countOps(m))
 	})
@@ -366,14 +388,14 @@ func TestFuseDoesNotFire(t *testing.T) {
 		w := g.ConstFloat32("w", acl.Float16, []int64{7, 3}, getest.RandFloats(r, 21, 1))
 		h := g.MatMul(g.Data("x", 0, acl.Float16, []int64{5, 7}), w)
 		g.Output(g.Relu(h))
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpRelu: 1}, countOps(f.fused))
 	})
 	t.Run("bias_not_a_row", func(t *testing.T) {
 		g := ge.NewGraph("g")
 		h := g.MatMul(g.Data("x", 0, acl.Float32, []int64{5, 7}), constRand(g, r, "w", 1, 7, 3))
 		g.Output(g.Add(h, constRand(g, r, "col", 1, 5, 1)))
-		f := runFusion(t, r, g)
+		f := runFusion(t, r, g, ge.WithoutPrepack())
 		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1, ge.OpAdd: 1}, countOps(f.fused))
 	})
 }
@@ -452,4 +474,95 @@ func TestFuseHardSwish(t *testing.T) {
 		}
 		f.close(t, fuseTol)
 	}
+}
+
+// Constant MatMul weights are packed once at compile time, for this
+// machine's GEMM panel width: plain, transposed, under a batched A, with
+// a bias and activation, over several K blocks, with N not a multiple of
+// the width; the products are bit-identical to the unpacked ones. Data
+// weights are not packed; neither is a model without fusion.
+func TestFusePrepack(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		name   string
+		a      []int64
+		k, n   int64
+		transB bool
+		bias   bool
+	}{
+		{"plain", []int64{3}, 40, 33, false, false},
+		{"transposed", []int64{2}, 300, 70, true, false},
+		{"batched_bias_relu", []int64{2, 5}, 70, 100, false, true},
+		{"wide", []int64{130}, 600, 2100, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := ge.NewGraph("packed")
+			x := g.Data("x", 0, acl.Float32, append(append([]int64{}, c.a...), c.k))
+			var h *ge.Tensor
+			if c.transB {
+				h = g.MatMul(x, constRand(g, r, "w", 0.1, c.n, c.k), ge.TransposeB())
+			} else {
+				h = g.MatMul(x, constRand(g, r, "w", 0.1, c.k, c.n))
+			}
+			if c.bias {
+				h = g.Relu(g.Add(h, constRand(g, r, "b", 1, c.n)))
+			}
+			g.Output(h)
+			f := runFusion(t, r, g)
+			require.Len(t, f.fused.Tasks, 1)
+			task := f.fused.Tasks[0]
+			assert.Equal(t, ge.OpFusedMatMul, task.Op)
+			assert.Equal(t, int64(sgemm.PanelWidth()), task.Attrs.Int(ge.AttrPackedB, 0))
+			assert.Equal(t, c.n, task.Attrs.Int(ge.AttrPackedN, 0))
+			assert.Equal(t, []int64{int64(sgemm.PackedSize(int(c.k), int(c.n), sgemm.PanelWidth()))}, task.Inputs[1].Dims)
+			f.same(t)
+			f.close(t, fuseTol)
+			unpacked, err := ge.Compile(g, ge.WithoutPrepack())
+			require.NoError(t, err)
+			assert.Zero(t, unpacked.Tasks[0].Attrs.Int(ge.AttrPackedB, 0))
+		})
+	}
+	t.Run("data_weights", func(t *testing.T) {
+		g := ge.NewGraph("g")
+		g.Output(g.MatMul(g.Data("x", 0, acl.Float32, []int64{3, 4}), g.Data("w", 1, acl.Float32, []int64{4, 5})))
+		f := runFusion(t, r, g)
+		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1}, countOps(f.fused))
+	})
+}
+
+// A model packed on a machine whose GEMM kernel has another panel width
+// runs there too (the kernel re-packs from the packed copy), with the same
+// numbers; a packed B of the wrong length is refused.
+func TestPackedWeightsOfAnotherWidth(t *testing.T) {
+	r := newRand(t)
+	const m, k, n = 7, 300, 45
+	w := getest.RandFloats(r, k*n, 0.1)
+	for _, nr := range []int{5, 8, 16, 32} {
+		packed := make([]float32, sgemm.PackedSize(k, n, nr))
+		require.NoError(t, sgemm.PackB(packed, sgemm.Matrix{F32: w, Stride: n}, k, n, nr))
+		g := ge.NewGraph("g")
+		x := g.Data("x", 0, acl.Float32, []int64{m, k})
+		pb := g.ConstFloat32("wp", acl.Float32, []int64{int64(len(packed))}, packed)
+		y := g.AddOp(ge.OpFusedMatMul, []*ge.Tensor{x, pb}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(int64(nr)), ge.AttrPackedN: ge.IntAttr(n)}).Output(0)
+		g.Output(y)
+		require.NoError(t, g.Err())
+		ref := ge.NewGraph("g")
+		ref.Output(ref.MatMul(ref.Data("x", 0, acl.Float32, []int64{m, k}), ref.ConstFloat32("w", acl.Float32, []int64{k, n}, w)))
+		in := graphInputs(r, g)
+		got := runModel(t, mustCompile(t, g), in)
+		want := runModel(t, mustCompile(t, ref, ge.WithoutFusion()), in)
+		require.Equal(t, want, got, "panel width %d", nr)
+	}
+	g := ge.NewGraph("g")
+	x := g.Data("x", 0, acl.Float32, []int64{m, k})
+	pb := g.ConstFloat32("wp", acl.Float32, []int64{100}, make([]float32, 100))
+	g.AddOp(ge.OpFusedMatMul, []*ge.Tensor{x, pb}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(8), ge.AttrPackedN: ge.IntAttr(n)})
+	require.Error(t, g.Err())
+}
+
+func mustCompile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.CompiledModel {
+	t.Helper()
+	m, err := ge.Compile(g, opts...)
+	require.NoError(t, err)
+	return m
 }

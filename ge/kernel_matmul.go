@@ -17,8 +17,24 @@ import (
 func matmulKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
-	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	nIn := len(t.Inputs)
+	// A packed B (FusedMatMul's packed_b, checked by inference) is
+	// described as its [K, N]; sgemm checks the packed length again.
+	in := t.Inputs
+	packNR := int(t.Attrs.Int(AttrPackedB, 0))
+	var inBuf [3]TensorDesc
+	var bDims [2]int64
+	if packNR != 0 && nIn <= len(inBuf) && len(in[0].Dims) >= 2 {
+		copy(inBuf[:], t.Inputs)
+		kd := len(t.Inputs[0].Dims) - 1
+		if t.Attrs.Bool(AttrTransposeA) {
+			kd--
+		}
+		bDims = [2]int64{t.Inputs[0].Dims[kd], t.Attrs.Int(AttrPackedN, 0)}
+		inBuf[1].Dims = bDims[:]
+		in = inBuf[:nIn]
+	}
+	ad, bd, od := in[0], in[1], t.Outputs[0]
 	outArg := args[nIn]
 	epi, err := epilogueOf(t.Attrs)
 	if err != nil {
@@ -26,7 +42,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	}
 	ta, tb := t.Attrs.Bool(AttrTransposeA), t.Attrs.Bool(AttrTransposeB)
 	alpha := float32(t.Attrs.Float(AttrScale, 1))
-	m64, k64, n64, batch, err := matmulDims(t.Inputs, t.Attrs)
+	m64, k64, n64, batch, err := matmulDims(in, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -54,7 +70,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 	} else {
 		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
-		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
+		bAll = readFloats(&s, acl.Float32, args[1], prod(t.Inputs[1].Dims))
 		cAll = outFloats(&s, acl.Float32, outArg, nb*cMat)
 	}
 	if nIn == 3 {
@@ -70,6 +86,12 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
 	}
+	bOperand := func(off int) sg.Matrix {
+		if packNR != 0 {
+			return sg.Packed(bAll, k, n, packNR) // packed ahead; B has no batch dims
+		}
+		return operand(bAll, args[1], off, bMat, bCols, tb)
+	}
 	var one [1]sg.Call
 	calls := one[:0]
 	if nb > 1 {
@@ -80,7 +102,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	for bi := range nb {
 		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: alpha,
 			A: operand(aAll, args[0], offA, aMat, aCols, ta),
-			B: operand(bAll, args[1], offB, bMat, bCols, tb),
+			B: bOperand(offB),
 			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n, Epi: epi})
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++

@@ -151,11 +151,15 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)
-			bp := c.B.packedView(pc, kb, j, nr)
-			if bp == nil {
+			// A B packed ahead is copied into the L1 panel, a sequential
+			// stream, rather than read in place: the kernel's loads do
+			// not hide a miss to memory.
+			if v := c.B.packedView(pc, kb, j, nr); v != nil {
+				copy(bpan, v[:kb*nr])
+			} else {
 				packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
-				bp = bpan
 			}
+			bp := bpan
 			for ip := range pm {
 				i := ip * mr
 				rows := min(mr, m-i)

@@ -55,8 +55,8 @@ func TestPackedBRejectsBadShapes(t *testing.T) {
 		return Gemm(&Call{M: 2, N: n, K: k, Alpha: 1, A: Matrix{F32: make([]float32, 2*k), Stride: k}, B: bm, C: make([]float32, 2*n), LDC: n})
 	}
 	require.NoError(t, call(Packed(packed, 3, 4, 8), 3, 4))
-	require.ErrorIs(t, call(Packed(packed, 3, 4, 8), 2, 4), ErrShape)  // packed for K=3
-	require.ErrorIs(t, call(Packed(packed, 3, 4, 8), 3, 9), ErrShape)  // padded to 8 columns
+	require.ErrorIs(t, call(Packed(packed, 3, 4, 8), 2, 4), ErrShape) // packed for K=3
+	require.ErrorIs(t, call(Packed(packed, 3, 4, 8), 3, 9), ErrShape) // padded to 8 columns
 	require.ErrorIs(t, call(Packed(packed[:20], 3, 4, 8), 3, 4), ErrShape)
 	bad := Packed(packed, 3, 4, 8)
 	bad.Trans = true
