@@ -47,10 +47,11 @@ func WithoutPrepack() CompileOption { return func(c *compileConfig) { c.noPrepac
 // fuser holds the pass's view of the graph copy: which node reads each
 // tensor, counting only nodes that reach NetOutput.
 type fuser struct {
-	g    *Graph
-	cfg  *compileConfig
-	uses map[*Tensor][]use
-	live []*Node
+	g      *Graph
+	cfg    *compileConfig
+	uses   map[*Tensor][]use
+	live   []*Node
+	anchor map[*Node]*Node // a node the pass added → the node it derives from
 }
 
 type use struct {
@@ -60,7 +61,8 @@ type use struct {
 
 // fuseGraph returns a fused copy of g (g itself is never changed).
 func fuseGraph(g *Graph, cfg *compileConfig) *Graph {
-	f := &fuser{g: g.clone(), cfg: cfg}
+	f := &fuser{g: g.clone(), cfg: cfg, anchor: map[*Node]*Node{}}
+	defer f.renumber()
 	for _, pass := range []func(){f.simplify, f.fuseScale, f.fuseBias, f.foldBatchNorm, f.fuseHardSwish, f.fuseActivation, f.fuseChains, f.prepack} {
 		if !f.scan() {
 			break
@@ -68,6 +70,36 @@ func fuseGraph(g *Graph, cfg *compileConfig) *Graph {
 		pass()
 	}
 	return f.g
+}
+
+// renumber puts each node the pass added right after the node it derives
+// from and numbers the nodes in that order. Compile breaks ties in its
+// topological order by this number, so the fused model's tasks run in
+// the unfused graph's order: a new weight must not make its reader wait
+// until every older node has run (a runtime that lets an output reuse an
+// input's memory relies on the order).
+func (f *fuser) renumber() {
+	after := map[*Node][]*Node{}
+	for _, n := range f.g.nodes {
+		if a, ok := f.anchor[n]; ok {
+			for f.anchor[a] != nil { // a Reshape of a new constant
+				a = f.anchor[a]
+			}
+			after[a] = append(after[a], n)
+		}
+	}
+	order := make([]*Node, 0, len(f.g.nodes))
+	for _, n := range f.g.nodes {
+		if _, added := f.anchor[n]; added {
+			continue
+		}
+		order = append(order, n)
+		order = append(order, after[n]...)
+	}
+	for i, n := range order {
+		n.id = i
+	}
+	f.g.nodes = order
 }
 
 // clone copies the graph's nodes and tensors; constant bytes are shared
@@ -314,7 +346,9 @@ func (f *fuser) fuseBias() {
 				continue
 			}
 			if len(b.desc.Dims) != 1 {
-				b = f.g.addOp(OpReshape, []*Tensor{b}, Attrs{AttrShape: IntsAttr([]int64{nn})}).outs[0]
+				r := f.g.addOp(OpReshape, []*Tensor{b}, Attrs{AttrShape: IntsAttr([]int64{nn})})
+				f.anchor[r] = b.node
+				b = r.outs[0]
 			}
 			if f.morph(n, OpFusedMatMul, []*Tensor{p.inputs[0], p.inputs[1], b}, p.attrs.Clone()) {
 				break
@@ -349,8 +383,9 @@ func constF32(t *Tensor) []float64 {
 	return v
 }
 
-// newConst adds a float32 constant named after base.
-func (f *fuser) newConst(base string, dims []int64, v []float64) *Tensor {
+// newConst adds a float32 constant named after base, ordered right after
+// the node at (see renumber).
+func (f *fuser) newConst(at *Node, base string, dims []int64, v []float64) *Tensor {
 	name := base
 	for f.g.names[name] != nil {
 		name += "_"
@@ -359,7 +394,9 @@ func (f *fuser) newConst(base string, dims []int64, v []float64) *Tensor {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
 	}
-	return f.g.Const(name, acl.Float32, dims, b)
+	t := f.g.Const(name, acl.Float32, dims, b)
+	f.anchor[t.node] = at
+	return t
 }
 
 // foldBatchNorm folds an inference BatchNorm into the Conv or 2-D MatMul
@@ -438,8 +475,9 @@ func (f *fuser) foldBatchNorm() {
 		for c := range ch {
 			bias[c] = bias[c]*s[c] + shift[c]
 		}
-		wc := f.newConst(p.inputs[1].node.name+"_bn_folded", wd, w)
-		bc := f.newConst(n.name+"_bn_bias", []int64{int64(ch)}, bias)
+		wn := p.inputs[1].node
+		wc := f.newConst(wn, wn.name+"_bn_folded", wd, w)
+		bc := f.newConst(wn, n.name+"_bn_bias", []int64{int64(ch)}, bias)
 		f.morph(n, op, []*Tensor{p.inputs[0], wc, bc}, p.attrs.Clone())
 	}
 }
@@ -623,7 +661,7 @@ func (f *fuser) prepack() {
 		for i, x := range packed {
 			pv[i] = float64(x)
 		}
-		pc := f.newConst(b.node.name+"_packed", []int64{int64(len(pv))}, pv)
+		pc := f.newConst(b.node, b.node.name+"_packed", []int64{int64(len(pv))}, pv)
 		attrs := n.attrs.Clone()
 		delete(attrs, AttrTransposeB)
 		attrs[AttrPackedB], attrs[AttrPackedN] = IntAttr(int64(nr)), IntAttr(int64(nn))

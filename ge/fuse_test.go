@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,19 @@ func runFusion(t *testing.T, r *rand.Rand, g *ge.Graph, opts ...ge.CompileOption
 		assert.Equal(t, f.plain.Outputs[i].DataType, f.fused.Outputs[i].DataType)
 		assert.Equal(t, f.plain.Outputs[i].ZeroCopy, f.fused.Outputs[i].ZeroCopy)
 	}
+	// The fused tasks run in the unfused graph's order (a fused task has
+	// the name of its pattern's last node).
+	var pos []int
+	at := map[string]int{}
+	for i, tk := range f.plain.Tasks {
+		at[tk.Name] = i
+	}
+	for _, tk := range f.fused.Tasks {
+		if i, ok := at[tk.Name]; ok {
+			pos = append(pos, i)
+		}
+	}
+	require.True(t, slices.IsSorted(pos), "fused task order %v", pos)
 	// The fused model survives the file format.
 	blob, err := f.fused.MarshalBinary()
 	require.NoError(t, err)
@@ -565,4 +579,24 @@ func mustCompile(t *testing.T, g *ge.Graph, opts ...ge.CompileOption) *ge.Compil
 	m, err := ge.Compile(g, opts...)
 	require.NoError(t, err)
 	return m
+}
+
+// The fused model's tasks keep the unfused order even where a new weight
+// (packed, folded) would otherwise become ready last: a runtime that lets
+// an output reuse an input's memory (outputReuseInputMemIndexes) depends
+// on the reader of x running before the op that overwrites x.
+func TestFuseKeepsTaskOrder(t *testing.T) {
+	r := newRand(t)
+	g := ge.NewGraph("mlp")
+	x := g.Data("x", 0, acl.Float32, []int64{4, 8})
+	res := g.Data("r", 1, acl.Float32, []int64{4, 16})
+	h := g.MatMul(x, constRand(g, r, "w", 1, 8, 16), ge.Name("fc"))
+	g.Output(g.Add(g.Relu(h, ge.Name("relu")), res, ge.Name("add")), g.Mul(x, x, ge.Name("square")))
+	f := runFusion(t, r, g)
+	var names []string
+	for _, tk := range f.fused.Tasks {
+		names = append(names, tk.Name)
+	}
+	assert.Equal(t, []string{"relu", "add", "square"}, names)
+	assert.Equal(t, ge.OpFusedMatMul, f.fused.Tasks[0].Op)
 }
