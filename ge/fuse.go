@@ -327,7 +327,9 @@ func (f *fuser) fuseScale() {
 }
 
 // fuseBias turns MatMul → Add(bias) into FusedMatMul when the bias
-// broadcasts along the rows: dims [..., 1, N] or [N].
+// broadcasts along the rows: dims [..., 1, N] or [N]; and Conv without a
+// bias → Add of a per-channel bias ([M, 1, 1] as exporters write it)
+// into Conv with that bias.
 func (f *fuser) fuseBias() {
 	for _, n := range f.live {
 		if n.op != OpAdd || !f.plain(n) || !isF32(n.outs[0]) {
@@ -336,11 +338,29 @@ func (f *fuser) fuseBias() {
 		for side := range 2 {
 			t, b := n.inputs[side], n.inputs[1-side]
 			p := t.node
-			mm := p.op == OpMatMul || (p.op == OpFusedMatMul && len(p.inputs) == 2 && p.attrs.Int(AttrActivation, 0) == 0)
-			if !mm || !f.plain(p) || f.sole(t) != n || !isF32(b) || !dimsEqual(t.desc.Dims, n.outs[0].desc.Dims) {
+			noAct := p.attrs.Int(AttrActivation, 0) == 0
+			mm := p.op == OpMatMul || (p.op == OpFusedMatMul && len(p.inputs) == 2 && noAct && p.attrs.Int(AttrPackedB, 0) == 0)
+			conv := (p.op == OpConv || p.op == OpFusedConv) && len(p.inputs) == 2 && noAct
+			if !(mm || conv) || !f.plain(p) || f.sole(t) != n || !isF32(b) || !dimsEqual(t.desc.Dims, n.outs[0].desc.Dims) {
 				continue
 			}
 			d := t.desc.Dims
+			if conv {
+				// A channel bias [M, 1, ...] (or with leading 1s) is the
+				// Conv's own bias.
+				if !channelBias(b.desc.Dims, d) {
+					continue
+				}
+				if len(b.desc.Dims) != 1 {
+					r := f.g.addOp(OpReshape, []*Tensor{b}, Attrs{AttrShape: IntsAttr([]int64{d[1]})})
+					f.anchor[r] = b.node
+					b = r.outs[0]
+				}
+				if f.morph(n, p.op, []*Tensor{p.inputs[0], p.inputs[1], b}, p.attrs.Clone()) {
+					break
+				}
+				continue
+			}
 			nn := d[len(d)-1]
 			if !rowBias(b.desc.Dims, nn) {
 				continue
@@ -355,6 +375,22 @@ func (f *fuser) fuseBias() {
 			}
 		}
 	}
+}
+
+// channelBias reports whether dims broadcast against an [N, M, ...]
+// output as one value per channel M: right-aligned, the dim under M is M
+// and every other dim is 1.
+func channelBias(dims, out []int64) bool {
+	at := 1 - (len(out) - len(dims)) // index of the dim under M
+	if at < 0 || len(dims) > len(out) {
+		return false
+	}
+	for i, v := range dims {
+		if (i == at && v != out[1]) || (i != at && v != 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // rowBias reports whether dims are [N] or [1, ..., 1, N].
@@ -399,8 +435,8 @@ func (f *fuser) newConst(at *Node, base string, dims []int64, v []float64) *Tens
 	return t
 }
 
-// foldBatchNorm folds an inference BatchNorm into the Conv or 2-D MatMul
-// before it: with s = scale/√(var+eps), W' = W·s per output channel and
+// foldBatchNorm folds an inference BatchNorm into the Conv, ConvTranspose
+// or 2-D MatMul before it: with s = scale/√(var+eps), W' = W·s per output channel and
 // b' = (b − mean)·s + bias. The weights, the layer's bias and the
 // BatchNorm's parameters must all be constants.
 func (f *fuser) foldBatchNorm() {
@@ -452,6 +488,20 @@ func (f *fuser) foldBatchNorm() {
 			per := len(w) / ch
 			for i := range w {
 				w[i] *= s[i/per]
+			}
+			op = p.op
+		case OpConvTranspose:
+			// W is [C, M/groups, k...]: input channel c of group c/(C/g)
+			// feeds output channels (c/(C/g))·(M/g) + j.
+			groups := int(p.attrs.Int(AttrGroups, 1))
+			if groups < 1 || int(wd[0])%groups != 0 || ch%groups != 0 {
+				continue
+			}
+			cg, mg := int(wd[0])/groups, ch/groups
+			ks := len(w) / (int(wd[0]) * mg)
+			for i := range w {
+				c, j := i/(mg*ks), i/ks%mg
+				w[i] *= s[c/cg*mg+j]
 			}
 			op = p.op
 		case OpMatMul, OpFusedMatMul:

@@ -87,12 +87,13 @@ func init() {
 // epilogueOf reads a fused op's activation into an sgemm epilogue (bias
 // not set).
 func epilogueOf(a Attrs) (sg.Epilogue, error) {
-	op := OpType(a.Int(AttrActivation, 0))
-	if op == 0 {
+	v := a.Int(AttrActivation, 0)
+	if v == 0 {
 		return sg.Epilogue{}, nil
 	}
+	op := OpType(v)
 	act, ok := epilogueActs[op]
-	if !ok {
+	if !ok || v < 0 || v > math.MaxUint16 {
 		return sg.Epilogue{}, fmt.Errorf("activation %s cannot be fused", op)
 	}
 	e := sg.Epilogue{Act: act}

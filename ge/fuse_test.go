@@ -454,6 +454,11 @@ func TestFusedOpsRejectBadAttrs(t *testing.T) {
 		{"bias_shape", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(3, 4), f32(2)}, nil},
 		{"scale_zero", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(3, 4)}, ge.Attrs{ge.AttrScale: ge.FloatAttr(0)}},
 		{"conv_activation", ge.OpFusedConv, []ge.TensorDesc{f32(1, 2, 4, 4), f32(3, 2, 3, 3)}, ge.Attrs{ge.AttrActivation: ge.IntAttr(9999)}},
+		{"activation_wraps", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(3, 4)}, ge.Attrs{ge.AttrActivation: ge.IntAttr(1<<16 + int64(ge.OpRelu))}},
+		{"packed_width", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(96)}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(33), ge.AttrPackedN: ge.IntAttr(4)}},
+		{"packed_length", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(95)}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(32), ge.AttrPackedN: ge.IntAttr(4)}},
+		{"packed_transposed", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(96)}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(32), ge.AttrPackedN: ge.IntAttr(4), ge.AttrTransposeB: ge.BoolAttr(true)}},
+		{"packed_no_n", ge.OpFusedMatMul, []ge.TensorDesc{f32(2, 3), f32(96)}, ge.Attrs{ge.AttrPackedB: ge.IntAttr(32)}},
 		{"chain_empty", ge.OpElemChain, []ge.TensorDesc{f32(2, 3)}, nil},
 		{"chain_op", ge.OpElemChain, []ge.TensorDesc{f32(2, 3)}, ge.Attrs{ge.AttrChainOps: ge.IntsAttr([]int64{int64(ge.OpSoftmax)}),
 			ge.AttrChainArgs: ge.IntsAttr([]int64{-1}), ge.AttrChainSwap: ge.IntsAttr([]int64{0})}},
@@ -467,6 +472,9 @@ func TestFusedOpsRejectBadAttrs(t *testing.T) {
 		_, err := ge.InferOp(c.op, c.a, c.in)
 		assert.Error(t, err, c.name)
 	}
+	// The packed case that is right.
+	_, err := ge.InferOp(ge.OpFusedMatMul, ge.Attrs{ge.AttrPackedB: ge.IntAttr(32), ge.AttrPackedN: ge.IntAttr(4)}, []ge.TensorDesc{f32(2, 3), f32(96)})
+	assert.NoError(t, err)
 }
 
 // x · HardSigmoid(x) with alpha 1/6 (as float32, how exporters store it)
@@ -599,4 +607,76 @@ func TestFuseKeepsTaskOrder(t *testing.T) {
 	}
 	assert.Equal(t, []string{"relu", "add", "square"}, names)
 	assert.Equal(t, ge.OpFusedMatMul, f.fused.Tasks[0].Op)
+}
+
+// Conv without a bias → Add of a per-channel bias ([1, M, 1, 1] or
+// [M, 1, 1], a constant or not) takes it as the Conv's bias, bit for bit;
+// a bias along another dim is no Conv bias.
+func TestFuseConvChannelBias(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		name  string
+		dims  []int64
+		data  bool
+		fused bool
+	}{
+		{"nchw_const", []int64{1, 6, 1, 1}, false, true},
+		{"chw_input", []int64{6, 1, 1}, true, true},
+		{"width", []int64{1, 1, 1, 7}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := ge.NewGraph("conv_add")
+			y := g.Conv(g.Data("x", 0, acl.Float32, []int64{2, 3, 9, 7}), constRand(g, r, "w", 0.3, 6, 3, 3, 3), nil,
+				ge.WithAttr(ge.AttrPads, ge.IntsAttr([]int64{1, 1, 1, 1})))
+			var b *ge.Tensor
+			if c.data {
+				b = g.Data("b", 1, acl.Float32, c.dims)
+			} else {
+				b = constRand(g, r, "b", 1, c.dims...)
+			}
+			g.Output(g.Relu(g.Add(y, b)))
+			f := runFusion(t, r, g)
+			if c.fused {
+				assert.Equal(t, map[ge.OpType]int{ge.OpFusedConv: 1}, countOps(f.fused))
+			} else {
+				// Add and Relu make an element-wise chain instead.
+				assert.Equal(t, map[ge.OpType]int{ge.OpConv: 1, ge.OpElemChain: 1}, countOps(f.fused))
+			}
+			f.same(t)
+			f.close(t, fuseTol)
+		})
+	}
+}
+
+// BatchNorm after a ConvTranspose (grouped or not, with or without a
+// bias) folds into its weights, within fuseTol of the unfused graph.
+func TestFuseBatchNormConvTranspose(t *testing.T) {
+	r := newRand(t)
+	for _, groups := range []int64{1, 2} {
+		for _, bias := range []bool{false, true} {
+			g := ge.NewGraph("deconv_bn")
+			x := g.Data("x", 0, acl.Float32, []int64{2, 4, 5, 6})
+			var b *ge.Tensor
+			if bias {
+				b = constRand(g, r, "b", 1, 6)
+			}
+			y := g.ConvTranspose(x, constRand(g, r, "w", 0.3, 4, 6/groups, 3, 3), b,
+				ge.WithAttr(ge.AttrStrides, ge.IntsAttr([]int64{2, 2})), ge.WithAttr(ge.AttrGroups, ge.IntAttr(groups)))
+			vr := getest.RandFloats(r, 6, 1)
+			for i := range vr {
+				vr[i] = vr[i]*vr[i] + 0.1
+			}
+			y = g.BatchNorm(y, constRand(g, r, "s", 1, 6), constRand(g, r, "sh", 1, 6), constRand(g, r, "m", 1, 6),
+				g.ConstFloat32("v", acl.Float32, []int64{6}, vr), 1e-3)
+			g.Output(y)
+			require.NoError(t, g.Err())
+			in := graphInputs(r, g)
+			fused := mustCompile(t, g)
+			assert.Equal(t, map[ge.OpType]int{ge.OpConvTranspose: 1}, countOps(fused), "groups %d bias %v", groups, bias)
+			got := runModel(t, fused, in)
+			want := runModel(t, mustCompile(t, g, ge.WithoutFusion()), in)
+			d := fused.Outputs[0]
+			requireClose(t, refVal{d.DataType, d.Dims, decodeAll(d.DataType, want[0], numel(d.Dims))}, got[0], fuseTol, "fused")
+		}
+	}
 }
