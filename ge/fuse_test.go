@@ -680,3 +680,18 @@ func TestFuseBatchNormConvTranspose(t *testing.T) {
 		}
 	}
 }
+
+// Fusion sees through the nodes that compute nothing: MatMul → Identity →
+// Add(bias) → Identity (an inference Dropout) → Reshape to the same dims →
+// Relu is one FusedMatMul.
+func TestFuseThroughNoOps(t *testing.T) {
+	r := newRand(t)
+	g := ge.NewGraph("noops")
+	h := g.Identity(g.MatMul(g.Data("x", 0, acl.Float32, []int64{6, 10}), constRand(g, r, "w", 0.3, 10, 12)))
+	h = g.Identity(g.Add(h, constRand(g, r, "b", 1, 12)))
+	g.Output(g.Relu(g.Reshape(h, []int64{6, 12})))
+	f := runFusion(t, r, g)
+	assert.Equal(t, map[ge.OpType]int{ge.OpFusedMatMul: 1}, countOps(f.fused))
+	f.same(t)
+	f.close(t, fuseTol)
+}
