@@ -30,6 +30,14 @@ func (f *fuser) prepack() {
 		if tb {
 			k, nn = cols, k
 		}
+		ad := a.desc.Dims
+		m := ad[len(ad)-2]
+		if n.attrs.Bool(AttrTransposeA) {
+			m = ad[len(ad)-1]
+		}
+		if sg.Unpacked(int(m), nn, k) {
+			continue // a product this small never packs B
+		}
 		w := make([]float32, len(v))
 		for i, x := range v {
 			w[i] = float32(x)

@@ -16,7 +16,8 @@ import (
 // machine's GEMM panel width: plain, transposed, under a batched A, with
 // a bias and activation, over several K blocks, with N not a multiple of
 // the width; the products are bit-identical to the unpacked ones. Data
-// weights are not packed; neither is a model without fusion.
+// weights are not packed, nor are those of a product too small to pack,
+// nor any in a model compiled without fusion.
 func TestFusePrepack(t *testing.T) {
 	r := newRand(t)
 	for _, c := range []struct {
@@ -26,7 +27,7 @@ func TestFusePrepack(t *testing.T) {
 		transB bool
 		bias   bool
 	}{
-		{"plain", []int64{3}, 40, 33, false, false},
+		{"plain", []int64{5}, 40, 33, false, false},
 		{"transposed", []int64{2}, 300, 70, true, false},
 		{"batched_bias_relu", []int64{2, 5}, 70, 100, false, true},
 		{"wide", []int64{130}, 600, 2100, false, true},
@@ -58,6 +59,15 @@ func TestFusePrepack(t *testing.T) {
 			assert.Zero(t, unpacked.Tasks[0].Attrs.Int(ge.AttrPackedB, 0))
 		})
 	}
+	t.Run("tiny", func(t *testing.T) {
+		// 3·33·40 ≤ 4096 multiply-adds run as plain dot products, which
+		// never pack B: it stays as stored.
+		g := ge.NewGraph("g")
+		g.Output(g.MatMul(g.Data("x", 0, acl.Float32, []int64{3, 40}), constRand(g, r, "w", 0.1, 40, 33)))
+		f := runFusion(t, r, g)
+		assert.Equal(t, map[ge.OpType]int{ge.OpMatMul: 1}, countOps(f.fused))
+		f.same(t)
+	})
 	t.Run("data_weights", func(t *testing.T) {
 		g := ge.NewGraph("g")
 		g.Output(g.MatMul(g.Data("x", 0, acl.Float32, []int64{3, 4}), g.Data("w", 1, acl.Float32, []int64{4, 5})))

@@ -16,6 +16,11 @@ import "fmt"
 // machine's fastest kernel should have.
 func PanelWidth() int { return best.nr }
 
+// Unpacked reports whether a float32 product of this size runs without
+// packing at all (plain dot products): a B packed ahead would only have
+// to be unpacked again, so a compiler should leave it as stored.
+func Unpacked(m, n, k int) bool { return m*n*k <= smallWork }
+
 // PackedSize is the number of float32 a K×N operand packed with panels of
 // nr columns holds: K rows of N rounded up to a multiple of nr.
 func PackedSize(k, n, nr int) int { return k * ((n + nr - 1) / nr * nr) }
