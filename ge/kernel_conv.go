@@ -124,7 +124,8 @@ func inferConvOp(op OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 // convKernel runs Conv, ConvTranspose and FusedConv. A convolution's bias
 // and FusedConv's activation are the epilogue of each group's GEMM,
 // applied per tile while it is in cache (bias then activation, in float32,
-// before any rounding into a half output type).
+// before any rounding into a half output type); a transposed
+// convolution adds its bias after col2im.
 func convKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
@@ -179,23 +180,26 @@ func convKernel(t *Task, args [][]byte) error {
 				}
 			}
 		}
-		storeFloats(od.DataType, outArg, out)
-		return nil
-	}
-	// w is [C, M/g, k...]: group g's slice is [cg, mg·ks]; col = wᵀ·x.
-	col := s.f32(mg * ks * pin)
-	clear(out)
-	for b := range n {
-		for g := range groups {
-			xg := x[(b*c+g*cg)*pin:]
-			sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
-			col2im(w, mg, col, out[(b*m+g*mg)*pout:])
+	} else {
+		// w is [C, M/g, k...]: group g's slice is [cg, mg·ks]; col = wᵀ·x.
+		col := s.f32(mg * ks * pin)
+		clear(out)
+		for b := range n {
+			for g := range groups {
+				xg := x[(b*c+g*cg)*pin:]
+				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
+				col2im(w, mg, col, out[(b*m+g*mg)*pout:])
+			}
 		}
 	}
-	if bias != nil || epi.Act != sg.ActNone {
-		epi.Bias, epi.BiasPerRow = bias, true
+	if bias != nil && op == OpConvTranspose { // a Conv's bias is its GEMM's epilogue
 		for b := range n {
-			epi.Apply(out[b*m*pout:(b+1)*m*pout], m, pout, pout)
+			for j := range m {
+				o := out[(b*m+j)*pout : (b*m+j+1)*pout]
+				for i := range o {
+					o[i] += bias[j]
+				}
+			}
 		}
 	}
 	storeFloats(od.DataType, outArg, out)

@@ -138,15 +138,3 @@ func (e *Epilogue) act(x []float32) {
 		vmath.Silu(x, x)
 	}
 }
-
-// Apply runs e on every element of an m×n matrix c (rows ldc apart): the
-// epilogue of a product computed elsewhere (a transposed convolution's
-// col2im). It panics on a bad shape, as the kernels validate first.
-func (e *Epilogue) Apply(c []float32, m, n, ldc int) {
-	if !e.check(m, n) {
-		panic("sgemm: epilogue does not fit the matrix")
-	}
-	if e.active() && m > 0 && n > 0 {
-		e.apply(c, ldc, 0, 0, m, n)
-	}
-}
