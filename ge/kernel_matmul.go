@@ -11,9 +11,11 @@ import (
 // (in the task's workspace, or scratch when it is not aligned) and is
 // rounded once into the output type. Batches run as one sgemm batch.
 //
-// It also runs FusedMatMul: the bias (input 2) and the activation are the
-// GEMM's epilogue, applied to each tile of C in float32 right after its
-// last K block, before the rounding into a half output type.
+// It also runs FusedMatMul: the scale is the GEMM's alpha, the bias
+// (input 2) and the activation are its epilogue, applied to each tile of C
+// in float32 right after its last K block, before the rounding into a half
+// output type; a B packed at compile time (packed_b) goes to sgemm as
+// packed, so no run packs it again.
 func matmulKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
