@@ -15,6 +15,8 @@ type CompileOption func(*compileConfig)
 type compileConfig struct {
 	noZeroCopy map[string]bool
 	noReuse    bool
+	noFuse     bool
+	noPrepack  bool
 }
 
 // NoZeroCopyOps marks the named nodes as unable to take external addresses,
@@ -56,7 +58,8 @@ type cval struct {
 
 func (v *cval) name() string { return v.producer.name + ":" + strconv.Itoa(v.index) }
 
-// Compile turns a graph into a CompiledModel: topological order, shape and dtype
+// Compile turns a graph into a CompiledModel: the fusion pass (fuse.go;
+// WithoutFusion turns it off), topological order, shape and dtype
 // inference, copy insertion for outputs that would share memory, feature-map
 // assignment by lifetime, the zero-copy IO layout and task generation. The
 // result passes the same validation as ParseModel. Errors are *acl.Error
@@ -72,6 +75,9 @@ func Compile(g *Graph, opts ...CompileOption) (*CompiledModel, error) {
 	}
 	if g.err != nil {
 		return nil, g.err
+	}
+	if !cfg.noFuse {
+		g = fuseGraph(g, &cfg)
 	}
 	c := &compiler{g: g, cfg: cfg}
 	if err := c.order(); err != nil {

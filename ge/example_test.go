@@ -34,9 +34,10 @@ func ExampleCompile() {
 	for _, io := range parsed.Outputs {
 		fmt.Printf("output %v %d bytes\n", io.Dims, io.Size)
 	}
-	fmt.Println("tasks:", len(parsed.Tasks))
+	// The Relu runs in the MatMul's epilogue: one FusedMatMul task.
+	fmt.Println("tasks:", len(parsed.Tasks), parsed.Tasks[0].Op)
 	// Output:
 	// input x [2 3] 24 bytes
 	// output [2 4] 32 bytes
-	// tasks: 2
+	// tasks: 1 FusedMatMul
 }

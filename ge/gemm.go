@@ -21,15 +21,3 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		panic(fmt.Sprintf("ge: sgemm: %v", err))
 	}
 }
-
-// sgemmIm2col is sgemm with B the receptive fields im describes (an
-// implicit-GEMM convolution): C = op(A)·im2col(x), A m×k row-major.
-func sgemmIm2col(m, n, k int, a []float32, lda int, im *sg.Im2col, c []float32, ldc int) {
-	err := sg.Gemm(&sg.Call{M: m, N: n, K: k, Alpha: 1,
-		A: sg.Matrix{F32: a, Stride: lda},
-		B: sg.Matrix{Im2col: im},
-		C: c, LDC: ldc})
-	if err != nil {
-		panic(fmt.Sprintf("ge: sgemm: %v", err))
-	}
-}

@@ -121,10 +121,23 @@ func inferConvOp(op OpType, in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 	return []TensorDesc{{DataType: in[0].DataType, Format: in[0].Format, Dims: dims}}, nil
 }
 
+// convKernel runs Conv, ConvTranspose and FusedConv. A convolution's bias
+// and FusedConv's activation are the epilogue of each group's GEMM,
+// applied per tile while it is in cache (bias then activation, in float32,
+// before any rounding into a half output type); a transposed
+// convolution adds its bias after col2im.
 func convKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
-	w, groups, m, err := convGeometry(t.Op, t.Inputs, t.Attrs)
+	op := t.Op
+	if op == OpFusedConv {
+		op = OpConv
+	}
+	w, groups, m, err := convGeometry(op, t.Inputs, t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
+	epi, err := epilogueOf(t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -142,21 +155,29 @@ func convKernel(t *Task, args [][]byte) error {
 	cg, mg := c/groups, m/groups
 	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
 	kk := cg * ks
-	if t.Op == OpConv {
+	if op == OpConv {
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				og := out[(b*m+g*mg)*pout : (b*m+(g+1)*mg)*pout]
+				ep := epi
+				if bias != nil {
+					ep.Bias, ep.BiasPerRow = bias[g*mg:(g+1)*mg], true
+				}
+				call := sg.Call{M: mg, N: pout, K: kk, Alpha: 1, A: sg.Matrix{F32: wt[g*mg*kk:], Stride: kk}, C: og, LDC: pout, Epi: ep}
 				if ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1} {
 					// A 1×1 convolution without stride or padding is a plain product.
-					sgemm(false, false, mg, pout, kk, 1, wt[g*mg*kk:], kk, xg, pout, 0, og, pout)
-					continue
+					call.B = sg.Matrix{F32: xg, Stride: pout}
+				} else {
+					// Implicit GEMM: the kernel packs the receptive fields
+					// straight from the image (bit-identical to im2col then
+					// the same GEMM, without writing the im2col matrix).
+					call.B = sg.Matrix{Im2col: &sg.Im2col{X: xg[:cg*pin], C: cg,
+						In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}}
 				}
-				// Implicit GEMM: the kernel packs the receptive fields
-				// straight from the image (bit-identical to im2col then
-				// the same GEMM, without writing the im2col matrix).
-				sgemmIm2col(mg, pout, kk, wt[g*mg*kk:], kk, &sg.Im2col{X: xg[:cg*pin], C: cg,
-					In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}, og, pout)
+				if err := sg.Gemm(&call); err != nil {
+					return kernelError(t, "%v", err)
+				}
 			}
 		}
 	} else {
@@ -171,7 +192,7 @@ func convKernel(t *Task, args [][]byte) error {
 			}
 		}
 	}
-	if bias != nil {
+	if bias != nil && op == OpConvTranspose { // a Conv's bias is its GEMM's epilogue
 		for b := range n {
 			for j := range m {
 				o := out[(b*m+j)*pout : (b*m+j+1)*pout]

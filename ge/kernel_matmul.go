@@ -10,12 +10,41 @@ import (
 // to float32 while sgemm packs them, the product accumulates in float32
 // (in the task's workspace, or scratch when it is not aligned) and is
 // rounded once into the output type. Batches run as one sgemm batch.
+//
+// It also runs FusedMatMul: the scale is the GEMM's alpha, the bias
+// (input 2) and the activation are its epilogue, applied to each tile of C
+// in float32 right after its last K block, before the rounding into a half
+// output type; a B packed at compile time (packed_b) goes to sgemm as
+// packed, so no run packs it again.
 func matmulKernel(t *Task, args [][]byte) error {
 	var s scratch
 	defer s.release()
-	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	nIn := len(t.Inputs)
+	// A packed B (FusedMatMul's packed_b, checked by inference) is
+	// described as its [K, N]; sgemm checks the packed length again.
+	in := t.Inputs
+	packNR := int(t.Attrs.Int(AttrPackedB, 0))
+	var inBuf [3]TensorDesc
+	var bDims [2]int64
+	if packNR != 0 && nIn <= len(inBuf) && len(in[0].Dims) >= 2 {
+		copy(inBuf[:], t.Inputs)
+		kd := len(t.Inputs[0].Dims) - 1
+		if t.Attrs.Bool(AttrTransposeA) {
+			kd--
+		}
+		bDims = [2]int64{t.Inputs[0].Dims[kd], t.Attrs.Int(AttrPackedN, 0)}
+		inBuf[1].Dims = bDims[:]
+		in = inBuf[:nIn]
+	}
+	ad, bd, od := in[0], in[1], t.Outputs[0]
+	outArg := args[nIn]
+	epi, err := epilogueOf(t.Attrs)
+	if err != nil {
+		return kernelError(t, "%v", err)
+	}
 	ta, tb := t.Attrs.Bool(AttrTransposeA), t.Attrs.Bool(AttrTransposeB)
-	m64, k64, n64, batch, err := matmulDims(t.Inputs, t.Attrs)
+	alpha := float32(t.Attrs.Float(AttrScale, 1))
+	m64, k64, n64, batch, err := matmulDims(in, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -38,13 +67,16 @@ func matmulKernel(t *Task, args [][]byte) error {
 	var aAll, bAll, cAll []float32
 	if half {
 		// The workspace holds M·K+K·N+M·N floats; the products need only C.
-		if cAll = viewF32(args[3], nb*cMat); cAll == nil {
+		if cAll = viewF32(args[nIn+1], nb*cMat); cAll == nil {
 			cAll = s.f32(nb * cMat)
 		}
 	} else {
 		aAll = readFloats(&s, acl.Float32, args[0], prod(ad.Dims))
-		bAll = readFloats(&s, acl.Float32, args[1], prod(bd.Dims))
-		cAll = outFloats(&s, acl.Float32, args[2], nb*cMat)
+		bAll = readFloats(&s, acl.Float32, args[1], prod(t.Inputs[1].Dims))
+		cAll = outFloats(&s, acl.Float32, outArg, nb*cMat)
+	}
+	if nIn == 3 {
+		epi.Bias = readFloats(&s, t.Inputs[2].DataType, args[2], n)
 	}
 	operand := func(all []float32, raw []byte, off, size, cols int, trans bool) sg.Matrix {
 		if !half {
@@ -56,6 +88,12 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
 	}
+	bOperand := func(off int) sg.Matrix {
+		if packNR != 0 {
+			return sg.Packed(bAll, k, n, packNR) // packed ahead; B has no batch dims
+		}
+		return operand(bAll, args[1], off, bMat, bCols, tb)
+	}
 	var one [1]sg.Call
 	calls := one[:0]
 	if nb > 1 {
@@ -64,10 +102,10 @@ func matmulKernel(t *Task, args [][]byte) error {
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for bi := range nb {
-		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: 1,
+		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: alpha,
 			A: operand(aAll, args[0], offA, aMat, aCols, ta),
-			B: operand(bAll, args[1], offB, bMat, bCols, tb),
-			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n})
+			B: bOperand(offB),
+			C: cAll[bi*cMat : (bi+1)*cMat], LDC: n, Epi: epi})
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++
 			offA += sa[d]
@@ -83,6 +121,6 @@ func matmulKernel(t *Task, args [][]byte) error {
 	if err := sg.GemmBatch(calls); err != nil {
 		return kernelError(t, "%v", err)
 	}
-	storeFloats(od.DataType, args[2], cAll)
+	storeFloats(od.DataType, outArg, cAll)
 	return nil
 }

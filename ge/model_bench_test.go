@@ -23,7 +23,11 @@ import (
 //	x_before         the old kernels at the same GOMAXPROCS over this
 //	x_before_1core   the old kernels on one core (how issue 16 measured
 //	                 "today") over this; on procs=1 it equals x_before
+//	x_unfused        the same model compiled WithoutFusion, on the
+//	                 current kernels, over this (the fusion pass's gain)
 //
+// The old kernels run the unfused model (the fused ops have no old
+// kernel).
 // Old and new runs alternate, so a change of load hits both alike. A
 // one-core time is the process's CPU time per run (other processes' load
 // does not add to it); an all-core time is the fastest wall-clock run
@@ -44,31 +48,41 @@ func BenchmarkModel(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		run := resolve(m)
+		plain, err := ge.Compile(c.g, ge.WithoutFusion())
+		if err != nil {
+			b.Fatal(err)
+		}
+		run, unfused := resolve(m), resolve(plain)
 		procs := []int{1}
 		if all > 1 {
 			procs = append(procs, all)
 		}
 		for _, p := range procs {
 			b.Run(fmt.Sprintf("%s/procs=%d", c.name, p), func(b *testing.B) {
-				benchModel(b, run, p)
+				benchModel(b, run, unfused, p)
 			})
 		}
 	}
 }
 
-func benchModel(b *testing.B, run func() error, procs int) {
+func benchModel(b *testing.B, run, unfused func() error, procs int) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	// timed runs the model once on threads threads and returns its wall
-	// time and, when the CPU clock works and threads is 1, its CPU time.
-	timed := func(legacy bool, threads int) (wall, cpu time.Duration) {
+	// time and, when the CPU clock works and threads is 1, its CPU time:
+	// the fused model, or (legacy, plain) the unfused one on the old or
+	// the current kernels.
+	timed := func(legacy bool, threads int, plain ...bool) (wall, cpu time.Duration) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+		f := run
+		if legacy || len(plain) > 0 {
+			f = unfused
+		}
 		if legacy {
 			defer ge.UseLegacyKernels()()
 		}
 		c0, ok := processCPU()
 		start := time.Now()
-		if err := run(); err != nil {
+		if err := f(); err != nil {
 			b.Fatal(err)
 		}
 		wall = time.Since(start)
@@ -79,12 +93,13 @@ func benchModel(b *testing.B, run func() error, procs int) {
 	}
 	timed(false, procs) // warm the pools and caches
 	const samples = 7
-	var old1, old, cur sample
+	var old1, old, cur, plain sample
 	for range samples {
 		old1.add(timed(true, 1))
 		if procs > 1 {
 			old.add(timed(true, procs))
 		}
+		plain.add(timed(false, procs, true))
 		cur.add(timed(false, procs))
 	}
 	b.ReportAllocs()
@@ -99,6 +114,7 @@ func benchModel(b *testing.B, run func() error, procs int) {
 	b.ReportMetric(now/1e6, "ms_run")
 	b.ReportMetric(old1.time()/1e6, "ms_before_1core")
 	b.ReportMetric(old1.time()/now, "x_before_1core")
+	b.ReportMetric(plain.time()/now, "x_unfused")
 	if procs > 1 {
 		b.ReportMetric(old.time()/now, "x_before")
 	} else {

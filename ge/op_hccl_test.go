@@ -65,7 +65,7 @@ func TestHcclAllReduceOp(t *testing.T) {
 	assert.False(t, hccl.ReduceOp(4).Valid())
 	assert.Equal(t, "HcclReduceOp(4)", hccl.ReduceOp(4).String())
 
-	m := compile(t, chainAllReduce())
+	m := compile(t, chainAllReduce(), ge.WithoutFusion()) // the tasks as built
 	ar := taskNamed(t, m, "ar")
 	assert.Equal(t, ge.DefaultGroup, ge.CollectiveGroup(ar), "no group attribute: the world group")
 	assert.Equal(t, "max", ar.Attrs.String(ge.AttrReduction))

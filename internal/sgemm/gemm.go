@@ -14,14 +14,19 @@ func run(c *Call, kern kernel, threads int) {
 	}
 	if k == 0 || c.Alpha == 0 {
 		scaleC(c)
+		c.Epi.applyAll(c)
 		return
 	}
 	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
-		if c.B.Im2col != nil {
+		switch {
+		case c.B.Im2col != nil:
 			smallIm2col(c)
-			return
+		case c.B.PackedNR != 0:
+			unpackSmall(c)
+		default:
+			small(c)
 		}
-		small(c)
+		c.Epi.applyAll(c)
 		return
 	}
 	if w := c.work(); w < parallelWork*threads {
@@ -56,7 +61,12 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 	if pc > 0 {
 		beta = 1
 	}
-	return step{c: c, kern: kern, bp: bp, pc: pc, kb: min(KC, c.K-pc), jc: jc, nb: min(NC, c.N-jc), beta: beta}
+	kb := min(KC, c.K-pc)
+	s := step{c: c, kern: kern, bp: bp, pc: pc, kb: kb, jc: jc, nb: min(NC, c.N-jc), beta: beta}
+	if v := c.B.packedView(pc, kb, jc, kern.nr); v != nil {
+		s.bp, s.prepacked = v, true // B was packed for this kernel: read it in place
+	}
+	return s
 }
 
 // runParallel computes c's steps on threads goroutines forked once for the
@@ -130,41 +140,65 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 	tile, buf := buf[:mr*nr], buf[mr*nr:]
 	bpan, wbuf := buf[:nr*kbMax], buf[nr*kbMax:]
 	ldc := c.LDC
+	epi := c.Epi.active()
 	for pc := 0; pc < k; pc += KC {
 		kb, beta := min(KC, k-pc), c.Beta
 		if pc > 0 {
 			beta = 1
 		}
+		last := epi && pc+kb == k
 		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)
-			packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			// A B packed ahead is copied into the L1 panel, a sequential
+			// stream, rather than read in place: the kernel's loads do
+			// not hide a miss to memory.
+			if v := c.B.packedView(pc, kb, j, nr); v != nil {
+				copy(bpan, v[:kb*nr])
+			} else {
+				packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			}
+			bp := bpan
 			for ip := range pm {
 				i := ip * mr
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
-				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+				kern.tile(kb, rows, cols, &apan[0], &bp[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+			}
+			if last && ((jp-jp0+1)%epiPanels == 0 || jp == jp1-1) {
+				j0 := (jp0 + (jp-jp0)/epiPanels*epiPanels) * nr
+				c.Epi.apply(c.C[j0:], ldc, 0, j0, m, j+cols-j0)
 			}
 		}
 	}
 }
 
+// epiPanels is how many B panels of C columns the epilogue runs over at
+// once: row segments long enough for the vector activations to run at
+// full speed (a call per 32 elements costs them half again), a block of C
+// small enough to still be in L2.
+const epiPanels = 8
+
 // step is one (NC, KC) block of the product: B rows [pc,pc+kb) and
 // columns [jc,jc+nb), packed into bp, applied to all of C's rows.
 type step struct {
-	c      *Call
-	kern   kernel
-	bp     []float32
-	pc, kb int
-	jc, nb int
-	beta   float32
+	c         *Call
+	kern      kernel
+	bp        []float32
+	pc, kb    int
+	jc, nb    int
+	beta      float32
+	prepacked bool // bp is a view of a B packed ahead (PackB)
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
 
 // packB packs B panels [lo,hi) of the step.
 func (s *step) packB(lo, hi int) {
+	if s.prepacked {
+		return
+	}
 	nr, kb := s.kern.nr, s.kb
 	buf := widenPool.get(nr * kb)
 	for jp := lo; jp < hi; jp++ {
@@ -186,6 +220,7 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 	tile := (*abuf)[mc*kb : mc*kb+mr*nr]
 	wbuf := (*abuf)[mc*kb+mr*nr:]
 	ldc := c.LDC
+	last := c.Epi.active() && s.pc+kb == c.K
 	for ic := i0; ic < i1; ic += mc {
 		mb := min(mc, i1-ic)
 		packA(ap, &c.A, ic, mb, s.pc, kb, mr, wbuf)
@@ -198,6 +233,10 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 				rows := min(mr, mb-ip*mr)
 				apan := ap[ip*mr*kb:]
 				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, s.beta, tile)
+			}
+			if last && ((jp-jp0+1)%epiPanels == 0 || jp == jp1-1) {
+				j0 := s.jc + (jp0+(jp-jp0)/epiPanels*epiPanels)*nr
+				c.Epi.apply(c.C[ic*ldc+j0:], ldc, ic, j0, mb, j+cols-j0)
 			}
 		}
 	}

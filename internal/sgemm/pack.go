@@ -104,6 +104,10 @@ func packBPanel(d []float32, b *Matrix, p0, kb, j0, cols, nr int, buf []float32)
 		b.Im2col.pack(d, p0, kb, j0, cols, nr)
 		return
 	}
+	if b.PackedNR != 0 {
+		b.packFromPacked(d, p0, kb, j0, cols, nr)
+		return
+	}
 	if !b.Trans { // stored [K,N]: a stored row holds the panel's columns at one p
 		if b.Kind == F32 && cols == nr && nr == 32 && kb > 0 {
 			// A whole AVX-512 panel (nr 32 is only the AVX-512 kernel's).

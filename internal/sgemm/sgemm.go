@@ -30,6 +30,10 @@ type Matrix struct {
 	// Im2col, when set, makes the operand the receptive fields of an
 	// image (B only, float32, not transposed): the other fields are unused.
 	Im2col *Im2col
+	// PackedNR, when set, makes F32 a B packed by PackB with panels of
+	// PackedNR columns for a product of PackedK rows (see Packed); Stride
+	// is then the padded column count.
+	PackedNR, PackedK int
 }
 
 // Call is one product C = Alpha·op(A)·op(B) + Beta·C with op(A) M×K, op(B)
@@ -42,6 +46,9 @@ type Call struct {
 	A, B        Matrix
 	C           []float32
 	LDC         int
+	// Epi, when set, runs on each element of C after its last K block
+	// (bias, activation): the fused epilogue of a layer.
+	Epi Epilogue
 }
 
 // ErrShape reports a Call whose sizes, strides or slice lengths disagree.
@@ -101,6 +108,9 @@ func (c *Call) validate() error {
 	if err := c.B.check("B", c.K, c.N); err != nil {
 		return err
 	}
+	if !c.Epi.check(c.M, c.N) {
+		return fmt.Errorf("%w: epilogue activation %d or bias of %d elements does not fit %d×%d", ErrShape, c.Epi.Act, len(c.Epi.Bias), c.M, c.N)
+	}
 	if c.M > 0 && c.N > 0 {
 		if c.LDC < c.N {
 			return fmt.Errorf("%w: LDC %d < N %d", ErrShape, c.LDC, c.N)
@@ -114,6 +124,9 @@ func (c *Call) validate() error {
 
 // check validates an operand whose op() is rows×cols.
 func (x *Matrix) check(name string, rows, cols int) error {
+	if x.PackedNR != 0 {
+		return x.checkPacked(name, rows, cols)
+	}
 	if x.Im2col != nil {
 		if name != "B" || x.Trans || x.Kind != F32 {
 			return fmt.Errorf("%w: an im2col operand must be B, float32, not transposed", ErrShape)

@@ -1,0 +1,176 @@
+package ge
+
+import (
+	"math"
+
+	"github.com/ascend-go/cann/internal/par"
+	"github.com/ascend-go/cann/internal/vmath"
+)
+
+// elemChainKernel runs an ElemChain: blocks of chainBlock elements go
+// through every step while they sit in L1, so the chain reads its inputs
+// and writes its output once instead of once per op. Blocks are split over
+// threads for large tensors; each element's result depends only on its
+// inputs, so the split never changes a bit. On one thread it allocates
+// nothing.
+func elemChainKernel(t *Task, args [][]byte) error {
+	var s scratch
+	defer s.release()
+	if err := checkChain(t.Attrs, len(t.Inputs)); err != nil {
+		return kernelError(t, "%v", err)
+	}
+	n := prod(t.Inputs[0].Dims)
+	outArg := args[len(t.Inputs)]
+	out := outFloats(&s, t.Outputs[0].DataType, outArg, n)
+	a := t.Attrs
+	ops, opnd, swap := a.Ints(AttrChainOps), a.Ints(AttrChainArgs), a.Ints(AttrChainSwap)
+	if th := par.Threads(n, parallelElems); th > 1 {
+		// Split at block boundaries, so blocks are the same as on one
+		// thread.
+		c := chain{ops: ops, opnd: opnd, swap: swap, ins: make([][]float32, len(t.Inputs)), out: out}
+		chainInputs(&s, t, args, c.ins)
+		nb := (n + chainBlock - 1) / chainBlock
+		par.For(th, nb, func(lo, hi int) { c.run(lo*chainBlock, min(hi*chainBlock, n)) })
+	} else {
+		var ins [maxChain + 1][]float32
+		c := chain{ops: ops, opnd: opnd, swap: swap, ins: ins[:len(t.Inputs)], out: out}
+		chainInputs(&s, t, args, c.ins)
+		c.run(0, n)
+	}
+	storeFloats(t.Outputs[0].DataType, outArg, out)
+	return nil
+}
+
+// chainInputs reads the task's inputs as float32 into ins.
+func chainInputs(s *scratch, t *Task, args [][]byte, ins [][]float32) {
+	for i, d := range t.Inputs {
+		ins[i] = readFloats(s, d.DataType, args[i], prod(d.Dims))
+	}
+}
+
+// chain is an ElemChain task's steps and memory.
+type chain struct {
+	ops, opnd, swap []int64
+	ins             [][]float32
+	out             []float32
+}
+
+// run computes elements [lo, hi).
+func (c *chain) run(lo, hi int) {
+	var buf, tmp [chainBlock]float32
+	for base := lo; base < hi; base += chainBlock {
+		acc := buf[:min(chainBlock, hi-base)]
+		copy(acc, c.ins[0][base:])
+		for i, op := range c.ops {
+			if c.opnd[i] < 0 {
+				chainUnaryStep(OpType(op), acc)
+				continue
+			}
+			y := operandBlock(c.ins[c.opnd[i]], base, tmp[:len(acc)])
+			chainBinaryStep(OpType(op), acc, y, c.swap[i] != 0)
+		}
+		copy(c.out[base:], acc)
+	}
+}
+
+// operandBlock returns elements [base, base+len(tmp)) of x broadcast along
+// the trailing dims (index i mod len(x)): x itself when it is as long as
+// the output, else a copy in tmp.
+func operandBlock(x []float32, base int, tmp []float32) []float32 {
+	if len(x) == 1 {
+		v := x[0]
+		for i := range tmp {
+			tmp[i] = v
+		}
+		return tmp
+	}
+	if base+len(tmp) <= len(x) {
+		return x[base : base+len(tmp)]
+	}
+	j := base % len(x)
+	for i := range tmp {
+		tmp[i] = x[j]
+		if j++; j == len(x) {
+			j = 0
+		}
+	}
+	return tmp
+}
+
+// chainBinaryStep sets acc = acc op y (y op acc when swapped) in float32,
+// as binLoop computes the op.
+func chainBinaryStep(op OpType, acc, y []float32, swapped bool) {
+	y = y[:len(acc)]
+	switch {
+	case op == OpAdd:
+		for i := range acc {
+			acc[i] += y[i]
+		}
+	case op == OpMul:
+		for i := range acc {
+			acc[i] *= y[i]
+		}
+	case op == OpSub && !swapped:
+		for i := range acc {
+			acc[i] -= y[i]
+		}
+	case op == OpSub:
+		for i := range acc {
+			acc[i] = y[i] - acc[i]
+		}
+	case op == OpDiv && !swapped:
+		for i := range acc {
+			acc[i] /= y[i]
+		}
+	case op == OpDiv:
+		for i := range acc {
+			acc[i] = y[i] / acc[i]
+		}
+	}
+}
+
+// chainUnaryStep applies a unary op in place: Relu, Gelu and Silu with the
+// vmath routines their own kernel uses (bit-identical); Sigmoid, Tanh, Erf
+// and Exp with vmath's float32 forms (within a few ulp of the float64
+// functions); the rest in float64 rounded once, as the op's kernel does.
+func chainUnaryStep(op OpType, x []float32) {
+	f64 := func(f func(float64) float64) {
+		for i, v := range x {
+			x[i] = float32(f(float64(v)))
+		}
+	}
+	switch op {
+	case OpRelu:
+		vmath.Relu(x, x)
+	case OpGelu:
+		vmath.Gelu(x, x)
+	case OpSilu:
+		vmath.Silu(x, x)
+	case OpSigmoid:
+		vmath.Sigmoid(x, x)
+	case OpTanh:
+		vmath.Tanh(x, x)
+	case OpErf:
+		vmath.Erf(x, x)
+	case OpExp:
+		vmath.Exp(x, x)
+	case OpLog:
+		f64(math.Log)
+	case OpSqrt:
+		f64(math.Sqrt)
+	case OpReciprocal:
+		for i, v := range x {
+			x[i] = 1 / v
+		}
+	case OpNeg:
+		for i, v := range x {
+			x[i] = -v
+		}
+	case OpAbs:
+		f64(math.Abs)
+	case OpGeluErf:
+		f64(func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })
+	case OpHardSwish:
+		f64(func(v float64) float64 { return v * math.Max(0, math.Min(1, v/6+0.5)) })
+	}
+}
