@@ -2,6 +2,7 @@ package acltest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -490,9 +491,14 @@ func (m *modelSuite) errors(t *testing.T) {
 	mp := m.modelCopy(t, m.model)
 	size := uintptr(len(m.model))
 
-	// GE base/common/helper/model_helper.cc:1083: bytes that do not parse
-	// → 145000; runtime/om2/om2_model_executor.cc:1698-1706: too short for
-	// the format → 145006.
+	// What GE returns for bytes that do not parse (it logs 145006 for most
+	// of them): fewer than 4 bytes → 145006 on every call (runtime/om2/
+	// om2_model_executor.cc:1698-1706); shorter than the header → 145006
+	// for a load (base/common/helper/model_helper.cc:1158-1166), 145000
+	// for the size query (runtime/v1/graph/load/model_manager/
+	// model_manager.cc:2364-2367); a bad magic or a header length that
+	// disagrees with the data → 145000 (model_helper.cc:1267-1270,
+	// model_manager.cc:2364-2367). Both backends' headers are 32 bytes.
 	bad := append([]byte(nil), m.model...)
 	for i := range 8 {
 		bad[i] ^= 0x5a
@@ -503,6 +509,27 @@ func (m *modelSuite) errors(t *testing.T) {
 	})
 	expect(t, acl.CodeGEExecModelDataSizeInvalid, "LoadFromMem of 4 bytes", func() error {
 		_, err := m.mb.LoadFromMem(mp, 4)
+		return err
+	})
+	for _, n := range []uintptr{3, 16, size - 1} {
+		load, query := acl.CodeGEParamInvalid, acl.CodeGEParamInvalid
+		switch {
+		case n < 4:
+			load, query = acl.CodeGEExecModelDataSizeInvalid, acl.CodeGEExecModelDataSizeInvalid
+		case n < 32:
+			load = acl.CodeGEExecModelDataSizeInvalid
+		}
+		expect(t, load, fmt.Sprintf("LoadFromMem of %d of the model's %d bytes", n, size), func() error {
+			_, err := m.mb.LoadFromMem(mp, n)
+			return err
+		})
+		expect(t, query, fmt.Sprintf("QuerySizeFromMem of %d of the model's %d bytes", n, size), func() error {
+			_, _, err := m.mb.QuerySizeFromMem(mp, n)
+			return err
+		})
+	}
+	expect(t, acl.CodeGEParamInvalid, "QuerySizeFromMem of corrupt bytes", func() error {
+		_, _, err := m.mb.QuerySizeFromMem(m.modelCopy(t, bad), size)
 		return err
 	})
 	expect(t, acl.CodeInvalidParam, "QuerySizeFromMem(NULL)", func() error {
