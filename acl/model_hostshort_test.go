@@ -2,6 +2,7 @@ package acl_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,4 +74,48 @@ func TestModelShortHostIORefused(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// TestModelExecuteAsyncEmptyOutput: an output made with
+// NewDataBufferPtr(nil, 0) is allocated by Execute (aclmdlExecute) and
+// refused by ExecuteAsync with aclmdlExecuteAsync's code, before anything
+// is queued (hicann/ge api/acl/acl_model/model/model.cpp:781: only the
+// synchronous path allocates; davinci_model.cc:6588-6601 refuses the empty
+// buffer, 500002).
+func TestModelExecuteAsyncEmptyOutput(t *testing.T) {
+	r := newRig(t, mlp(8, 8, 16, 12))
+	d, p, st := r.d, r.p, r.st
+	outs := p.OutSizes()
+	require.Greater(t, outs[0], uintptr(64), "a tensor the size rule refuses empty")
+	r.v.fill(t, r.rng, p)
+	empty, err := d.NewDataBufferPtr(nil, 0)
+	require.NoError(t, err)
+	rest := devMem(t, d, outs[1])
+	restBuf, err := d.NewDataBuffer(rest)
+	require.NoError(t, err)
+	out, err := d.NewDataset()
+	require.NoError(t, err)
+	require.NoError(t, out.Add(empty))
+	require.NoError(t, out.Add(restBuf))
+
+	err = r.m.ExecuteAsync(st, r.v.inDS, out)
+	require.Equal(t, acl.CodeGEFailure, acl.CodeOf(err), "%v", err)
+	require.NoError(t, st.Synchronize())
+	require.Nil(t, empty.Addr(), "ExecuteAsync allocates no output")
+	got := make([]byte, outs[1])
+	require.NoError(t, rest.CopyToHost(got))
+	require.Equal(t, make([]byte, outs[1]), got, "nothing ran")
+
+	// Execute on a model that has not run asynchronously allocates it.
+	m2, err := d.LoadModel(p.Blob)
+	require.NoError(t, err)
+	require.NoError(t, m2.Execute(r.v.inDS, out))
+	require.NotNil(t, empty.Addr())
+	require.Equal(t, outs[0], empty.Size())
+	y := make([]byte, outs[0])
+	require.NoError(t, d.Do(func() error {
+		return r.npu.Memcpy(unsafe.Pointer(&y[0]), outs[0], empty.Addr(), outs[0], acl.MemcpyDeviceToHost)
+	}))
+	requireClose(t, r.v.wantY, getest.BytesF32(y), "y")
+	require.NoError(t, d.Do(func() error { return r.npu.Free(empty.Addr()) }))
 }

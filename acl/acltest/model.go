@@ -669,6 +669,34 @@ func (m *modelSuite) deviceMemory(t *testing.T) {
 	assert.Equal(t, uintptr(io.sizes[0]), m.mb.GetDataBufferSizeV2(empty))
 	assert.Equal(t, modelIOs[0].Want(io.inBytes[0]), m.readDev(t, got, io.sizes[0]))
 	require.NoError(t, m.b.Free(got), "the caller frees it")
+
+	// aclmdlExecuteAsync allocates nothing (model.cpp:781, !basync): the
+	// empty output reaches GE's size check (davinci_model.cc:6865-6869,
+	// 6588-6601, through 7841 → 6705 → 7136) and fails with E13025 before
+	// the launch (7876): 500002, or for a tensor of 64 bytes or less, which
+	// the size rule lets through, the null address (145007). The buffer
+	// stays empty and nothing runs: the other output keeps its bytes.
+	aid := m.load(t)
+	aio := m.newIOMem(t)
+	aempty, err := m.mb.CreateDataBuffer(nil, 0)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, m.mb.DestroyDataBuffer(aempty)) }()
+	arest := m.dataset(t, aio.out[1:], aio.sizes[1:])
+	ads, err := m.mb.CreateDataset()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, m.mb.DestroyDataset(ads)) }()
+	require.NoError(t, m.mb.AddDatasetBuffer(ads, aempty))
+	require.NoError(t, m.mb.AddDatasetBuffer(ads, m.mb.GetDatasetBuffer(arest, 0)))
+	want := acl.CodeGEFailure
+	if aio.sizes[0] <= 64 {
+		want = acl.CodeGEExecModelAddrInvalid
+	}
+	st := m.newStream(t)
+	expect(t, want, "ExecuteAsync with an empty output buffer", func() error { return m.mb.ExecuteAsync(aid, aio.inDS, ads, st) })
+	require.NoError(t, m.b.SynchronizeStream(st))
+	assert.Nil(t, m.mb.GetDataBufferAddr(aempty), "ExecuteAsync allocates no output")
+	assert.Zero(t, m.mb.GetDataBufferSizeV2(aempty))
+	assert.Equal(t, make([]byte, aio.sizes[1]), m.readDev(t, aio.out[1], aio.sizes[1]), "nothing ran")
 }
 
 func (m *modelSuite) concurrent(t *testing.T) {

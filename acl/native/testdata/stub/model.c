@@ -846,9 +846,9 @@ typedef struct run {
 } run;
 
 /* bind_io resolves the buffers of a dataset into addresses the stub can
- * touch, checking count, sizes and memory. An output buffer with a NULL
- * address and size 0 gets device memory of the output's size (the caller
- * frees it with aclrtFree). */
+ * touch, checking count, sizes and memory. For aclmdlExecute an output
+ * buffer with a NULL address and size 0 gets device memory of the output's
+ * size (the caller frees it with aclrtFree). */
 /* Execution faults bind_io finds (docs/misuse.md): a host buffer the tasks
  * address as device memory, and a plain host buffer an asynchronous
  * execution copies with a device-to-device DMA. */
@@ -871,7 +871,10 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
     for (uint32_t k = 0; k < m->n; k++) {
         aclDataBuffer *b = get_dbuf((aclDataBuffer *)d->bufs[k]);
         if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s buffer %u was destroyed", what, k);
-        if (out && !b->data && b->size == 0) {
+        /* Only aclmdlExecute allocates (hicann/ge api/acl/acl_model/model/
+         * model.cpp:781, !basync; 633, 696 for runtime v2): asynchronously
+         * the empty buffer meets the size rule and the NULL check below. */
+        if (out && !async && !b->data && b->size == 0) {
             void *p;
             if (dev_alloc(m->device, need[k], &p) != 0)
                 return stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "no device memory for output %u (%zu bytes)", k,
