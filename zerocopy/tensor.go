@@ -116,6 +116,9 @@ func readMem[T Element](op string, i int, io acl.IODesc, mm acl.Memory, es, size
 
 // io returns the memory bound to IO i of a direction and its description.
 func (b *Binding) io(op, dir string, i int) (acl.Memory, acl.IODesc, error) {
+	if b == nil {
+		return nil, acl.IODesc{}, nilBinding(op)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
