@@ -2,6 +2,7 @@ package cann_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -23,6 +24,16 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ascend-go/cann/acl"
+	aclnative "github.com/ascend-go/cann/acl/native"
+	"github.com/ascend-go/cann/engram"
+	"github.com/ascend-go/cann/fallback"
+	"github.com/ascend-go/cann/fallback/hcclsim"
+	"github.com/ascend-go/cann/ge"
+	"github.com/ascend-go/cann/hccl"
+	hcclnative "github.com/ascend-go/cann/hccl/native"
+	"github.com/ascend-go/cann/zerocopy"
 )
 
 // The README promises that no public function panics on bad input. The
@@ -513,4 +524,36 @@ func (g *gen) call(tp *types.Package, f publicFunc) (string, string) {
 		call = strings.Repeat("_, ", n-1) + "_ = " + call // vet: results of String and Error must be used
 	}
 	return call, ""
+}
+
+// TestNilHandleCodes: a nil handle answers one code per library across the
+// packages: ACL_ERROR_INVALID_PARAM (and ErrInvalidHandle) on the ACL
+// side, HCCL_E_PTR on the HCCL side (docs/misuse.md, "Nil handles in Go").
+func TestNilHandleCodes(t *testing.T) {
+	aclErrs := map[string]error{
+		"acl.Device.NewStream": func() error { _, err := (*acl.Device)(nil).NewStream(); return err }(),
+		"acl.Model.Execute":    (*acl.Model)(nil).Execute(nil, nil),
+		"zerocopy.Binding.Run": (*zerocopy.Binding)(nil).Run(),
+		"zerocopy.ReadOutput":  func() error { _, err := zerocopy.ReadOutput[float32](nil, 0); return err }(),
+		"engram.Buffer.Fetch":  func() error { _, err := (*engram.Buffer)(nil).Fetch(nil, nil); return err }(),
+		"fallback.NPU.Malloc":  func() error { _, err := (*fallback.NPU)(nil).Malloc(1, 0); return err }(),
+		"native.Backend.Init":  (*aclnative.Backend)(nil).Init(""),
+		"ge.Graph.Err":         (*ge.Graph)(nil).Err(),
+	}
+	for what, err := range aclErrs {
+		require.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err), "%s: %v", what, err)
+		require.ErrorIs(t, err, acl.ErrInvalidHandle, what)
+	}
+	_, err := hccl.InitAll(nil, []int32{0})
+	hcclErrs := map[string]error{
+		"hccl.InitAll":              err,
+		"hccl.Comm.AllReduce":       (*hccl.Comm)(nil).AllReduce(context.Background(), nil, nil, 1, hccl.Float32, hccl.Sum),
+		"hcclsim.Sim.CommInitAll":   func() error { _, err := (*hcclsim.Sim)(nil).CommInitAll([]int32{0}); return err }(),
+		"hccl/native.Backend.Close": (*hcclnative.Backend)(nil).CommDestroy(0),
+	}
+	for what, err := range hcclErrs {
+		var e *hccl.Error
+		require.ErrorAs(t, err, &e, what)
+		require.Equal(t, hccl.EPtr, e.Code, "%s: %v", what, err)
+	}
 }
