@@ -111,7 +111,8 @@ func (d *Device) NewDataBuffer(m Memory) (*DataBuffer, error) {
 // (aclCreateDataBuffer). The backend keeps p, so it must be device memory
 // or pinned or registered host memory, never Go-heap memory, and it must
 // outlive every execution that uses the buffer. A nil p with size 0 asks
-// the runtime to allocate an output, as in ACL.
+// the runtime to allocate an output at Model.Execute, as in ACL;
+// Model.ExecuteAsync refuses it, as aclmdlExecuteAsync does.
 func (d *Device) NewDataBufferPtr(p unsafe.Pointer, size uintptr) (*DataBuffer, error) {
 	return d.newDataBuffer("Device.NewDataBufferPtr", p, size, nil)
 }

@@ -74,7 +74,12 @@ type Error struct {
 }
 
 // Unwrap returns Cause.
-func (e *Error) Unwrap() error { return e.Cause }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Cause
+}
 
 // Errorf builds an *Error with a formatted message. An argument that is an
 // *Error with the same code is formatted without its code ("Op: message"),
@@ -100,12 +105,18 @@ func uncoded(code Code, args []any) []any {
 
 // Error formats as "Op: ACL_ERROR_NAME (code): message".
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil *acl.Error>"
+	}
 	return callerr.Message(e.Op, e.Code.String(), int64(e.Code), e.Code.Known(), e.Msg)
 }
 
 // Is reports whether target is a sentinel of e's class, or an *Error with the
 // same code (errors.Is(err, &acl.Error{Code: acl.CodeBadAlloc})).
 func (e *Error) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	if t, ok := target.(*Error); ok {
 		return t.Code == e.Code && (t.Op == "" || t.Op == e.Op)
 	}

@@ -34,8 +34,18 @@ func closedError(op, kind string) *Error {
 	return &Error{Op: op, Code: CodeRTInvalidHandle, Msg: kind + " is closed"}
 }
 
-func nilError(op string) *Error {
-	return &Error{Op: op, Code: CodeRTInvalidHandle, Msg: "nil handle"}
+func nilError(op string) *Error { return NilHandle(op, "handle") }
+
+// NilHandle is the error of a call on, or given, a nil handle (what names
+// it) in every package of the SDK that reports aclError codes:
+// ACL_ERROR_INVALID_PARAM, the code the ACL layer returns for a NULL handle
+// (hicann/runtime src/acl/common/log_inner.h:452-460,
+// ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT, e.g. aclrtDestroyStream(NULL)
+// at src/acl/aclrt_impl/stream.cpp:100). A handle that is closed, not nil,
+// is ACL_ERROR_RT_INVALID_HANDLE, as the runtime's handle guard answers a
+// destroyed one. The error also matches ErrInvalidHandle (errors.Is).
+func NilHandle(op, what string) *Error {
+	return &Error{Op: op, Code: CodeInvalidParam, Msg: "nil " + what, Cause: ErrInvalidHandle}
 }
 
 // maxHeld is the most handles one operation takes: a stream and up to

@@ -572,6 +572,14 @@ func (m *Model) checkExec(op string, s *Stream, in, out *Dataset, stream bool) e
 // memory (*HostBuffer) is staged through device memory (model_stage.go):
 // model IO must be device memory.
 //
+// An output buffer made with NewDataBufferPtr(nil, 0) is refused here as
+// by aclmdlExecuteAsync, whose code it returns: only aclmdlExecute (and so
+// Execute) allocates an empty output (hicann/ge api/acl/acl_model/model/
+// model.cpp:781, !basync); asynchronously the empty buffer fails GE's size
+// check before the launch (ACL_ERROR_GE_FAILURE 500002, or for a tensor
+// of 64 bytes or less the null address, 145007), stays empty, and nothing
+// is queued. Allocate the output, or use Execute.
+//
 // A run with the stream and datasets of the previous successful one, on
 // the same stream, takes the pinned path (pin.go): the handles were
 // checked then, and any change to them since sends the run back through

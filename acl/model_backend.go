@@ -87,6 +87,9 @@ type Batch struct {
 
 // Gears returns the first BatchCount batch sizes (at most MaxBatchNum).
 func (b *Batch) Gears() []uint64 {
+	if b == nil {
+		return nil
+	}
 	return append([]uint64(nil), b.Batch[:min(b.BatchCount, MaxBatchNum)]...)
 }
 
@@ -99,6 +102,9 @@ type IODims struct {
 
 // NameString returns Name up to its first NUL.
 func (d *IODims) NameString() string {
+	if d == nil {
+		return ""
+	}
 	for i, c := range d.Name {
 		if c == 0 {
 			return string(d.Name[:i])
@@ -109,6 +115,9 @@ func (d *IODims) NameString() string {
 
 // Shape returns the first DimCount dims (at most MaxDimCount).
 func (d *IODims) Shape() []int64 {
+	if d == nil {
+		return nil
+	}
 	n := d.DimCount
 	if n > MaxDimCount {
 		n = MaxDimCount

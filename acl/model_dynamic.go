@@ -29,6 +29,9 @@ type IODimsRange struct {
 
 // Ranges returns the first RangeCount ranges (at most MaxDimCount).
 func (r *IODimsRange) Ranges() [][2]int64 {
+	if r == nil {
+		return nil
+	}
 	return append([][2]int64(nil), r.Range[:min(r.RangeCount, MaxDimCount)]...)
 }
 
@@ -40,6 +43,9 @@ type HW struct {
 
 // Gears returns the first HWCount (height, width) gears.
 func (h *HW) Gears() [][2]uint64 {
+	if h == nil {
+		return nil
+	}
 	return append([][2]uint64(nil), h.HW[:min(h.HWCount, MaxHWNum)]...)
 }
 

@@ -2,8 +2,14 @@ package acl
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
 )
+
+// stageSlack is GE's kDataMemAlignSizeCompare: a device IO buffer may be
+// this many bytes shorter than its tensor (hicann/ge
+// runtime/v1/graph/load/model_manager/davinci_model.cc:6588).
+const stageSlack = 64
 
 // Model IO must be device memory. The ACL layer hands every data buffer to
 // GE as device memory (hicann/ge api/acl/acl_model/model/model.cpp:750,
@@ -117,10 +123,10 @@ func (m *Model) staged(s *Stream, in, out *Dataset, run func(in, out DatasetHand
 		}
 		st := &m.stage
 		var err error
-		if st.in, err = m.stageIO(in, st.in[:0]); err != nil {
+		if st.in, err = m.stageIO(s, in, st.in[:0], "input", m.desc.Inputs); err != nil {
 			return err
 		}
-		if st.out, err = m.stageIO(out, st.out[:0]); err != nil {
+		if st.out, err = m.stageIO(s, out, st.out[:0], "output", m.desc.Outputs); err != nil {
 			return err
 		}
 		inStream := s
@@ -186,14 +192,35 @@ func (m *Model) stageCopies(s *Stream, ios []stagedIO, kind MemcpyKind) error {
 }
 
 // stageIO appends to ios ds's buffers with the device copy of each host
-// buffer.
-func (m *Model) stageIO(ds *Dataset, ios []stagedIO) ([]stagedIO, error) {
-	for _, db := range ds.bufs {
+// buffer. A host buffer shorter than its tensor (descs, of a model whose
+// sizes are fixed) is refused: GE lets a device buffer up to
+// kDataMemAlignSizeCompare (64) bytes short through (hicann/ge
+// runtime/v1/graph/load/model_manager/davinci_model.cc:6588-6601) because
+// the device pads its allocations and the model reads or writes the whole
+// tensor there; the device copy is padded too, but the copy between it and
+// the host buffer moves the host buffer's bytes only, so an output's last
+// bytes would be lost without a word and an input's read from stale
+// memory. Up to 64 bytes short is ACL_ERROR_GE_PARAM_INVALID, as the
+// fallback's row for a short buffer whose allocation ends with it
+// (docs/misuse.md); more short is left to GE's own rule (500002).
+func (m *Model) stageIO(s *Stream, ds *Dataset, ios []stagedIO, what string, descs []IODesc) ([]stagedIO, error) {
+	fixed := len(m.desc.Batches) == 0 && len(m.desc.HW) == 0 && !m.desc.dynamic()
+	for i, db := range ds.bufs {
 		db.mu.Lock()
 		p, size, mm := db.ptr, db.size, db.mm
 		db.mu.Unlock()
 		io := stagedIO{ptr: p, size: size}
 		if h, ok := mm.(*HostBuffer); ok && h != nil {
+			if fixed && i < len(descs) && size < descs[i].Size && descs[i].Size-size <= stageSlack {
+				op := "Model.ExecuteAsync"
+				if s == nil {
+					op = "Model.Execute"
+				}
+				return ios, &Error{Op: op, Code: CodeGEParamInvalid, Msg: fmt.Sprintf(
+					"%s %d is a pinned host buffer of %d bytes, %d bytes short of its tensor (%d bytes): "+
+						"the model %s the whole tensor, the bytes past the buffer's end would be lost",
+					what, i, size, descs[i].Size-size, descs[i].Size, map[bool]string{true: "reads", false: "writes"}[what == "input"])}
+			}
 			d, err := m.stage.device(m.dev.rt.b, &h.mem)
 			if err != nil {
 				return ios, err

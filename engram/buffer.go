@@ -125,13 +125,28 @@ func New(comm *hccl.Comm, dev *acl.Device, cfg Config) (*Buffer, error) {
 }
 
 // Config returns the buffer's config (with the default engine filled in).
-func (b *Buffer) Config() Config { return b.cfg }
+func (b *Buffer) Config() Config {
+	if b == nil {
+		return Config{}
+	}
+	return b.cfg
+}
 
 // WorldSize is W (1 in local mode).
-func (b *Buffer) WorldSize() int { return b.w }
+func (b *Buffer) WorldSize() int {
+	if b == nil {
+		return 0
+	}
+	return b.w
+}
 
 // Rank is this rank's index (0 in local mode).
-func (b *Buffer) Rank() int { return b.rank }
+func (b *Buffer) Rank() int {
+	if b == nil {
+		return -1
+	}
+	return b.rank
+}
 
 // Storage is what Write stores: this rank's slice of the table.
 type Storage struct {
@@ -157,6 +172,9 @@ type Storage struct {
 // registers Rows in place; a later write with another address or size,
 // or a switch of mode, is refused.
 func (b *Buffer) Write(ctx context.Context, st Storage) error {
+	if b == nil {
+		return acl.NilHandle("engram.Buffer.Write", "buffer")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -308,6 +326,9 @@ func (b *Buffer) release() error {
 // are never freed. Later calls return nil; fetches and writes after it
 // fail with ErrDestroyed.
 func (b *Buffer) Destroy() error {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.destroyed {
@@ -341,6 +362,9 @@ func (b *Buffer) Close() error { return b.Destroy() }
 // changes under the others' caches, which cannot see it). Not collective;
 // a no-op without a cache.
 func (b *Buffer) Invalidate(rows ...int32) error {
+	if b == nil {
+		return acl.NilHandle("engram.Buffer.Invalidate", "buffer")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.destroyed {
@@ -354,6 +378,9 @@ func (b *Buffer) Invalidate(rows ...int32) error {
 
 // CacheStats returns the hot-row cache's counters (zero without a cache).
 func (b *Buffer) CacheStats() CacheStats {
+	if b == nil {
+		return CacheStats{}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cache == nil {

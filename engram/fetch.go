@@ -63,6 +63,9 @@ func (b *Buffer) FetchInto(indices []int32, out Output, s *acl.Stream) (Pending,
 }
 
 func (b *Buffer) fetch(indices []int32, out Output, alloc bool, s *acl.Stream) (Pending, error) {
+	if b == nil {
+		return Pending{}, acl.NilHandle("engram.Buffer.Fetch", "buffer")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {

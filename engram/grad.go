@@ -80,6 +80,9 @@ var gradReason = [...]string{"", "a gradient of the wrong dtype", "a gradient of
 // outputs to K (its one host synchronisation). This implementation, which
 // sums on the host, also waits for each exchange.
 func (b *Buffer) FetchGrad(ctx context.Context, g Grad, tc *TrainCtx) (GradResult, error) {
+	if b == nil {
+		return GradResult{}, acl.NilHandle("engram.Buffer.FetchGrad", "buffer")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {

@@ -36,6 +36,9 @@ type TrainCtx struct {
 
 // Close frees the context's tensors.
 func (c *TrainCtx) Close() error {
+	if c == nil {
+		return nil
+	}
 	var first error
 	for _, b := range []*acl.DeviceBuffer{c.Perm, c.SendCounts, c.RecvCounts, c.RecvLocalEntry, c.NumRecv} {
 		if b != nil {
@@ -74,6 +77,9 @@ func (c *TrainCtx) Close() error {
 // take an invalidation from every owner after every update, one more
 // exchange per step, which costs more than the bytes it saves.
 func (b *Buffer) FetchTrain(ctx context.Context, indices []int32) (Result, *TrainCtx, error) {
+	if b == nil {
+		return Result{}, nil, acl.NilHandle("engram.Buffer.FetchTrain", "buffer")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {

@@ -131,6 +131,9 @@ func (c *counters) memset(bytes uint64) {
 
 // Counters returns a snapshot of the counters.
 func (n *NPU) Counters() Counters {
+	if n == nil {
+		return Counters{}
+	}
 	c := &n.ctr
 	out := Counters{
 		Memsets: c.memsets.Load(), MemsetBytes: c.memsetBytes.Load(),
@@ -168,6 +171,9 @@ func (n *NPU) Counters() Counters {
 // ResetCounters zeroes the cumulative counters (the live ones describe the
 // current state and are unaffected).
 func (n *NPU) ResetCounters() {
+	if n == nil {
+		return
+	}
 	c := &n.ctr
 	for i := range c.dir {
 		c.dir[i].copies.Store(0)

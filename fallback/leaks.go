@@ -66,6 +66,9 @@ func (n *NPU) recordLeak(l Leak) {
 // the order they were found. A program that releases everything it creates
 // has none.
 func (n *NPU) Leaks() []Leak {
+	if n == nil {
+		return nil
+	}
 	n.leakMu.Lock()
 	defer n.leakMu.Unlock()
 	return slices.Clone(n.leaks)
@@ -73,6 +76,9 @@ func (n *NPU) Leaks() []Leak {
 
 // ClearLeaks forgets the recorded leaks.
 func (n *NPU) ClearLeaks() {
+	if n == nil {
+		return
+	}
 	n.leakMu.Lock()
 	n.leaks = nil
 	n.leakMu.Unlock()

@@ -182,10 +182,10 @@ var omMagic = []byte("IMOD")
 // offline model built by ATC holds device kernels the fallback cannot run;
 // it gets an error saying so.
 //
-// A model that does not parse is ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
-// when it is too short (hicann/ge runtime/om2/om2_model_executor.cc:
-// 1698-1706) and ACL_ERROR_GE_PARAM_INVALID otherwise (ParseModelContent
-// or the partition table failing: base/common/helper/model_helper.cc:1083).
+// A model that does not parse gets the code GE returns, not the one it
+// logs (parseCode): ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID for fewer
+// than 4 bytes on every call, and for a load of bytes shorter than the
+// format's header; ACL_ERROR_GE_PARAM_INVALID for anything else.
 //
 // A dynamic-batch model (ge.BatchModelMagic) comes back as its gears and
 // a CompiledModel without tasks that describes it: the IO a device
@@ -195,12 +195,19 @@ var omMagic = []byte("IMOD")
 // (model_dynamic.go). A refused ONNX model's error keeps the *onnx.Error
 // (acl.Error.Cause), so errors.As and errors.Is reach it.
 func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, *dynModel, error) {
+	if len(blob) < om2MagicSize {
+		// ACL asks whether the bytes are an om2 model before any loader
+		// sees them; fewer bytes than its magic are refused there
+		// (hicann/ge runtime/om2/om2_model_executor.cc:1698-1706).
+		return nil, nil, nil, c.fail(acl.CodeGEExecModelDataSizeInvalid,
+			"model data size %d must be greater than or equal to %d", len(blob), om2MagicSize)
+	}
 	switch {
 	case bytes.HasPrefix(blob, []byte(ge.ModelMagic)):
 	case bytes.HasPrefix(blob, []byte(ge.BatchModelMagic)):
 		bm, err := ge.ParseBatchModel(blob)
 		if err != nil {
-			return nil, nil, nil, c.fail(parseCode(err), "cannot parse the dynamic-batch model: %v", err)
+			return nil, nil, nil, c.fail(c.parseCode(err, len(blob) < batchHeaderSize), "cannot parse the dynamic-batch model: %v", err)
 		}
 		m := &ge.CompiledModel{Name: bm.Gears[0].Model.Name, Inputs: bm.Inputs(), Outputs: bm.Outputs()}
 		for _, g := range bm.Gears {
@@ -225,14 +232,33 @@ func (c *call) parse(blob []byte) (*ge.CompiledModel, *ge.BatchModel, *dynModel,
 				return nil, nil, nil, c.failCause(acl.CodeOf(oerr), oerr, "cannot import the ONNX model: %v", oerr)
 			}
 		}
-		return nil, nil, nil, c.fail(parseCode(err), "cannot parse the model: %v", err)
+		return nil, nil, nil, c.fail(c.parseCode(err, len(blob) < ge.HeaderSize), "cannot parse the model: %v", err)
 	}
 	return m, nil, nil, nil
 }
 
-// parseCode is the load error for a model that does not parse.
-func parseCode(err error) acl.Code {
-	if acl.CodeOf(err) == acl.CodeInvalidFileSize {
+// om2MagicSize is FILE_MAGIC_HEADER_SIZE, the om2 magic ACL compares
+// before any loader runs (hicann/ge runtime/om2/om2_model_executor.cc:
+// 1698-1706).
+const om2MagicSize = 4
+
+// batchHeaderSize is the header of a dynamic-batch model (ge/batch.go:
+// magic, version, gear count).
+const batchHeaderSize = 16
+
+// parseCode is the error for model bytes of at least om2MagicSize that do
+// not parse; short says they do not hold the format's header. GE logs
+// ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID for a bad magic or a header
+// length that disagrees with the data (base/common/helper/
+// model_parser_base.cc:120-129) but its callers return
+// ACL_ERROR_GE_PARAM_INVALID: the loads (ModelHelper::LoadRootModel,
+// model_helper.cc:1267-1270, the path of ModelManager::LoadModelOffline,
+// model_manager.cc:1499) and the size query (model_manager.cc:2364-2367,
+// which also covers bytes shorter than the header). Only a load of bytes
+// shorter than the header keeps 145006: LoadRootModel checks the length
+// first (GetModelFileHead, model_helper.cc:1158-1166).
+func (c *call) parseCode(err error, short bool) acl.Code {
+	if short && acl.CodeOf(err) == acl.CodeInvalidFileSize && c.op != "aclmdlQuerySizeFromMem" {
 		return acl.CodeGEExecModelDataSizeInvalid
 	}
 	return acl.CodeGEParamInvalid

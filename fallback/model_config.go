@@ -31,11 +31,17 @@ const maxPathLen = 4096
 
 // CreateConfigHandle is aclmdlCreateConfigHandle.
 func (n *NPU) CreateConfigHandle() (acl.ModelConfigHandle, error) {
+	if n == nil {
+		return 0, acl.NilHandle("aclmdlCreateConfigHandle", "fallback NPU")
+	}
 	return createHostObject(n, "aclmdlCreateConfigHandle", &n.models.configs, &modelConfig{})
 }
 
 // DestroyConfigHandle is aclmdlDestroyConfigHandle.
 func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
+	if n == nil {
+		return acl.NilHandle("aclmdlDestroyConfigHandle", "fallback NPU")
+	}
 	return destroyHostObject(n, "aclmdlDestroyConfigHandle", "config handle", &n.models.configs, h)
 }
 
@@ -46,6 +52,9 @@ func (n *NPU) DestroyConfigHandle(h acl.ModelConfigHandle) error {
 // ACL_ERROR_INVALID_PARAM. Attributes of features the NPU does not model
 // (queues, kernels, external tasks, FIFOs) give ACL_ERROR_FEATURE_UNSUPPORTED.
 func (n *NPU) SetConfigOpt(h acl.ModelConfigHandle, attr acl.ModelConfigAttr, value unsafe.Pointer, valueSize uintptr) error {
+	if n == nil {
+		return acl.NilHandle("aclmdlSetConfigOpt", "fallback NPU")
+	}
 	return changeHostObject(n, "aclmdlSetConfigOpt", "config handle", &n.models.configs, h, func(c *call, cfg *modelConfig) error {
 		return c.setConfigOpt(cfg, attr, value, valueSize)
 	})

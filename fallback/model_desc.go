@@ -16,6 +16,9 @@ type modelDesc struct {
 
 // CreateDesc is aclmdlCreateDesc: an empty description.
 func (n *NPU) CreateDesc() (acl.ModelDescHandle, error) {
+	if n == nil {
+		return 0, acl.NilHandle("aclmdlCreateDesc", "fallback NPU")
+	}
 	return createHostObject(n, "aclmdlCreateDesc", &n.models.descs, &modelDesc{})
 }
 
@@ -48,12 +51,18 @@ func (n *NPU) GetDesc(d acl.ModelDescHandle, id acl.ModelID) error {
 
 // DestroyDesc is aclmdlDestroyDesc.
 func (n *NPU) DestroyDesc(d acl.ModelDescHandle) error {
+	if n == nil {
+		return acl.NilHandle("aclmdlDestroyDesc", "fallback NPU")
+	}
 	return destroyHostObject(n, "aclmdlDestroyDesc", "model description", &n.models.descs, d)
 }
 
 // io returns IO i of a description (inputs when in), or nil for a bad
 // handle or index.
 func (n *NPU) io(d acl.ModelDescHandle, in bool, i uintptr) *ge.IODesc {
+	if n == nil {
+		return nil
+	}
 	return readHostObject(n, &n.models.descs, d, func(desc *modelDesc) *ge.IODesc {
 		if list := desc.list(in); i < uintptr(len(list)) {
 			return &list[i]
@@ -65,6 +74,9 @@ func (n *NPU) io(d acl.ModelDescHandle, in bool, i uintptr) *ge.IODesc {
 // ioCount is the number of inputs (in) or outputs of a description; 0 for
 // a bad handle.
 func (n *NPU) ioCount(d acl.ModelDescHandle, in bool) uintptr {
+	if n == nil {
+		return 0
+	}
 	return readHostObject(n, &n.models.descs, d, func(desc *modelDesc) uintptr { return uintptr(len(desc.list(in))) })
 }
 

@@ -250,6 +250,9 @@ func (n *NPU) SetDatasetTensorDesc(ds acl.DatasetHandle, desc acl.TensorDescHand
 // dataset owns for entry index, 0 (NULL) for none or a bad argument
 // (model_om2.cpp:951-963).
 func (n *NPU) GetDatasetTensorDesc(ds acl.DatasetHandle, index uintptr) acl.TensorDescHandle {
+	if n == nil {
+		return 0
+	}
 	return readHostObject(n, &n.models.sets, ds, func(s *dataset) acl.TensorDescHandle {
 		if index < uintptr(len(s.descs)) && s.descs[index] != nil {
 			return s.descs[index].h

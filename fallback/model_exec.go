@@ -285,9 +285,12 @@ func (c *call) pedanticHostCopies(rec *execRec, async bool) error {
 	return nil
 }
 
-// gather copies the datasets' buffers into rec, classified. An output
-// buffer with a null address and size 0 gets device memory of the
-// output's size, which the caller frees (as aclmdlExecute documents). The
+// gather copies the datasets' buffers into rec, classified. For
+// aclmdlExecute an output buffer with a null address and size 0 gets
+// device memory of the output's size, which the caller frees (as
+// aclmdlExecute documents); aclmdlExecuteAsync allocates nothing (hicann/ge
+// api/acl/acl_model/model/model.cpp:781, !basync), so there the empty
+// buffer meets the size rule and the null-address check as any other. The
 // first buffer whose address is unusable is returned as badAddr, for the
 // caller to report after the size checks. Input skip (-1: none) is left
 // out: a dynamic-batch model's batch input, which its gear does not have.
@@ -336,7 +339,7 @@ func (c *call) gather(md *model, rec *execRec, in, out acl.DatasetHandle, skip i
 				t.mu.RUnlock()
 				return nil, c.fail(acl.CodeInvalidParam, "%s data buffer 0x%x (dataset entry %d) is unknown or destroyed", role, uintptr(h), i)
 			}
-			if b.data == nil && b.size == 0 && role == "output" {
+			if b.data == nil && b.size == 0 && role == "output" && !async {
 				needAlloc = true
 				continue
 			}

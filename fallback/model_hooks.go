@@ -56,6 +56,9 @@ type ModelStats struct {
 // ModelStats returns a loaded model's counters. Errors:
 // ACL_ERROR_GE_EXEC_MODEL_ID_INVALID.
 func (n *NPU) ModelStats(id acl.ModelID) (ModelStats, error) {
+	if n == nil {
+		return ModelStats{}, acl.NilHandle("ModelStats", "fallback NPU")
+	}
 	md, err := n.hookModel("fallback.ModelStats", id)
 	if err != nil {
 		return ModelStats{}, err

@@ -312,18 +312,15 @@ func TestModelCorruptBytes(t *testing.T) {
 		if perr == nil {
 			continue // a flip in padding the format does not read
 		}
-		// Too short: 145006 (hicann/ge runtime/om2/om2_model_executor.cc:
-		// 1698-1706); any other parse failure 145000 (model_helper.cc:1083).
-		want := acl.CodeGEParamInvalid
-		if acl.CodeOf(perr) == acl.CodeInvalidFileSize {
-			want = acl.CodeGEExecModelDataSizeInvalid
-		}
-		_, _, err := n.QuerySizeFromMem(ptrOf(bad), uintptr(len(bad)))
-		requireCode(t, want, err)
-		_, err = n.LoadFromMem(ptrOf(bad), uintptr(len(bad)))
-		requireCode(t, want, err)
-		_, err = n.LoadFromMemWithMem(ptrOf(bad), uintptr(len(bad)), nil, 0, nil, 0)
-		requireCode(t, want, err)
+		checkCorrupt(t, n, bad)
+	}
+	// The rows of docs/misuse.md one by one: under the om2 magic, shorter
+	// than the header, a header length one byte off either way, a bad magic.
+	long := append(append([]byte(nil), p.blob...), 0)
+	magic := append([]byte(nil), p.blob...)
+	magic[0] ^= 0xff
+	for _, bad := range [][]byte{p.blob[:3], p.blob[:ge.HeaderSize-1], p.blob[:len(p.blob)-1], long, magic} {
+		checkCorrupt(t, n, bad)
 	}
 	_, err = n.LoadFromMem(nil, 10)
 	requireCode(t, acl.CodeInvalidParam, err)
@@ -332,6 +329,30 @@ func TestModelCorruptBytes(t *testing.T) {
 	_, _, err = n.QuerySizeFromMem(nil, 0)
 	requireCode(t, acl.CodeInvalidParam, err)
 	require.Empty(t, n.loadedModels())
+}
+
+// checkCorrupt asserts the codes GE returns for model bytes that do not
+// parse: fewer than 4 bytes are 145006 everywhere (the om2 check, hicann/ge
+// runtime/om2/om2_model_executor.cc:1698-1706); bytes shorter than the
+// header are 145006 for a load (model_helper.cc:1158-1166) and 145000 for
+// the size query (model_manager.cc:2364-2367); a bad magic, a header length
+// that disagrees with the data or a payload that does not decode are 145000
+// (model_helper.cc:1267-1270, model_manager.cc:2364-2367).
+func checkCorrupt(t *testing.T, n *NPU, bad []byte) {
+	t.Helper()
+	query, load := acl.CodeGEParamInvalid, acl.CodeGEParamInvalid
+	switch {
+	case len(bad) < 4:
+		query, load = acl.CodeGEExecModelDataSizeInvalid, acl.CodeGEExecModelDataSizeInvalid
+	case len(bad) < ge.HeaderSize:
+		load = acl.CodeGEExecModelDataSizeInvalid
+	}
+	_, _, err := n.QuerySizeFromMem(ptrOf(bad), uintptr(len(bad)))
+	requireCode(t, query, err, "QuerySizeFromMem of %d bytes", len(bad))
+	_, err = n.LoadFromMem(ptrOf(bad), uintptr(len(bad)))
+	requireCode(t, load, err, "LoadFromMem of %d bytes", len(bad))
+	_, err = n.LoadFromMemWithMem(ptrOf(bad), uintptr(len(bad)), nil, 0, nil, 0)
+	requireCode(t, load, err, "LoadFromMemWithMem of %d bytes", len(bad))
 }
 
 // TestModelBadHandles: unknown, destroyed and null handles give

@@ -148,6 +148,9 @@ func (n *NPU) Name() string { return "fallback" }
 // fail with ACL_ERROR_UNINITIALIZE (a Go-side state: the device has no
 // such thing as a closed runtime).
 func (n *NPU) Close() error {
+	if n == nil {
+		return nil
+	}
 	n.closeMu.Lock()
 	defer n.closeMu.Unlock()
 	if n.closed.Load() {
@@ -274,6 +277,9 @@ func (n *NPU) releaseMemory(a *arena, at string) {
 // enter admits a call unless the NPU is closed; Close waits for admitted
 // calls to exit before unmapping memory.
 func (n *NPU) enter() bool {
+	if n == nil {
+		return false
+	}
 	n.inflight.Add(1)
 	if n.closed.Load() {
 		n.inflight.Add(-1)
@@ -338,6 +344,9 @@ func (c *call) fail(code acl.Code, format string, args ...any) error {
 }
 
 func (c *call) closedErr() error {
+	if c.n == nil {
+		return acl.NilHandle(c.op, "fallback NPU")
+	}
 	return acl.Errorf(c.op, acl.CodeUninitialize, "the fallback NPU is closed")
 }
 

@@ -65,6 +65,9 @@ func (p *deviceProfile) add(k profKey, d time.Duration) {
 // values: tasks (count) and device time (nanoseconds). Without
 // WithDeviceProfile it fails with ACL_ERROR_FEATURE_UNSUPPORTED.
 func (n *NPU) WriteDeviceProfile(w io.Writer) error {
+	if n == nil {
+		return acl.NilHandle("WriteDeviceProfile", "fallback NPU")
+	}
 	p := n.prof
 	if p == nil {
 		return acl.Errorf("WriteDeviceProfile", acl.CodeFeatureUnsupported, "the NPU was created without WithDeviceProfile")
@@ -134,6 +137,9 @@ func (n *NPU) WriteDeviceProfile(w io.Writer) error {
 
 // ResetDeviceProfile clears what the device profile recorded.
 func (n *NPU) ResetDeviceProfile() {
+	if n == nil {
+		return
+	}
 	if p := n.prof; p != nil {
 		p.mu.Lock()
 		p.m = map[profKey]*profVal{}

@@ -82,6 +82,9 @@ func checkGears(sorted []int64) error {
 // as dim 0 and the same other dims; outputs agree except in dim 0; no IO
 // is named acl.DynamicTensorName.
 func (bm *BatchModel) Validate() error {
+	if bm == nil {
+		return acl.NilHandle("ge.BatchModel", "batch model")
+	}
 	batches := make([]int64, len(bm.Gears))
 	for i, g := range bm.Gears {
 		if g.Model == nil {
@@ -127,6 +130,9 @@ func (bm *BatchModel) Validate() error {
 // gear input with batch dim -1 and the largest gear's size, then the
 // batch input (acl.DynamicTensorName, int32 [1]).
 func (bm *BatchModel) Inputs() []IODesc {
+	if bm == nil || len(bm.Gears) == 0 || bm.Gears[len(bm.Gears)-1].Model == nil {
+		return nil
+	}
 	last := bm.Gears[len(bm.Gears)-1].Model
 	out := make([]IODesc, 0, len(last.Inputs)+1)
 	for _, d := range last.Inputs {
@@ -139,6 +145,9 @@ func (bm *BatchModel) Inputs() []IODesc {
 
 // Outputs describes the model's outputs: those of the largest gear.
 func (bm *BatchModel) Outputs() []IODesc {
+	if bm == nil || len(bm.Gears) == 0 || bm.Gears[len(bm.Gears)-1].Model == nil {
+		return nil
+	}
 	last := bm.Gears[len(bm.Gears)-1].Model
 	out := make([]IODesc, len(last.Outputs))
 	for i, d := range last.Outputs {
@@ -149,6 +158,9 @@ func (bm *BatchModel) Outputs() []IODesc {
 
 // Batches lists the gears' batch sizes, ascending.
 func (bm *BatchModel) Batches() []int64 {
+	if bm == nil {
+		return nil
+	}
 	out := make([]int64, len(bm.Gears))
 	for i, g := range bm.Gears {
 		out[i] = g.Batch
@@ -158,6 +170,9 @@ func (bm *BatchModel) Batches() []int64 {
 
 // Gear returns the gear of batch b, or nil.
 func (bm *BatchModel) Gear(b int64) *CompiledModel {
+	if bm == nil {
+		return nil
+	}
 	for _, g := range bm.Gears {
 		if g.Batch == b {
 			return g.Model

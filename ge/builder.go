@@ -11,6 +11,9 @@ import (
 // ND unless WithFormat says otherwise). Indexes must be unique and, by
 // Compile time, cover 0..n-1.
 func (g *Graph) Data(name string, index int, dt acl.DataType, dims []int64, opts ...OpOption) *Tensor {
+	if g == nil {
+		g = NewGraph("") // a nil graph's nodes go nowhere; its Err reports it
+	}
 	n := g.addOp(OpData, nil, Attrs{AttrIndex: IntAttr(int64(index))}, append([]OpOption{Name(name)}, opts...)...)
 	g.setSource(n, dt, dims, opts)
 	if index < 0 {
@@ -74,6 +77,9 @@ func (g *Graph) setSource(n *Node, dt acl.DataType, dims []int64, opts []OpOptio
 // Output adds the NetOutput node: the model outputs, in order. A graph has
 // exactly one.
 func (g *Graph) Output(ts ...*Tensor) *Node {
+	if g == nil {
+		return g.addOp(OpNetOutput, ts, nil)
+	}
 	for _, o := range g.nodes {
 		if o.op == OpNetOutput {
 			n := g.addOp(OpNetOutput, ts, nil)

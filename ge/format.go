@@ -45,6 +45,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // validated first, so what is written always parses back; an invalid model
 // gives ACL_ERROR_INVALID_PARAM.
 func (m *CompiledModel) MarshalBinary() ([]byte, error) {
+	if m == nil {
+		return nil, acl.NilHandle("ge.CompiledModel.MarshalBinary", "compiled model")
+	}
 	if err := validateModel(m); err != nil {
 		return nil, acl.Errorf("ge.CompiledModel.MarshalBinary", acl.CodeInvalidParam, "invalid model: %v", err)
 	}

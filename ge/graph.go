@@ -52,31 +52,74 @@ type Tensor struct {
 func NewGraph(name string) *Graph { return &Graph{name: name, names: map[string]*Node{}} }
 
 // Name returns the graph's name (the compiled model's name).
-func (g *Graph) Name() string { return g.name }
+func (g *Graph) Name() string {
+	if g == nil {
+		return ""
+	}
+	return g.name
+}
 
 // Err returns the first error a builder call recorded, or nil.
-func (g *Graph) Err() error { return g.err }
+func (g *Graph) Err() error {
+	if g == nil {
+		return acl.NilHandle("ge.Graph", "graph")
+	}
+	return g.err
+}
 
 // Nodes returns the nodes in creation order.
-func (g *Graph) Nodes() []*Node { return append([]*Node(nil), g.nodes...) }
+func (g *Graph) Nodes() []*Node {
+	if g == nil {
+		return nil
+	}
+	return append([]*Node(nil), g.nodes...)
+}
 
 // Node returns the node with the given name, or nil.
-func (g *Graph) Node(name string) *Node { return g.names[name] }
+func (g *Graph) Node(name string) *Node {
+	if g == nil {
+		return nil
+	}
+	return g.names[name]
+}
 
 // Name returns the node's unique name.
-func (n *Node) Name() string { return n.name }
+func (n *Node) Name() string {
+	if n == nil {
+		return ""
+	}
+	return n.name
+}
 
 // Op returns the node's operator.
-func (n *Node) Op() OpType { return n.op }
+func (n *Node) Op() OpType {
+	if n == nil {
+		return 0
+	}
+	return n.op
+}
 
 // Attrs returns a copy of the node's attributes.
-func (n *Node) Attrs() Attrs { return n.attrs.Clone() }
+func (n *Node) Attrs() Attrs {
+	if n == nil {
+		return nil
+	}
+	return n.attrs.Clone()
+}
 
 // Inputs returns the node's inputs.
-func (n *Node) Inputs() []*Tensor { return append([]*Tensor(nil), n.inputs...) }
+func (n *Node) Inputs() []*Tensor {
+	if n == nil {
+		return nil
+	}
+	return append([]*Tensor(nil), n.inputs...)
+}
 
 // Value returns a copy of a Const node's bytes (nil for other ops).
 func (n *Node) Value() []byte {
+	if n == nil {
+		return nil
+	}
 	if n.value == nil {
 		return nil
 	}
@@ -84,10 +127,18 @@ func (n *Node) Value() []byte {
 }
 
 // NumOutputs returns the number of outputs.
-func (n *Node) NumOutputs() int { return len(n.outs) }
+func (n *Node) NumOutputs() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.outs)
+}
 
 // Output returns output i, or nil when out of range.
 func (n *Node) Output(i int) *Tensor {
+	if n == nil {
+		return nil
+	}
 	if i < 0 || i >= len(n.outs) {
 		return nil
 	}
@@ -97,6 +148,9 @@ func (n *Node) Output(i int) *Tensor {
 // SetInput rewires input i to t (graph surgery). Inference is not rerun
 // here; Compile re-infers the whole graph and reports cycles.
 func (n *Node) SetInput(i int, t *Tensor) error {
+	if n == nil {
+		return acl.NilHandle("ge.Node.SetInput", "node")
+	}
 	if i < 0 || i >= len(n.inputs) {
 		return n.g.nodeErr(n, acl.CodeGEParamInvalid, "input index %d out of range [0, %d)", i, len(n.inputs))
 	}
@@ -108,16 +162,36 @@ func (n *Node) SetInput(i int, t *Tensor) error {
 }
 
 // Desc returns the tensor's inferred descriptor (a copy).
-func (t *Tensor) Desc() TensorDesc { return cloneDesc(t.desc) }
+func (t *Tensor) Desc() TensorDesc {
+	if t == nil {
+		return TensorDesc{}
+	}
+	return cloneDesc(t.desc)
+}
 
 // Node returns the producing node.
-func (t *Tensor) Node() *Node { return t.node }
+func (t *Tensor) Node() *Node {
+	if t == nil {
+		return nil
+	}
+	return t.node
+}
 
 // Index returns which output of its node the tensor is.
-func (t *Tensor) Index() int { return t.index }
+func (t *Tensor) Index() int {
+	if t == nil {
+		return 0
+	}
+	return t.index
+}
 
 // Name returns "node:index".
-func (t *Tensor) Name() string { return t.node.name + ":" + strconv.Itoa(t.index) }
+func (t *Tensor) Name() string {
+	if t == nil || t.node == nil {
+		return ""
+	}
+	return t.node.name + ":" + strconv.Itoa(t.index)
+}
 
 func nodeLabel(name string, op OpType) string { return fmt.Sprintf("node %q (%s)", name, op) }
 
@@ -127,6 +201,9 @@ func (g *Graph) nodeErr(n *Node, code acl.Code, format string, args ...any) erro
 }
 
 func (g *Graph) record(err error) {
+	if g == nil {
+		return
+	}
 	if g.err == nil {
 		g.err = err
 	}
@@ -209,6 +286,9 @@ func (g *Graph) AddOp(op OpType, inputs []*Tensor, attrs Attrs, opts ...OpOption
 }
 
 func (g *Graph) addOp(op OpType, inputs []*Tensor, attrs Attrs, opts ...OpOption) *Node {
+	if g == nil {
+		g = NewGraph("") // a nil graph's nodes go nowhere; its Err reports it
+	}
 	cfg := opConfig{attrs: attrs.Clone()}
 	if cfg.attrs == nil {
 		cfg.attrs = Attrs{}

@@ -29,6 +29,9 @@ type Collective interface {
 //
 // RunCollective is safe for concurrent use; it blocks as long as c does.
 func RunCollective(t *Task, args [][]byte, c Collective) error {
+	if t == nil {
+		return acl.NilHandle("ge.RunCollective", "task")
+	}
 	const op = "ge.RunCollective"
 	if !t.Op.IsCollective() {
 		return acl.Errorf(op, acl.CodeFeatureUnsupported, "task %q: op %s is not a collective", t.Name, t.Op)

@@ -103,6 +103,9 @@ type Task struct {
 // ZeroCopyCapable reports whether the task can take at least one external
 // address (GE's per-task refresh flag is the OR over its addresses).
 func (t *Task) ZeroCopyCapable() bool {
+	if t == nil {
+		return false
+	}
 	for _, a := range t.Args {
 		if !a.NoZeroCopy {
 			return true
@@ -115,6 +118,9 @@ func (t *Task) ZeroCopyCapable() bool {
 // one little-endian 8-byte logical offset per slot. A runtime copies it,
 // adds region bases and patches IO slots with user addresses.
 func (t *Task) ArgTable() []byte {
+	if t == nil {
+		return nil
+	}
 	b := make([]byte, 8*len(t.Args))
 	for i, a := range t.Args {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(a.Offset))
@@ -201,7 +207,12 @@ type CompiledModel struct {
 
 // FeatureMapSize is MemorySize - ZeroCopySize: what a caller-provided
 // workspace must hold when every IO is bound to caller buffers.
-func (m *CompiledModel) FeatureMapSize() int64 { return m.MemorySize - m.ZeroCopySize }
+func (m *CompiledModel) FeatureMapSize() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.MemorySize - m.ZeroCopySize
+}
 
 // SlotRef locates one argument slot: CompiledModel.Tasks[Task].Args[Arg]. Plain
 // value, safe for concurrent use.
@@ -235,6 +246,9 @@ func (m *CompiledModel) IOSlots(r IORef) []SlotRef {
 // sizes of feature-map buffers live at once: no assignment of this plan can
 // use less feature-map memory.
 func (m *CompiledModel) FeatureMapLowerBound() int64 {
+	if m == nil {
+		return 0
+	}
 	n := len(m.Tasks)
 	if n == 0 {
 		return 0

@@ -187,6 +187,9 @@ func (t *Task) checkCollectiveSlots() error {
 // CollectiveGroup returns the communicator group of a collective task
 // (DefaultGroup when its group attribute is absent or empty).
 func CollectiveGroup(t *Task) string {
+	if t == nil {
+		return DefaultGroup
+	}
 	if g := t.Attrs.String(AttrGroup); g != "" {
 		return g
 	}

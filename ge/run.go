@@ -20,6 +20,9 @@ import (
 //
 // RunTask is safe for concurrent use on distinct argument memory.
 func RunTask(t *Task, args [][]byte) error {
+	if t == nil {
+		return acl.NilHandle("ge.RunTask", "task")
+	}
 	s, ok := opSpecs[t.Op]
 	if !ok || s.kernel == nil {
 		return acl.Errorf("ge.RunTask", acl.CodeFeatureUnsupported, "task %q: op %s has no kernel", t.Name, t.Op)

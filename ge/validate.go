@@ -15,6 +15,9 @@ import (
 // a model failing that computes wrong numbers but never touches memory
 // outside its regions.
 func validateModel(m *CompiledModel) error {
+	if m == nil {
+		return errors.New("nil compiled model")
+	}
 	if m.ZeroCopySize < 0 || m.MemorySize < m.ZeroCopySize || m.MemorySize > MaxMemorySize {
 		return fmt.Errorf("memory_size %d and zero_copy_memory_size %d out of range", m.MemorySize, m.ZeroCopySize)
 	}

@@ -111,6 +111,9 @@ func InitRootInfo(b Backend, root *RootInfo, nRanks, rank int, opts ...CommOptio
 // context ends): the result is then an HCCL_E_TIMEOUT *Error wrapping
 // ctx.Err(), and a communicator the backend forms later is destroyed.
 func InitRootInfoContext(ctx context.Context, b Backend, root *RootInfo, nRanks, rank int, opts ...CommOption) (*Comm, error) {
+	if b == nil {
+		return nil, NilHandle("HcclCommInitRootInfo", "backend")
+	}
 	const op = "HcclCommInitRootInfo"
 	o := collect(opts)
 	if err := ctxDone(op, ctx); err != nil {
@@ -183,6 +186,9 @@ func form(ctx context.Context, op string, b Backend, o commOptions, mk func() (C
 // InitClusterInfo joins rank of the communicator described by a rank table
 // file.
 func InitClusterInfo(b Backend, rankTablePath string, rank int, opts ...CommOption) (*Comm, error) {
+	if b == nil {
+		return nil, NilHandle("HcclCommInitClusterInfo", "backend")
+	}
 	if rank < 0 || uint64(rank) > 1<<32-1 {
 		return nil, Errorf("HcclCommInitClusterInfo", EPara, "rank %d", rank)
 	}
@@ -194,6 +200,9 @@ func InitClusterInfo(b Backend, rankTablePath string, rank int, opts ...CommOpti
 // InitAll creates one communicator per device in a single call (rank i runs
 // on devices[i]). Hand each Comm to the goroutine that drives that rank.
 func InitAll(b Backend, devices []int32, opts ...CommOption) ([]*Comm, error) {
+	if b == nil {
+		return nil, NilHandle("HcclCommInitAll", "backend")
+	}
 	o := collect(opts)
 	if o.streams != nil && len(o.streams) != len(devices) {
 		return nil, Errorf("HcclCommInitAll", EPara, "%d streams for %d devices", len(o.streams), len(devices))
@@ -226,6 +235,9 @@ func InitAll(b Backend, devices []int32, opts ...CommOption) ([]*Comm, error) {
 
 // Wrap adopts a handle created elsewhere; Close will destroy it.
 func Wrap(b Backend, h CommHandle, opts ...CommOption) (*Comm, error) {
+	if b == nil {
+		return nil, NilHandle("hccl.Wrap", "backend")
+	}
 	return wrap(b, h, collect(opts))
 }
 
@@ -258,42 +270,86 @@ func wrap(b Backend, h CommHandle, o commOptions) (*Comm, error) {
 }
 
 // Backend returns the backend the communicator belongs to.
-func (c *Comm) Backend() Backend { return c.b }
+func (c *Comm) Backend() Backend {
+	if c == nil {
+		return nil
+	}
+	return c.b
+}
 
 // Handle returns the C handle (valid until Close).
-func (c *Comm) Handle() CommHandle { return c.h }
+func (c *Comm) Handle() CommHandle {
+	if c == nil {
+		return 0
+	}
+	return c.h
+}
 
 // Rank is this rank's id in [0, Size).
-func (c *Comm) Rank() int { return c.rank }
+func (c *Comm) Rank() int {
+	if c == nil {
+		return -1
+	}
+	return c.rank
+}
 
 // Size is the number of ranks.
-func (c *Comm) Size() int { return c.size }
+func (c *Comm) Size() int {
+	if c == nil {
+		return 0
+	}
+	return c.size
+}
 
 // Device is the device the rank runs on, -1 when unknown.
-func (c *Comm) Device() int32 { return c.device }
+func (c *Comm) Device() int32 {
+	if c == nil {
+		return -1
+	}
+	return c.device
+}
 
 // Stream is the stream operations are issued to.
-func (c *Comm) Stream() acl.StreamHandle { return acl.StreamHandle(c.stream.Load()) }
+func (c *Comm) Stream() acl.StreamHandle {
+	if c == nil {
+		return 0
+	}
+	return acl.StreamHandle(c.stream.Load())
+}
 
 // SetStream changes the stream of later operations to a raw handle; the
 // caller binds the device context from then on.
 func (c *Comm) SetStream(s acl.StreamHandle) {
+	if c == nil {
+		return
+	}
 	c.astrm.Store(nil)
 	c.stream.Store(uintptr(s))
 }
 
 // UseStream issues later operations to s, binding its device context.
 func (c *Comm) UseStream(s *acl.Stream) {
+	if c == nil {
+		return
+	}
 	c.astrm.Store(s)
 	c.stream.Store(uintptr(s.Handle()))
 }
 
 // ACLStream is the acl.Stream operations are issued to, nil when the
 // Comm has a raw stream handle.
-func (c *Comm) ACLStream() *acl.Stream { return c.astrm.Load() }
+func (c *Comm) ACLStream() *acl.Stream {
+	if c == nil {
+		return nil
+	}
+	return c.astrm.Load()
+}
 
 // Name returns the communicator name (HcclGetCommName).
 func (c *Comm) Name() (string, error) {
+	if c == nil {
+		return "", NilHandle("HcclGetCommName", "communicator")
+	}
 	if err := c.live("HcclGetCommName"); err != nil {
 		return "", err
 	}
@@ -316,6 +372,9 @@ func (c *Comm) AsyncError() error {
 // live fails once the communicator is closed, so a closed Comm never hands
 // a stale handle to the backend.
 func (c *Comm) live(op string) error {
+	if c == nil {
+		return NilHandle(op, "communicator")
+	}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -419,6 +478,9 @@ func (c *Comm) issueCall(ctx context.Context, op string, a callArgs, call func(*
 // *Error wrapping ctx.Err(); the work is not cancelled. A Comm on a raw
 // stream has nothing to wait with: synchronize that stream instead.
 func (c *Comm) Wait(ctx context.Context) error {
+	if c == nil {
+		return NilHandle("Comm.Wait", "communicator")
+	}
 	const op = "Comm.Wait"
 	as := c.astrm.Load()
 	if as == nil {
@@ -483,6 +545,9 @@ func (c *Comm) ReduceScatter(ctx context.Context, send, recv unsafe.Pointer, rec
 // and displacements in elements; each slice has Size entries).
 func (c *Comm) AlltoAllV(ctx context.Context, send unsafe.Pointer, sendCounts, sdispls []uint64, sendType DataType,
 	recv unsafe.Pointer, recvCounts, rdispls []uint64, recvType DataType) error {
+	if c == nil {
+		return NilHandle("HcclAlltoAllV", "communicator")
+	}
 	for _, s := range [][]uint64{sendCounts, sdispls, recvCounts, rdispls} {
 		if len(s) != c.size {
 			return Errorf("HcclAlltoAllV", EPara, "count/displacement slice of %d entries for %d ranks", len(s), c.size)
@@ -557,6 +622,9 @@ func (c *Comm) peer(op string, r int) (uint32, error) {
 // Close destroys the communicator (HcclCommDestroy), releasing what it
 // holds. It is idempotent: later calls return nil.
 func (c *Comm) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -57,6 +57,9 @@ func (c *Comm) BroadcastMem(ctx context.Context, buf acl.Memory, count uint64, d
 // AllGatherMem is AllGather on acl memory: recv holds Size × sendCount
 // elements.
 func (c *Comm) AllGatherMem(ctx context.Context, send, recv acl.Memory, sendCount uint64, dt DataType) error {
+	if c == nil {
+		return NilHandle("HcclAllGather", "communicator")
+	}
 	const name = "HcclAllGather"
 	if err := firstErr(fits(name, "send", send, sendCount, dt, 1), fits(name, "recv", recv, sendCount, dt, c.size)); err != nil {
 		return err
@@ -69,6 +72,9 @@ func (c *Comm) AllGatherMem(ctx context.Context, send, recv acl.Memory, sendCoun
 // ReduceScatterMem is ReduceScatter on acl memory: send holds Size ×
 // recvCount elements.
 func (c *Comm) ReduceScatterMem(ctx context.Context, send, recv acl.Memory, recvCount uint64, dt DataType, op ReduceOp) error {
+	if c == nil {
+		return NilHandle("HcclReduceScatter", "communicator")
+	}
 	const name = "HcclReduceScatter"
 	if err := firstErr(fits(name, "send", send, recvCount, dt, c.size), fits(name, "recv", recv, recvCount, dt, 1)); err != nil {
 		return err
@@ -118,11 +124,17 @@ func firstErr(errs ...error) error {
 // address), which stays open while the batch is queued and whose Close
 // waits for it.
 func (c *Comm) BatchGetMem(ctx context.Context, peer int, local acl.Memory, descs []OneSideOpDesc) error {
+	if c == nil {
+		return NilHandle("HcclBatchGet", "communicator")
+	}
 	return c.batchMem(ctx, "HcclBatchGet", peer, local, descs, c.b.BatchGet)
 }
 
 // BatchPutMem is BatchPut from acl memory (see BatchGetMem).
 func (c *Comm) BatchPutMem(ctx context.Context, peer int, local acl.Memory, descs []OneSideOpDesc) error {
+	if c == nil {
+		return NilHandle("HcclBatchPut", "communicator")
+	}
 	return c.batchMem(ctx, "HcclBatchPut", peer, local, descs, c.b.BatchPut)
 }
 

@@ -74,6 +74,9 @@ func NewCommConfig() *CommConfig {
 
 // Init resets c as HcclCommConfigInit does.
 func (c *CommConfig) Init() {
+	if c == nil {
+		return
+	}
 	*c = CommConfig{}
 	binary.LittleEndian.PutUint64(c.info[0:], CommConfigSize)
 	binary.LittleEndian.PutUint32(c.info[8:], CommConfigMagic)
@@ -91,12 +94,18 @@ func (c *CommConfig) Init() {
 // zero for a config that was never initialised). Only little-endian
 // targets are supported, like the library.
 func (c *CommConfig) Header() (size uint64, magic, version uint32) {
+	if c == nil {
+		return 0, 0, 0
+	}
 	return binary.LittleEndian.Uint64(c.info[0:]), binary.LittleEndian.Uint32(c.info[8:]),
 		binary.LittleEndian.Uint32(c.info[12:])
 }
 
 // Initialized reports whether the header carries the magic word.
 func (c *CommConfig) Initialized() bool {
+	if c == nil {
+		return false
+	}
 	_, m, _ := c.Header()
 	return m == CommConfigMagic
 }
@@ -104,6 +113,9 @@ func (c *CommConfig) Initialized() bool {
 // SetCommName stores name as the NUL-terminated hcclCommName; it must be
 // shorter than CommNameMaxLength bytes and contain no NUL.
 func (c *CommConfig) SetCommName(name string) error {
+	if c == nil {
+		return NilHandle("CommConfig.SetCommName", "config")
+	}
 	if len(name) >= CommNameMaxLength {
 		return Errorf("HcclCommConfig", EPara, "comm name of %d bytes, limit %d", len(name), CommNameMaxLength-1)
 	}
@@ -118,7 +130,12 @@ func (c *CommConfig) SetCommName(name string) error {
 }
 
 // Name returns hcclCommName up to its NUL.
-func (c *CommConfig) Name() string { return cString(c.CommName[:]) }
+func (c *CommConfig) Name() string {
+	if c == nil {
+		return ""
+	}
+	return cString(c.CommName[:])
+}
 
 // cString returns b up to its first NUL.
 func cString(b []byte) string {

@@ -70,7 +70,20 @@ type Error struct {
 }
 
 // Unwrap returns the cause (Err).
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// NilHandle is the error of a call on, or given, a nil handle (what names
+// it) in the HCCL packages: HCCL_E_PTR, the code HCCL's own checks give a
+// NULL communicator, root info or other pointer (hicann/hccl
+// op_base.cc:2028, op_base_hccl.cc:68-83; docs/misuse.md).
+func NilHandle(op, what string) *Error {
+	return &Error{Op: op, Code: EPtr, Msg: "nil " + what}
+}
 
 // Errorf builds an *Error with a formatted message. An argument that is an
 // *Error with the same code is formatted without its code ("Op: message"),
@@ -96,12 +109,18 @@ func uncoded(code Result, args []any) []any {
 
 // Error formats as "Op: HCCL_E_PARA (1): message".
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil *hccl.Error>"
+	}
 	return callerr.Message(e.Op, e.Code.String(), int64(e.Code), e.Code.Known(), e.Msg)
 }
 
 // Is reports whether target is the sentinel of e's class, or an *Error with
 // the same code (and the same Op when target names one).
 func (e *Error) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	if t, ok := target.(*Error); ok {
 		return t.Code == e.Code && (t.Op == "" || t.Op == e.Op)
 	}

@@ -67,20 +67,43 @@ func memType(op string, m acl.Memory) (MemType, error) {
 }
 
 // Desc returns the descriptor to send to the peer.
-func (m *LocalMem) Desc() MemDesc { return m.desc }
+func (m *LocalMem) Desc() MemDesc {
+	if m == nil {
+		return MemDesc{}
+	}
+	return m.desc
+}
 
 // Peer is the rank the memory was registered for.
-func (m *LocalMem) Peer() int { return m.peer }
+func (m *LocalMem) Peer() int {
+	if m == nil {
+		return -1
+	}
+	return m.peer
+}
 
 // Addr and Size give the registered range.
-func (m *LocalMem) Addr() unsafe.Pointer { return m.addr }
+func (m *LocalMem) Addr() unsafe.Pointer {
+	if m == nil {
+		return nil
+	}
+	return m.addr
+}
 
 // Size is the registered length in bytes.
-func (m *LocalMem) Size() uint64 { return m.size }
+func (m *LocalMem) Size() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.size
+}
 
 // Close deregisters the memory; peers that enabled it get HCCL_E_REMOTE on
 // later access.
 func (m *LocalMem) Close() error {
+	if m == nil {
+		return nil
+	}
 	m.once.Do(func() {
 		d := m.desc
 		m.err = m.c.b.DeregisterMem(m.c.h, &d)
@@ -138,10 +161,18 @@ func (c *Comm) EnableMemAccess(desc MemDesc) (*RemoteMem, error) {
 }
 
 // Mem is the peer memory (address in the peer's space, size, type).
-func (m *RemoteMem) Mem() CommMem { return m.mem }
+func (m *RemoteMem) Mem() CommMem {
+	if m == nil {
+		return CommMem{}
+	}
+	return m.mem
+}
 
 // Close disables the access.
 func (m *RemoteMem) Close() error {
+	if m == nil {
+		return nil
+	}
 	m.once.Do(func() {
 		d := m.desc
 		m.err = m.c.b.DisableMemAccess(m.c.h, &d)
@@ -183,6 +214,9 @@ type Window struct {
 // cannot deadlock) and enables access to every peer's window. Every rank
 // must call it; window sizes may differ between ranks.
 func (c *Comm) OpenWindow(ctx context.Context, typ MemType, addr unsafe.Pointer, size uint64) (*Window, error) {
+	if c == nil {
+		return nil, NilHandle("HcclCommRegister", "communicator")
+	}
 	w := &Window{c: c, addr: addr, size: size, local: make([]*LocalMem, c.size), remote: make([]*RemoteMem, c.size)}
 	if err := w.open(ctx, typ); err != nil {
 		_ = w.Close() // undo what was set up; the first error is the one to report
@@ -241,17 +275,35 @@ func (c *Comm) OpenWindowMemory(ctx context.Context, m acl.Memory) (*Window, err
 }
 
 // Comm returns the communicator of the window.
-func (w *Window) Comm() *Comm { return w.c }
+func (w *Window) Comm() *Comm {
+	if w == nil {
+		return nil
+	}
+	return w.c
+}
 
 // Size is this rank's window length in bytes.
-func (w *Window) Size() uint64 { return w.size }
+func (w *Window) Size() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.size
+}
 
 // Addr is this rank's window.
-func (w *Window) Addr() unsafe.Pointer { return w.addr }
+func (w *Window) Addr() unsafe.Pointer {
+	if w == nil {
+		return nil
+	}
+	return w.addr
+}
 
 // PeerSize is the window length of rank peer: this rank's own for self, 0
 // for an unknown rank.
 func (w *Window) PeerSize(peer int) uint64 {
+	if w == nil {
+		return 0
+	}
 	if peer < 0 || peer >= len(w.remote) {
 		return 0
 	}
@@ -264,6 +316,9 @@ func (w *Window) PeerSize(peer int) uint64 {
 // the own rank is HCCL_E_PARA), the zero CommMem for an unknown rank. Callers that post descriptors themselves (one
 // BatchGet per peer, each on a stream of their choosing) use it.
 func (w *Window) PeerMem(peer int) CommMem {
+	if w == nil {
+		return CommMem{}
+	}
 	if peer < 0 || peer >= len(w.remote) {
 		return CommMem{}
 	}
@@ -288,12 +343,18 @@ func (w *Window) peerMem(peer int) CommMem {
 // refuses a one-sided batch addressed to the caller's own rank: copy the
 // own window locally).
 func (w *Window) Get(ctx context.Context, peer int, reads []Transfer) error {
+	if w == nil {
+		return NilHandle("Window.Get", "window")
+	}
 	return w.transfer(ctx, "HcclBatchGet", peer, nil, reads, w.c.b.BatchGet)
 }
 
 // Put writes every range into peer's window (BatchPuts of at most
 // MaxOneSideDescs ranges).
 func (w *Window) Put(ctx context.Context, peer int, writes []Transfer) error {
+	if w == nil {
+		return NilHandle("Window.Put", "window")
+	}
 	return w.transfer(ctx, "HcclBatchPut", peer, nil, writes, w.c.b.BatchPut)
 }
 
@@ -301,11 +362,17 @@ func (w *Window) Put(ctx context.Context, peer int, writes []Transfer) error {
 // local (else HCCL_E_PARA), which stays open while the reads are queued
 // and whose Close waits for them.
 func (w *Window) GetMem(ctx context.Context, peer int, local acl.Memory, reads []Transfer) error {
+	if w == nil {
+		return NilHandle("Window.GetMem", "window")
+	}
 	return w.transfer(ctx, "HcclBatchGet", peer, local, reads, w.c.b.BatchGet)
 }
 
 // PutMem is Put from acl memory (see GetMem).
 func (w *Window) PutMem(ctx context.Context, peer int, local acl.Memory, writes []Transfer) error {
+	if w == nil {
+		return NilHandle("Window.PutMem", "window")
+	}
 	return w.transfer(ctx, "HcclBatchPut", peer, local, writes, w.c.b.BatchPut)
 }
 
@@ -372,6 +439,9 @@ func inside(m acl.Memory, p unsafe.Pointer, n uint64) bool {
 // window. It does not synchronise with peers: call it after a Barrier once
 // no rank uses the window any more.
 func (w *Window) Close() error {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -416,11 +486,19 @@ func (c *Comm) Register(addr unsafe.Pointer, size uint64) (*Registration, error)
 }
 
 // Handle is the window handle.
-func (r *Registration) Handle() RegistrationHandle { return r.h }
+func (r *Registration) Handle() RegistrationHandle {
+	if r == nil {
+		return 0
+	}
+	return r.h
+}
 
 // Exchange exchanges the registration with peers (HcclCommExchangeMem);
 // every listed peer must exchange with this rank too.
 func (r *Registration) Exchange(ctx context.Context, peers []int) error {
+	if r == nil {
+		return NilHandle("HcclCommExchangeMem", "registration")
+	}
 	if err := r.c.pre(ctx, "HcclCommExchangeMem"); err != nil {
 		return err
 	}
@@ -437,6 +515,9 @@ func (r *Registration) Exchange(ctx context.Context, peers []int) error {
 
 // Close deregisters the buffer.
 func (r *Registration) Close() error {
+	if r == nil {
+		return nil
+	}
 	r.once.Do(func() { r.err = r.c.b.CommDeregister(r.c.h, r.h) })
 	return r.err
 }

@@ -418,7 +418,7 @@ func (b *Binding) Wait(ctx context.Context) error {
 
 // nilBinding is the error of a method called on a nil *Binding.
 func nilBinding(op string) error {
-	return &acl.Error{Op: op, Code: acl.CodeInvalidParam, Msg: "binding is nil"}
+	return acl.NilHandle(op, "binding")
 }
 
 // Close waits for the model's queued executions, destroys the datasets and

@@ -63,7 +63,9 @@ func WriteInput[T Element](b *Binding, i int, v []T) error {
 
 // ReadOutput is Binding.ReadOutput for any Element type. An output of
 // unknown dims has as many elements as the last run's real shape
-// (ReadOutputDims returns it).
+// (ReadOutputDims returns it). The values are converted: ReadOutput[uint16]
+// of a float16 output gives integers; ReadOutputBits and
+// Binding.ReadOutputBytes give the bits unconverted.
 func ReadOutput[T Element](b *Binding, i int) ([]T, error) {
 	v, _, err := readOutput[T](b, "zerocopy.ReadOutput", i)
 	return v, err
@@ -114,6 +116,9 @@ func readMem[T Element](op string, i int, io acl.IODesc, mm acl.Memory, es, size
 
 // io returns the memory bound to IO i of a direction and its description.
 func (b *Binding) io(op, dir string, i int) (acl.Memory, acl.IODesc, error) {
+	if b == nil {
+		return nil, acl.IODesc{}, nilBinding(op)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

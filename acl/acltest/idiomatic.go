@@ -156,7 +156,12 @@ func (s *suite) idiomatic(t *testing.T) {
 		s.closedErr(t, "DeviceBuffer.CopyFrom", func() error { return small.CopyFrom(a) })
 		s.closedErr(t, "DeviceBuffer.Memset", func() error { return a.Memset(0) })
 		var nilBuf *acl.DeviceBuffer
-		s.closedErr(t, "DeviceBuffer.CopyFromHost", func() error { return nilBuf.CopyFromHost([]byte{1}) })
+		// A nil handle is ACL_ERROR_INVALID_PARAM, as the ACL layer answers a
+		// NULL handle (hicann/runtime src/acl/common/log_inner.h:452-460);
+		// it still matches ErrInvalidHandle.
+		err = try(t, "nil DeviceBuffer.CopyFromHost", func() error { return nilBuf.CopyFromHost([]byte{1}) })
+		assert.Equal(t, acl.CodeInvalidParam, acl.CodeOf(err), "%v", err)
+		assert.ErrorIs(t, err, acl.ErrInvalidHandle)
 		assert.NoError(t, nilBuf.Close())
 	})
 	t.Run("AsyncCopies", func(t *testing.T) {

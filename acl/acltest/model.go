@@ -2,6 +2,7 @@ package acltest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -490,9 +491,14 @@ func (m *modelSuite) errors(t *testing.T) {
 	mp := m.modelCopy(t, m.model)
 	size := uintptr(len(m.model))
 
-	// GE base/common/helper/model_helper.cc:1083: bytes that do not parse
-	// → 145000; runtime/om2/om2_model_executor.cc:1698-1706: too short for
-	// the format → 145006.
+	// What GE returns for bytes that do not parse (it logs 145006 for most
+	// of them): fewer than 4 bytes → 145006 on every call (runtime/om2/
+	// om2_model_executor.cc:1698-1706); shorter than the header → 145006
+	// for a load (base/common/helper/model_helper.cc:1158-1166), 145000
+	// for the size query (runtime/v1/graph/load/model_manager/
+	// model_manager.cc:2364-2367); a bad magic or a header length that
+	// disagrees with the data → 145000 (model_helper.cc:1267-1270,
+	// model_manager.cc:2364-2367). Both backends' headers are 32 bytes.
 	bad := append([]byte(nil), m.model...)
 	for i := range 8 {
 		bad[i] ^= 0x5a
@@ -503,6 +509,27 @@ func (m *modelSuite) errors(t *testing.T) {
 	})
 	expect(t, acl.CodeGEExecModelDataSizeInvalid, "LoadFromMem of 4 bytes", func() error {
 		_, err := m.mb.LoadFromMem(mp, 4)
+		return err
+	})
+	for _, n := range []uintptr{3, 16, size - 1} {
+		load, query := acl.CodeGEParamInvalid, acl.CodeGEParamInvalid
+		switch {
+		case n < 4:
+			load, query = acl.CodeGEExecModelDataSizeInvalid, acl.CodeGEExecModelDataSizeInvalid
+		case n < 32:
+			load = acl.CodeGEExecModelDataSizeInvalid
+		}
+		expect(t, load, fmt.Sprintf("LoadFromMem of %d of the model's %d bytes", n, size), func() error {
+			_, err := m.mb.LoadFromMem(mp, n)
+			return err
+		})
+		expect(t, query, fmt.Sprintf("QuerySizeFromMem of %d of the model's %d bytes", n, size), func() error {
+			_, _, err := m.mb.QuerySizeFromMem(mp, n)
+			return err
+		})
+	}
+	expect(t, acl.CodeGEParamInvalid, "QuerySizeFromMem of corrupt bytes", func() error {
+		_, _, err := m.mb.QuerySizeFromMem(m.modelCopy(t, bad), size)
 		return err
 	})
 	expect(t, acl.CodeInvalidParam, "QuerySizeFromMem(NULL)", func() error {
@@ -642,6 +669,34 @@ func (m *modelSuite) deviceMemory(t *testing.T) {
 	assert.Equal(t, uintptr(io.sizes[0]), m.mb.GetDataBufferSizeV2(empty))
 	assert.Equal(t, modelIOs[0].Want(io.inBytes[0]), m.readDev(t, got, io.sizes[0]))
 	require.NoError(t, m.b.Free(got), "the caller frees it")
+
+	// aclmdlExecuteAsync allocates nothing (model.cpp:781, !basync): the
+	// empty output reaches GE's size check (davinci_model.cc:6865-6869,
+	// 6588-6601, through 7841 → 6705 → 7136) and fails with E13025 before
+	// the launch (7876): 500002, or for a tensor of 64 bytes or less, which
+	// the size rule lets through, the null address (145007). The buffer
+	// stays empty and nothing runs: the other output keeps its bytes.
+	aid := m.load(t)
+	aio := m.newIOMem(t)
+	aempty, err := m.mb.CreateDataBuffer(nil, 0)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, m.mb.DestroyDataBuffer(aempty)) }()
+	arest := m.dataset(t, aio.out[1:], aio.sizes[1:])
+	ads, err := m.mb.CreateDataset()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, m.mb.DestroyDataset(ads)) }()
+	require.NoError(t, m.mb.AddDatasetBuffer(ads, aempty))
+	require.NoError(t, m.mb.AddDatasetBuffer(ads, m.mb.GetDatasetBuffer(arest, 0)))
+	want := acl.CodeGEFailure
+	if aio.sizes[0] <= 64 {
+		want = acl.CodeGEExecModelAddrInvalid
+	}
+	st := m.newStream(t)
+	expect(t, want, "ExecuteAsync with an empty output buffer", func() error { return m.mb.ExecuteAsync(aid, aio.inDS, ads, st) })
+	require.NoError(t, m.b.SynchronizeStream(st))
+	assert.Nil(t, m.mb.GetDataBufferAddr(aempty), "ExecuteAsync allocates no output")
+	assert.Zero(t, m.mb.GetDataBufferSizeV2(aempty))
+	assert.Equal(t, make([]byte, aio.sizes[1]), m.readDev(t, aio.out[1], aio.sizes[1]), "nothing ran")
 }
 
 func (m *modelSuite) concurrent(t *testing.T) {

@@ -101,15 +101,28 @@ func Open(opts ...Option) (*Backend, error) {
 func (b *Backend) Name() string { return "native" }
 
 // Path is the file of the primary library that was loaded.
-func (b *Backend) Path() string { return b.lib.Path() }
+func (b *Backend) Path() string {
+	if b == nil {
+		return ""
+	}
+	return b.lib.Path()
+}
 
 // Paths lists every loaded file, the primary first.
-func (b *Backend) Paths() []string { return b.lib.Paths() }
+func (b *Backend) Paths() []string {
+	if b == nil {
+		return nil
+	}
+	return b.lib.Paths()
+}
 
 // Symbol returns the address of any symbol of the loaded libraries, or 0
 // when it is absent or the backend is closed. It is an escape hatch for
 // functions this package does not bind, and for tests and benchmarks.
 func (b *Backend) Symbol(name string) uintptr {
+	if b == nil {
+		return 0
+	}
 	return b.lib.Symbol(name)
 }
 
@@ -119,11 +132,18 @@ func (b *Backend) Has(name string) bool { return b.Symbol(name) != 0 }
 // Close unloads the library. It does not call aclFinalize. Close is
 // idempotent; calls made after it fail with ACL_ERROR_UNINITIALIZE.
 func (b *Backend) Close() error {
+	if b == nil {
+		return nil
+	}
 	return b.lib.Close()
 }
 
 // invoke runs the runtime function id with the first n arguments of f.
 func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
+	if b == nil {
+		dl.PutFrame(f)
+		return acl.NilHandle(runtimeSyms[id].Name, "native backend")
+	}
 	return b.status(runtimeSyms[id].Name, b.fns[id], f, n)
 }
 
@@ -131,6 +151,9 @@ func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
 // first n arguments of f; on failure the error carries the message the
 // library recorded for the calling thread (dl.Call reads it on that thread).
 func (b *Backend) status(op string, fn uintptr, f *dl.Frame, n int) error {
+	if b == nil {
+		return acl.NilHandle(op, "native backend")
+	}
 	if fn == 0 || b.lib.Closed() {
 		return b.unavailable(op, fn)
 	}
@@ -143,6 +166,9 @@ func (b *Backend) status(op string, fn uintptr, f *dl.Frame, n int) error {
 // create runs a C constructor returning a pointer; NULL becomes an
 // ACL_ERROR_BAD_ALLOC error carrying the thread's error message.
 func (b *Backend) create(op string, fn uintptr, f *dl.Frame, n int) (uintptr, error) {
+	if b == nil {
+		return 0, acl.NilHandle(op, "native backend")
+	}
 	if fn == 0 || b.lib.Closed() {
 		return 0, b.unavailable(op, fn)
 	}
@@ -166,7 +192,12 @@ func (b *Backend) unavailable(op string, fn uintptr) error {
 
 // ready reports whether fn can be called, for C functions that return no
 // aclError.
-func (b *Backend) ready(fn uintptr) bool { return fn != 0 && !b.lib.Closed() }
+func (b *Backend) ready(fn uintptr) bool {
+	if b == nil {
+		return false
+	}
+	return fn != 0 && !b.lib.Closed()
+}
 
 // goString and ptrOf are the shared C-string and address conversions.
 var (

@@ -125,12 +125,19 @@ func ModelSymbols() []string { return append([]string(nil), modelSyms[:]...) }
 
 // minvoke is invoke for the model API.
 func (b *Backend) minvoke(id msym, f *dl.Frame, n int) error {
+	if b == nil {
+		dl.PutFrame(f)
+		return acl.NilHandle(modelSyms[id], "native backend")
+	}
 	return b.status(modelSyms[id], b.mdl[id], f, n)
 }
 
 // mvalue runs a model function that returns a value rather than an
 // aclError; ok is false when the symbol is missing or the backend closed.
 func (b *Backend) mvalue(id msym, f *dl.Frame, n int) (r uintptr, ok bool) {
+	if b == nil {
+		return 0, false
+	}
 	fn := b.mdl[id]
 	if !b.ready(fn) {
 		return 0, false
@@ -140,6 +147,9 @@ func (b *Backend) mvalue(id msym, f *dl.Frame, n int) (r uintptr, ok bool) {
 
 // mcreate runs a model-API constructor returning a pointer.
 func (b *Backend) mcreate(id msym, f *dl.Frame, n int) (uintptr, error) {
+	if b == nil {
+		return 0, acl.NilHandle(modelSyms[id], "native backend")
+	}
 	return b.create(modelSyms[id], b.mdl[id], f, n)
 }
 

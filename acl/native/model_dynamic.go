@@ -84,6 +84,9 @@ func (b *Backend) mout3(id msym, a0, a1 uintptr, out unsafe.Pointer) error {
 // ovalue runs a tensor-description reader returning a value; ok is false
 // when the symbol is missing or the backend closed.
 func (b *Backend) ovalue(id osym, args ...uintptr) (uintptr, bool) {
+	if b == nil {
+		return 0, false
+	}
 	fn := b.ops[id]
 	if !b.ready(fn) {
 		return 0, false
@@ -124,6 +127,9 @@ func (b *Backend) GetTensorDescNumDims(d acl.TensorDescHandle) uintptr {
 
 // GetTensorDescDimV2 calls aclGetTensorDescDimV2.
 func (b *Backend) GetTensorDescDimV2(d acl.TensorDescHandle, i uintptr) (int64, error) {
+	if b == nil {
+		return 0, acl.NilHandle("aclGetTensorDescDimV2", "native backend")
+	}
 	f := dl.GetFrame()
 	f.Args[0], f.Args[1], f.Args[2] = uintptr(d), i, f.Outp(0)
 	err := b.status(opSyms[osGetTensorDescDimV2], b.ops[osGetTensorDescDimV2], f, 3)

@@ -71,6 +71,9 @@ func (b *Backend) bindOps() {
 //
 //go:uintptrescapes
 func (b *Backend) ocall(id osym, args ...uintptr) error {
+	if b == nil {
+		return acl.NilHandle(opSyms[id], "native backend")
+	}
 	f := dl.GetFrame()
 	n := copy(f.Args[:], args)
 	err := b.status(opSyms[id], b.ops[id], f, n)
@@ -82,6 +85,9 @@ func (b *Backend) ocall(id osym, args ...uintptr) error {
 //
 //go:uintptrescapes
 func (b *Backend) ocreate(id osym, args ...uintptr) (uintptr, error) {
+	if b == nil {
+		return 0, acl.NilHandle(opSyms[id], "native backend")
+	}
 	f := dl.GetFrame()
 	n := copy(f.Args[:], args)
 	h, err := b.create(opSyms[id], b.ops[id], f, n)
@@ -91,6 +97,9 @@ func (b *Backend) ocreate(id osym, args ...uintptr) (uintptr, error) {
 
 // odestroy runs a destructor returning void.
 func (b *Backend) odestroy(id osym, h uintptr) error {
+	if b == nil {
+		return acl.NilHandle(opSyms[id], "native backend")
+	}
 	fn := b.ops[id]
 	if fn == 0 || b.lib.Closed() {
 		return b.unavailable(opSyms[id], fn)
@@ -154,6 +163,9 @@ func (b *Backend) SetOpAttrInt(a acl.OpAttrHandle, name string, v int64) error {
 
 // SetOpAttrFloat calls aclopSetAttrFloat.
 func (b *Backend) SetOpAttrFloat(a acl.OpAttrHandle, name string, v float32) error {
+	if b == nil {
+		return acl.NilHandle("aclopSetAttrFloat", "native backend")
+	}
 	const op = "aclopSetAttrFloat"
 	if b.setAttrFloat == nil || b.lib.Closed() {
 		return b.unavailable(op, b.ops[osSetAttrFloat])

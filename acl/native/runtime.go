@@ -126,6 +126,9 @@ func (b *Backend) GetCurrentContext() (acl.ContextHandle, error) {
 // call (into acl.Error.Msg), and ACL reports each message once, so this
 // returns "" after such a failure.
 func (b *Backend) GetRecentErrMsg() string {
+	if b == nil {
+		return ""
+	}
 	fn := b.fns[symGetRecentErrMsg]
 	if !b.ready(fn) {
 		return ""
@@ -136,6 +139,9 @@ func (b *Backend) GetRecentErrMsg() string {
 // GetSocName calls aclrtGetSocName ("" when it returns NULL or the library
 // lacks it).
 func (b *Backend) GetSocName() string {
+	if b == nil {
+		return ""
+	}
 	fn := b.fns[symGetSocName]
 	if !b.ready(fn) {
 		return ""

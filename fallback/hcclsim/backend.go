@@ -152,6 +152,9 @@ func (s *Sim) config(op string, cfg *hccl.CommConfig) (name string, timeout time
 // CommInitAll creates one communicator per device, all ranks in this
 // process.
 func (s *Sim) CommInitAll(devices []int32) ([]hccl.CommHandle, error) {
+	if s == nil {
+		return nil, hccl.NilHandle("HcclCommInitAll", "hcclsim.Sim")
+	}
 	const op = "HcclCommInitAll"
 	if s.envErr != nil {
 		return nil, herr(op, s.envErr)

@@ -45,6 +45,9 @@ var clusters = struct {
 // file describes; it blocks until every rank of the table (in this
 // process) has joined, or the connect timeout.
 func (s *Sim) CommInitClusterInfo(clusterInfo string, rank uint32) (hccl.CommHandle, error) {
+	if s == nil {
+		return 0, hccl.NilHandle("HcclCommInitClusterInfo", "hcclsim.Sim")
+	}
 	const op = "HcclCommInitClusterInfo"
 	if s.envErr != nil {
 		return 0, herr(op, s.envErr)

@@ -6,10 +6,15 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/ascend-go/cann/hccl"
 )
 
 // getRootInfo starts a rendezvous and returns its root info.
 func (s *Sim) getRootInfo() ([rootInfoBytes]byte, error) {
+	if s == nil {
+		return [rootInfoBytes]byte{}, hccl.NilHandle("HcclGetRootInfo", "hcclsim.Sim")
+	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()

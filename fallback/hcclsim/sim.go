@@ -72,6 +72,9 @@ func (s *Sim) newComm(tr transport, world [16]byte, n, rank int, dev int32, name
 // Live counts communicators, registrations, enabled accesses and windows
 // still held, for leak checks.
 func (s *Sim) Live() int {
+	if s == nil {
+		return 0
+	}
 	s.mu.Lock()
 	cs := make([]*comm, 0, len(s.comms))
 	for _, c := range s.comms {
@@ -88,6 +91,9 @@ func (s *Sim) Live() int {
 // Close destroys every communicator still open and stops the rendezvous
 // of root infos that were never used. Idempotent.
 func (s *Sim) Close() error {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -135,10 +135,18 @@ func (e *Executor) dataset(n int) (*acl.Dataset, []*acl.DataBuffer, error) {
 }
 
 // Model returns the loaded model.
-func (e *Executor) Model() *acl.Model { return e.model }
+func (e *Executor) Model() *acl.Model {
+	if e == nil {
+		return nil
+	}
+	return e.model
+}
 
 // Stats returns the executor's counters.
 func (e *Executor) Stats() Stats {
+	if e == nil {
+		return Stats{}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return Stats{Copies: e.copies}

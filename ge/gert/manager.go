@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
 )
 
 // RefCounted is a Manager for one block of memory with a share count: the
@@ -23,13 +25,21 @@ func NewRefCounted(release func(addr unsafe.Pointer) error) *RefCounted {
 }
 
 // Owners returns the number of owners still holding the memory.
-func (m *RefCounted) Owners() int64 { return m.owners.Load() }
+func (m *RefCounted) Owners() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.owners.Load()
+}
 
 // Address returns addr: the handle is the data address.
 func (m *RefCounted) Address(addr unsafe.Pointer) (unsafe.Pointer, error) { return addr, nil }
 
 // AddShare adds an owner; sharing memory already released is an error.
 func (m *RefCounted) AddShare(addr unsafe.Pointer) error {
+	if m == nil {
+		return acl.NilHandle("gert.RefCounted.AddShare", "manager")
+	}
 	for {
 		n := m.owners.Load()
 		if n <= 0 {
@@ -43,6 +53,9 @@ func (m *RefCounted) AddShare(addr unsafe.Pointer) error {
 
 // Free drops an owner and releases the memory when it was the last.
 func (m *RefCounted) Free(addr unsafe.Pointer) error {
+	if m == nil {
+		return acl.NilHandle("gert.RefCounted.Free", "manager")
+	}
 	n := m.owners.Add(-1)
 	switch {
 	case n == 0:

@@ -59,30 +59,70 @@ func NewTensor(shape Shape, dt acl.DataType, p TensorPlacement) *Tensor {
 }
 
 // Data returns the tensor's data. It stays owned by the tensor.
-func (t *Tensor) Data() *TensorData { return &t.data }
+func (t *Tensor) Data() *TensorData {
+	if t == nil {
+		return nil
+	}
+	return &t.data
+}
 
 // SetData moves src into the tensor (GE's SetData(TensorData&&)): the tensor's
 // previous data is freed, src is left moved-from.
-func (t *Tensor) SetData(src *TensorData) error { return t.data.MoveFrom(src) }
+func (t *Tensor) SetData(src *TensorData) error {
+	if t == nil {
+		return acl.NilHandle("gert.Tensor.SetData", "tensor")
+	}
+	return t.data.MoveFrom(src)
+}
 
 // Addr returns the data address.
-func (t *Tensor) Addr() (unsafe.Pointer, error) { return t.data.Addr() }
+func (t *Tensor) Addr() (unsafe.Pointer, error) {
+	if t == nil {
+		return nil, acl.NilHandle("gert.Tensor.Addr", "tensor")
+	}
+	return t.data.Addr()
+}
 
 // Placement returns the data's placement.
-func (t *Tensor) Placement() TensorPlacement { return t.data.placement }
+func (t *Tensor) Placement() TensorPlacement {
+	if t == nil {
+		return 0
+	}
+	return t.data.placement
+}
 
 // SetPlacement sets the data's placement.
-func (t *Tensor) SetPlacement(p TensorPlacement) { t.data.placement = p }
+func (t *Tensor) SetPlacement(p TensorPlacement) {
+	if t == nil {
+		return
+	}
+	t.data.placement = p
+}
 
 // Size returns the bytes the tensor's data holds.
-func (t *Tensor) Size() uint64 { return t.data.Size() }
+func (t *Tensor) Size() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.data.Size()
+}
 
 // Free frees the tensor's data.
-func (t *Tensor) Free() error { return t.data.Free() }
+func (t *Tensor) Free() error {
+	if t == nil {
+		return nil
+	}
+	return t.data.Free()
+}
 
 // SizeInBytes returns the bytes the storage shape needs in the tensor's data
 // type (GE's GetSizeInBytes, without alignment).
-func (t *Tensor) SizeInBytes() (uint64, error) { return sizeInBytes(t.Shape.Storage, t.DataType) }
+func (t *Tensor) SizeInBytes() (uint64, error) {
+	if t == nil {
+		return 0, acl.NilHandle("gert.Tensor.SizeInBytes", "tensor")
+	}
+	return sizeInBytes(t.Shape.Storage, t.DataType)
+}
 
 // sizeInBytes returns the bytes a storage shape needs in data type dt.
 func sizeInBytes(s Shape, dt acl.DataType) (uint64, error) {

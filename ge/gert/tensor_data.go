@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/ascend-go/cann/acl"
 )
 
 // Errors of TensorData misuse. Each is a defined outcome where GE's C++ would
@@ -89,6 +91,9 @@ func (t *TensorData) set(addr unsafe.Pointer, size uint64, placement TensorPlace
 }
 
 func (t *TensorData) usable() error {
+	if t == nil {
+		return acl.NilHandle("gert.TensorData", "tensor data")
+	}
 	switch t.state {
 	case stateMoved:
 		return ErrMovedFrom
@@ -118,6 +123,9 @@ func (t *TensorData) Addr() (unsafe.Pointer, error) {
 
 // Size returns the data's size in bytes (0 when it holds none).
 func (t *TensorData) Size() uint64 {
+	if t == nil {
+		return 0
+	}
 	if t.state != stateHeld {
 		return 0
 	}
@@ -127,18 +135,36 @@ func (t *TensorData) Size() uint64 {
 // Placement returns where the data lives. Empty data keeps the placement it
 // was given (what an output tensor asks for); moved-from data has
 // PlacementEnd, as in GE.
-func (t *TensorData) Placement() TensorPlacement { return t.placement }
+func (t *TensorData) Placement() TensorPlacement {
+	if t == nil {
+		return 0
+	}
+	return t.placement
+}
 
 // SetPlacement sets the placement. It does not move memory.
-func (t *TensorData) SetPlacement(p TensorPlacement) { t.placement = p }
+func (t *TensorData) SetPlacement(p TensorPlacement) {
+	if t == nil {
+		return
+	}
+	t.placement = p
+}
 
 // SetSize sets the size of held data (GE's SetSize; the memory is unchanged).
-func (t *TensorData) SetSize(size uint64) { t.size = size }
+func (t *TensorData) SetSize(size uint64) {
+	if t == nil {
+		return
+	}
+	t.size = size
+}
 
 // Free frees the data: the manager's Free is called once, and t becomes
 // empty data (placement kept). Borrowed data is only forgotten. Free of empty
 // data does nothing; of freed or moved-from data it is an error.
 func (t *TensorData) Free() error {
+	if t == nil {
+		return nil
+	}
 	if t.state == stateFreed {
 		return ErrDoubleFree
 	}
@@ -198,6 +224,9 @@ func (t *TensorData) Share() (*TensorData, error) {
 }
 
 func (t *TensorData) String() string {
+	if t == nil {
+		return "<nil>"
+	}
 	var s string
 	switch t.state {
 	case stateEmpty:

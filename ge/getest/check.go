@@ -23,6 +23,9 @@ func alignUp(n int64) int64 { return (n + ge.MemAlignSize - 1) &^ (ge.MemAlignSi
 //     it names and every buffer written by the task its lifetime starts at,
 //     so a plan whose lifetimes understate real use fails too.
 func CheckModel(m *ge.CompiledModel) error {
+	if m == nil {
+		return fmt.Errorf("getest.CheckModel: nil compiled model")
+	}
 	fm := m.FeatureMapSize()
 	for i, b := range m.Plan {
 		if b.Offset%ge.MemAlignSize != 0 {

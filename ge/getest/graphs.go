@@ -29,6 +29,9 @@ func weight(g *ge.Graph, r *rand.Rand, name string, dt acl.DataType, dims ...int
 // MLP builds a chain x[batch, widths[0]] → MatMul → act → … → MatMul with
 // one layer per width step, activations cycling Relu, Gelu, Silu.
 func MLP(r *rand.Rand, dt acl.DataType, batch int64, widths ...int64) *ge.Graph {
+	if r == nil || len(widths) == 0 {
+		return nil // a nil graph: its Err reports it
+	}
 	g := ge.NewGraph("mlp")
 	h := g.Data("x", 0, dt, []int64{batch, widths[0]})
 	for i := 1; i < len(widths); i++ {
@@ -69,6 +72,9 @@ func Residual(r *rand.Rand, dt acl.DataType, batch, width, hidden int64, blocks 
 // different widths from one input, concatenated and projected back; with
 // two inputs of different sizes and an extra output from a branch.
 func BranchConcat(r *rand.Rand, dt acl.DataType, batch, width int64, branches int) *ge.Graph {
+	if r == nil || branches <= 0 {
+		return nil // a nil graph: its Err reports it
+	}
 	g := ge.NewGraph("branch_concat")
 	x := g.Data("x", 0, dt, []int64{batch, width})
 	bias := g.Data("bias", 1, dt, []int64{width})
@@ -96,6 +102,9 @@ func BranchConcat(r *rand.Rand, dt acl.DataType, batch, width int64, branches in
 // batched MatMul with TransposeB, Softmax, joined with Concat), output
 // projection and residual, then RMSNorm, an MLP with Gelu and a residual.
 func TransformerBlock(r *rand.Rand, dt acl.DataType, batch, seq, hidden int64, heads int) *ge.Graph {
+	if r == nil || heads <= 0 {
+		return nil // a nil graph: its Err reports it
+	}
 	g := ge.NewGraph("transformer_block")
 	x := g.Data("x", 0, dt, []int64{batch, seq, hidden})
 	ones := make([]float32, hidden)

@@ -16,6 +16,9 @@ import (
 // pick that may include inputs, weights, aliases and repeats, so every
 // copy-insertion rule of the compiler is exercised.
 func RandomGraph(r *rand.Rand, n int) *ge.Graph {
+	if r == nil {
+		return nil // a nil graph: its Err reports it
+	}
 	g := ge.NewGraph("random")
 	const rows = 4
 	widths := []int64{8, 16, 24, 40}

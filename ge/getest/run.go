@@ -28,6 +28,9 @@ func alignedBytes(n int64, fill byte) []byte {
 const Poison = 0xff
 
 func checkIO(m *ge.CompiledModel, inputs [][]byte, outputs [][]byte) error {
+	if m == nil {
+		return acl.NilHandle("getest", "compiled model")
+	}
 	if len(inputs) != len(m.Inputs) {
 		return acl.Errorf("getest.Run", acl.CodeInvalidParam, "%d inputs, model has %d", len(inputs), len(m.Inputs))
 	}

@@ -47,16 +47,25 @@ func NewTwoIO(rng *rand.Rand, m, k, h, n int) (*TwoIO, error) {
 
 // InSizes are the byte sizes of x and b.
 func (p *TwoIO) InSizes() []uintptr {
+	if p == nil {
+		return nil
+	}
 	return []uintptr{uintptr(4 * p.M * p.K), uintptr(4 * p.M * p.N)}
 }
 
 // OutSizes are the byte sizes of y and z.
 func (p *TwoIO) OutSizes() []uintptr {
+	if p == nil {
+		return nil
+	}
 	return []uintptr{uintptr(4 * p.M * p.N), uintptr(4 * p.M * p.K)}
 }
 
 // Ref computes y and z in float64.
 func (p *TwoIO) Ref(x, b []float32) (y, z []float64) {
+	if p == nil {
+		return nil, nil
+	}
 	hid := make([]float64, p.M*p.H)
 	for i := range p.M {
 		for j := range p.H {

@@ -43,6 +43,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil *onnx.Error>"
+	}
 	if e.Op == "" {
 		return fmt.Sprintf("onnx: %v: %s", e.Kind, e.Msg)
 	}
@@ -50,7 +53,12 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the kind sentinel and the *acl.Error.
-func (e *Error) Unwrap() []error { return []error{e.Kind, e.err} }
+func (e *Error) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
+	return []error{e.Kind, e.err}
+}
 
 func newError(node, op string, opset int64, kind error, format string, args ...any) *Error {
 	e := &Error{Node: node, Op: op, Opset: opset, Kind: kind, Msg: fmt.Sprintf(format, args...)}

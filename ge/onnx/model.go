@@ -329,7 +329,12 @@ func otherKind(name string, tp *pb.TypeProto) (ValueKind, acl.DataType, error) {
 }
 
 // OutputKinds returns each output's kind.
-func (m *Model) OutputKinds() []ValueKind { return append([]ValueKind(nil), m.kinds...) }
+func (m *Model) OutputKinds() []ValueKind {
+	if m == nil {
+		return nil
+	}
+	return append([]ValueKind(nil), m.kinds...)
+}
 
 func (m *Model) hasInput(name string) bool {
 	for _, in := range m.mp.GetGraph().GetInput() {
@@ -342,6 +347,9 @@ func (m *Model) hasInput(name string) bool {
 
 // Inputs returns the model inputs (copies).
 func (m *Model) Inputs() []Input {
+	if m == nil {
+		return nil
+	}
 	out := make([]Input, len(m.inputs))
 	for i, in := range m.inputs {
 		out[i] = in
@@ -354,6 +362,9 @@ func (m *Model) Inputs() []Input {
 // Outputs returns the model outputs as the graph declares them: -1 for a
 // dim known only at run time, [-2] for an unknown rank.
 func (m *Model) Outputs() []ge.IODesc {
+	if m == nil {
+		return nil
+	}
 	out := make([]ge.IODesc, len(m.outs))
 	for i, o := range m.outs {
 		out[i] = o
@@ -365,6 +376,9 @@ func (m *Model) Outputs() []ge.IODesc {
 // Static reports whether every input dim is fixed (and every input and
 // output a tensor).
 func (m *Model) Static() bool {
+	if m == nil {
+		return false
+	}
 	if m.valueIO {
 		return false
 	}
@@ -380,6 +394,9 @@ func (m *Model) Static() bool {
 
 // Stats returns the plan cache's counters.
 func (m *Model) Stats() Stats {
+	if m == nil {
+		return Stats{}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
@@ -392,6 +409,9 @@ func (m *Model) Stats() Stats {
 // across the inputs. Errors match ErrShapeMismatch (or
 // ErrUnsupportedDataType) and name the inputs at fault.
 func (m *Model) CheckShapes(in []ge.TensorDesc) error {
+	if m == nil {
+		return acl.NilHandle("onnx.Model.CheckShapes", "model")
+	}
 	if len(in) != len(m.inputs) {
 		return modelError(ErrShapeMismatch, "%d inputs given, the model has %d", len(in), len(m.inputs))
 	}
@@ -560,6 +580,9 @@ func asError(err error) error {
 // ErrCanceled when ctx ends. Errors are *Error values carrying an ACL
 // code.
 func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, error) {
+	if m == nil {
+		return nil, acl.NilHandle("onnx.Model.Run", "model")
+	}
 	if m.valueIO {
 		return nil, modelError(ErrUnsupportedDataType, "the model has sequence or optional inputs or outputs: run it with RunValues")
 	}
@@ -603,6 +626,9 @@ func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, e
 // RunValues is Run for models with sequence or optional inputs or
 // outputs (it runs any model): every run of such a model is interpreted.
 func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
+	if m == nil {
+		return nil, acl.NilHandle("onnx.Model.RunValues", "model")
+	}
 	if !m.valueIO {
 		ts := make([]ge.HostTensor, len(in))
 		for i, v := range in {

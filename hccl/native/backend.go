@@ -72,21 +72,37 @@ func Open(opts ...Option) (*Backend, error) {
 func (b *Backend) Name() string { return "native" }
 
 // Path is the file of the primary library that was loaded.
-func (b *Backend) Path() string { return b.lib.Path() }
+func (b *Backend) Path() string {
+	if b == nil {
+		return ""
+	}
+	return b.lib.Path()
+}
 
 // Paths lists every loaded file, the primary first.
-func (b *Backend) Paths() []string { return b.lib.Paths() }
+func (b *Backend) Paths() []string {
+	if b == nil {
+		return nil
+	}
+	return b.lib.Paths()
+}
 
 // Symbol returns the address of any symbol of the loaded libraries, or 0
 // when it is absent or the backend is closed: an escape hatch for functions
 // this package does not bind, and for tests.
 func (b *Backend) Symbol(name string) uintptr {
+	if b == nil {
+		return 0
+	}
 	return b.lib.Symbol(name)
 }
 
 // Has reports whether the C function name was resolved (bound functions)
 // or is exported (any other name).
 func (b *Backend) Has(name string) bool {
+	if b == nil {
+		return false
+	}
 	for i, s := range syms {
 		if s.Name == name {
 			return b.fns[i] != 0 && !b.lib.Closed()
@@ -100,6 +116,9 @@ func (b *Backend) Has(name string) bool {
 // must not run while another goroutine is inside a call: the library would
 // be unloaded under it.
 func (b *Backend) Close() error {
+	if b == nil {
+		return nil
+	}
 	return b.lib.Close()
 }
 
@@ -147,6 +166,10 @@ func (b *Backend) rawCall(fn uintptr, args ...uintptr) uintptr {
 // per-thread error message (HcclGetErrorString only names a code), so none
 // is read.
 func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
+	if b == nil {
+		dl.PutFrame(f)
+		return hccl.NilHandle(syms[id].Name, "native backend")
+	}
 	fn := b.fns[id]
 	if fn == 0 || b.lib.Closed() {
 		dl.PutFrame(f)

@@ -60,6 +60,9 @@ func (b *Backend) ReduceScatter(send, recv unsafe.Pointer, recvCount uint64, dt 
 // here (HCCL_E_PARA) rather than read past.
 func (b *Backend) AlltoAllV(send unsafe.Pointer, sendCounts, sdispls []uint64, sendType hccl.DataType,
 	recv unsafe.Pointer, recvCounts, rdispls []uint64, recvType hccl.DataType, c hccl.CommHandle, s acl.StreamHandle) error {
+	if b == nil {
+		return hccl.NilHandle("HcclAlltoAllV", "native backend")
+	}
 	if b.fns[symAlltoAllV] == 0 || b.lib.Closed() {
 		return b.unavailable(symAlltoAllV)
 	}

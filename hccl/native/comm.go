@@ -98,6 +98,9 @@ func (b *Backend) GetCommAsyncError(c hccl.CommHandle) (hccl.Result, error) {
 // ErrorString returns HcclGetErrorString's text for r, or the built-in
 // name when the library lacks the function.
 func (b *Backend) ErrorString(r hccl.Result) string {
+	if b == nil {
+		return r.String()
+	}
 	fn := b.fns[symGetErrorString]
 	if fn == 0 || b.lib.Closed() {
 		return r.String()

@@ -135,16 +135,34 @@ func Start(opts Options) (*Cluster, error) {
 }
 
 // Backend returns the hccl.Backend whose calls run in the children.
-func (c *Cluster) Backend() *Backend { return c.be }
+func (c *Cluster) Backend() *Backend {
+	if c == nil {
+		return nil
+	}
+	return c.be
+}
 
 // Procs is the number of rank processes.
-func (c *Cluster) Procs() int { return len(c.procs) }
+func (c *Cluster) Procs() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.procs)
+}
 
 // Proc returns rank process i.
-func (c *Cluster) Proc(i int) *Proc { return c.procs[i] }
+func (c *Cluster) Proc(i int) *Proc {
+	if c == nil || i < 0 || i >= len(c.procs) {
+		return nil
+	}
+	return c.procs[i]
+}
 
 // Kill ends rank process i with SIGKILL (fault injection) and reaps it.
 func (c *Cluster) Kill(i int) error {
+	if c == nil || i < 0 || i >= len(c.procs) {
+		return hccl.Errorf("Cluster.Kill", hccl.EPara, "no rank process %d", i)
+	}
 	p := c.procs[i]
 	p.killed.Store(true) // not under mu: a call in progress holds it
 	return p.cmd.Process.Signal(syscall.SIGKILL)
@@ -153,6 +171,9 @@ func (c *Cluster) Kill(i int) error {
 // Close asks every child to exit, waits for them (killing any that does
 // not exit within 10 s) and stops the parent's rendezvous. Idempotent.
 func (c *Cluster) Close() error {
+	if c == nil {
+		return nil
+	}
 	var first error
 	c.once.Do(func() {
 		for _, p := range c.procs {
@@ -189,6 +210,9 @@ func (c *Cluster) Close() error {
 // call sends r to the child and returns its answer. A child that died
 // gives an *hccl.Error HCCL_E_TIMEOUT for the operation.
 func (p *Proc) call(r *req) (resp, error) {
+	if p == nil {
+		return resp{}, hccl.NilHandle(r.Op, "rank process")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dead != nil {
@@ -210,10 +234,20 @@ func (p *Proc) call(r *req) (resp, error) {
 }
 
 // Index is the process's position in the cluster.
-func (p *Proc) Index() int { return p.idx }
+func (p *Proc) Index() int {
+	if p == nil {
+		return -1
+	}
+	return p.idx
+}
 
 // Pid is the child's process id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+func (p *Proc) Pid() int {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
 
 // OpenRank sets device dev current on the child's serving thread and
 // creates a stream there.

@@ -73,11 +73,19 @@ func (b *Backend) Name() string { return "fallback-procs" }
 
 // GetRootInfo runs in the parent, which hosts the rendezvous: every rank
 // then joins from its own process.
-func (b *Backend) GetRootInfo() (hccl.RootInfo, error) { return b.c.sim.GetRootInfo() }
+func (b *Backend) GetRootInfo() (hccl.RootInfo, error) {
+	if b == nil {
+		return hccl.RootInfo{}, hccl.NilHandle("HcclGetRootInfo", "backend")
+	}
+	return b.c.sim.GetRootInfo()
+}
 
 // BindThread sends the handle-less calls of the calling OS thread to p
 // (the caller holds runtime.LockOSThread); nil unbinds.
 func (b *Backend) BindThread(p *Proc) {
+	if b == nil {
+		return
+	}
 	tid := unix.Gettid()
 	b.mu.Lock()
 	defer b.mu.Unlock()

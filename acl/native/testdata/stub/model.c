@@ -164,10 +164,19 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     const char *p = data;
     if (!p) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model is NULL");
     if (size == 0) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "model size is 0");
-    /* Too short: ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID (hicann/ge
-     * runtime/om2/om2_model_executor.cc:1698-1706); any other parse failure
-     * ACL_ERROR_GE_PARAM_INVALID (base/common/helper/model_helper.cc:1083). */
-    if (size < HDR) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu is below the header", size);
+    /* Codes GE returns (not the ones it logs), hicann/ge: fewer than 4
+     * bytes fail the om2 magic check on every call (runtime/om2/
+     * om2_model_executor.cc:1698-1706); bytes shorter than the header are
+     * 145006 for a load (base/common/helper/model_helper.cc:1158-1166) and
+     * 145000 for the size query (runtime/v1/graph/load/model_manager/
+     * model_manager.cc:2364-2367); a bad magic, a header length that
+     * disagrees with the data and any other parse failure are 145000
+     * (model_helper.cc:1267-1270, model_manager.cc:2364-2367). */
+    if (size < 4) return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu is below 4", size);
+    if (size < HDR)
+        return stub_fail(strcmp(fn, "aclmdlQuerySizeFromMem") == 0 ? GE_PARAM_INVALID
+                                                                    : ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
+                         fn, "model size %zu is below the header", size);
     if (memcmp(p, MAGIC, 8) != 0) return stub_fail(GE_PARAM_INVALID, fn, "not a stub model (bad magic)");
     memcpy(&m->n, p + 8, 4);
     int ranged = (int)(m->n >> 31);
@@ -188,7 +197,7 @@ static aclError parse(const char *fn, const void *data, size_t size, parsed *m) 
     size_t ranges = ranged ? (size_t)m->n * MAX_DIMS * 16 : 0;
     size_t want = HDR + 2 * (size_t)m->n * IO_DESC + 8 * (size_t)m->ngears + ranges + m->weight_size;
     if (size != want)
-        return stub_fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "model size %zu, the header says %zu", size, want);
+        return stub_fail(GE_PARAM_INVALID, fn, "model size %zu, the header says %zu", size, want);
     for (uint32_t k = 0; k < m->n; k++) {
         if (parse_io(p + HDR + k * IO_DESC, &m->in[k]) || parse_io(p + HDR + (m->n + k) * IO_DESC, &m->out[k]))
             return stub_fail(GE_PARAM_INVALID, fn, "bad descriptor of io %u", k);
@@ -837,9 +846,9 @@ typedef struct run {
 } run;
 
 /* bind_io resolves the buffers of a dataset into addresses the stub can
- * touch, checking count, sizes and memory. An output buffer with a NULL
- * address and size 0 gets device memory of the output's size (the caller
- * frees it with aclrtFree). */
+ * touch, checking count, sizes and memory. For aclmdlExecute an output
+ * buffer with a NULL address and size 0 gets device memory of the output's
+ * size (the caller frees it with aclrtFree). */
 /* Execution faults bind_io finds (docs/misuse.md): a host buffer the tasks
  * address as device memory, and a plain host buffer an asynchronous
  * execution copies with a device-to-device DMA. */
@@ -862,7 +871,10 @@ static aclError bind_io(const char *fn, const aclmdlDataset *h, const model *m, 
     for (uint32_t k = 0; k < m->n; k++) {
         aclDataBuffer *b = get_dbuf((aclDataBuffer *)d->bufs[k]);
         if (!b) return stub_fail(ACL_ERROR_INVALID_PARAM, fn, "%s buffer %u was destroyed", what, k);
-        if (out && !b->data && b->size == 0) {
+        /* Only aclmdlExecute allocates (hicann/ge api/acl/acl_model/model/
+         * model.cpp:781, !basync; 633, 696 for runtime v2): asynchronously
+         * the empty buffer meets the size rule and the NULL check below. */
+        if (out && !async && !b->data && b->size == 0) {
             void *p;
             if (dev_alloc(m->device, need[k], &p) != 0)
                 return stub_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "no device memory for output %u (%zu bytes)", k,
