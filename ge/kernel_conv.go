@@ -142,7 +142,11 @@ func convKernel(t *Task, args [][]byte) error {
 	cg, mg := c/groups, m/groups
 	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
 	kk := cg * ks
-	if t.Op == OpConv {
+	if t.Op == OpConv && cg == 1 && groups > 1 {
+		for b := range n {
+			depthwiseConv(w, groups, m, x[b*c*pin:(b+1)*c*pin], wt, out[b*m*pout:(b+1)*m*pout])
+		}
+	} else if t.Op == OpConv {
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
@@ -187,33 +191,42 @@ func convKernel(t *Task, args [][]byte) error {
 
 // col2im scatter-adds the columns of a transposed convolution into m
 // output channels: rows (channel, kernel position), columns (input
-// position); w.in is the transposed op's input and w.out its output.
+// position); w.in is the transposed op's input and w.out its output. Each
+// tap's range of input positions landing inside the output is computed
+// once (tapRange), so the inner loop has no bounds tests.
 func col2im(w *window, m int, col, out []float32) {
 	pin, pout := w.inSize(), w.outSize()
 	row := 0
 	for ch := range m {
 		oc := out[ch*pout : (ch+1)*pout]
 		for k0 := range w.k[0] {
+			off0 := k0*w.d[0] - w.pb[0]
+			lo0, hi0 := tapRange(w.in[0], w.out[0], w.s[0], off0)
 			for k1 := range w.k[1] {
+				off1 := k1*w.d[1] - w.pb[1]
+				lo1, hi1 := tapRange(w.in[1], w.out[1], w.s[1], off1)
 				for k2 := range w.k[2] {
+					off2 := k2*w.d[2] - w.pb[2]
+					lo2, hi2 := tapRange(w.in[2], w.out[2], w.s[2], off2)
 					src := col[row*pin : (row+1)*pin]
 					row++
-					i := 0
-					for i0 := range w.in[0] {
-						o0 := i0*w.s[0] - w.pb[0] + k0*w.d[0]
-						for i1 := range w.in[1] {
-							o1 := i1*w.s[1] - w.pb[1] + k1*w.d[1]
-							if o0 < 0 || o0 >= w.out[0] || o1 < 0 || o1 >= w.out[1] {
-								i += w.in[2]
+					s2 := w.s[2]
+					for i0 := lo0; i0 < hi0; i0++ {
+						o0 := i0*w.s[0] + off0
+						for i1 := lo1; i1 < hi1; i1++ {
+							o1 := i1*w.s[1] + off1
+							dst := oc[(o0*w.out[1]+o1)*w.out[2]:]
+							srow := src[(i0*w.in[1]+i1)*w.in[2]:][lo2:hi2]
+							base := lo2*s2 + off2
+							if s2 == 1 {
+								d := dst[base : base+len(srow)]
+								for i, v := range srow {
+									d[i] += v
+								}
 								continue
 							}
-							base := (o0*w.out[1] + o1) * w.out[2]
-							for i2 := range w.in[2] {
-								o2 := i2*w.s[2] - w.pb[2] + k2*w.d[2]
-								if o2 >= 0 && o2 < w.out[2] {
-									oc[base+o2] += src[i]
-								}
-								i++
+							for i, v := range srow {
+								dst[base+i*s2] += v
 							}
 						}
 					}
