@@ -1,6 +1,8 @@
 package ge
 
 import (
+	"math"
+
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/par"
 	"github.com/ascend-go/cann/internal/vmath"
@@ -52,10 +54,16 @@ func binaryKernel(t *Task, args [][]byte) error {
 // broadcastBinary walks the output in rows of its last dim; an odometer over
 // the outer dims tracks where each row starts in a and b.
 func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int64, b []float32, bd []int64) {
-	r := len(od)
-	sa, sb := broadcastStrides(ad, od), broadcastStrides(bd, od)
-	row := int(od[r-1])
-	idx := make([]int, r)
+	var sav, sbv, odv [8]int
+	sa, sb, odi := coalesce(broadcastStrides(ad, od), broadcastStrides(bd, od), od, sav[:0], sbv[:0], odv[:0])
+	r := len(odi)
+	od = nil
+	row := odi[r-1]
+	var idxv [8]int
+	idx := idxv[:0]
+	for range r {
+		idx = append(idx, 0)
+	}
 	offA, offB := 0, 0
 	for o := 0; o < len(out); o += row {
 		binLoop(op, out[o:o+row], a[offA:], sa[r-1], b[offB:], sb[r-1])
@@ -63,7 +71,7 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 			idx[d]++
 			offA += sa[d]
 			offB += sb[d]
-			if idx[d] < int(od[d]) {
+			if idx[d] < odi[d] {
 				break
 			}
 			offA -= sa[d] * idx[d]
@@ -71,6 +79,28 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 			idx[d] = 0
 		}
 	}
+}
+
+// coalesce merges adjacent output dims that both operands walk alike
+// (contiguous in both, or broadcast in both), so a [N,C,H,W]·[N,C,1,1]
+// product runs rows of H·W, not of W. Size-1 dims drop out. The merged
+// strides and dims are appended to the given buffers.
+func coalesce(sa, sb []int, od []int64, ra, rb, ro []int) ([]int, []int, []int) {
+	for i, d := range od {
+		if d == 1 && i < len(od)-1 {
+			continue
+		}
+		if n := len(ro); n > 0 {
+			last := ro[n-1]
+			if (ra[n-1] == sa[i]*int(d) || ra[n-1] == 0 && sa[i] == 0) && (rb[n-1] == sb[i]*int(d) || rb[n-1] == 0 && sb[i] == 0) {
+				ro[n-1] = last * int(d)
+				ra[n-1], rb[n-1] = sa[i], sb[i]
+				continue
+			}
+		}
+		ra, rb, ro = append(ra, sa[i]), append(rb, sb[i]), append(ro, int(d))
+	}
+	return ra, rb, ro
 }
 
 // binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.
@@ -153,6 +183,30 @@ func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool 
 			for i := range out {
 				out[i] = a[i] / y
 			}
+		case OpPow:
+			return powScalar(out, a, y)
+		default:
+			return false
+		}
+	case sa == 0 && sb == 1:
+		x, b := a[0], b[:n]
+		switch op {
+		case OpAdd:
+			for i := range out {
+				out[i] = x + b[i]
+			}
+		case OpSub:
+			for i := range out {
+				out[i] = x - b[i]
+			}
+		case OpMul:
+			for i := range out {
+				out[i] = x * b[i]
+			}
+		case OpDiv:
+			for i := range out {
+				out[i] = x / b[i]
+			}
 		default:
 			return false
 		}
@@ -197,4 +251,38 @@ func unary(op OpType, out, x []float32) {
 	case OpSilu:
 		vmath.Silu(out, x)
 	}
+}
+
+// powScalar sets out = a^y for the exponents decomposed models use
+// (x² and x³ of LayerNorm and tanh-GELU, √x) with the operations and
+// roundings math.Pow performs for them, so each result is the bits of
+// float32(math.Pow(x, y)); other exponents report false.
+func powScalar(out, a []float32, y float32) bool {
+	switch y {
+	case 1:
+		copy(out, a)
+	case 2:
+		for i, x := range a {
+			out[i] = x * x // exact in float64, so one rounding either way
+		}
+	case 3:
+		for i, x := range a {
+			v := float64(x)
+			out[i] = float32(v * (v * v))
+		}
+	case 0.5:
+		for i, x := range a {
+			switch {
+			case x == 0:
+				out[i] = 0 // Pow(±0, 0.5) = +0
+			case math.IsInf(float64(x), -1):
+				out[i] = float32(math.Inf(1))
+			default:
+				out[i] = float32(math.Sqrt(float64(x)))
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }

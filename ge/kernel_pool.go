@@ -88,65 +88,91 @@ func poolKernel(t *Task, args [][]byte) error {
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
 	for p := range planes {
-		xp, op := x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout]
-		i := 0
-		for o0 := range w.out[0] {
-			for o1 := range w.out[1] {
-				for o2 := range w.out[2] {
-					o := [3]int{o0, o1, o2}
-					acc, cnt, padCnt := 0.0, 0, 1
-					if isMax {
-						acc = math.Inf(-1)
-					}
-					var lo, hi [3]int
-					for d := range 3 {
-						lo[d] = o[d]*w.s[d] - w.pb[d]
-						// Taps that fall in the declared padding count
-						// for count_include_pad; taps past it do not.
-						end := min(lo[d]+w.effK(d), w.in[d]+w.pe[d])
-						padCnt *= (end - lo[d] + w.d[d] - 1) / w.d[d]
-						hi[d] = lo[d] + w.effK(d)
-					}
-					for i0 := lo[0]; i0 < hi[0]; i0 += w.d[0] {
-						if i0 < 0 || i0 >= w.in[0] {
-							continue
-						}
-						for i1 := lo[1]; i1 < hi[1]; i1 += w.d[1] {
-							if i1 < 0 || i1 >= w.in[1] {
-								continue
-							}
-							row := xp[(i0*w.in[1]+i1)*w.in[2]:]
-							for i2 := lo[2]; i2 < hi[2]; i2 += w.d[2] {
-								if i2 < 0 || i2 >= w.in[2] {
-									continue
-								}
-								v := float64(row[i2])
-								if isMax {
-									if v > acc || v != v {
-										acc = v
-									}
-								} else {
-									acc += v
-								}
-								cnt++
-							}
-						}
-					}
-					switch {
-					case isMax:
-					case incl:
-						acc /= float64(padCnt)
-					case cnt > 0:
-						acc /= float64(cnt)
-					default:
-						acc = math.NaN()
-					}
-					op[i] = float32(acc)
-					i++
-				}
-			}
-		}
+		pool3(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
+}
+
+// poolSpan is one output index's window along one dim: the first and
+// past-the-end input index inside the input (stepping by the dilation),
+// the number of taps there, and the taps counted by count_include_pad
+// (those inside the declared padding too; taps past it never count).
+func poolSpan(w *window, d, o int) (first, end, cnt, padCnt int) {
+	lo := o*w.s[d] - w.pb[d]
+	hi := lo + w.effK(d)
+	padEnd := min(hi, w.in[d]+w.pe[d])
+	padCnt = (padEnd - lo + w.d[d] - 1) / w.d[d]
+	first = lo
+	if first < 0 {
+		first += (-first + w.d[d] - 1) / w.d[d] * w.d[d]
+	}
+	end = min(hi, w.in[d])
+	if end > first {
+		cnt = (end - first + w.d[d] - 1) / w.d[d]
+	}
+	return first, end, cnt, padCnt
+}
+
+// pool3 computes one plane of max or average pooling in float32: each
+// output's window is clipped to the input once per dim, so the tap loops
+// test no bounds. Max propagates NaN; the average sums in float32 and
+// divides by the taps inside the input, or by the taps inside the
+// padding when incl (count_include_pad), NaN for a window of no taps.
+func pool3(w *window, xp, op []float32, isMax, incl bool) {
+	i := 0
+	negInf := float32(math.Inf(-1))
+	for o0 := range w.out[0] {
+		f0, e0, c0, p0 := poolSpan(w, 0, o0)
+		for o1 := range w.out[1] {
+			f1, e1, c1, p1 := poolSpan(w, 1, o1)
+			for o2 := range w.out[2] {
+				f2, e2, c2, p2 := poolSpan(w, 2, o2)
+				var acc float32
+				if isMax {
+					acc = negInf
+				}
+				if c0 > 0 && c1 > 0 && c2 > 0 {
+					for i0 := f0; i0 < e0; i0 += w.d[0] {
+						for i1 := f1; i1 < e1; i1 += w.d[1] {
+							row := xp[(i0*w.in[1]+i1)*w.in[2]:]
+							switch {
+							case isMax && w.d[2] == 1:
+								for _, v := range row[f2:e2] {
+									if v > acc || v != v {
+										acc = v
+									}
+								}
+							case isMax:
+								for i2 := f2; i2 < e2; i2 += w.d[2] {
+									if v := row[i2]; v > acc || v != v {
+										acc = v
+									}
+								}
+							case w.d[2] == 1:
+								for _, v := range row[f2:e2] {
+									acc += v
+								}
+							default:
+								for i2 := f2; i2 < e2; i2 += w.d[2] {
+									acc += row[i2]
+								}
+							}
+						}
+					}
+				}
+				switch cnt := c0 * c1 * c2; {
+				case isMax:
+				case incl:
+					acc /= float32(p0 * p1 * p2)
+				case cnt > 0:
+					acc /= float32(cnt)
+				default:
+					acc = float32(math.NaN())
+				}
+				op[i] = acc
+				i++
+			}
+		}
+	}
 }
