@@ -214,7 +214,7 @@ func TestDepthwiseConvMatchesFloat64(t *testing.T) {
 		x := randF32(rng, 2*c.c*9*11)
 		w := randF32(rng, c.m*c.k*c.k)
 		attrs := ge.Attrs{ge.AttrGroups: ge.IntAttr(int64(c.c)), ge.AttrStrides: ge.IntsAttr([]int64{int64(c.s), int64(c.s)}),
-			ge.AttrPads: ge.IntsAttr([]int64{int64(c.pad), int64(c.pad), int64(c.pad), int64(c.pad)}),
+			ge.AttrPads:      ge.IntsAttr([]int64{int64(c.pad), int64(c.pad), int64(c.pad), int64(c.pad)}),
 			ge.AttrDilations: ge.IntsAttr([]int64{int64(c.dil), int64(c.dil)})}
 		out, err := ge.EvalOp(ge.OpConv, attrs, []ge.HostTensor{f32Tensor([]int64{2, int64(c.c), 9, 11}, x),
 			f32Tensor([]int64{int64(c.m), 1, int64(c.k), int64(c.k)}, w)})
