@@ -25,7 +25,9 @@ import (
 // for g and h (RNN: tanh). activation_alpha_<i> and activation_beta_<i>
 // (floats) give the parameters of activation i, with ONNX's defaults.
 // AttrClip, when set, clamps every activation's input to [-clip, clip].
-// Matrix products go through sgemm; the gate math is float64 per element.
+// Matrix products go through sgemm; the gate math is float32 over gate
+// vectors for the default activations without clip (kernel_rnn_fast.go),
+// float64 per element otherwise.
 const (
 	OpGRU  OpType = 90
 	OpLSTM OpType = 91
@@ -301,6 +303,7 @@ func rnnKernel(t *Task, args [][]byte) error {
 	cPrev := s.f32(batch * h)
 	lbr := t.Attrs.Bool(AttrLinearBeforeReset)
 	per := len(acts) / dirs
+	bs, pre, tmp := s.f32(gh), s.f32(gh), s.f32(h)
 	for dir := range dirs {
 		reverse := dir == 1 || t.Attrs.String(AttrDirection) == "reverse"
 		w, r, b := wAll[dir*gh*in:(dir+1)*gh*in], rAll[dir*gh*h:(dir+1)*gh*h], bAll[dir*2*gh:(dir+1)*2*gh]
@@ -315,6 +318,8 @@ func rnnKernel(t *Task, args [][]byte) error {
 			copy(cPrev, c0[dir*batch*h:(dir+1)*batch*h])
 			p = pAll[dir*3*h : (dir+1)*3*h]
 		}
+		fast := rnnFastOK(t.Op, acts, dir, per, clip)
+		rnnBiasSum(bs, b, gh)
 		// Input projections of every step at once: [seq·batch, G·H].
 		sgemm(false, true, seq*batch, gh, in, 1, x, in, w, in, 0, xw, gh)
 		for step := range seq {
@@ -327,6 +332,10 @@ func rnnKernel(t *Task, args [][]byte) error {
 						continue
 					}
 					gx := xw[(tm*batch+n)*gh:]
+					if fast {
+						gruResetFast(h, gx, hr[n*gh:], bs, hPrev[n*h:(n+1)*h], rh[n*h:(n+1)*h], tmp)
+						continue
+					}
 					for j := range h {
 						k := n*gh + h + j
 						rr := act(0, float64(gx[h+j])+float64(hr[k])+float64(b[h+j])+float64(b[gh+h+j]))
@@ -343,6 +352,14 @@ func rnnKernel(t *Task, args [][]byte) error {
 				gx := xw[(tm*batch+n)*gh:]
 				hrow := hr[n*gh:]
 				yt := y[((tm*dirs+dir)*batch+n)*h:]
+				if fast {
+					var c []float32
+					if lstm {
+						c = cPrev[n*h : (n+1)*h]
+					}
+					rnnRowFast(t.Op, lbr, h, gx, hrow, b, bs, p, hPrev[n*h:(n+1)*h], c, yt, pre, tmp)
+					continue
+				}
 				for j := range h {
 					pre := func(k int) float64 {
 						return float64(gx[k*h+j]) + float64(hrow[k*h+j]) + float64(b[k*h+j]) + float64(b[gh+k*h+j])
