@@ -342,3 +342,56 @@ func TestBroadcastBinaryCoalesced(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceTrailingRows: reductions over a trailing block of axes (the
+// row path) against float64 sums, NaN kept by Max and Min.
+func TestReduceTrailingRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
+	x := randF32(rng, 4*3*5*6)
+	x[7] = float32(math.NaN())
+	for _, op := range []ge.OpType{ge.OpReduceMean, ge.OpReduceSum, ge.OpReduceMax, ge.OpReduceMin, ge.OpReduceSumSquare, ge.OpReduceL1, ge.OpReduceL2} {
+		for _, axes := range [][]int64{{3}, {2, 3}, {-1, -2, -3}} {
+			out, err := ge.EvalOp(op, ge.Attrs{ge.AttrAxes: ge.IntsAttr(axes), ge.AttrKeepDims: ge.BoolAttr(true)},
+				[]ge.HostTensor{f32Tensor([]int64{4, 3, 5, 6}, x)})
+			require.NoError(t, err)
+			l := 1
+			for _, a := range axes {
+				l *= []int{4, 3, 5, 6}[(a+4)%4]
+			}
+			want := make([]float64, len(x)/l)
+			for o := range want {
+				row := x[o*l : (o+1)*l]
+				acc := 0.0
+				switch op {
+				case ge.OpReduceMax:
+					acc = math.Inf(-1)
+				case ge.OpReduceMin:
+					acc = math.Inf(1)
+				}
+				for _, v := range row {
+					f := float64(v)
+					switch op {
+					case ge.OpReduceMax:
+						acc = math.Max(acc, f) // NaN in, NaN out
+					case ge.OpReduceMin:
+						acc = math.Min(acc, f)
+					case ge.OpReduceSumSquare, ge.OpReduceL2:
+						acc += f * f
+					case ge.OpReduceL1:
+						acc += math.Abs(f)
+					default:
+						acc += f
+					}
+				}
+				switch op {
+				case ge.OpReduceMean:
+					acc /= float64(l)
+				case ge.OpReduceL2:
+					acc = math.Sqrt(acc)
+				}
+				want[o] = acc
+			}
+			closeTo(t, f32s(out[0]), want, 1e-6, op.String())
+		}
+	}
+}

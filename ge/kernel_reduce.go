@@ -121,6 +121,9 @@ func reduceKernel(t *Task, args [][]byte) error {
 		return kernelError(t, "%v", err)
 	}
 	nOut := prod(t.Outputs[0].Dims)
+	if reduceRowsFast(t, args, red, nOut) {
+		return nil
+	}
 	// Output dims with reduced axes kept as 1, so input strides map to it.
 	kept := slices.Clone(d.Dims)
 	for i := range kept {
@@ -328,4 +331,77 @@ func logSoftmax(x, out []float64, outer, l, inner int) {
 			}
 		}
 	}
+}
+
+// reduceRowsFast reduces a float32/float16/bfloat16 tensor over a trailing
+// block of axes (LayerNorm written out as ReduceMean over the last axis,
+// a global pool as ReduceMean over H and W): each output is one
+// contiguous row, read in place and summed in float64 (max and min exact)
+// without the general path's float64 copy of the input and per-element
+// walk. It reports whether it handled the task.
+func reduceRowsFast(t *Task, args [][]byte, red []bool, nOut int) bool {
+	d := t.Inputs[0]
+	switch t.Op {
+	case OpReduceMean, OpReduceSum, OpReduceMax, OpReduceMin, OpReduceSumSquare, OpReduceL1, OpReduceL2:
+	default:
+		return false
+	}
+	n := prod(d.Dims)
+	if !isFloat(d.DataType) || t.Outputs[0].DataType != d.DataType || nOut == 0 || n == 0 {
+		return false
+	}
+	// Reduced axes must be a trailing block (size-1 axes do not matter).
+	seen := false
+	for i, r := range red {
+		if r {
+			seen = true
+		} else if seen && d.Dims[i] != 1 {
+			return false
+		}
+	}
+	var s scratch
+	defer s.release()
+	x := readFloats(&s, d.DataType, args[0], n)
+	out := outFloats(&s, d.DataType, args[1], nOut)
+	l := n / nOut
+	for o := range out {
+		row := x[o*l : (o+1)*l]
+		switch t.Op {
+		case OpReduceMax, OpReduceMin:
+			acc := row[0]
+			for _, v := range row[1:] {
+				if t.Op == OpReduceMax && (v > acc || v != v) || t.Op == OpReduceMin && (v < acc || v != v) {
+					if acc == acc {
+						acc = v
+					}
+				}
+			}
+			out[o] = acc
+			continue
+		}
+		var acc float64
+		switch t.Op {
+		case OpReduceSumSquare, OpReduceL2:
+			for _, v := range row {
+				acc += float64(v) * float64(v)
+			}
+		case OpReduceL1:
+			for _, v := range row {
+				acc += math.Abs(float64(v))
+			}
+		default:
+			for _, v := range row {
+				acc += float64(v)
+			}
+		}
+		switch t.Op {
+		case OpReduceMean:
+			acc /= float64(l)
+		case OpReduceL2:
+			acc = math.Sqrt(acc)
+		}
+		out[o] = float32(acc)
+	}
+	storeFloats(d.DataType, args[1], out)
+	return true
 }
