@@ -2,6 +2,7 @@ package ge
 
 import (
 	"fmt"
+	"sync"
 
 	sg "github.com/ascend-go/cann/internal/sgemm"
 )
@@ -47,44 +48,44 @@ func convInputs(x, w, bias *Tensor) []*Tensor {
 
 // convGeometry checks a Conv/ConvTranspose and returns its window, groups
 // and output channels.
-func convGeometry(op OpType, in []TensorDesc, a Attrs) (w *window, groups, m int, err error) {
+func convGeometry(op OpType, in []TensorDesc, a Attrs) (w window, groups, m int, err error) {
 	if err := needFloat("input 0", in[0].DataType); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	if err := sameType(in); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	x, wt := in[0].Dims, in[1].Dims
 	if len(wt) != len(x) {
-		return nil, 0, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
+		return window{}, 0, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
 	}
 	if len(x) < 3 {
-		return nil, 0, 0, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
+		return window{}, 0, 0, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
 	}
 	g := a.Int(AttrGroups, 1)
 	c := x[1]
 	if g < 1 || c%g != 0 {
-		return nil, 0, 0, fmt.Errorf("groups %d must divide the %d input channels", g, c)
+		return window{}, 0, 0, fmt.Errorf("groups %d must divide the %d input channels", g, c)
 	}
 	if w, err = spatialWindow(x, wt[2:], a); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	var mOut int64
 	if op == OpConv {
 		if wt[1] != c/g || wt[0]%g != 0 {
-			return nil, 0, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), c, g)
+			return window{}, 0, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), c, g)
 		}
 		if err := w.outDims(false); err != nil {
-			return nil, 0, 0, err
+			return window{}, 0, 0, err
 		}
 		mOut = wt[0]
 	} else {
 		if wt[0] != c {
-			return nil, 0, 0, fmt.Errorf("weight %s must have %d input channels first", dimsString(wt), c)
+			return window{}, 0, 0, fmt.Errorf("weight %s must have %d input channels first", dimsString(wt), c)
 		}
 		op := a.Ints(AttrOutputPadding)
 		if op != nil && len(op) != w.sp {
-			return nil, 0, 0, fmt.Errorf("output_padding %s: want %d values", dimsString(op), w.sp)
+			return window{}, 0, 0, fmt.Errorf("output_padding %s: want %d values", dimsString(op), w.sp)
 		}
 		for i := range w.sp {
 			j := maxSpatial - w.sp + i
@@ -93,18 +94,18 @@ func convGeometry(op OpType, in []TensorDesc, a Attrs) (w *window, groups, m int
 				extra = op[i]
 			}
 			if extra < 0 || extra >= int64(max(w.s[j], w.d[j])) {
-				return nil, 0, 0, fmt.Errorf("output_padding %d must be in [0, max(stride, dilation))", extra)
+				return window{}, 0, 0, fmt.Errorf("output_padding %d must be in [0, max(stride, dilation))", extra)
 			}
 			o := int64(w.s[j])*int64(w.in[j]-1) + extra + int64(w.effK(j)) - int64(w.pb[j]+w.pe[j])
 			if o < 1 || o > MaxDim {
-				return nil, 0, 0, fmt.Errorf("output dim %d is %d", i, o)
+				return window{}, 0, 0, fmt.Errorf("output dim %d is %d", i, o)
 			}
 			w.out[j] = int(o)
 		}
 		mOut = wt[1] * g
 	}
 	if len(in) == 3 && (len(in[2].Dims) != 1 || in[2].Dims[0] != mOut) {
-		return nil, 0, 0, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), mOut)
+		return window{}, 0, 0, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), mOut)
 	}
 	return w, int(g), int(mOut), nil
 }
@@ -144,7 +145,7 @@ func convKernel(t *Task, args [][]byte) error {
 	kk := cg * ks
 	if t.Op == OpConv && cg == 1 && groups > 1 {
 		for b := range n {
-			depthwiseConv(w, groups, m, x[b*c*pin:(b+1)*c*pin], wt, out[b*m*pout:(b+1)*m*pout])
+			depthwiseConv(&w, groups, m, x[b*c*pin:(b+1)*c*pin], wt, out[b*m*pout:(b+1)*m*pout])
 		}
 	} else if t.Op == OpConv {
 		for b := range n {
@@ -159,8 +160,11 @@ func convKernel(t *Task, args [][]byte) error {
 				// Implicit GEMM: the kernel packs the receptive fields
 				// straight from the image (bit-identical to im2col then
 				// the same GEMM, without writing the im2col matrix).
-				sgemmIm2col(mg, pout, kk, wt[g*mg*kk:], kk, &sg.Im2col{X: xg[:cg*pin], C: cg,
-					In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}, og, pout)
+				im := im2colPool.Get().(*sg.Im2col)
+				*im = sg.Im2col{X: xg[:cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
+				sgemmIm2col(mg, pout, kk, wt[g*mg*kk:], kk, im, og, pout)
+				*im = sg.Im2col{}
+				im2colPool.Put(im)
 			}
 		}
 	} else {
@@ -171,7 +175,7 @@ func convKernel(t *Task, args [][]byte) error {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
-				col2im(w, mg, col, out[(b*m+g*mg)*pout:])
+				col2im(&w, mg, col, out[(b*m+g*mg)*pout:])
 			}
 		}
 	}
@@ -188,6 +192,11 @@ func convKernel(t *Task, args [][]byte) error {
 	storeFloats(od.DataType, outArg, out)
 	return nil
 }
+
+// im2colPool recycles the implicit GEMM's operand descriptions: the
+// sgemm call keeps a pointer to one, so a fresh one per call would be a
+// heap allocation per convolution group.
+var im2colPool = sync.Pool{New: func() any { return new(sg.Im2col) }}
 
 // col2im scatter-adds the columns of a transposed convolution into m
 // output channels: rows (channel, kernel position), columns (input

@@ -54,16 +54,37 @@ func binaryKernel(t *Task, args [][]byte) error {
 // broadcastBinary walks the output in rows of its last dim; an odometer over
 // the outer dims tracks where each row starts in a and b.
 func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int64, b []float32, bd []int64) {
-	var sav, sbv, odv [8]int
-	sa, sb, odi := coalesce(broadcastStrides(ad, od), broadcastStrides(bd, od), od, sav[:0], sbv[:0], odv[:0])
-	r := len(odi)
-	od = nil
-	row := odi[r-1]
-	var idxv [8]int
-	idx := idxv[:0]
-	for range r {
-		idx = append(idx, 0)
+	if len(od) > maxCoalesce {
+		broadcastBinaryRows(op, out, od, a, broadcastStrides(ad, od), b, broadcastStrides(bd, od))
+		return
 	}
+	var sa0, sb0 [maxCoalesce]int
+	stridesInto(sa0[:len(od)], ad, od)
+	stridesInto(sb0[:len(od)], bd, od)
+	var sa, sb, dims [maxCoalesce]int
+	r := coalesce(sa0[:len(od)], sb0[:len(od)], od, &sa, &sb, &dims)
+	var d64 [maxCoalesce]int64
+	for i := range r {
+		d64[i] = int64(dims[i])
+	}
+	broadcastBinaryRows(op, out, d64[:r], a, sa[:r], b, sb[:r])
+}
+
+// maxCoalesce is the rank up to which broadcastBinary works on the stack.
+const maxCoalesce = 8
+
+// broadcastBinaryRows walks the output in rows of its last dim od[r-1];
+// an odometer over the outer dims tracks where each row starts in a and b
+// (element strides sa, sb: 0 along broadcast dims).
+func broadcastBinaryRows(op OpType, out []float32, od []int64, a []float32, sa []int, b []float32, sb []int) {
+	r := len(od)
+	row := int(od[r-1])
+	var idxv [maxCoalesce]int
+	idx := idxv[:0]
+	if r > len(idxv) {
+		idx = make([]int, r)
+	}
+	idx = idx[:r]
 	offA, offB := 0, 0
 	for o := 0; o < len(out); o += row {
 		binLoop(op, out[o:o+row], a[offA:], sa[r-1], b[offB:], sb[r-1])
@@ -71,7 +92,7 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 			idx[d]++
 			offA += sa[d]
 			offB += sb[d]
-			if idx[d] < odi[d] {
+			if idx[d] < int(od[d]) {
 				break
 			}
 			offA -= sa[d] * idx[d]
@@ -81,26 +102,39 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 	}
 }
 
+// stridesInto is broadcastStrides into st (len(out) values).
+func stridesInto(st []int, d, out []int64) {
+	s := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		st[i] = 0
+		j := len(d) - len(out) + i
+		if j >= 0 && d[j] != 1 {
+			st[i] = s
+			s *= int(d[j])
+		}
+	}
+}
+
 // coalesce merges adjacent output dims that both operands walk alike
 // (contiguous in both, or broadcast in both), so a [N,C,H,W]·[N,C,1,1]
-// product runs rows of H·W, not of W. Size-1 dims drop out. The merged
-// strides and dims are appended to the given buffers.
-func coalesce(sa, sb []int, od []int64, ra, rb, ro []int) ([]int, []int, []int) {
+// product runs rows of H·W, not of W. Size-1 dims drop out (the last dim
+// always stays). It writes the merged strides and dims to ra, rb, ro and
+// returns how many there are.
+func coalesce(sa, sb []int, od []int64, ra, rb, ro *[maxCoalesce]int) int {
+	n := 0
 	for i, d := range od {
 		if d == 1 && i < len(od)-1 {
 			continue
 		}
-		if n := len(ro); n > 0 {
-			last := ro[n-1]
-			if (ra[n-1] == sa[i]*int(d) || ra[n-1] == 0 && sa[i] == 0) && (rb[n-1] == sb[i]*int(d) || rb[n-1] == 0 && sb[i] == 0) {
-				ro[n-1] = last * int(d)
-				ra[n-1], rb[n-1] = sa[i], sb[i]
-				continue
-			}
+		if n > 0 && (ra[n-1] == sa[i]*int(d) || ra[n-1] == 0 && sa[i] == 0) && (rb[n-1] == sb[i]*int(d) || rb[n-1] == 0 && sb[i] == 0) {
+			ro[n-1] *= int(d)
+			ra[n-1], rb[n-1] = sa[i], sb[i]
+			continue
 		}
-		ra, rb, ro = append(ra, sa[i]), append(rb, sb[i]), append(ro, int(d))
+		ra[n], rb[n], ro[n] = sa[i], sb[i], int(d)
+		n++
 	}
-	return ra, rb, ro
+	return n
 }
 
 // binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.

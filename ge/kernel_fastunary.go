@@ -33,35 +33,34 @@ func fastUnaryKernel(t *Task, args [][]byte) error {
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
-	f := fastUnaryFunc(t)
+	alpha, beta := float32(t.Attrs.Float(AttrAlpha, 0.2)), float32(t.Attrs.Float(AttrBeta, 0.5))
 	if th := par.Threads(n, parallelElems); th > 1 {
-		par.For(th, n, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
+		par.For(th, n, func(lo, hi int) { fastUnary(t.Op, alpha, beta, out[lo:hi], x[lo:hi]) })
 	} else {
-		f(out, x)
+		fastUnary(t.Op, alpha, beta, out, x)
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil
 }
 
-func fastUnaryFunc(t *Task) func(out, x []float32) {
-	switch t.Op {
+// fastUnary sets out = op(x); alpha and beta are HardSigmoid's.
+func fastUnary(op OpType, alpha, beta float32, out, x []float32) {
+	switch op {
 	case OpSigmoid:
-		return vmath.Sigmoid
+		vmath.Sigmoid(out, x)
 	case OpTanh:
-		return vmath.Tanh
+		vmath.Tanh(out, x)
 	case OpErf:
-		return vmath.Erf
+		vmath.Erf(out, x)
 	case OpExp:
-		return vmath.Exp
+		vmath.Exp(out, x)
 	case OpHardSwish:
-		return func(out, x []float32) { hardSigmoid(out, x, 1.0/6, 0.5, true) }
+		hardSigmoid(out, x, 1.0/6, 0.5, true)
 	case OpHardSigmoid:
-		alpha, beta := float32(t.Attrs.Float(AttrAlpha, 0.2)), float32(t.Attrs.Float(AttrBeta, 0.5))
-		return func(out, x []float32) { hardSigmoid(out, x, alpha, beta, false) }
+		hardSigmoid(out, x, alpha, beta, false)
 	case OpGeluErf:
-		return geluErf
+		geluErf(out, x)
 	}
-	return nil
 }
 
 // hardSigmoid sets out = max(0, min(1, alpha·x + beta)), times x when

@@ -56,12 +56,17 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 		return sg.Matrix{Kind: kind, Half: raw[off*size*es : (off+1)*size*es], Stride: cols, Trans: trans}
 	}
-	var one [1]sg.Call
-	calls := one[:0]
-	if nb > 1 {
+	var few [16]sg.Call // batched attention heads fit without allocating
+	calls := few[:0]
+	if nb > len(few) {
 		calls = make([]sg.Call, 0, nb)
 	}
-	idx := make([]int, len(batch))
+	var idxv [8]int
+	idx := idxv[:0]
+	if len(batch) > len(idxv) {
+		idx = make([]int, 0, len(batch))
+	}
+	idx = idx[:len(batch)]
 	offA, offB := 0, 0
 	for bi := range nb {
 		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: 1,

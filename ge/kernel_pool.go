@@ -47,20 +47,20 @@ func maxPoolKernel(t *Task, args [][]byte) error {
 	return poolKernel(t, args)
 }
 
-func poolWindow(in []TensorDesc, a Attrs) (*window, error) {
+func poolWindow(in []TensorDesc, a Attrs) (window, error) {
 	if err := needFloat("input", in[0].DataType); err != nil {
-		return nil, err
+		return window{}, err
 	}
 	k := a.Ints(AttrKernelShape)
 	if k == nil {
-		return nil, fmt.Errorf("missing %q attribute", AttrKernelShape)
+		return window{}, fmt.Errorf("missing %q attribute", AttrKernelShape)
 	}
 	w, err := spatialWindow(in[0].Dims, k, a)
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
 	if err := w.outDims(a.Bool(AttrCeilMode)); err != nil {
-		return nil, err
+		return window{}, err
 	}
 	return w, nil
 }
@@ -88,7 +88,7 @@ func poolKernel(t *Task, args [][]byte) error {
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
 	for p := range planes {
-		pool3(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil

@@ -113,21 +113,24 @@ func rnnDirections(a Attrs) (int, error) {
 }
 
 // rnnActs returns the activation codes and their parameters, checked.
-func rnnActs(op OpType, dirs int, a Attrs) ([]int64, []float64, []float64, error) {
-	per := map[OpType]int{OpRNN: 1, OpGRU: 2, OpLSTM: 3}[op]
+func rnnActs(op OpType, dirs int, a Attrs) (rnnActSet, error) {
+	var set rnnActSet
+	per := rnnActsPer(op)
 	acts := a.Ints(AttrActivations)
 	if acts == nil {
-		def := map[OpType][]int64{OpRNN: {RNNActTanh}, OpGRU: {RNNActSigmoid, RNNActTanh},
-			OpLSTM: {RNNActSigmoid, RNNActTanh, RNNActTanh}}[op]
-		for range dirs {
-			acts = append(acts, def...)
+		for d := range dirs {
+			for i := range per {
+				set.codes[d*per+i] = rnnDefaultAct(op, i)
+			}
 		}
+		acts = set.codes[:per*dirs]
 	}
 	if len(acts) != per*dirs {
-		return nil, nil, nil, fmt.Errorf("activations: %d given, want %d", len(acts), per*dirs)
+		return set, fmt.Errorf("activations: %d given, want %d", len(acts), per*dirs)
 	}
-	alpha, beta := make([]float64, len(acts)), make([]float64, len(acts))
+	set.n = len(acts)
 	for i, c := range acts {
+		set.codes[i] = c
 		da, db := 0.0, 0.0
 		switch c {
 		case RNNActRelu, RNNActTanh, RNNActSigmoid, RNNActSoftsign, RNNActSoftplus:
@@ -143,11 +146,40 @@ func rnnActs(op OpType, dirs int, a Attrs) ([]int64, []float64, []float64, error
 		case RNNActHardSigmoid:
 			da, db = 0.2, 0.5
 		default:
-			return nil, nil, nil, fmt.Errorf("activation code %d is not an RNNAct* value", c)
+			return set, fmt.Errorf("activation code %d is not an RNNAct* value", c)
 		}
-		alpha[i], beta[i] = a.Float(RNNActAlpha(i), da), a.Float(RNNActBeta(i), db)
+		set.alpha[i], set.beta[i] = a.Float(RNNActAlpha(i), da), a.Float(RNNActBeta(i), db)
 	}
-	return acts, alpha, beta, nil
+	return set, nil
+}
+
+// rnnActSet is the activations of a recurrent op, per direction in
+// order: codes, alphas and betas, n of each (held in arrays so a kernel
+// run allocates nothing for them).
+type rnnActSet struct {
+	codes       [maxRNNActs]int64
+	alpha, beta [maxRNNActs]float64
+	n           int
+}
+
+// rnnActsPer is the number of activations per direction.
+func rnnActsPer(op OpType) int {
+	switch op {
+	case OpGRU:
+		return 2
+	case OpLSTM:
+		return 3
+	}
+	return 1
+}
+
+// rnnDefaultAct is ONNX's default activation i of op: sigmoid for the
+// gates (f), tanh for g and h (RNN: tanh).
+func rnnDefaultAct(op OpType, i int) int64 {
+	if op != OpRNN && i == 0 {
+		return RNNActSigmoid
+	}
+	return RNNActTanh
 }
 
 func rnnAct(code int64, alpha, beta, v float64) float64 {
@@ -199,7 +231,7 @@ func inferRNN(g int64, req int, in []TensorDesc, a Attrs) ([]TensorDesc, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, _, _, err := rnnActs(op, dirs, a); err != nil {
+	if _, err := rnnActs(op, dirs, a); err != nil {
 		return nil, err
 	}
 	if c := a.Float(AttrClip, 1); c <= 0 || c != c {
@@ -257,7 +289,7 @@ func rnnKernel(t *Task, args [][]byte) error {
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
-	acts, alpha, beta, err := rnnActs(t.Op, dirs, t.Attrs)
+	set, err := rnnActs(t.Op, dirs, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -265,7 +297,12 @@ func rnnKernel(t *Task, args [][]byte) error {
 	if _, ok := t.Attrs[AttrClip]; ok {
 		clip = t.Attrs.Float(AttrClip, 0)
 	}
-	lens := make([]int64, batch)
+	var lensBuf [64]int64
+	lens := lensBuf[:0]
+	if batch > len(lensBuf) {
+		lens = make([]int64, batch)
+	}
+	lens = lens[:batch]
 	for i := range lens {
 		lens[i] = int64(seq)
 	}
@@ -302,6 +339,7 @@ func rnnKernel(t *Task, args [][]byte) error {
 	hPrev := s.f32(batch * h)
 	cPrev := s.f32(batch * h)
 	lbr := t.Attrs.Bool(AttrLinearBeforeReset)
+	acts, alpha, beta := set.codes[:set.n], set.alpha[:set.n], set.beta[:set.n]
 	per := len(acts) / dirs
 	bs, pre, tmp := s.f32(gh), s.f32(gh), s.f32(h)
 	for dir := range dirs {

@@ -3,6 +3,7 @@ package ge
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"sync"
 	"unsafe"
 
@@ -24,25 +25,46 @@ func viewF32(b []byte, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
-var f32Pool = sync.Pool{New: func() any { return new([]float32) }}
+// f32Pools holds pooled float32 buffers by size class: class c holds
+// buffers of capacity 1<<c, so a request always finds one large enough
+// and a kernel's mix of sizes reaches a steady state with no allocation.
+var f32Pools [40]sync.Pool
 
 // scratch hands out pooled float32 buffers for one kernel call.
-type scratch struct{ bufs []*[]float32 }
+type scratch struct {
+	bufs [8]*[]float32 // the first buffers handed out; more go in extra
+	n    int
+	more []*[]float32
+}
 
 func (s *scratch) f32(n int) []float32 {
-	p := f32Pool.Get().(*[]float32)
-	if cap(*p) < n {
-		*p = make([]float32, n)
+	c := bits.Len(uint(max(n, 1) - 1))
+	p, _ := f32Pools[c].Get().(*[]float32)
+	if p == nil {
+		b := make([]float32, 1<<c)
+		p = &b
 	}
-	s.bufs = append(s.bufs, p)
+	if s.n < len(s.bufs) {
+		s.bufs[s.n] = p
+	} else {
+		s.more = append(s.more, p)
+	}
+	s.n++
 	return (*p)[:n]
 }
 
 func (s *scratch) release() {
-	for _, p := range s.bufs {
-		f32Pool.Put(p)
+	for i := range min(s.n, len(s.bufs)) {
+		put(s.bufs[i])
 	}
-	s.bufs = s.bufs[:0]
+	for _, p := range s.more {
+		put(p)
+	}
+	s.n, s.more = 0, s.more[:0]
+}
+
+func put(p *[]float32) {
+	f32Pools[bits.Len(uint(cap(*p)-1))].Put(p)
 }
 
 // readFloats returns n values of the float tensor b as float32: b itself for

@@ -221,6 +221,8 @@ func npyBytes(in ortInput) []byte {
 	return append(append(b, h...), in.data...)
 }
 
+var npyHeader = regexp.MustCompile(`'descr':\s*'([^']+)'.*'shape':\s*\(([^)]*)\)`)
+
 // readNpyFile reads a version 1 or 2 C-order .npy file of a type in
 // pbTypes.
 func readNpyFile(path string) (ortInput, error) {
@@ -239,7 +241,7 @@ func readNpyFile(path string) (ortInput, error) {
 		return ortInput{}, fmt.Errorf("%s: header runs past the file", path)
 	}
 	h := string(b[start : start+hlen])
-	m := regexp.MustCompile(`'descr':\s*'([^']+)'.*'shape':\s*\(([^)]*)\)`).FindStringSubmatch(h)
+	m := npyHeader.FindStringSubmatch(h)
 	if m == nil || strings.Contains(h, "'fortran_order': True") {
 		return ortInput{}, fmt.Errorf("%s: header %q", path, h)
 	}
