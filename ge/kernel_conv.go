@@ -144,8 +144,19 @@ func convKernel(t *Task, args [][]byte) error {
 	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
 	kk := cg * ks
 	if t.Op == OpConv && cg == 1 && groups > 1 {
+		flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
+		var pad, tmp []float32
+		if flat {
+			hp, wp := dwPadDims(&w)
+			pad, tmp = s.f32(hp*wp), s.f32(dwTmpSize(&w))
+		}
 		for b := range n {
-			depthwiseConv(&w, groups, m, x[b*c*pin:(b+1)*c*pin], wt, out[b*m*pout:(b+1)*m*pout])
+			xb, ob := x[b*c*pin:(b+1)*c*pin], out[b*m*pout:(b+1)*m*pout]
+			if flat {
+				depthwise2D(&w, groups, m, xb, wt, ob, pad, tmp)
+			} else {
+				depthwiseConv(&w, groups, m, xb, wt, ob)
+			}
 		}
 	} else if t.Op == OpConv {
 		for b := range n {
