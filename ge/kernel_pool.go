@@ -87,8 +87,13 @@ func poolKernel(t *Task, args [][]byte) error {
 	planes := int(xd.Dims[0] * xd.Dims[1])
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
+	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
 	for p := range planes {
-		pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		if flat {
+			pool2D(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		} else {
+			pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		}
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
@@ -174,5 +179,103 @@ func pool3(w *window, xp, op []float32, isMax, incl bool) {
 				i++
 			}
 		}
+	}
+}
+
+// pool2D is pool3 for one or two spatial dims (a plane one deep), row by
+// row: each input row of an output row's window is folded into the whole
+// output row at once, the outputs whose window lies inside the row with a
+// fixed tap count and no bounds tests (2 taps unrolled), the edge outputs
+// through poolSpan. Taps are taken in the same order as pool3, so the
+// results are the same bits.
+func pool2D(w *window, xp, op []float32, isMax, incl bool) {
+	W, OW := w.in[2], w.out[2]
+	kw, s2, d2, pb2 := w.k[2], w.s[2], w.d[2], w.pb[2]
+	a, _ := tapRange(OW, W, s2, -pb2)
+	_, b := tapRange(OW, W, s2, (kw-1)*d2-pb2)
+	b = max(a, b)
+	negInf := float32(math.Inf(-1))
+	for o1 := range w.out[1] {
+		f1, e1, c1, p1 := poolSpan(w, 1, o1)
+		orow := op[o1*OW : (o1+1)*OW]
+		if isMax {
+			for i := range orow {
+				orow[i] = negInf
+			}
+		} else {
+			clear(orow)
+		}
+		for i1 := f1; i1 < e1; i1 += w.d[1] {
+			xrow := xp[i1*W : (i1+1)*W]
+			poolEdge(w, xrow, orow, 0, min(a, OW), isMax)
+			poolEdge(w, xrow, orow, b, OW, isMax)
+			in := orow[a:b]
+			switch {
+			case isMax && kw == 2 && d2 == 1:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					if v := xrow[base]; v > acc || v != v {
+						acc = v
+					}
+					if v := xrow[base+1]; v > acc || v != v {
+						acc = v
+					}
+					in[i] = acc
+				}
+			case isMax:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					for k := range kw {
+						if v := xrow[base+k*d2]; v > acc || v != v {
+							acc = v
+						}
+					}
+					in[i] = acc
+				}
+			default:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					for k := range kw {
+						acc += xrow[base+k*d2]
+					}
+					in[i] = acc
+				}
+			}
+		}
+		if isMax {
+			continue
+		}
+		for o2 := range orow {
+			_, _, c2, p2 := poolSpan(w, 2, o2)
+			switch cnt := c1 * c2; {
+			case incl:
+				orow[o2] /= float32(p1 * p2)
+			case cnt > 0:
+				orow[o2] /= float32(cnt)
+			default:
+				orow[o2] = float32(math.NaN())
+			}
+		}
+	}
+}
+
+// poolEdge folds one input row into outputs [lo, hi) of an output row,
+// each over its own clipped window.
+func poolEdge(w *window, xrow, orow []float32, lo, hi int, isMax bool) {
+	for o2 := lo; o2 < hi; o2++ {
+		f2, e2, _, _ := poolSpan(w, 2, o2)
+		acc := orow[o2]
+		for i2 := f2; i2 < e2; i2 += w.d[2] {
+			v := xrow[i2]
+			if !isMax {
+				acc += v
+			} else if v > acc || v != v {
+				acc = v
+			}
+		}
+		orow[o2] = acc
 	}
 }
