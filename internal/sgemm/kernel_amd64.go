@@ -22,6 +22,15 @@ func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //go:noescape
 func packRows32(dst, src *float32, ld, kb int)
 
+// axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
+// the add (the Go loop's bits); AVX2.
+//
+//go:noescape
+func axpyAVX2(dst, src *float32, n int, a float32)
+
+// hasAXPY reports whether axpyAVX2 runs here.
+var hasAXPY = cpu.X86.HasAVX2
+
 func fmaPeak512(n int)
 func fmaPeak256(n int)
 

@@ -648,6 +648,55 @@ packRows32_done:
 	VZEROUPPER
 	RET
 
+// func axpyAVX2(dst, src *float32, n int, a float32)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y0
+axpyAVX2_loop32:
+	CMPQ CX, $32
+	JLT axpyAVX2_loop8
+	VMULPS 0(SI), Y0, Y1
+	VMULPS 32(SI), Y0, Y2
+	VMULPS 64(SI), Y0, Y3
+	VMULPS 96(SI), Y0, Y4
+	VADDPS 0(DI), Y1, Y1
+	VADDPS 32(DI), Y2, Y2
+	VADDPS 64(DI), Y3, Y3
+	VADDPS 96(DI), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP axpyAVX2_loop32
+axpyAVX2_loop8:
+	CMPQ CX, $8
+	JLT axpyAVX2_tail
+	VMULPS (SI), Y0, Y1
+	VADDPS (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP axpyAVX2_loop8
+axpyAVX2_tail:
+	TESTQ CX, CX
+	JEQ axpyAVX2_done
+	VMULSS (SI), X0, X1
+	VADDSS (DI), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP axpyAVX2_tail
+axpyAVX2_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeak512(n int)
 TEXT ·fmaPeak512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
