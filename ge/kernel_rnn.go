@@ -360,8 +360,10 @@ func rnnKernel(t *Task, args [][]byte) error {
 		rnnBiasSum(bs, b, gh)
 		// Input projections of every step at once: [seq·batch, G·H].
 		sgemm(false, true, seq*batch, gh, in, 1, x, in, w, in, 0, xw, gh)
+		// The recurrent weights, all gates, packed once for every step.
+		rAll, rCand := rnnPackR(&s, r, batch, h, gh, t.Op == OpGRU && !lbr)
 		for step := range seq {
-			sgemm(false, true, batch, gh, h, 1, hPrev, h, r, h, 0, hr, gh)
+			rnnGemm(batch, gh, h, hPrev, rAll, hr, gh)
 			if t.Op == OpGRU && !lbr {
 				// z and r first: the candidate needs (r ⊙ H(t-1))·Rhᵀ.
 				for n := range batch {
@@ -380,7 +382,7 @@ func rnnKernel(t *Task, args [][]byte) error {
 						rh[n*h+j] = float32(rr * float64(hPrev[n*h+j]))
 					}
 				}
-				sgemm(false, true, batch, h, h, 1, rh, h, r[2*h*h:], h, 0, hr[2*h:], gh)
+				rnnGemm(batch, h, h, rh, rCand, hr[2*h:], gh)
 			}
 			for n := range batch {
 				tm := timeOf(step, lens[n], reverse)

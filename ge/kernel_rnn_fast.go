@@ -3,6 +3,8 @@ package ge
 import (
 	"math"
 
+	sg "github.com/ascend-go/cann/internal/sgemm"
+
 	"github.com/ascend-go/cann/internal/vmath"
 )
 
@@ -110,5 +112,38 @@ func rnnRowFast(op OpType, lbr bool, h int, gx, hrow, b, bs, p, hp, c, yt, pre, 
 		for j := range yt {
 			yt[j] = o[j] * tc[j]
 		}
+	}
+}
+
+// rnnPackR returns the recurrent weights r ([G·H, H]) as the B operand of
+// each step's product h(t-1)·Rᵀ: packed once into the kernels' panel
+// layout when the product is large enough to be packed at all, so the
+// steps do not repack R (a GRU's 768×256 matrix, every step), else as
+// stored. cand is the candidate gate's rows alone, for a GRU without
+// linear_before_reset, whose candidate product takes r ⊙ h(t-1).
+func rnnPackR(s *scratch, r []float32, batch, h, gh int, gruReset bool) (all, cand sg.Matrix) {
+	pack := func(rows []float32, n int) sg.Matrix {
+		m := sg.Matrix{F32: rows, Stride: h, Trans: true}
+		if batch*n*h <= sg.SmallWork {
+			return m
+		}
+		p, err := sg.PackB(s.f32(sg.PackedSize(h, n)), m, h, n)
+		if err != nil {
+			return m // cannot happen for a checked shape; the stored operand is equivalent
+		}
+		return p
+	}
+	all = pack(r[:gh*h], gh)
+	if gruReset {
+		cand = pack(r[2*h*h:gh*h], h)
+	}
+	return all, cand
+}
+
+// rnnGemm sets c (m×n, row stride ldc) = a (m×k, row-major) · op(b).
+func rnnGemm(m, n, k int, a []float32, b sg.Matrix, c []float32, ldc int) {
+	err := sg.Gemm(&sg.Call{M: m, N: n, K: k, Alpha: 1, A: sg.Matrix{F32: a, Stride: k}, B: b, C: c, LDC: ldc})
+	if err != nil {
+		panic("ge: recurrent step product: " + err.Error())
 	}
 }

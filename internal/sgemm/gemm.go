@@ -16,6 +16,14 @@ func run(c *Call, kern kernel, threads int) {
 		scaleC(c)
 		return
 	}
+	if c.B.Kind == Packed {
+		// Panels are ready: the short path reads them in place.
+		if w := c.work(); w < parallelWork*threads {
+			threads = max(1, w/parallelWork)
+		}
+		runShort(c, kern, threads)
+		return
+	}
 	if c.work() <= smallWork && c.A.Kind == F32 && c.B.Kind == F32 {
 		if c.B.Im2col != nil {
 			smallIm2col(c)
@@ -139,12 +147,17 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)
-			packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			bp := bpan
+			if c.B.Kind == Packed {
+				bp = packedPanel(&c.B, n, nr, pc, kb, jp)
+			} else {
+				packBPanel(bpan, &c.B, pc, kb, j, cols, nr, wbuf)
+			}
 			for ip := range pm {
 				i := ip * mr
 				rows := min(mr, m-i)
 				apan := ap[ip*mr*kb:]
-				kern.tile(kb, rows, cols, &apan[0], &bpan[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
+				kern.tile(kb, rows, cols, &apan[0], &bp[0], c.C[i*ldc+j:], ldc, c.Alpha, beta, tile)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ const (
 	F32  Kind = iota // float32, in Matrix.F32
 	F16              // IEEE half, little-endian, in Matrix.Half
 	BF16             // bfloat16, little-endian, in Matrix.Half
+	Packed           // B only: kernel panels written by PackB, in Matrix.F32 (Stride: N)
 )
 
 // Matrix is a GEMM operand as stored: row-major, Stride elements between
@@ -114,6 +115,12 @@ func (c *Call) validate() error {
 
 // check validates an operand whose op() is rows×cols.
 func (x *Matrix) check(name string, rows, cols int) error {
+	if x.Kind == Packed {
+		if name != "B" || x.Im2col != nil {
+			return fmt.Errorf("%w: a packed operand must be B", ErrShape)
+		}
+		return x.checkPacked(rows, cols)
+	}
 	if x.Im2col != nil {
 		if name != "B" || x.Trans || x.Kind != F32 {
 			return fmt.Errorf("%w: an im2col operand must be B, float32, not transposed", ErrShape)
