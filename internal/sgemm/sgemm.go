@@ -13,10 +13,10 @@ type Kind uint8
 
 // Element kinds.
 const (
-	F32  Kind = iota // float32, in Matrix.F32
-	F16              // IEEE half, little-endian, in Matrix.Half
-	BF16             // bfloat16, little-endian, in Matrix.Half
-	Packed           // B only: kernel panels written by PackB, in Matrix.F32 (Stride: N)
+	F32    Kind = iota // float32, in Matrix.F32
+	F16                // IEEE half, little-endian, in Matrix.Half
+	BF16               // bfloat16, little-endian, in Matrix.Half
+	Packed             // B only: kernel panels written by PackB, in Matrix.F32 (Stride: N)
 )
 
 // Matrix is a GEMM operand as stored: row-major, Stride elements between
