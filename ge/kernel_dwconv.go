@@ -1,5 +1,7 @@
 package ge
 
+import sg "github.com/ascend-go/cann/internal/sgemm"
+
 // Direct convolution for groups of one input channel (depthwise
 // convolution, MobileNet's 3×3 group=C layers, with any channel
 // multiplier). Through the implicit GEMM such a group is a 1-row product
@@ -112,7 +114,7 @@ func dwRow(orow, xrow, wr []float32, a, b, s2, d2, pb2, in2 int) {
 // one plane deep). Each input plane is first copied into a zero-padded
 // plane (pad is scratch of dwPadSize floats), so no tap ever needs a
 // bounds test. With stride 1 the output is computed at the padded width
-// over the whole plane in one pass per kernel row — every output (o1, o2)
+// over the whole plane in one vector pass (sgemm.Axpy) per tap — every output (o1, o2)
 // reads padded element (o1+k1·d1)·Wp + o2 + k2·d2, linear in o1·Wp + o2 —
 // into tmp (dwTmpSize floats), and the rows are then compacted;
 // otherwise row by row.
@@ -143,19 +145,8 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 			for k1 := range kh {
 				wr := wk[k1*kw : (k1+1)*kw]
 				base := k1 * d1 * wp
-				if kw == 3 {
-					w0, w1, w2 := wr[0], wr[1], wr[2]
-					x0, x1, x2 := pad[base:base+l], pad[base+d2:base+d2+l], pad[base+2*d2:base+2*d2+l]
-					for i := range t {
-						t[i] += w0*x0[i] + w1*x1[i] + w2*x2[i]
-					}
-					continue
-				}
 				for k2, wv := range wr {
-					xs := pad[base+k2*d2 : base+k2*d2+l]
-					for i := range t {
-						t[i] += wv * xs[i]
-					}
+					sg.Axpy(t, pad[base+k2*d2:base+k2*d2+l], wv)
 				}
 			}
 			for r := range OH {
