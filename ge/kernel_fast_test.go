@@ -395,3 +395,61 @@ func TestReduceTrailingRows(t *testing.T) {
 		}
 	}
 }
+
+// TestWhereBroadcastRows: Where over broadcast condition and operands
+// (a causal mask over heads) picks x or y at every index.
+func TestWhereBroadcastRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 10))
+	for _, c := range []struct{ c, x, y []int64 }{
+		{[]int64{1, 1, 5, 5}, []int64{2, 3, 5, 5}, []int64{1}},
+		{[]int64{2, 1, 1, 5}, []int64{1, 3, 5, 1}, []int64{2, 3, 5, 5}},
+		{[]int64{7}, []int64{3, 7}, []int64{3, 1}},
+	} {
+		nc, nx, ny := 1, 1, 1
+		for _, d := range c.c {
+			nc *= int(d)
+		}
+		for _, d := range c.x {
+			nx *= int(d)
+		}
+		for _, d := range c.y {
+			ny *= int(d)
+		}
+		cond := make([]byte, nc)
+		for i := range cond {
+			cond[i] = byte(rng.IntN(2))
+		}
+		xv, yv := randF32(rng, nx), randF32(rng, ny)
+		ct := ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Bool, Format: acl.FormatND, Dims: c.c}, Data: cond}
+		out, err := ge.EvalOp(ge.OpWhere, nil, []ge.HostTensor{ct, f32Tensor(c.x, xv), f32Tensor(c.y, yv)})
+		require.NoError(t, err)
+		od := out[0].Desc.Dims
+		got := f32s(out[0])
+		idx := make([]int, len(od))
+		off := func(d []int64) int {
+			o, st := 0, 1
+			for i := len(d) - 1; i >= 0; i-- {
+				j := idx[len(idx)-len(d)+i]
+				if d[i] == 1 {
+					j = 0
+				}
+				o += j * st
+				st *= int(d[i])
+			}
+			return o
+		}
+		for i := range got {
+			want := yv[off(c.y)]
+			if cond[off(c.c)] != 0 {
+				want = xv[off(c.x)]
+			}
+			require.Equal(t, want, got[i], "%+v at %v", c, idx)
+			for d := len(od) - 1; d >= 0; d-- {
+				if idx[d]++; idx[d] < int(od[d]) {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+	}
+}

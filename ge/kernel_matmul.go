@@ -1,6 +1,8 @@
 package ge
 
 import (
+	"fmt"
+
 	"github.com/ascend-go/cann/acl"
 	sg "github.com/ascend-go/cann/internal/sgemm"
 )
@@ -15,7 +17,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	defer s.release()
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	ta, tb := t.Attrs.Bool(AttrTransposeA), t.Attrs.Bool(AttrTransposeB)
-	m64, k64, n64, batch, err := matmulDims(t.Inputs, t.Attrs)
+	m64, k64, n64, batch, err := matmulTaskDims(t)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -90,4 +92,48 @@ func matmulKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(od.DataType, args[2], cAll)
 	return nil
+}
+
+// matmulTaskDims is matmulDims for a task, without allocating: the batch
+// dims are the output's leading dims once they are checked to be the
+// broadcast of the operands' (matmulDims otherwise, which says what is
+// wrong).
+func matmulTaskDims(t *Task) (m, k, n int64, batch []int64, err error) {
+	x, w, od := t.Inputs[0].Dims, t.Inputs[1].Dims, t.Outputs[0].Dims
+	ok := len(x) >= 2 && len(w) >= 2 && len(od) == max(len(x), len(w))
+	if ok {
+		m, k = x[len(x)-2], x[len(x)-1]
+		if t.Attrs.Bool(AttrTransposeA) {
+			m, k = k, m
+		}
+		k2, n2 := w[len(w)-2], w[len(w)-1]
+		if t.Attrs.Bool(AttrTransposeB) {
+			k2, n2 = n2, k2
+		}
+		n = n2
+		ok = k == k2 && od[len(od)-2] == m && od[len(od)-1] == n
+		batch = od[:len(od)-2]
+		xb, wb := x[:len(x)-2], w[:len(w)-2]
+		for i := range batch {
+			da, db := int64(1), int64(1)
+			if j := len(xb) - len(batch) + i; j >= 0 {
+				da = xb[j]
+			}
+			if j := len(wb) - len(batch) + i; j >= 0 {
+				db = wb[j]
+			}
+			want := da
+			if da == 1 {
+				want = db
+			}
+			ok = ok && (da == db || da == 1 || db == 1) && batch[i] == want
+		}
+	}
+	if ok {
+		return m, k, n, batch, nil
+	}
+	if m, k, n, batch, err = matmulDims(t.Inputs, t.Attrs); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	return 0, 0, 0, nil, fmt.Errorf("output %s is not the product's %v×[%d, %d]", dimsString(od), batch, m, n)
 }
