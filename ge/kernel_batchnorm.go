@@ -2,6 +2,7 @@ package ge
 
 import (
 	"fmt"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 	"math"
 )
 
@@ -62,10 +63,9 @@ func batchNormKernel(t *Task, args [][]byte) error {
 		mul, add := float32(mul64), float32(float64(b[ch])-float64(mean[ch])*mul64)
 		for i := range n {
 			base := (i*c + ch) * inner
-			xs, os := x[base:base+inner], out[base:base+inner]
-			for j, v := range xs {
-				os[j] = v*mul + add
-			}
+			os := out[base : base+inner]
+			sg.VecScalar(sg.VecMul, os, x[base:base+inner], mul)
+			sg.VecScalar(sg.VecAdd, os, os, add)
 		}
 	}
 	storeFloats(d.DataType, args[5], out)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/par"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 	"github.com/ascend-go/cann/internal/vmath"
 )
 
@@ -175,75 +176,28 @@ func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool 
 	if n == 0 {
 		return false
 	}
+	var vop sg.VecOp
+	switch op {
+	case OpAdd:
+		vop = sg.VecAdd
+	case OpSub:
+		vop = sg.VecSub
+	case OpMul:
+		vop = sg.VecMul
+	case OpDiv:
+		vop = sg.VecDiv
+	case OpPow:
+		return sa == 1 && sb == 0 && powScalar(out, a[:n], b[0])
+	default:
+		return false
+	}
 	switch {
 	case sa == 1 && sb == 1:
-		a, b = a[:n], b[:n]
-		switch op {
-		case OpAdd:
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
-		case OpSub:
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
-		case OpMul:
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
-		case OpDiv:
-			for i := range out {
-				out[i] = a[i] / b[i]
-			}
-		default:
-			return false
-		}
+		sg.Vec(vop, out, a, b)
 	case sa == 1 && sb == 0:
-		a, y := a[:n], b[0]
-		switch op {
-		case OpAdd:
-			for i := range out {
-				out[i] = a[i] + y
-			}
-		case OpSub:
-			for i := range out {
-				out[i] = a[i] - y
-			}
-		case OpMul:
-			for i := range out {
-				out[i] = a[i] * y
-			}
-		case OpDiv:
-			for i := range out {
-				out[i] = a[i] / y
-			}
-		case OpPow:
-			return powScalar(out, a, y)
-		default:
-			return false
-		}
+		sg.VecScalar(vop, out, a, b[0])
 	case sa == 0 && sb == 1:
-		x, b := a[0], b[:n]
-		switch op {
-		case OpAdd:
-			for i := range out {
-				out[i] = x + b[i]
-			}
-		case OpSub:
-			for i := range out {
-				out[i] = x - b[i]
-			}
-		case OpMul:
-			for i := range out {
-				out[i] = x * b[i]
-			}
-		case OpDiv:
-			for i := range out {
-				out[i] = x / b[i]
-			}
-		default:
-			return false
-		}
+		sg.ScalarVec(vop, out, a[0], b)
 	default:
 		return false
 	}

@@ -31,6 +31,49 @@ func axpyAVX2(dst, src *float32, n int, a float32)
 // hasAXPY reports whether axpyAVX2 runs here.
 var hasAXPY = cpu.X86.HasAVX2
 
+//go:noescape
+func vecADDvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecADDvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecADDsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecSUBvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecSUBvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecSUBsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecMULvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecMULvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecMULsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecDIVvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecDIVvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecDIVsv(dst, a *float32, n int, s float32)
+
+// The generated elementwise routines by VecOp (AVX2).
+var (
+	vecVV = [4]func(dst, a, b *float32, n int){vecADDvv, vecSUBvv, vecMULvv, vecDIVvv}
+	vecVS = [4]func(dst, a *float32, n int, s float32){vecADDvs, vecSUBvs, vecMULvs, vecDIVvs}
+	vecSV = [4]func(dst, a *float32, n int, s float32){vecADDsv, vecSUBsv, vecMULsv, vecDIVsv}
+)
+
 func fmaPeak512(n int)
 func fmaPeak256(n int)
 

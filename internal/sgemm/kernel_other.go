@@ -19,3 +19,9 @@ func packRows32(dst, src *float32, ld, kb int)                      { panic("no 
 func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no assembly kernels") }
 
 var hasAXPY = false
+
+var (
+	vecVV [4]func(dst, a, b *float32, n int)
+	vecVS [4]func(dst, a *float32, n int, s float32)
+	vecSV [4]func(dst, a *float32, n int, s float32)
+)
