@@ -3,6 +3,8 @@ package onnxcmp
 import (
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -32,6 +34,8 @@ func BenchmarkFallbackModels(b *testing.B) {
 					b.Skip(err)
 				}
 			}
+			runtime.GC()
+			debug.FreeOSMemory()
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := f.run(); err != nil {
