@@ -132,7 +132,8 @@ func matmulTaskDims(t *Task) (m, k, n int64, batch []int64, err error) {
 	if ok {
 		return m, k, n, batch, nil
 	}
-	if m, k, n, batch, err = matmulDims(t.Inputs, t.Attrs); err != nil {
+	m, _, n, batch, err = matmulDims(t.Inputs, t.Attrs)
+	if err != nil {
 		return 0, 0, 0, nil, err
 	}
 	return 0, 0, 0, nil, fmt.Errorf("output %s is not the product's %v×[%d, %d]", dimsString(od), batch, m, n)
