@@ -138,3 +138,65 @@ func prod(d []int64) int {
 func kernelError(t *Task, format string, args ...any) error {
 	return acl.Errorf("ge.RunTask", acl.CodeRTAICoreException, "task %q (%s): "+format, append([]any{t.Name, t.Op}, args...)...)
 }
+
+// u64Pools holds pooled 8-byte-word buffers by size class, for kernels
+// that need float64, int or bool scratch (Resize's plans and rows).
+var u64Pools [40]sync.Pool
+
+// wordArena hands out zeroed typed scratch carved from pooled word
+// buffers for one kernel call; release returns them.
+type wordArena struct {
+	bufs [16]*[]uint64
+	n    int
+	more []*[]uint64
+}
+
+func (a *wordArena) words(n int) []uint64 {
+	c := bits.Len(uint(max(n, 1) - 1))
+	p, _ := u64Pools[c].Get().(*[]uint64)
+	if p == nil {
+		b := make([]uint64, 1<<c)
+		p = &b
+	}
+	if a.n < len(a.bufs) {
+		a.bufs[a.n] = p
+	} else {
+		a.more = append(a.more, p)
+	}
+	a.n++
+	w := (*p)[:n]
+	clear(w)
+	return w
+}
+
+func (a *wordArena) f64(n int) []float64 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&a.words(n)[0])), n)
+}
+
+func (a *wordArena) ints(n int) []int {
+	if n == 0 {
+		return nil
+	}
+	per := 8 / int(unsafe.Sizeof(int(0)))
+	return unsafe.Slice((*int)(unsafe.Pointer(&a.words((n + per - 1) / per)[0])), n)
+}
+
+func (a *wordArena) bools(n int) []bool {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*bool)(unsafe.Pointer(&a.words((n + 7) / 8)[0])), n)
+}
+
+func (a *wordArena) release() {
+	for i := range min(a.n, len(a.bufs)) {
+		u64Pools[bits.Len(uint(cap(*a.bufs[i])-1))].Put(a.bufs[i])
+	}
+	for _, p := range a.more {
+		u64Pools[bits.Len(uint(cap(*p)-1))].Put(p)
+	}
+	a.n, a.more = 0, a.more[:0]
+}
