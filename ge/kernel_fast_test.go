@@ -343,14 +343,19 @@ func TestBroadcastBinaryCoalesced(t *testing.T) {
 	}
 }
 
-// TestReduceTrailingRows: reductions over a trailing block of axes (the
-// row path) against float64 sums, NaN kept by Max and Min.
+// TestReduceTrailingRows: reductions over a contiguous block of axes
+// (trailing: the row path; inner axes kept: the block path) against
+// float64 sums, NaN kept by Max and Min.
 func TestReduceTrailingRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
 	x := randF32(rng, 4*3*5*6)
 	x[7] = float32(math.NaN())
 	for _, op := range []ge.OpType{ge.OpReduceMean, ge.OpReduceSum, ge.OpReduceMax, ge.OpReduceMin, ge.OpReduceSumSquare, ge.OpReduceL1, ge.OpReduceL2} {
-		for _, axes := range [][]int64{{3}, {2, 3}, {-1, -2, -3}} {
+		for _, c := range []struct {
+			axes  []int64
+			inner int
+		}{{[]int64{3}, 1}, {[]int64{2, 3}, 1}, {[]int64{-1, -2, -3}, 1}, {[]int64{1, 2}, 6}, {[]int64{1}, 30}, {[]int64{0}, 90}} {
+			axes := c.axes
 			out, err := ge.EvalOp(op, ge.Attrs{ge.AttrAxes: ge.IntsAttr(axes), ge.AttrKeepDims: ge.BoolAttr(true)},
 				[]ge.HostTensor{f32Tensor([]int64{4, 3, 5, 6}, x)})
 			require.NoError(t, err)
@@ -360,7 +365,11 @@ func TestReduceTrailingRows(t *testing.T) {
 			}
 			want := make([]float64, len(x)/l)
 			for o := range want {
-				row := x[o*l : (o+1)*l]
+				ob, oi := o/c.inner, o%c.inner
+				row := make([]float32, l)
+				for r := range row {
+					row[r] = x[(ob*l+r)*c.inner+oi]
+				}
 				acc := 0.0
 				switch op {
 				case ge.OpReduceMax:

@@ -384,7 +384,12 @@ func padKernel(t *Task, args [][]byte) error {
 	p := t.Attrs.Ints(AttrPads)
 	mode := t.Attrs.String(AttrMode)
 	out := args[len(t.Inputs)][:od.Size()]
-	fill := make([]byte, es)
+	var fillv [16]byte
+	fill := fillv[:0]
+	if es > len(fillv) {
+		fill = make([]byte, 0, es)
+	}
+	fill = fill[:es]
 	if len(t.Inputs) > 1 {
 		copy(fill, args[1][:es])
 	} else if v := t.Attrs.Float(AttrValue, 0); isIntType(dt) {
@@ -397,16 +402,28 @@ func padKernel(t *Task, args [][]byte) error {
 		copy(out, args[0][:es])
 		return nil
 	}
-	// Source position of every output position, per dim.
-	src := make([][]int, r)
+	// Source position of every output position, per dim (pooled scratch
+	// and stack arrays: nothing on the heap for ranks up to maxStackRank).
+	var ar wordArena
+	defer ar.release()
+	var srcv [maxStackRank][]int
+	var stv, idxv [maxStackRank]int
+	src, st, idx := srcv[:0], stv[:0], idxv[:0]
+	if r > maxStackRank {
+		src, st, idx = make([][]int, 0, r), make([]int, 0, r), make([]int, 0, r)
+	}
+	src, st, idx = src[:r], st[:r], idx[:r-1]
 	for k := range r {
-		src[k] = make([]int, od.Dims[k])
+		src[k] = ar.ints(int(od.Dims[k]))
 		for i := range src[k] {
 			src[k][i] = padSource(i, int(p[k]), int(d.Dims[k]), mode)
 		}
 	}
-	st := rowStrides(d.Dims)
-	idx := make([]int, r-1)
+	acc := 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= int(d.Dims[i])
+	}
 	last := int(od.Dims[r-1])
 	for o := 0; o < len(out); o += last * es {
 		base := 0
