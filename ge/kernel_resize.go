@@ -374,8 +374,10 @@ func resizeKernel(t *Task, args [][]byte) error {
 	var ar wordArena
 	defer ar.release()
 	var p resizeParams
-	var scalesBuf, roiBuf [2 * maxStackRank]float64
-	if err := resizeParamsInto(&p, t.Inputs, t.Attrs, scalesBuf[:0], roiBuf[:0]); err != nil {
+	// The parsed scales and roi go to pooled scratch: stack arrays would
+	// escape through p.
+	nf := 2 * len(t.Inputs[0].Dims)
+	if err := resizeParamsInto(&p, t.Inputs, t.Attrs, ar.f64(nf)[:0], ar.f64(nf)[:0]); err != nil {
 		return kernelError(t, "%v", err)
 	}
 	xd := t.Inputs[0]

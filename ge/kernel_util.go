@@ -146,7 +146,7 @@ var u64Pools [40]sync.Pool
 // wordArena hands out zeroed typed scratch carved from pooled word
 // buffers for one kernel call; release returns them.
 type wordArena struct {
-	bufs [16]*[]uint64
+	bufs [32]*[]uint64
 	n    int
 	more []*[]uint64
 }
