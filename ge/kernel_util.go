@@ -32,7 +32,7 @@ var f32Pools [40]sync.Pool
 
 // scratch hands out pooled float32 buffers for one kernel call.
 type scratch struct {
-	bufs [8]*[]float32 // the first buffers handed out; more go in extra
+	bufs [16]*[]float32 // the first buffers handed out; more go in more
 	n    int
 	more []*[]float32
 }
