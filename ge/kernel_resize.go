@@ -64,8 +64,6 @@ func FormatFloats(v []float64) string {
 	return strings.Join(s, " ")
 }
 
-func parseFloats(key, s string) ([]float64, error) { return parseFloatsInto(nil, key, s) }
-
 // parseFloatsInto appends the space-separated finite numbers of s to dst
 // (a kernel passes stack or arena room, so nothing is allocated).
 func parseFloatsInto(dst []float64, key, s string) ([]float64, error) {
