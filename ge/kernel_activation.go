@@ -78,6 +78,9 @@ func activationKernel(t *Task, args [][]byte) error {
 	if !isFloat(t.Inputs[0].DataType) {
 		return elemUnaryKernel(t, args) // float64, integers
 	}
+	if fastUnaryOp(t.Op) {
+		return fastUnaryKernel(t, args)
+	}
 	var s scratch
 	defer s.release()
 	d := t.Inputs[0]

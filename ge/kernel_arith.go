@@ -246,12 +246,56 @@ func whereKernel(t *Task, args [][]byte) error {
 	cd, xd, yd, od := t.Inputs[0], t.Inputs[1], t.Inputs[2], t.Outputs[0]
 	es := od.DataType.Size()
 	c, x, y, out := args[0], args[1], args[2], args[3]
-	bcastWalk(od.Dims, [][]int64{cd.Dims, xd.Dims, yd.Dims}, func(i int, o []int) {
-		if c[o[0]] != 0 {
-			copy(out[i*es:(i+1)*es], x[o[1]*es:])
+	r := len(od.Dims)
+	if r == 0 || r > maxStackRank {
+		bcastWalk(od.Dims, [][]int64{cd.Dims, xd.Dims, yd.Dims}, func(i int, o []int) {
+			if c[o[0]] != 0 {
+				copy(out[i*es:(i+1)*es], x[o[1]*es:])
+			} else {
+				copy(out[i*es:(i+1)*es], y[o[2]*es:])
+			}
+		})
+		return nil
+	}
+	// Rows of the last dim, an odometer over the rest (strides on the
+	// stack); 4-byte elements are moved as uint32.
+	var sc, sx, sy, idx [maxStackRank]int
+	stridesInto(sc[:r], cd.Dims, od.Dims)
+	stridesInto(sx[:r], xd.Dims, od.Dims)
+	stridesInto(sy[:r], yd.Dims, od.Dims)
+	row := int(od.Dims[r-1])
+	n := prod(od.Dims)
+	x32, y32, o32 := viewU32(x, es), viewU32(y, es), viewU32(out, es)
+	lc, lx, ly := sc[r-1], sx[r-1], sy[r-1]
+	oc, ox, oy := 0, 0, 0
+	for o := 0; o < n; o += row {
+		if x32 != nil && y32 != nil && o32 != nil {
+			dst := o32[o : o+row]
+			for j := range dst {
+				if c[oc+j*lc] != 0 {
+					dst[j] = x32[ox+j*lx]
+				} else {
+					dst[j] = y32[oy+j*ly]
+				}
+			}
 		} else {
-			copy(out[i*es:(i+1)*es], y[o[2]*es:])
+			for j := range row {
+				if c[oc+j*lc] != 0 {
+					copy(out[(o+j)*es:(o+j+1)*es], x[(ox+j*lx)*es:])
+				} else {
+					copy(out[(o+j)*es:(o+j+1)*es], y[(oy+j*ly)*es:])
+				}
+			}
 		}
-	})
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			oc, ox, oy = oc+sc[d], ox+sx[d], oy+sy[d]
+			if idx[d] < int(od.Dims[d]) {
+				break
+			}
+			oc, ox, oy = oc-sc[d]*idx[d], ox-sx[d]*idx[d], oy-sy[d]*idx[d]
+			idx[d] = 0
+		}
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ge
 
 import (
 	"fmt"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 	"math"
 )
 
@@ -57,13 +58,14 @@ func batchNormKernel(t *Task, args [][]byte) error {
 	out := outFloats(&s, d.DataType, args[5], prod(d.Dims))
 	eps := t.Attrs.Float(AttrEpsilon, 1e-5)
 	for ch := range c {
-		mul := float64(sc[ch]) / math.Sqrt(float64(vr[ch])+eps)
-		add := float64(b[ch]) - float64(mean[ch])*mul
+		// The per-channel scale and shift in float64, applied in float32.
+		mul64 := float64(sc[ch]) / math.Sqrt(float64(vr[ch])+eps)
+		mul, add := float32(mul64), float32(float64(b[ch])-float64(mean[ch])*mul64)
 		for i := range n {
 			base := (i*c + ch) * inner
-			for j := base; j < base+inner; j++ {
-				out[j] = float32(float64(x[j])*mul + add)
-			}
+			os := out[base : base+inner]
+			sg.VecScalar(sg.VecMul, os, x[base:base+inner], mul)
+			sg.VecScalar(sg.VecAdd, os, os, add)
 		}
 	}
 	storeFloats(d.DataType, args[5], out)

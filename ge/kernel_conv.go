@@ -2,6 +2,7 @@ package ge
 
 import (
 	"fmt"
+	"sync"
 
 	sg "github.com/ascend-go/cann/internal/sgemm"
 )
@@ -47,44 +48,44 @@ func convInputs(x, w, bias *Tensor) []*Tensor {
 
 // convGeometry checks a Conv/ConvTranspose and returns its window, groups
 // and output channels.
-func convGeometry(op OpType, in []TensorDesc, a Attrs) (w *window, groups, m int, err error) {
+func convGeometry(op OpType, in []TensorDesc, a Attrs) (w window, groups, m int, err error) {
 	if err := needFloat("input 0", in[0].DataType); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	if err := sameType(in); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	x, wt := in[0].Dims, in[1].Dims
 	if len(wt) != len(x) {
-		return nil, 0, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
+		return window{}, 0, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
 	}
 	if len(x) < 3 {
-		return nil, 0, 0, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
+		return window{}, 0, 0, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
 	}
 	g := a.Int(AttrGroups, 1)
 	c := x[1]
 	if g < 1 || c%g != 0 {
-		return nil, 0, 0, fmt.Errorf("groups %d must divide the %d input channels", g, c)
+		return window{}, 0, 0, fmt.Errorf("groups %d must divide the %d input channels", g, c)
 	}
 	if w, err = spatialWindow(x, wt[2:], a); err != nil {
-		return nil, 0, 0, err
+		return window{}, 0, 0, err
 	}
 	var mOut int64
 	if op == OpConv {
 		if wt[1] != c/g || wt[0]%g != 0 {
-			return nil, 0, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), c, g)
+			return window{}, 0, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), c, g)
 		}
 		if err := w.outDims(false); err != nil {
-			return nil, 0, 0, err
+			return window{}, 0, 0, err
 		}
 		mOut = wt[0]
 	} else {
 		if wt[0] != c {
-			return nil, 0, 0, fmt.Errorf("weight %s must have %d input channels first", dimsString(wt), c)
+			return window{}, 0, 0, fmt.Errorf("weight %s must have %d input channels first", dimsString(wt), c)
 		}
 		op := a.Ints(AttrOutputPadding)
 		if op != nil && len(op) != w.sp {
-			return nil, 0, 0, fmt.Errorf("output_padding %s: want %d values", dimsString(op), w.sp)
+			return window{}, 0, 0, fmt.Errorf("output_padding %s: want %d values", dimsString(op), w.sp)
 		}
 		for i := range w.sp {
 			j := maxSpatial - w.sp + i
@@ -93,18 +94,18 @@ func convGeometry(op OpType, in []TensorDesc, a Attrs) (w *window, groups, m int
 				extra = op[i]
 			}
 			if extra < 0 || extra >= int64(max(w.s[j], w.d[j])) {
-				return nil, 0, 0, fmt.Errorf("output_padding %d must be in [0, max(stride, dilation))", extra)
+				return window{}, 0, 0, fmt.Errorf("output_padding %d must be in [0, max(stride, dilation))", extra)
 			}
 			o := int64(w.s[j])*int64(w.in[j]-1) + extra + int64(w.effK(j)) - int64(w.pb[j]+w.pe[j])
 			if o < 1 || o > MaxDim {
-				return nil, 0, 0, fmt.Errorf("output dim %d is %d", i, o)
+				return window{}, 0, 0, fmt.Errorf("output dim %d is %d", i, o)
 			}
 			w.out[j] = int(o)
 		}
 		mOut = wt[1] * g
 	}
 	if len(in) == 3 && (len(in[2].Dims) != 1 || in[2].Dims[0] != mOut) {
-		return nil, 0, 0, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), mOut)
+		return window{}, 0, 0, fmt.Errorf("bias %s must be [%d]", dimsString(in[2].Dims), mOut)
 	}
 	return w, int(g), int(mOut), nil
 }
@@ -155,7 +156,27 @@ func convKernel(t *Task, args [][]byte) error {
 	cg, mg := c/groups, m/groups
 	ks, pin, pout := w.kSize(), w.inSize(), w.outSize()
 	kk := cg * ks
-	if op == OpConv {
+	if op == OpConv && cg == 1 && groups > 1 {
+		flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
+		var pad, tmp []float32
+		if flat {
+			hp, wp := dwPadDims(&w)
+			pad, tmp = s.f32(hp*wp), s.f32(dwTmpSize(&w))
+		}
+		ep := epi
+		if bias != nil {
+			ep.Bias, ep.BiasPerRow = bias, true
+		}
+		for b := range n {
+			xb, ob := x[b*c*pin:(b+1)*c*pin], out[b*m*pout:(b+1)*m*pout]
+			if flat {
+				depthwise2D(&w, groups, m, xb, wt, ob, pad, tmp)
+			} else {
+				depthwiseConv(&w, groups, m, xb, wt, ob)
+			}
+			ep.Apply(ob, pout, m, pout) // the bias and activation a GEMM's epilogue would add
+		}
+	} else if op == OpConv {
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
@@ -165,6 +186,7 @@ func convKernel(t *Task, args [][]byte) error {
 					ep.Bias, ep.BiasPerRow = bias[g*mg:(g+1)*mg], true
 				}
 				call := sg.Call{M: mg, N: pout, K: kk, Alpha: 1, A: sg.Matrix{F32: wt[g*mg*kk:], Stride: kk}, C: og, LDC: pout, Epi: ep}
+				var im *sg.Im2col
 				if ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1} {
 					// A 1×1 convolution without stride or padding is a plain product.
 					call.B = sg.Matrix{F32: xg, Stride: pout}
@@ -172,10 +194,18 @@ func convKernel(t *Task, args [][]byte) error {
 					// Implicit GEMM: the kernel packs the receptive fields
 					// straight from the image (bit-identical to im2col then
 					// the same GEMM, without writing the im2col matrix).
-					call.B = sg.Matrix{Im2col: &sg.Im2col{X: xg[:cg*pin], C: cg,
-						In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}}
+					// The description comes from a pool: the call keeps a
+					// pointer to it.
+					im = im2colPool.Get().(*sg.Im2col)
+					*im = sg.Im2col{X: xg[:cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
+					call.B = sg.Matrix{Im2col: im}
 				}
-				if err := sg.Gemm(&call); err != nil {
+				err := sg.Gemm(&call)
+				if im != nil {
+					*im = sg.Im2col{}
+					im2colPool.Put(im)
+				}
+				if err != nil {
 					return kernelError(t, "%v", err)
 				}
 			}
@@ -188,7 +218,7 @@ func convKernel(t *Task, args [][]byte) error {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
-				col2im(w, mg, col, out[(b*m+g*mg)*pout:])
+				col2im(&w, mg, col, out[(b*m+g*mg)*pout:])
 			}
 		}
 	}
@@ -206,35 +236,49 @@ func convKernel(t *Task, args [][]byte) error {
 	return nil
 }
 
+// im2colPool recycles the implicit GEMM's operand descriptions: the
+// sgemm call keeps a pointer to one, so a fresh one per call would be a
+// heap allocation per convolution group.
+var im2colPool = sync.Pool{New: func() any { return new(sg.Im2col) }}
+
 // col2im scatter-adds the columns of a transposed convolution into m
 // output channels: rows (channel, kernel position), columns (input
-// position); w.in is the transposed op's input and w.out its output.
+// position); w.in is the transposed op's input and w.out its output. Each
+// tap's range of input positions landing inside the output is computed
+// once (tapRange), so the inner loop has no bounds tests.
 func col2im(w *window, m int, col, out []float32) {
 	pin, pout := w.inSize(), w.outSize()
 	row := 0
 	for ch := range m {
 		oc := out[ch*pout : (ch+1)*pout]
 		for k0 := range w.k[0] {
+			off0 := k0*w.d[0] - w.pb[0]
+			lo0, hi0 := tapRange(w.in[0], w.out[0], w.s[0], off0)
 			for k1 := range w.k[1] {
+				off1 := k1*w.d[1] - w.pb[1]
+				lo1, hi1 := tapRange(w.in[1], w.out[1], w.s[1], off1)
 				for k2 := range w.k[2] {
+					off2 := k2*w.d[2] - w.pb[2]
+					lo2, hi2 := tapRange(w.in[2], w.out[2], w.s[2], off2)
 					src := col[row*pin : (row+1)*pin]
 					row++
-					i := 0
-					for i0 := range w.in[0] {
-						o0 := i0*w.s[0] - w.pb[0] + k0*w.d[0]
-						for i1 := range w.in[1] {
-							o1 := i1*w.s[1] - w.pb[1] + k1*w.d[1]
-							if o0 < 0 || o0 >= w.out[0] || o1 < 0 || o1 >= w.out[1] {
-								i += w.in[2]
+					s2 := w.s[2]
+					for i0 := lo0; i0 < hi0; i0++ {
+						o0 := i0*w.s[0] + off0
+						for i1 := lo1; i1 < hi1; i1++ {
+							o1 := i1*w.s[1] + off1
+							dst := oc[(o0*w.out[1]+o1)*w.out[2]:]
+							srow := src[(i0*w.in[1]+i1)*w.in[2]:][lo2:hi2]
+							base := lo2*s2 + off2
+							if s2 == 1 {
+								d := dst[base : base+len(srow)]
+								for i, v := range srow {
+									d[i] += v
+								}
 								continue
 							}
-							base := (o0*w.out[1] + o1) * w.out[2]
-							for i2 := range w.in[2] {
-								o2 := i2*w.s[2] - w.pb[2] + k2*w.d[2]
-								if o2 >= 0 && o2 < w.out[2] {
-									oc[base+o2] += src[i]
-								}
-								i++
+							for i, v := range srow {
+								dst[base+i*s2] += v
 							}
 						}
 					}

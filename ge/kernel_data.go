@@ -67,9 +67,13 @@ func concatKernel(t *Task, args [][]byte) error {
 
 func sliceKernel(t *Task, args [][]byte) error {
 	d := t.Inputs[0]
-	begin, size, err := sliceBounds(d.Dims, t.Attrs)
-	if err != nil {
-		return kernelError(t, "%v", err)
+	var bv, sv [maxStackRank]int64
+	begin, size, ok := sliceBoundsInto(bv[:0], sv[:0], d.Dims, t.Attrs)
+	if !ok {
+		var err error
+		if begin, size, err = sliceBounds(d.Dims, t.Attrs); err != nil {
+			return kernelError(t, "%v", err)
+		}
 	}
 	es := d.DataType.Size()
 	r := len(d.Dims)
@@ -78,14 +82,18 @@ func sliceKernel(t *Task, args [][]byte) error {
 		return nil
 	}
 	// Element strides of the source; the destination is dense.
-	st := make([]int, r)
+	var stv, idxv [maxStackRank]int
+	st, idx := stv[:0], idxv[:0]
+	if r > maxStackRank {
+		st, idx = make([]int, 0, r), make([]int, 0, r)
+	}
+	st, idx = st[:r], idx[:r]
 	acc := 1
 	for i := r - 1; i >= 0; i-- {
 		st[i] = acc
 		acc *= int(d.Dims[i])
 	}
 	run := int(size[r-1]) * es
-	idx := make([]int, r)
 	src, dst := args[0], args[1]
 	for off := 0; off < len(dst) && off < prod(size)*es; off += run {
 		so := int(begin[r-1]) * es
@@ -108,4 +116,25 @@ func memcpyKernel(t *Task, args [][]byte) error {
 	n := t.Inputs[0].Size()
 	copy(args[1][:n], args[0][:n])
 	return nil
+}
+
+// sliceBoundsInto is sliceBounds appending to begin and size (stack
+// arrays in the kernel); ok is false for anything sliceBounds would refuse
+// or a rank past their capacity, and the caller asks sliceBounds why.
+func sliceBoundsInto(begin, size []int64, dims []int64, a Attrs) ([]int64, []int64, bool) {
+	b, s := a.Ints(AttrBegin), a.Ints(AttrSize)
+	if len(b) != len(dims) || len(s) != len(dims) || len(dims) > cap(begin) || len(dims) > cap(size) {
+		return nil, nil, false
+	}
+	for i, d := range dims {
+		bi, si := b[i], s[i]
+		if si == -1 {
+			si = d - bi
+		}
+		if bi < 0 || bi >= d || si < 1 || si > d-bi {
+			return nil, nil, false
+		}
+		begin, size = append(begin, bi), append(size, si)
+	}
+	return begin, size, true
 }

@@ -245,6 +245,9 @@ func elemUnaryKernel(t *Task, args [][]byte) error {
 	if d.DataType == acl.Bool || isInteger(d.DataType) {
 		return intUnaryKernel(t, args)
 	}
+	if isFloat(d.DataType) && fastUnaryOp(t.Op) {
+		return fastUnaryKernel(t, args)
+	}
 	f := realFunc(t)
 	if f == nil {
 		return kernelError(t, "no float form for %s", t.Op)

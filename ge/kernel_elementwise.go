@@ -1,8 +1,11 @@
 package ge
 
 import (
+	"math"
+
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/par"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 	"github.com/ascend-go/cann/internal/vmath"
 )
 
@@ -52,10 +55,37 @@ func binaryKernel(t *Task, args [][]byte) error {
 // broadcastBinary walks the output in rows of its last dim; an odometer over
 // the outer dims tracks where each row starts in a and b.
 func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int64, b []float32, bd []int64) {
+	if len(od) > maxCoalesce {
+		broadcastBinaryRows(op, out, od, a, broadcastStrides(ad, od), b, broadcastStrides(bd, od))
+		return
+	}
+	var sa0, sb0 [maxCoalesce]int
+	stridesInto(sa0[:len(od)], ad, od)
+	stridesInto(sb0[:len(od)], bd, od)
+	var sa, sb, dims [maxCoalesce]int
+	r := coalesce(sa0[:len(od)], sb0[:len(od)], od, &sa, &sb, &dims)
+	var d64 [maxCoalesce]int64
+	for i := range r {
+		d64[i] = int64(dims[i])
+	}
+	broadcastBinaryRows(op, out, d64[:r], a, sa[:r], b, sb[:r])
+}
+
+// maxCoalesce is the rank up to which broadcastBinary works on the stack.
+const maxCoalesce = 8
+
+// broadcastBinaryRows walks the output in rows of its last dim od[r-1];
+// an odometer over the outer dims tracks where each row starts in a and b
+// (element strides sa, sb: 0 along broadcast dims).
+func broadcastBinaryRows(op OpType, out []float32, od []int64, a []float32, sa []int, b []float32, sb []int) {
 	r := len(od)
-	sa, sb := broadcastStrides(ad, od), broadcastStrides(bd, od)
 	row := int(od[r-1])
-	idx := make([]int, r)
+	var idxv [maxCoalesce]int
+	idx := idxv[:0]
+	if r > len(idxv) {
+		idx = make([]int, r)
+	}
+	idx = idx[:r]
 	offA, offB := 0, 0
 	for o := 0; o < len(out); o += row {
 		binLoop(op, out[o:o+row], a[offA:], sa[r-1], b[offB:], sb[r-1])
@@ -71,6 +101,41 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 			idx[d] = 0
 		}
 	}
+}
+
+// stridesInto is broadcastStrides into st (len(out) values).
+func stridesInto(st []int, d, out []int64) {
+	s := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		st[i] = 0
+		j := len(d) - len(out) + i
+		if j >= 0 && d[j] != 1 {
+			st[i] = s
+			s *= int(d[j])
+		}
+	}
+}
+
+// coalesce merges adjacent output dims that both operands walk alike
+// (contiguous in both, or broadcast in both), so a [N,C,H,W]·[N,C,1,1]
+// product runs rows of H·W, not of W. Size-1 dims drop out (the last dim
+// always stays). It writes the merged strides and dims to ra, rb, ro and
+// returns how many there are.
+func coalesce(sa, sb []int, od []int64, ra, rb, ro *[maxCoalesce]int) int {
+	n := 0
+	for i, d := range od {
+		if d == 1 && i < len(od)-1 {
+			continue
+		}
+		if n > 0 && (ra[n-1] == sa[i]*int(d) || ra[n-1] == 0 && sa[i] == 0) && (rb[n-1] == sb[i]*int(d) || rb[n-1] == 0 && sb[i] == 0) {
+			ro[n-1] *= int(d)
+			ra[n-1], rb[n-1] = sa[i], sb[i]
+			continue
+		}
+		ra[n], rb[n], ro[n] = sa[i], sb[i], int(d)
+		n++
+	}
+	return n
 }
 
 // binLoop computes out[i] = a[i·sa] op b[i·sb]; strides are 0 or 1.
@@ -111,51 +176,28 @@ func binLoopFast(op OpType, out, a []float32, sa int, b []float32, sb int) bool 
 	if n == 0 {
 		return false
 	}
+	var vop sg.VecOp
+	switch op {
+	case OpAdd:
+		vop = sg.VecAdd
+	case OpSub:
+		vop = sg.VecSub
+	case OpMul:
+		vop = sg.VecMul
+	case OpDiv:
+		vop = sg.VecDiv
+	case OpPow:
+		return sa == 1 && sb == 0 && powScalar(out, a[:n], b[0])
+	default:
+		return false
+	}
 	switch {
 	case sa == 1 && sb == 1:
-		a, b = a[:n], b[:n]
-		switch op {
-		case OpAdd:
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
-		case OpSub:
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
-		case OpMul:
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
-		case OpDiv:
-			for i := range out {
-				out[i] = a[i] / b[i]
-			}
-		default:
-			return false
-		}
+		sg.Vec(vop, out, a, b)
 	case sa == 1 && sb == 0:
-		a, y := a[:n], b[0]
-		switch op {
-		case OpAdd:
-			for i := range out {
-				out[i] = a[i] + y
-			}
-		case OpSub:
-			for i := range out {
-				out[i] = a[i] - y
-			}
-		case OpMul:
-			for i := range out {
-				out[i] = a[i] * y
-			}
-		case OpDiv:
-			for i := range out {
-				out[i] = a[i] / y
-			}
-		default:
-			return false
-		}
+		sg.VecScalar(vop, out, a, b[0])
+	case sa == 0 && sb == 1:
+		sg.ScalarVec(vop, out, a[0], b)
 	default:
 		return false
 	}
@@ -197,4 +239,38 @@ func unary(op OpType, out, x []float32) {
 	case OpSilu:
 		vmath.Silu(out, x)
 	}
+}
+
+// powScalar sets out = a^y for the exponents decomposed models use
+// (x² and x³ of LayerNorm and tanh-GELU, √x) with the operations and
+// roundings math.Pow performs for them, so each result is the bits of
+// float32(math.Pow(x, y)); other exponents report false.
+func powScalar(out, a []float32, y float32) bool {
+	switch y {
+	case 1:
+		copy(out, a)
+	case 2:
+		for i, x := range a {
+			out[i] = x * x // exact in float64, so one rounding either way
+		}
+	case 3:
+		for i, x := range a {
+			v := float64(x)
+			out[i] = float32(v * (v * v))
+		}
+	case 0.5:
+		for i, x := range a {
+			switch {
+			case x == 0:
+				out[i] = 0 // Pow(±0, 0.5) = +0
+			case math.IsInf(float64(x), -1):
+				out[i] = float32(math.Inf(1))
+			default:
+				out[i] = float32(math.Sqrt(float64(x)))
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }

@@ -1,6 +1,9 @@
 package ge
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Data-layout ops on bytes (every storable type): Transpose, StridedSlice
 // (ONNX Slice: negative indices, clamping, any non-zero step), Expand
@@ -101,13 +104,32 @@ func inferTranspose(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 
 func transposeKernel(t *Task, args [][]byte) error {
 	d := t.Inputs[0]
-	perm, err := transposePerm(len(d.Dims), t.Attrs)
-	if err != nil {
-		return kernelError(t, "%v", err)
+	r := len(d.Dims)
+	var permv, inStv, stv [maxStackRank]int
+	var perm []int
+	if r <= maxStackRank && validPerm(r, t.Attrs) {
+		perm = permv[:r]
+		if p := t.Attrs.Ints(AttrPerm); p != nil {
+			for i, v := range p {
+				perm[i] = int(v)
+			}
+		} else {
+			for i := range perm {
+				perm[i] = r - 1 - i
+			}
+		}
+	} else {
+		var err error
+		if perm, err = transposePerm(r, t.Attrs); err != nil {
+			return kernelError(t, "%v", err)
+		}
 	}
 	es := d.DataType.Size()
-	r := len(d.Dims)
-	inSt := make([]int, r)
+	inSt, st := inStv[:0], stv[:0]
+	if r > maxStackRank {
+		inSt, st = make([]int, 0, r), make([]int, 0, r)
+	}
+	inSt, st = inSt[:r], st[:r]
 	acc := 1
 	for i := r - 1; i >= 0; i-- {
 		inSt[i] = acc
@@ -115,7 +137,6 @@ func transposeKernel(t *Task, args [][]byte) error {
 	}
 	// Walk the output in order; src offset advances by the permuted stride.
 	od := t.Outputs[0].Dims
-	st := make([]int, r)
 	for i, p := range perm {
 		st[i] = inSt[p]
 	}
@@ -123,22 +144,66 @@ func transposeKernel(t *Task, args [][]byte) error {
 	return nil
 }
 
+// maxStackRank is the rank up to which the layout kernels keep their
+// index arithmetic in stack arrays.
+const maxStackRank = 8
+
+// validPerm reports whether the perm attribute is absent or a
+// permutation of [0, r) (transposePerm says what is wrong otherwise).
+func validPerm(r int, a Attrs) bool {
+	p := a.Ints(AttrPerm)
+	if p == nil {
+		return true
+	}
+	if len(p) != r {
+		return false
+	}
+	var seen [maxStackRank]bool
+	for _, v := range p {
+		if v < 0 || v >= int64(r) || seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
+}
+
 // gather writes the dense tensor of dims od whose element at index idx is
-// src's element at base + Σ idx[i]·st[i] (element strides).
+// src's element at base + Σ idx[i]·st[i] (element strides). A strided
+// innermost dim of 4- or 8-byte elements (a transpose's usual case) is
+// copied by typed loads and stores, not a copy call per element.
 func gather(src, dst []byte, es int, od []int64, st []int, base int) {
 	r := len(od)
 	if r == 0 {
 		copy(dst[:es], src[base*es:])
 		return
 	}
-	idx := make([]int, r)
+	var idxv [maxStackRank]int
+	idx := idxv[:0]
+	if r > maxStackRank {
+		idx = make([]int, 0, r)
+	}
+	idx = idx[:r]
 	off := base
 	n := prod(od)
 	last, ls := int(od[r-1]), st[r-1]
+	s32, d32 := viewU32(src, es), viewU32(dst, es)
+	s64, d64 := viewU64(src, es), viewU64(dst, es)
 	for o := 0; o < n; o += last {
-		if ls == 1 {
+		switch {
+		case ls == 1:
 			copy(dst[o*es:(o+last)*es], src[off*es:])
-		} else {
+		case s32 != nil && d32 != nil:
+			d := d32[o : o+last]
+			for j := range d {
+				d[j] = s32[off+j*ls]
+			}
+		case s64 != nil && d64 != nil:
+			d := d64[o : o+last]
+			for j := range d {
+				d[j] = s64[off+j*ls]
+			}
+		default:
 			for j := range last {
 				copy(dst[(o+j)*es:(o+j+1)*es], src[(off+j*ls)*es:])
 			}
@@ -153,6 +218,22 @@ func gather(src, dst []byte, es int, od []int64, st []int, base int) {
 			idx[i] = 0
 		}
 	}
+}
+
+// viewU32 is b as 4-byte elements in place when es is 4 and b is aligned,
+// else nil; viewU64 likewise for 8.
+func viewU32(b []byte, es int) []uint32 {
+	if es != 4 || len(b) < 4 || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func viewU64(b []byte, es int) []uint64 {
+	if es != 8 || len(b) < 8 || uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
 }
 
 // sliceGeometry resolves ONNX slice positions: the first element and the
@@ -303,7 +384,12 @@ func padKernel(t *Task, args [][]byte) error {
 	p := t.Attrs.Ints(AttrPads)
 	mode := t.Attrs.String(AttrMode)
 	out := args[len(t.Inputs)][:od.Size()]
-	fill := make([]byte, es)
+	var fillv [16]byte
+	fill := fillv[:0]
+	if es > len(fillv) {
+		fill = make([]byte, 0, es)
+	}
+	fill = fill[:es]
 	if len(t.Inputs) > 1 {
 		copy(fill, args[1][:es])
 	} else if v := t.Attrs.Float(AttrValue, 0); isIntType(dt) {
@@ -316,16 +402,28 @@ func padKernel(t *Task, args [][]byte) error {
 		copy(out, args[0][:es])
 		return nil
 	}
-	// Source position of every output position, per dim.
-	src := make([][]int, r)
+	// Source position of every output position, per dim (pooled scratch
+	// and stack arrays: nothing on the heap for ranks up to maxStackRank).
+	var ar wordArena
+	defer ar.release()
+	var srcv [maxStackRank][]int
+	var stv, idxv [maxStackRank]int
+	src, st, idx := srcv[:0], stv[:0], idxv[:0]
+	if r > maxStackRank {
+		src, st, idx = make([][]int, 0, r), make([]int, 0, r), make([]int, 0, r)
+	}
+	src, st, idx = src[:r], st[:r], idx[:r-1]
 	for k := range r {
-		src[k] = make([]int, od.Dims[k])
+		src[k] = ar.ints(int(od.Dims[k]))
 		for i := range src[k] {
 			src[k][i] = padSource(i, int(p[k]), int(d.Dims[k]), mode)
 		}
 	}
-	st := rowStrides(d.Dims)
-	idx := make([]int, r-1)
+	acc := 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= int(d.Dims[i])
+	}
 	last := int(od.Dims[r-1])
 	for o := 0; o < len(out); o += last * es {
 		base := 0

@@ -1,6 +1,8 @@
 package ge
 
 import (
+	"fmt"
+
 	"github.com/ascend-go/cann/acl"
 	sg "github.com/ascend-go/cann/internal/sgemm"
 )
@@ -44,7 +46,7 @@ func matmulKernel(t *Task, args [][]byte) error {
 	}
 	ta, tb := t.Attrs.Bool(AttrTransposeA), t.Attrs.Bool(AttrTransposeB)
 	alpha := float32(t.Attrs.Float(AttrScale, 1))
-	m64, k64, n64, batch, err := matmulDims(in, t.Attrs)
+	m64, k64, n64, batch, err := matmulTaskDims(in, od, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -94,12 +96,17 @@ func matmulKernel(t *Task, args [][]byte) error {
 		}
 		return operand(bAll, args[1], off, bMat, bCols, tb)
 	}
-	var one [1]sg.Call
-	calls := one[:0]
-	if nb > 1 {
+	var few [16]sg.Call // batched attention heads fit without allocating
+	calls := few[:0]
+	if nb > len(few) {
 		calls = make([]sg.Call, 0, nb)
 	}
-	idx := make([]int, len(batch))
+	var idxv [8]int
+	idx := idxv[:0]
+	if len(batch) > len(idxv) {
+		idx = make([]int, 0, len(batch))
+	}
+	idx = idx[:len(batch)]
 	offA, offB := 0, 0
 	for bi := range nb {
 		calls = append(calls, sg.Call{M: m, N: n, K: k, Alpha: alpha,
@@ -123,4 +130,49 @@ func matmulKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(od.DataType, outArg, cAll)
 	return nil
+}
+
+// matmulTaskDims is matmulDims for a task, without allocating: the batch
+// dims are the output's leading dims once they are checked to be the
+// broadcast of the operands' (matmulDims otherwise, which says what is
+// wrong).
+func matmulTaskDims(in []TensorDesc, out TensorDesc, a Attrs) (m, k, n int64, batch []int64, err error) {
+	x, w, od := in[0].Dims, in[1].Dims, out.Dims
+	ok := len(x) >= 2 && len(w) >= 2 && len(od) == max(len(x), len(w))
+	if ok {
+		m, k = x[len(x)-2], x[len(x)-1]
+		if a.Bool(AttrTransposeA) {
+			m, k = k, m
+		}
+		k2, n2 := w[len(w)-2], w[len(w)-1]
+		if a.Bool(AttrTransposeB) {
+			k2, n2 = n2, k2
+		}
+		n = n2
+		ok = k == k2 && od[len(od)-2] == m && od[len(od)-1] == n
+		batch = od[:len(od)-2]
+		xb, wb := x[:len(x)-2], w[:len(w)-2]
+		for i := range batch {
+			da, db := int64(1), int64(1)
+			if j := len(xb) - len(batch) + i; j >= 0 {
+				da = xb[j]
+			}
+			if j := len(wb) - len(batch) + i; j >= 0 {
+				db = wb[j]
+			}
+			want := da
+			if da == 1 {
+				want = db
+			}
+			ok = ok && (da == db || da == 1 || db == 1) && batch[i] == want
+		}
+	}
+	if ok {
+		return m, k, n, batch, nil
+	}
+	m, _, n, batch, err = matmulDims(in, a)
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	return 0, 0, 0, nil, fmt.Errorf("output %s is not the product's %v×[%d, %d]", dimsString(od), batch, m, n)
 }

@@ -47,31 +47,31 @@ func maxPoolable(t acl.DataType) bool {
 }
 
 // nnPoolWindow checks the input type and reads the window.
-func nnPoolWindow(op OpType, in []TensorDesc, a Attrs) (*window, error) {
+func nnPoolWindow(op OpType, in []TensorDesc, a Attrs) (window, error) {
 	dt := in[0].DataType
 	if op == OpLpPool {
 		if err := needFloatOr64("input", dt); err != nil {
-			return nil, err
+			return window{}, err
 		}
 		if p := a.Int(AttrP, 2); p < 1 {
-			return nil, fmt.Errorf("p %d must be positive", p)
+			return window{}, fmt.Errorf("p %d must be positive", p)
 		}
 	} else if !maxPoolable(dt) {
-		return nil, &dtypeError{fmt.Sprintf("cannot max-pool %s", dt)}
+		return window{}, &dtypeError{fmt.Sprintf("cannot max-pool %s", dt)}
 	}
 	if so := a.Int(AttrStorageOrder, 0); so != 0 && so != 1 {
-		return nil, fmt.Errorf("storage_order %d: want 0 or 1", so)
+		return window{}, fmt.Errorf("storage_order %d: want 0 or 1", so)
 	}
 	k := a.Ints(AttrKernelShape)
 	if k == nil {
-		return nil, fmt.Errorf("missing %q attribute", AttrKernelShape)
+		return window{}, fmt.Errorf("missing %q attribute", AttrKernelShape)
 	}
 	w, err := spatialWindow(in[0].Dims, k, a)
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
 	if err := w.outDims(a.Bool(AttrCeilMode)); err != nil {
-		return nil, err
+		return window{}, err
 	}
 	return w, nil
 }

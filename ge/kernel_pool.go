@@ -47,20 +47,20 @@ func maxPoolKernel(t *Task, args [][]byte) error {
 	return poolKernel(t, args)
 }
 
-func poolWindow(in []TensorDesc, a Attrs) (*window, error) {
+func poolWindow(in []TensorDesc, a Attrs) (window, error) {
 	if err := needFloat("input", in[0].DataType); err != nil {
-		return nil, err
+		return window{}, err
 	}
 	k := a.Ints(AttrKernelShape)
 	if k == nil {
-		return nil, fmt.Errorf("missing %q attribute", AttrKernelShape)
+		return window{}, fmt.Errorf("missing %q attribute", AttrKernelShape)
 	}
 	w, err := spatialWindow(in[0].Dims, k, a)
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
 	if err := w.outDims(a.Bool(AttrCeilMode)); err != nil {
-		return nil, err
+		return window{}, err
 	}
 	return w, nil
 }
@@ -87,66 +87,195 @@ func poolKernel(t *Task, args [][]byte) error {
 	planes := int(xd.Dims[0] * xd.Dims[1])
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
+	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
 	for p := range planes {
-		xp, op := x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout]
-		i := 0
-		for o0 := range w.out[0] {
-			for o1 := range w.out[1] {
-				for o2 := range w.out[2] {
-					o := [3]int{o0, o1, o2}
-					acc, cnt, padCnt := 0.0, 0, 1
-					if isMax {
-						acc = math.Inf(-1)
-					}
-					var lo, hi [3]int
-					for d := range 3 {
-						lo[d] = o[d]*w.s[d] - w.pb[d]
-						// Taps that fall in the declared padding count
-						// for count_include_pad; taps past it do not.
-						end := min(lo[d]+w.effK(d), w.in[d]+w.pe[d])
-						padCnt *= (end - lo[d] + w.d[d] - 1) / w.d[d]
-						hi[d] = lo[d] + w.effK(d)
-					}
-					for i0 := lo[0]; i0 < hi[0]; i0 += w.d[0] {
-						if i0 < 0 || i0 >= w.in[0] {
-							continue
-						}
-						for i1 := lo[1]; i1 < hi[1]; i1 += w.d[1] {
-							if i1 < 0 || i1 >= w.in[1] {
-								continue
-							}
-							row := xp[(i0*w.in[1]+i1)*w.in[2]:]
-							for i2 := lo[2]; i2 < hi[2]; i2 += w.d[2] {
-								if i2 < 0 || i2 >= w.in[2] {
-									continue
-								}
-								v := float64(row[i2])
-								if isMax {
-									if v > acc || v != v {
-										acc = v
-									}
-								} else {
-									acc += v
-								}
-								cnt++
-							}
-						}
-					}
-					switch {
-					case isMax:
-					case incl:
-						acc /= float64(padCnt)
-					case cnt > 0:
-						acc /= float64(cnt)
-					default:
-						acc = math.NaN()
-					}
-					op[i] = float32(acc)
-					i++
-				}
-			}
+		if flat {
+			pool2D(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		} else {
+			pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
 		}
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
+}
+
+// poolSpan is one output index's window along one dim: the first and
+// past-the-end input index inside the input (stepping by the dilation),
+// the number of taps there, and the taps counted by count_include_pad
+// (those inside the declared padding too; taps past it never count).
+func poolSpan(w *window, d, o int) (first, end, cnt, padCnt int) {
+	lo := o*w.s[d] - w.pb[d]
+	hi := lo + w.effK(d)
+	padEnd := min(hi, w.in[d]+w.pe[d])
+	padCnt = (padEnd - lo + w.d[d] - 1) / w.d[d]
+	first = lo
+	if first < 0 {
+		first += (-first + w.d[d] - 1) / w.d[d] * w.d[d]
+	}
+	end = min(hi, w.in[d])
+	if end > first {
+		cnt = (end - first + w.d[d] - 1) / w.d[d]
+	}
+	return first, end, cnt, padCnt
+}
+
+// pool3 computes one plane of max or average pooling in float32: each
+// output's window is clipped to the input once per dim, so the tap loops
+// test no bounds. Max propagates NaN; the average sums in float32 and
+// divides by the taps inside the input, or by the taps inside the
+// padding when incl (count_include_pad), NaN for a window of no taps.
+func pool3(w *window, xp, op []float32, isMax, incl bool) {
+	i := 0
+	negInf := float32(math.Inf(-1))
+	for o0 := range w.out[0] {
+		f0, e0, c0, p0 := poolSpan(w, 0, o0)
+		for o1 := range w.out[1] {
+			f1, e1, c1, p1 := poolSpan(w, 1, o1)
+			for o2 := range w.out[2] {
+				f2, e2, c2, p2 := poolSpan(w, 2, o2)
+				var acc float32
+				if isMax {
+					acc = negInf
+				}
+				if c0 > 0 && c1 > 0 && c2 > 0 {
+					for i0 := f0; i0 < e0; i0 += w.d[0] {
+						for i1 := f1; i1 < e1; i1 += w.d[1] {
+							row := xp[(i0*w.in[1]+i1)*w.in[2]:]
+							switch {
+							case isMax && w.d[2] == 1:
+								for _, v := range row[f2:e2] {
+									if v > acc || v != v {
+										acc = v
+									}
+								}
+							case isMax:
+								for i2 := f2; i2 < e2; i2 += w.d[2] {
+									if v := row[i2]; v > acc || v != v {
+										acc = v
+									}
+								}
+							case w.d[2] == 1:
+								for _, v := range row[f2:e2] {
+									acc += v
+								}
+							default:
+								for i2 := f2; i2 < e2; i2 += w.d[2] {
+									acc += row[i2]
+								}
+							}
+						}
+					}
+				}
+				switch cnt := c0 * c1 * c2; {
+				case isMax:
+				case incl:
+					acc /= float32(p0 * p1 * p2)
+				case cnt > 0:
+					acc /= float32(cnt)
+				default:
+					acc = float32(math.NaN())
+				}
+				op[i] = acc
+				i++
+			}
+		}
+	}
+}
+
+// pool2D is pool3 for one or two spatial dims (a plane one deep), row by
+// row: each input row of an output row's window is folded into the whole
+// output row at once, the outputs whose window lies inside the row with a
+// fixed tap count and no bounds tests (2 taps unrolled), the edge outputs
+// through poolSpan. Taps are taken in the same order as pool3, so the
+// results are the same bits.
+func pool2D(w *window, xp, op []float32, isMax, incl bool) {
+	W, OW := w.in[2], w.out[2]
+	kw, s2, d2, pb2 := w.k[2], w.s[2], w.d[2], w.pb[2]
+	a, _ := tapRange(OW, W, s2, -pb2)
+	_, b := tapRange(OW, W, s2, (kw-1)*d2-pb2)
+	b = max(a, b)
+	negInf := float32(math.Inf(-1))
+	for o1 := range w.out[1] {
+		f1, e1, c1, p1 := poolSpan(w, 1, o1)
+		orow := op[o1*OW : (o1+1)*OW]
+		if isMax {
+			for i := range orow {
+				orow[i] = negInf
+			}
+		} else {
+			clear(orow)
+		}
+		for i1 := f1; i1 < e1; i1 += w.d[1] {
+			xrow := xp[i1*W : (i1+1)*W]
+			poolEdge(w, xrow, orow, 0, min(a, OW), isMax)
+			poolEdge(w, xrow, orow, b, OW, isMax)
+			in := orow[a:b]
+			switch {
+			case isMax && kw == 2 && d2 == 1:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					if v := xrow[base]; v > acc || v != v {
+						acc = v
+					}
+					if v := xrow[base+1]; v > acc || v != v {
+						acc = v
+					}
+					in[i] = acc
+				}
+			case isMax:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					for k := range kw {
+						if v := xrow[base+k*d2]; v > acc || v != v {
+							acc = v
+						}
+					}
+					in[i] = acc
+				}
+			default:
+				for i := range in {
+					base := (a+i)*s2 - pb2
+					acc := in[i]
+					for k := range kw {
+						acc += xrow[base+k*d2]
+					}
+					in[i] = acc
+				}
+			}
+		}
+		if isMax {
+			continue
+		}
+		for o2 := range orow {
+			_, _, c2, p2 := poolSpan(w, 2, o2)
+			switch cnt := c1 * c2; {
+			case incl:
+				orow[o2] /= float32(p1 * p2)
+			case cnt > 0:
+				orow[o2] /= float32(cnt)
+			default:
+				orow[o2] = float32(math.NaN())
+			}
+		}
+	}
+}
+
+// poolEdge folds one input row into outputs [lo, hi) of an output row,
+// each over its own clipped window.
+func poolEdge(w *window, xrow, orow []float32, lo, hi int, isMax bool) {
+	for o2 := lo; o2 < hi; o2++ {
+		f2, e2, _, _ := poolSpan(w, 2, o2)
+		acc := orow[o2]
+		for i2 := f2; i2 < e2; i2 += w.d[2] {
+			v := xrow[i2]
+			if !isMax {
+				acc += v
+			} else if v > acc || v != v {
+				acc = v
+			}
+		}
+		orow[o2] = acc
+	}
 }

@@ -415,20 +415,20 @@ func inferQConv(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 }
 
 // qconvGeometry is Conv's geometry check for the integer convolutions.
-func qconvGeometry(x, wt []int64, a Attrs) (*window, int64, error) {
+func qconvGeometry(x, wt []int64, a Attrs) (window, int64, error) {
 	if len(wt) != len(x) {
-		return nil, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
+		return window{}, 0, fmt.Errorf("weight %s and input %s differ in rank", dimsString(wt), dimsString(x))
 	}
 	w, err := spatialWindow(x, wt[2:], a)
 	if err != nil {
-		return nil, 0, err
+		return window{}, 0, err
 	}
 	g := a.Int(AttrGroups, 1)
 	if g < 1 || x[1]%g != 0 || wt[1] != x[1]/g || wt[0]%g != 0 {
-		return nil, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), x[1], g)
+		return window{}, 0, fmt.Errorf("weight %s does not fit %d channels in %d groups", dimsString(wt), x[1], g)
 	}
 	if err := w.outDims(false); err != nil {
-		return nil, 0, err
+		return window{}, 0, err
 	}
 	return w, wt[0], nil
 }

@@ -66,24 +66,33 @@ func (g *Graph) LogSoftmax(x *Tensor, axis int, opts ...OpOption) *Tensor {
 // reduceAxes returns a flag per dim of x: reduced or not.
 func reduceAxes(x []int64, a Attrs) ([]bool, error) {
 	red := make([]bool, len(x))
+	if err := reduceAxesInto(red, x, a); err != nil {
+		return nil, err
+	}
+	return red, nil
+}
+
+// reduceAxesInto marks the reduced axes of x in red (len(x) values,
+// false on entry).
+func reduceAxesInto(red []bool, x []int64, a Attrs) error {
 	axes := a.Ints(AttrAxes)
 	if len(axes) == 0 {
 		for i := range red {
 			red[i] = true
 		}
-		return red, nil
+		return nil
 	}
 	for _, ax := range axes {
 		i, err := normAxis(ax, len(x))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if red[i] {
-			return nil, fmt.Errorf("axis %d repeated", ax)
+			return fmt.Errorf("axis %d repeated", ax)
 		}
 		red[i] = true
 	}
-	return red, nil
+	return nil
 }
 
 // reducible reports whether the reductions take type t: the float types,
@@ -116,11 +125,19 @@ func inferReduce(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
 
 func reduceKernel(t *Task, args [][]byte) error {
 	d := t.Inputs[0]
-	red, err := reduceAxes(d.Dims, t.Attrs)
-	if err != nil {
+	var redv [maxStackRank]bool
+	red := redv[:0]
+	if len(d.Dims) > len(redv) {
+		red = make([]bool, 0, len(d.Dims))
+	}
+	red = red[:len(d.Dims)]
+	if err := reduceAxesInto(red, d.Dims, t.Attrs); err != nil {
 		return kernelError(t, "%v", err)
 	}
 	nOut := prod(t.Outputs[0].Dims)
+	if reduceRowsFast(t, args, red, nOut) {
+		return nil
+	}
 	// Output dims with reduced axes kept as 1, so input strides map to it.
 	kept := slices.Clone(d.Dims)
 	for i := range kept {
@@ -328,4 +345,154 @@ func logSoftmax(x, out []float64, outer, l, inner int) {
 			}
 		}
 	}
+}
+
+// reduceRowsFast reduces a float32/float16/bfloat16 tensor over a trailing
+// block of axes (LayerNorm written out as ReduceMean over the last axis,
+// a global pool as ReduceMean over H and W): each output is one
+// contiguous row, read in place and summed in float64 (max and min exact)
+// without the general path's float64 copy of the input and per-element
+// walk. It reports whether it handled the task.
+func reduceRowsFast(t *Task, args [][]byte, red []bool, nOut int) bool {
+	d := t.Inputs[0]
+	switch t.Op {
+	case OpReduceMean, OpReduceSum, OpReduceMax, OpReduceMin, OpReduceSumSquare, OpReduceL1, OpReduceL2:
+	default:
+		return false
+	}
+	n := prod(d.Dims)
+	if !isFloat(d.DataType) || t.Outputs[0].DataType != d.DataType || nOut == 0 || n == 0 {
+		return false
+	}
+	// Reduced axes must be one contiguous block (size-1 axes do not
+	// matter): outer × block × inner.
+	first, last := -1, -1
+	for i, r := range red {
+		if r && d.Dims[i] != 1 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	inner := 1
+	if first >= 0 {
+		for i := first; i <= last; i++ {
+			if !red[i] && d.Dims[i] != 1 {
+				return false
+			}
+		}
+		inner = prod(d.Dims[last+1:])
+	}
+	if inner > 1 {
+		return reduceBlockFast(t, args, n, nOut, inner)
+	}
+	var s scratch
+	defer s.release()
+	x := readFloats(&s, d.DataType, args[0], n)
+	out := outFloats(&s, d.DataType, args[1], nOut)
+	l := n / nOut
+	for o := range out {
+		row := x[o*l : (o+1)*l]
+		switch t.Op {
+		case OpReduceMax, OpReduceMin:
+			acc := row[0]
+			for _, v := range row[1:] {
+				if t.Op == OpReduceMax && (v > acc || v != v) || t.Op == OpReduceMin && (v < acc || v != v) {
+					if acc == acc {
+						acc = v
+					}
+				}
+			}
+			out[o] = acc
+			continue
+		}
+		var acc float64
+		switch t.Op {
+		case OpReduceSumSquare, OpReduceL2:
+			for _, v := range row {
+				acc += float64(v) * float64(v)
+			}
+		case OpReduceL1:
+			for _, v := range row {
+				acc += math.Abs(float64(v))
+			}
+		default:
+			for _, v := range row {
+				acc += float64(v)
+			}
+		}
+		switch t.Op {
+		case OpReduceMean:
+			acc /= float64(l)
+		case OpReduceL2:
+			acc = math.Sqrt(acc)
+		}
+		out[o] = float32(acc)
+	}
+	storeFloats(d.DataType, args[1], out)
+	return true
+}
+
+// reduceBlockFast is reduceRowsFast for a reduced block followed by inner
+// kept elements (ReduceMean over H and W of an NHWC tensor): each of the
+// block's rows of inner elements is folded into a row of float64 sums (or
+// of float32 extremes), in the order of the general path.
+func reduceBlockFast(t *Task, args [][]byte, n, nOut, inner int) bool {
+	d := t.Inputs[0]
+	var s scratch
+	defer s.release()
+	var ar wordArena
+	defer ar.release()
+	x := readFloats(&s, d.DataType, args[0], n)
+	out := outFloats(&s, d.DataType, args[1], nOut)
+	outer := nOut / inner
+	l := n / nOut
+	acc := ar.f64(inner)
+	for o := range outer {
+		orow := out[o*inner : (o+1)*inner]
+		blk := x[o*l*inner : (o+1)*l*inner]
+		switch t.Op {
+		case OpReduceMax, OpReduceMin:
+			copy(orow, blk[:inner])
+			for r := 1; r < l; r++ {
+				for i, v := range blk[r*inner : (r+1)*inner] {
+					a := orow[i]
+					if a == a && (t.Op == OpReduceMax && (v > a || v != v) || t.Op == OpReduceMin && (v < a || v != v)) {
+						orow[i] = v
+					}
+				}
+			}
+			continue
+		}
+		clear(acc)
+		for r := range l {
+			row := blk[r*inner : (r+1)*inner]
+			switch t.Op {
+			case OpReduceSumSquare, OpReduceL2:
+				for i, v := range row {
+					acc[i] += float64(v) * float64(v)
+				}
+			case OpReduceL1:
+				for i, v := range row {
+					acc[i] += math.Abs(float64(v))
+				}
+			default:
+				for i, v := range row {
+					acc[i] += float64(v)
+				}
+			}
+		}
+		for i, a := range acc {
+			switch t.Op {
+			case OpReduceMean:
+				a /= float64(l)
+			case OpReduceL2:
+				a = math.Sqrt(a)
+			}
+			orow[i] = float32(a)
+		}
+	}
+	storeFloats(d.DataType, args[1], out)
+	return true
 }

@@ -64,17 +64,28 @@ func FormatFloats(v []float64) string {
 	return strings.Join(s, " ")
 }
 
-func parseFloats(key, s string) ([]float64, error) {
-	f := strings.Fields(s)
-	v := make([]float64, len(f))
-	for i, w := range f {
-		x, err := strconv.ParseFloat(w, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("%s %q: value %d is not a finite number", key, s, i)
+// parseFloatsInto appends the space-separated finite numbers of s to dst
+// (a kernel passes stack or arena room, so nothing is allocated).
+func parseFloatsInto(dst []float64, key, s string) ([]float64, error) {
+	i := 0
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
+			i++
 		}
-		v[i] = x
+		if i == len(s) {
+			return dst, nil
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' {
+			j++
+		}
+		x, err := strconv.ParseFloat(s[i:j], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%s %q: value %d is not a finite number", key, s, len(dst))
+		}
+		dst = append(dst, x)
+		i = j
 	}
-	return v, nil
 }
 
 // resizeParams are Resize's checked attributes.
@@ -87,9 +98,19 @@ type resizeParams struct {
 }
 
 func resizeParamsOf(in []TensorDesc, a Attrs) (*resizeParams, error) {
+	p := new(resizeParams)
+	if err := resizeParamsInto(p, in, a, nil, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// resizeParamsInto fills p, the scales and roi appended to the given
+// buffers (stack room in the kernel).
+func resizeParamsInto(p *resizeParams, in []TensorDesc, a Attrs, scales, roi []float64) error {
 	x := in[0]
 	r := len(x.Dims)
-	p := &resizeParams{sizes: a.Ints(AttrResizeSizes), mode: a.String(AttrResizeMode), coord: a.String(AttrCoordTransform),
+	*p = resizeParams{sizes: a.Ints(AttrResizeSizes), mode: a.String(AttrResizeMode), coord: a.String(AttrCoordTransform),
 		near: a.String(AttrNearestMode), a: a.Float(AttrCubicCoeffA, -0.75), extrap: a.Float(AttrExtrapolationVal, 0),
 		exclude: a.Bool(AttrExcludeOutside), aa: a.Bool(AttrAntialias)}
 	if p.mode == "" {
@@ -104,58 +125,58 @@ func resizeParamsOf(in []TensorDesc, a Attrs) (*resizeParams, error) {
 	switch p.mode {
 	case "nearest":
 		if !storable(x.DataType) {
-			return nil, &dtypeError{fmt.Sprintf("cannot resize %s", x.DataType)}
+			return &dtypeError{fmt.Sprintf("cannot resize %s", x.DataType)}
 		}
 		if p.aa {
-			return nil, fmt.Errorf("antialias applies to linear and cubic modes only")
+			return fmt.Errorf("antialias applies to linear and cubic modes only")
 		}
 	case "linear", "cubic":
 		if !isFloat(x.DataType) && x.DataType != acl.Float64 {
-			return nil, &dtypeError{fmt.Sprintf("%s resize of %s: want a float type", p.mode, x.DataType)}
+			return &dtypeError{fmt.Sprintf("%s resize of %s: want a float type", p.mode, x.DataType)}
 		}
 	default:
-		return nil, fmt.Errorf("mode %q: want nearest, linear or cubic", p.mode)
+		return fmt.Errorf("mode %q: want nearest, linear or cubic", p.mode)
 	}
 	switch p.near {
 	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple":
 	default:
-		return nil, fmt.Errorf("nearest_mode %q", p.near)
+		return fmt.Errorf("nearest_mode %q", p.near)
 	}
 	switch p.coord {
 	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize":
 	default:
-		return nil, fmt.Errorf("coordinate_transformation_mode %q", p.coord)
+		return fmt.Errorf("coordinate_transformation_mode %q", p.coord)
 	}
 	if r < 1 {
-		return nil, fmt.Errorf("cannot resize a scalar")
+		return fmt.Errorf("cannot resize a scalar")
 	}
 	if len(p.sizes) != r {
-		return nil, fmt.Errorf("sizes %s: want %d values", dimsString(p.sizes), r)
+		return fmt.Errorf("sizes %s: want %d values", dimsString(p.sizes), r)
 	}
 	var err error
-	if p.scales, err = parseFloats(AttrResizeScales, a.String(AttrResizeScales)); err != nil {
-		return nil, err
+	if p.scales, err = parseFloatsInto(scales, AttrResizeScales, a.String(AttrResizeScales)); err != nil {
+		return err
 	}
 	if len(p.scales) != r {
-		return nil, fmt.Errorf("scales %q: want %d values", a.String(AttrResizeScales), r)
+		return fmt.Errorf("scales %q: want %d values", a.String(AttrResizeScales), r)
 	}
 	for i := range r {
 		if p.sizes[i] < 1 || p.sizes[i] > MaxDim {
-			return nil, fmt.Errorf("sizes %s: dim %d must be positive", dimsString(p.sizes), i)
+			return fmt.Errorf("sizes %s: dim %d must be positive", dimsString(p.sizes), i)
 		}
 		if !(p.scales[i] > 0) {
-			return nil, fmt.Errorf("scale %v of dim %d must be positive", p.scales[i], i)
+			return fmt.Errorf("scale %v of dim %d must be positive", p.scales[i], i)
 		}
 	}
 	if p.coord == "tf_crop_and_resize" {
-		if p.roi, err = parseFloats(AttrResizeROI, a.String(AttrResizeROI)); err != nil {
-			return nil, err
+		if p.roi, err = parseFloatsInto(roi, AttrResizeROI, a.String(AttrResizeROI)); err != nil {
+			return err
 		}
 		if len(p.roi) != 2*r {
-			return nil, fmt.Errorf("roi %q: want %d values", a.String(AttrResizeROI), 2*r)
+			return fmt.Errorf("roi %q: want %d values", a.String(AttrResizeROI), 2*r)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func inferResize(in []TensorDesc, a Attrs) ([]TensorDesc, error) {
@@ -225,8 +246,8 @@ func cubicWeight(x, a float64) float64 {
 }
 
 // plan builds the resampling of axis k.
-func (p *resizeParams) plan(k, in, out int) (*resizeAxis, error) {
-	ax := &resizeAxis{in: in, out: out}
+func (p *resizeParams) plan(ax *resizeAxis, ar *wordArena, k, in, out int) error {
+	*ax = resizeAxis{in: in, out: out}
 	scale := p.scales[k]
 	var r0, r1 float64
 	if p.roi != nil {
@@ -235,7 +256,7 @@ func (p *resizeParams) plan(k, in, out int) (*resizeAxis, error) {
 	// The tap count: antialias stretches the filter by 1/scale.
 	s := min(scale, 1.0)
 	if p.aa && p.mode != "nearest" && s < 4.0/resizeMaxTapsPerPixel {
-		return nil, fmt.Errorf("axis %d: antialiased scale %v needs too many taps per pixel", k, scale)
+		return fmt.Errorf("axis %d: antialiased scale %v needs too many taps per pixel", k, scale)
 	}
 	var start int
 	switch {
@@ -253,11 +274,9 @@ func (p *resizeParams) plan(k, in, out int) (*resizeAxis, error) {
 		ax.n = 2 - 2*start
 	}
 	if ax.n < 1 || ax.n > resizeMaxTapsPerPixel {
-		return nil, fmt.Errorf("axis %d: scale %v needs %d taps per pixel", k, scale, ax.n)
+		return fmt.Errorf("axis %d: scale %v needs %d taps per pixel", k, scale, ax.n)
 	}
-	ax.idx = make([]int, out*ax.n)
-	ax.w = make([]float64, out*ax.n)
-	ax.outside = make([]bool, out)
+	ax.idx, ax.w, ax.outside = ar.ints(out*ax.n), ar.f64(out*ax.n), ar.bools(out)
 	ax.identity = in == out
 	for j := range out {
 		xo, ok := p.coord1(float64(j), in, out, scale, r0, r1)
@@ -346,39 +365,50 @@ func (p *resizeParams) plan(k, in, out int) (*resizeAxis, error) {
 			}
 		}
 	}
-	return ax, nil
+	return nil
 }
 
 func resizeKernel(t *Task, args [][]byte) error {
-	p, err := resizeParamsOf(t.Inputs, t.Attrs)
-	if err != nil {
+	var ar wordArena
+	defer ar.release()
+	var p resizeParams
+	// The parsed scales and roi go to pooled scratch: stack arrays would
+	// escape through p.
+	nf := 2 * len(t.Inputs[0].Dims)
+	if err := resizeParamsInto(&p, t.Inputs, t.Attrs, ar.f64(nf)[:0], ar.f64(nf)[:0]); err != nil {
 		return kernelError(t, "%v", err)
 	}
 	xd := t.Inputs[0]
 	r := len(xd.Dims)
-	axes := make([]*resizeAxis, r)
+	var axv [maxStackRank]resizeAxis
+	axes := axv[:0]
+	if r > len(axv) {
+		axes = make([]resizeAxis, 0, r)
+	}
+	axes = axes[:r]
 	for k := range r {
-		if axes[k], err = p.plan(k, int(xd.Dims[k]), int(p.sizes[k])); err != nil {
+		if err := p.plan(&axes[k], &ar, k, int(xd.Dims[k]), int(p.sizes[k])); err != nil {
 			return kernelError(t, "%v", err)
 		}
 	}
 	if p.mode == "nearest" {
-		resizeNearest(xd, p, axes, args[0], args[1])
+		resizeNearest(xd, &p, axes, &ar, args[0], args[1])
 		return nil
 	}
-	cur := make([]float64, prod(xd.Dims))
+	cur := ar.f64(prod(xd.Dims))
 	readF64(cur, xd.DataType, args[0])
-	dims := cloneDims(xd.Dims)
+	var dv [maxStackRank]int64
+	dims := append(dv[:0], xd.Dims...)
 	// Innermost axis first: ONNX's reference resamples the last axis,
 	// then the ones before it on those results, so an extrapolated inner
 	// value is interpolated by the outer axes like any other.
 	for k := r - 1; k >= 0; k-- {
-		ax := axes[k]
+		ax := &axes[k]
 		if ax.identity {
 			continue
 		}
 		outer, inner := prod(dims[:k]), prod(dims[k+1:])
-		next := make([]float64, outer*ax.out*inner)
+		next := ar.f64(outer * ax.out * inner)
 		for o := range outer {
 			src := cur[o*ax.in*inner : (o+1)*ax.in*inner]
 			dst := next[o*ax.out*inner : (o+1)*ax.out*inner]
@@ -411,16 +441,21 @@ func resizeKernel(t *Task, args [][]byte) error {
 
 // resizeNearest copies, for every output element, the input element the
 // per-axis picks select (or writes the extrapolation value).
-func resizeNearest(xd TensorDesc, p *resizeParams, axes []*resizeAxis, in, out []byte) {
+func resizeNearest(xd TensorDesc, p *resizeParams, axes []resizeAxis, ar *wordArena, in, out []byte) {
 	r := len(axes)
 	es := xd.DataType.Size()
 	// offs[k][j]: the input element offset axis k's output j contributes,
 	// -1 when it extrapolates.
-	offs := make([][]int, r)
+	var offv [maxStackRank][]int
+	offs := offv[:0]
+	if r > len(offv) {
+		offs = make([][]int, 0, r)
+	}
+	offs = offs[:r]
 	stride := 1
 	for k := r - 1; k >= 0; k-- {
-		ax := axes[k]
-		offs[k] = make([]int, ax.out)
+		ax := &axes[k]
+		offs[k] = ar.ints(ax.out)
 		for j := range ax.out {
 			if ax.outside[j] {
 				offs[k][j] = -1
@@ -430,16 +465,27 @@ func resizeNearest(xd TensorDesc, p *resizeParams, axes []*resizeAxis, in, out [
 		}
 		stride *= ax.in
 	}
+	var extv [8]byte
 	var ext []byte
 	if p.roi != nil {
-		ext = make([]byte, es)
-		writeFromF64(ext, xd.DataType, []float64{p.extrap})
+		ext = extv[:0]
+		if es > len(extv) {
+			ext = make([]byte, 0, es)
+		}
+		ext = ext[:es]
+		one := [1]float64{p.extrap}
+		writeFromF64(ext, xd.DataType, one[:])
 	}
 	n := prod(p.sizes)
 	if n == 0 {
 		return
 	}
-	pos := make([]int, r)
+	var posv [maxStackRank]int
+	pos := posv[:0]
+	if r > len(posv) {
+		pos = make([]int, 0, r)
+	}
+	pos = pos[:r]
 	last := int(p.sizes[r-1])
 	for o := 0; o < n; o += last {
 		base, outside := 0, false

@@ -25,7 +25,9 @@ import (
 // for g and h (RNN: tanh). activation_alpha_<i> and activation_beta_<i>
 // (floats) give the parameters of activation i, with ONNX's defaults.
 // AttrClip, when set, clamps every activation's input to [-clip, clip].
-// Matrix products go through sgemm; the gate math is float64 per element.
+// Matrix products go through sgemm; the gate math is float32 over gate
+// vectors for the default activations without clip (kernel_rnn_fast.go),
+// float64 per element otherwise.
 const (
 	OpGRU  OpType = 90
 	OpLSTM OpType = 91
@@ -111,21 +113,24 @@ func rnnDirections(a Attrs) (int, error) {
 }
 
 // rnnActs returns the activation codes and their parameters, checked.
-func rnnActs(op OpType, dirs int, a Attrs) ([]int64, []float64, []float64, error) {
-	per := map[OpType]int{OpRNN: 1, OpGRU: 2, OpLSTM: 3}[op]
+func rnnActs(op OpType, dirs int, a Attrs) (rnnActSet, error) {
+	var set rnnActSet
+	per := rnnActsPer(op)
 	acts := a.Ints(AttrActivations)
 	if acts == nil {
-		def := map[OpType][]int64{OpRNN: {RNNActTanh}, OpGRU: {RNNActSigmoid, RNNActTanh},
-			OpLSTM: {RNNActSigmoid, RNNActTanh, RNNActTanh}}[op]
-		for range dirs {
-			acts = append(acts, def...)
+		for d := range dirs {
+			for i := range per {
+				set.codes[d*per+i] = rnnDefaultAct(op, i)
+			}
 		}
+		acts = set.codes[:per*dirs]
 	}
 	if len(acts) != per*dirs {
-		return nil, nil, nil, fmt.Errorf("activations: %d given, want %d", len(acts), per*dirs)
+		return set, fmt.Errorf("activations: %d given, want %d", len(acts), per*dirs)
 	}
-	alpha, beta := make([]float64, len(acts)), make([]float64, len(acts))
+	set.n = len(acts)
 	for i, c := range acts {
+		set.codes[i] = c
 		da, db := 0.0, 0.0
 		switch c {
 		case RNNActRelu, RNNActTanh, RNNActSigmoid, RNNActSoftsign, RNNActSoftplus:
@@ -141,11 +146,40 @@ func rnnActs(op OpType, dirs int, a Attrs) ([]int64, []float64, []float64, error
 		case RNNActHardSigmoid:
 			da, db = 0.2, 0.5
 		default:
-			return nil, nil, nil, fmt.Errorf("activation code %d is not an RNNAct* value", c)
+			return set, fmt.Errorf("activation code %d is not an RNNAct* value", c)
 		}
-		alpha[i], beta[i] = a.Float(RNNActAlpha(i), da), a.Float(RNNActBeta(i), db)
+		set.alpha[i], set.beta[i] = a.Float(RNNActAlpha(i), da), a.Float(RNNActBeta(i), db)
 	}
-	return acts, alpha, beta, nil
+	return set, nil
+}
+
+// rnnActSet is the activations of a recurrent op, per direction in
+// order: codes, alphas and betas, n of each (held in arrays so a kernel
+// run allocates nothing for them).
+type rnnActSet struct {
+	codes       [maxRNNActs]int64
+	alpha, beta [maxRNNActs]float64
+	n           int
+}
+
+// rnnActsPer is the number of activations per direction.
+func rnnActsPer(op OpType) int {
+	switch op {
+	case OpGRU:
+		return 2
+	case OpLSTM:
+		return 3
+	}
+	return 1
+}
+
+// rnnDefaultAct is ONNX's default activation i of op: sigmoid for the
+// gates (f), tanh for g and h (RNN: tanh).
+func rnnDefaultAct(op OpType, i int) int64 {
+	if op != OpRNN && i == 0 {
+		return RNNActSigmoid
+	}
+	return RNNActTanh
 }
 
 func rnnAct(code int64, alpha, beta, v float64) float64 {
@@ -197,7 +231,7 @@ func inferRNN(g int64, req int, in []TensorDesc, a Attrs) ([]TensorDesc, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, _, _, err := rnnActs(op, dirs, a); err != nil {
+	if _, err := rnnActs(op, dirs, a); err != nil {
 		return nil, err
 	}
 	if c := a.Float(AttrClip, 1); c <= 0 || c != c {
@@ -255,7 +289,7 @@ func rnnKernel(t *Task, args [][]byte) error {
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
-	acts, alpha, beta, err := rnnActs(t.Op, dirs, t.Attrs)
+	set, err := rnnActs(t.Op, dirs, t.Attrs)
 	if err != nil {
 		return kernelError(t, "%v", err)
 	}
@@ -263,7 +297,12 @@ func rnnKernel(t *Task, args [][]byte) error {
 	if _, ok := t.Attrs[AttrClip]; ok {
 		clip = t.Attrs.Float(AttrClip, 0)
 	}
-	lens := make([]int64, batch)
+	var lensBuf [64]int64
+	lens := lensBuf[:0]
+	if batch > len(lensBuf) {
+		lens = make([]int64, batch)
+	}
+	lens = lens[:batch]
 	for i := range lens {
 		lens[i] = int64(seq)
 	}
@@ -300,7 +339,9 @@ func rnnKernel(t *Task, args [][]byte) error {
 	hPrev := s.f32(batch * h)
 	cPrev := s.f32(batch * h)
 	lbr := t.Attrs.Bool(AttrLinearBeforeReset)
+	acts, alpha, beta := set.codes[:set.n], set.alpha[:set.n], set.beta[:set.n]
 	per := len(acts) / dirs
+	bs, pre, tmp := s.f32(gh), s.f32(gh), s.f32(h)
 	for dir := range dirs {
 		reverse := dir == 1 || t.Attrs.String(AttrDirection) == "reverse"
 		w, r, b := wAll[dir*gh*in:(dir+1)*gh*in], rAll[dir*gh*h:(dir+1)*gh*h], bAll[dir*2*gh:(dir+1)*2*gh]
@@ -315,10 +356,14 @@ func rnnKernel(t *Task, args [][]byte) error {
 			copy(cPrev, c0[dir*batch*h:(dir+1)*batch*h])
 			p = pAll[dir*3*h : (dir+1)*3*h]
 		}
+		fast := rnnFastOK(t.Op, acts, dir, per, clip)
+		rnnBiasSum(bs, b, gh)
 		// Input projections of every step at once: [seq·batch, G·H].
 		sgemm(false, true, seq*batch, gh, in, 1, x, in, w, in, 0, xw, gh)
+		// The recurrent weights, all gates, packed once for every step.
+		rAll, rCand := rnnPackR(&s, r, batch, h, gh, t.Op == OpGRU && !lbr)
 		for step := range seq {
-			sgemm(false, true, batch, gh, h, 1, hPrev, h, r, h, 0, hr, gh)
+			rnnGemm(batch, gh, h, hPrev, rAll, hr, gh)
 			if t.Op == OpGRU && !lbr {
 				// z and r first: the candidate needs (r ⊙ H(t-1))·Rhᵀ.
 				for n := range batch {
@@ -327,13 +372,17 @@ func rnnKernel(t *Task, args [][]byte) error {
 						continue
 					}
 					gx := xw[(tm*batch+n)*gh:]
+					if fast {
+						gruResetFast(h, gx, hr[n*gh:], bs, hPrev[n*h:(n+1)*h], rh[n*h:(n+1)*h], tmp)
+						continue
+					}
 					for j := range h {
 						k := n*gh + h + j
 						rr := act(0, float64(gx[h+j])+float64(hr[k])+float64(b[h+j])+float64(b[gh+h+j]))
 						rh[n*h+j] = float32(rr * float64(hPrev[n*h+j]))
 					}
 				}
-				sgemm(false, true, batch, h, h, 1, rh, h, r[2*h*h:], h, 0, hr[2*h:], gh)
+				rnnGemm(batch, h, h, rh, rCand, hr[2*h:], gh)
 			}
 			for n := range batch {
 				tm := timeOf(step, lens[n], reverse)
@@ -343,6 +392,14 @@ func rnnKernel(t *Task, args [][]byte) error {
 				gx := xw[(tm*batch+n)*gh:]
 				hrow := hr[n*gh:]
 				yt := y[((tm*dirs+dir)*batch+n)*h:]
+				if fast {
+					var c []float32
+					if lstm {
+						c = cPrev[n*h : (n+1)*h]
+					}
+					rnnRowFast(t.Op, lbr, h, gx, hrow, b, bs, p, hPrev[n*h:(n+1)*h], c, yt, pre, tmp)
+					continue
+				}
 				for j := range h {
 					pre := func(k int) float64 {
 						return float64(gx[k*h+j]) + float64(hrow[k*h+j]) + float64(b[k*h+j]) + float64(b[gh+k*h+j])

@@ -3,6 +3,7 @@ package ge
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"sync"
 	"unsafe"
 
@@ -24,25 +25,46 @@ func viewF32(b []byte, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
-var f32Pool = sync.Pool{New: func() any { return new([]float32) }}
+// f32Pools holds pooled float32 buffers by size class: class c holds
+// buffers of capacity 1<<c, so a request always finds one large enough
+// and a kernel's mix of sizes reaches a steady state with no allocation.
+var f32Pools [40]sync.Pool
 
 // scratch hands out pooled float32 buffers for one kernel call.
-type scratch struct{ bufs []*[]float32 }
+type scratch struct {
+	bufs [16]*[]float32 // the first buffers handed out; more go in more
+	n    int
+	more []*[]float32
+}
 
 func (s *scratch) f32(n int) []float32 {
-	p := f32Pool.Get().(*[]float32)
-	if cap(*p) < n {
-		*p = make([]float32, n)
+	c := bits.Len(uint(max(n, 1) - 1))
+	p, _ := f32Pools[c].Get().(*[]float32)
+	if p == nil {
+		b := make([]float32, 1<<c)
+		p = &b
 	}
-	s.bufs = append(s.bufs, p)
+	if s.n < len(s.bufs) {
+		s.bufs[s.n] = p
+	} else {
+		s.more = append(s.more, p)
+	}
+	s.n++
 	return (*p)[:n]
 }
 
 func (s *scratch) release() {
-	for _, p := range s.bufs {
-		f32Pool.Put(p)
+	for i := range min(s.n, len(s.bufs)) {
+		put(s.bufs[i])
 	}
-	s.bufs = s.bufs[:0]
+	for _, p := range s.more {
+		put(p)
+	}
+	s.n, s.more = 0, s.more[:0]
+}
+
+func put(p *[]float32) {
+	f32Pools[bits.Len(uint(cap(*p)-1))].Put(p)
 }
 
 // readFloats returns n values of the float tensor b as float32: b itself for
@@ -115,4 +137,66 @@ func prod(d []int64) int {
 // an AI Core exception.
 func kernelError(t *Task, format string, args ...any) error {
 	return acl.Errorf("ge.RunTask", acl.CodeRTAICoreException, "task %q (%s): "+format, append([]any{t.Name, t.Op}, args...)...)
+}
+
+// u64Pools holds pooled 8-byte-word buffers by size class, for kernels
+// that need float64, int or bool scratch (Resize's plans and rows).
+var u64Pools [40]sync.Pool
+
+// wordArena hands out zeroed typed scratch carved from pooled word
+// buffers for one kernel call; release returns them.
+type wordArena struct {
+	bufs [32]*[]uint64
+	n    int
+	more []*[]uint64
+}
+
+func (a *wordArena) words(n int) []uint64 {
+	c := bits.Len(uint(max(n, 1) - 1))
+	p, _ := u64Pools[c].Get().(*[]uint64)
+	if p == nil {
+		b := make([]uint64, 1<<c)
+		p = &b
+	}
+	if a.n < len(a.bufs) {
+		a.bufs[a.n] = p
+	} else {
+		a.more = append(a.more, p)
+	}
+	a.n++
+	w := (*p)[:n]
+	clear(w)
+	return w
+}
+
+func (a *wordArena) f64(n int) []float64 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&a.words(n)[0])), n)
+}
+
+func (a *wordArena) ints(n int) []int {
+	if n == 0 {
+		return nil
+	}
+	per := 8 / int(unsafe.Sizeof(int(0)))
+	return unsafe.Slice((*int)(unsafe.Pointer(&a.words((n + per - 1) / per)[0])), n)
+}
+
+func (a *wordArena) bools(n int) []bool {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*bool)(unsafe.Pointer(&a.words((n + 7) / 8)[0])), n)
+}
+
+func (a *wordArena) release() {
+	for i := range min(a.n, len(a.bufs)) {
+		u64Pools[bits.Len(uint(cap(*a.bufs[i])-1))].Put(a.bufs[i])
+	}
+	for _, p := range a.more {
+		u64Pools[bits.Len(uint(cap(*p)-1))].Put(p)
+	}
+	a.n, a.more = 0, a.more[:0]
 }

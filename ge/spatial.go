@@ -28,40 +28,31 @@ type window struct {
 
 // spatialWindow reads the geometry of x's spatial dims (x is [N, C, ...])
 // with kernel dims k from the attributes.
-func spatialWindow(x []int64, k []int64, a Attrs) (*window, error) {
+func spatialWindow(x []int64, k []int64, a Attrs) (window, error) {
 	sp := len(x) - 2
 	if sp < 1 || sp > maxSpatial {
-		return nil, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
+		return window{}, fmt.Errorf("input %s must be [N, C] and 1 to %d spatial dims", dimsString(x), maxSpatial)
 	}
 	if len(k) != sp {
-		return nil, fmt.Errorf("kernel has %d spatial dims, input has %d", len(k), sp)
+		return window{}, fmt.Errorf("kernel has %d spatial dims, input has %d", len(k), sp)
 	}
-	list := func(key string, n int, def int64) ([]int64, error) {
-		v := a.Ints(key)
-		if v == nil {
-			v = make([]int64, n)
-			for i := range v {
-				v[i] = def
-			}
-		}
-		if len(v) != n {
-			return nil, fmt.Errorf("%s %s: want %d values", key, dimsString(v), n)
-		}
-		return v, nil
+	var ones, zeros [2 * maxSpatial]int64
+	for i := range ones {
+		ones[i] = 1
 	}
-	s, err := list(AttrStrides, sp, 1)
+	s, err := attrList(a, AttrStrides, sp, ones[:])
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
-	d, err := list(AttrDilations, sp, 1)
+	d, err := attrList(a, AttrDilations, sp, ones[:])
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
-	p, err := list(AttrPads, 2*sp, 0)
+	p, err := attrList(a, AttrPads, 2*sp, zeros[:])
 	if err != nil {
-		return nil, err
+		return window{}, err
 	}
-	w := &window{sp: sp}
+	w := window{sp: sp}
 	off := maxSpatial - sp
 	for i := range maxSpatial {
 		w.in[i], w.k[i], w.s[i], w.d[i], w.out[i] = 1, 1, 1, 1, 1
@@ -69,7 +60,7 @@ func spatialWindow(x []int64, k []int64, a Attrs) (*window, error) {
 	for i := range sp {
 		if k[i] < 1 || k[i] > MaxDim || s[i] < 1 || s[i] > MaxDim || d[i] < 1 || d[i] > MaxDim ||
 			p[i] < 0 || p[i] > MaxDim || p[sp+i] < 0 || p[sp+i] > MaxDim {
-			return nil, fmt.Errorf("spatial dim %d: kernel %d, stride %d, dilation %d and pads %d/%d must be positive (pads >= 0)",
+			return window{}, fmt.Errorf("spatial dim %d: kernel %d, stride %d, dilation %d and pads %d/%d must be positive (pads >= 0)",
 				i, k[i], s[i], d[i], p[i], p[sp+i])
 		}
 		j := off + i
@@ -77,6 +68,19 @@ func spatialWindow(x []int64, k []int64, a Attrs) (*window, error) {
 		w.pb[j], w.pe[j] = int(p[i]), int(p[sp+i])
 	}
 	return w, nil
+}
+
+// attrList returns the n-value int list attribute key, or def[:n] when
+// it is absent (def is the caller's, so nothing is allocated).
+func attrList(a Attrs, key string, n int, def []int64) ([]int64, error) {
+	v := a.Ints(key)
+	if v == nil {
+		return def[:n], nil
+	}
+	if len(v) != n {
+		return nil, fmt.Errorf("%s %s: want %d values", key, dimsString(v), n)
+	}
+	return v, nil
 }
 
 // effK is the dilated kernel extent of spatial dim i.

@@ -1,7 +1,21 @@
 // Package onnxcmp benchmarks the fallback running ONNX models against
-// gonnx (github.com/advancedclimatesystems/gonnx), a pure-Go ONNX runtime
-// a user might pick instead, on the same models and inputs. It is its own
-// module so gonnx and its dependencies stay out of the cann module graph:
+// other runtimes on the same models and inputs. It is its own module so
+// their dependencies stay out of the cann module graph.
 //
-//	cd bench/onnxcmp && go test -bench . -benchtime 20x
+// BenchmarkVsGonnx compares with gonnx (github.com/advancedclimatesystems/gonnx),
+// a pure-Go ONNX runtime a user might pick instead:
+//
+//	cd bench/onnxcmp && go test -bench VsGonnx -benchtime 20x
+//
+// BenchmarkVsORT puts the fallback beside ONNX Runtime on every model of
+// ge/onnx/testdata, one thread each, alternating runs, and prints the
+// side-by-side table. ONNX Runtime comes from the npm package
+// onnxruntime-node run by node (testdata/ort_runner.mjs), a development
+// tool and never a dependency of the module: the benchmark looks in the
+// node_modules directory named by CANN_ORT_NODE_PATH (else
+// ORT_NODE_MODULES, else /tmp/ort/node_modules) and skips with a message
+// when node or the package is absent.
+//
+//	npm install --prefix /tmp/ort onnxruntime-node@1.30.0
+//	go test -run '^$' -bench VsORT -benchtime 40x -orttable /tmp/vs-ort.md
 package onnxcmp

@@ -85,6 +85,15 @@ func (e *Epilogue) apply(c []float32, ldc, i0, j0, rows, cols int) {
 }
 
 // applyAll runs the epilogue on the whole M×N of C.
+// Apply runs the epilogue on the m×n matrix c (row stride ldc) for a
+// caller that computed the product itself (ge's depthwise convolution),
+// as Gemm would have after its last K block.
+func (e *Epilogue) Apply(c []float32, ldc, m, n int) {
+	if e.active() && m > 0 && n > 0 {
+		e.apply(c, ldc, 0, 0, m, n)
+	}
+}
+
 func (e *Epilogue) applyAll(c *Call) {
 	if e.active() && c.M > 0 && c.N > 0 {
 		e.apply(c.C, c.LDC, 0, 0, c.M, c.N)

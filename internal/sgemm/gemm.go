@@ -276,7 +276,7 @@ func small(c *Call) {
 		for j := range row {
 			var acc float32
 			for p := range c.K {
-				acc += a[i*ai+p*ap] * b[p*bp+j*bj]
+				acc += float32(a[i*ai+p*ap] * b[p*bp+j*bj]) // rounded product, as smallRows and axpyAVX2
 			}
 			acc = float32(c.Alpha * acc)
 			if c.Beta != 0 {
@@ -321,8 +321,12 @@ func smallRows(c *Call) {
 		for p := range c.K {
 			x := a[i*ai+p*ap]
 			brow := b[p*c.B.Stride:][:len(acc)]
+			if hasAXPY && len(acc) >= 8 {
+				axpyAVX2(&acc[0], &brow[0], len(acc), x)
+				continue
+			}
 			for j := range acc {
-				acc[j] += x * brow[j]
+				acc[j] += float32(x * brow[j]) // the conversion forbids fusing into an FMA
 			}
 		}
 		row := c.C[i*c.LDC:][:len(acc)]

@@ -22,6 +22,58 @@ func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //go:noescape
 func packRows32(dst, src *float32, ld, kb int)
 
+// axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
+// the add (the Go loop's bits); AVX2.
+//
+//go:noescape
+func axpyAVX2(dst, src *float32, n int, a float32)
+
+// hasAXPY reports whether axpyAVX2 runs here.
+var hasAXPY = cpu.X86.HasAVX2
+
+//go:noescape
+func vecADDvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecADDvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecADDsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecSUBvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecSUBvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecSUBsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecMULvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecMULvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecMULsv(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecDIVvv(dst, a, b *float32, n int)
+
+//go:noescape
+func vecDIVvs(dst, a *float32, n int, s float32)
+
+//go:noescape
+func vecDIVsv(dst, a *float32, n int, s float32)
+
+// The generated elementwise routines by VecOp (AVX2).
+var (
+	vecVV = [4]func(dst, a, b *float32, n int){vecADDvv, vecSUBvv, vecMULvv, vecDIVvv}
+	vecVS = [4]func(dst, a *float32, n int, s float32){vecADDvs, vecSUBvs, vecMULvs, vecDIVvs}
+	vecSV = [4]func(dst, a *float32, n int, s float32){vecADDsv, vecSUBsv, vecMULsv, vecDIVsv}
+)
+
 func fmaPeak512(n int)
 func fmaPeak256(n int)
 

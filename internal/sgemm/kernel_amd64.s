@@ -648,6 +648,631 @@ packRows32_done:
 	VZEROUPPER
 	RET
 
+// func axpyAVX2(dst, src *float32, n int, a float32)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y0
+axpyAVX2_loop32:
+	CMPQ CX, $32
+	JLT axpyAVX2_loop8
+	VMULPS 0(SI), Y0, Y1
+	VMULPS 32(SI), Y0, Y2
+	VMULPS 64(SI), Y0, Y3
+	VMULPS 96(SI), Y0, Y4
+	VADDPS 0(DI), Y1, Y1
+	VADDPS 32(DI), Y2, Y2
+	VADDPS 64(DI), Y3, Y3
+	VADDPS 96(DI), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP axpyAVX2_loop32
+axpyAVX2_loop8:
+	CMPQ CX, $8
+	JLT axpyAVX2_tail
+	VMULPS (SI), Y0, Y1
+	VADDPS (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP axpyAVX2_loop8
+axpyAVX2_tail:
+	TESTQ CX, CX
+	JEQ axpyAVX2_done
+	VMULSS (SI), X0, X1
+	VADDSS (DI), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP axpyAVX2_tail
+axpyAVX2_done:
+	VZEROUPPER
+	RET
+
+// vecADDvv: ADD, mode vv
+TEXT ·vecADDvv(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+vecADDvv_loop32:
+	CMPQ CX, $32
+	JLT vecADDvv_loop8
+	VMOVUPS 0(SI), Y1
+	VADDPS 0(DX), Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VADDPS 32(DX), Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VADDPS 64(DX), Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VADDPS 96(DX), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecADDvv_loop32
+vecADDvv_loop8:
+	CMPQ CX, $8
+	JLT vecADDvv_tail
+	VMOVUPS 0(SI), Y1
+	VADDPS 0(DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecADDvv_loop8
+vecADDvv_tail:
+	TESTQ CX, CX
+	JEQ vecADDvv_done
+	VMOVSS 0(SI), X1
+	VADDSS 0(DX), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecADDvv_tail
+vecADDvv_done:
+	VZEROUPPER
+	RET
+
+// vecADDvs: ADD, mode vs
+TEXT ·vecADDvs(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecADDvs_loop32:
+	CMPQ CX, $32
+	JLT vecADDvs_loop8
+	VMOVUPS 0(SI), Y1
+	VADDPS Y0, Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VADDPS Y0, Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VADDPS Y0, Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VADDPS Y0, Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecADDvs_loop32
+vecADDvs_loop8:
+	CMPQ CX, $8
+	JLT vecADDvs_tail
+	VMOVUPS 0(SI), Y1
+	VADDPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecADDvs_loop8
+vecADDvs_tail:
+	TESTQ CX, CX
+	JEQ vecADDvs_done
+	VMOVSS 0(SI), X1
+	VADDSS X0, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecADDvs_tail
+vecADDvs_done:
+	VZEROUPPER
+	RET
+
+// vecADDsv: ADD, mode sv
+TEXT ·vecADDsv(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecADDsv_loop32:
+	CMPQ CX, $32
+	JLT vecADDsv_loop8
+	VADDPS 0(SI), Y0, Y1
+	VADDPS 32(SI), Y0, Y2
+	VADDPS 64(SI), Y0, Y3
+	VADDPS 96(SI), Y0, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecADDsv_loop32
+vecADDsv_loop8:
+	CMPQ CX, $8
+	JLT vecADDsv_tail
+	VADDPS 0(SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecADDsv_loop8
+vecADDsv_tail:
+	TESTQ CX, CX
+	JEQ vecADDsv_done
+	VADDSS 0(SI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecADDsv_tail
+vecADDsv_done:
+	VZEROUPPER
+	RET
+
+// vecSUBvv: SUB, mode vv
+TEXT ·vecSUBvv(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+vecSUBvv_loop32:
+	CMPQ CX, $32
+	JLT vecSUBvv_loop8
+	VMOVUPS 0(SI), Y1
+	VSUBPS 0(DX), Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VSUBPS 32(DX), Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VSUBPS 64(DX), Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VSUBPS 96(DX), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecSUBvv_loop32
+vecSUBvv_loop8:
+	CMPQ CX, $8
+	JLT vecSUBvv_tail
+	VMOVUPS 0(SI), Y1
+	VSUBPS 0(DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecSUBvv_loop8
+vecSUBvv_tail:
+	TESTQ CX, CX
+	JEQ vecSUBvv_done
+	VMOVSS 0(SI), X1
+	VSUBSS 0(DX), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecSUBvv_tail
+vecSUBvv_done:
+	VZEROUPPER
+	RET
+
+// vecSUBvs: SUB, mode vs
+TEXT ·vecSUBvs(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecSUBvs_loop32:
+	CMPQ CX, $32
+	JLT vecSUBvs_loop8
+	VMOVUPS 0(SI), Y1
+	VSUBPS Y0, Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VSUBPS Y0, Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VSUBPS Y0, Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VSUBPS Y0, Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecSUBvs_loop32
+vecSUBvs_loop8:
+	CMPQ CX, $8
+	JLT vecSUBvs_tail
+	VMOVUPS 0(SI), Y1
+	VSUBPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecSUBvs_loop8
+vecSUBvs_tail:
+	TESTQ CX, CX
+	JEQ vecSUBvs_done
+	VMOVSS 0(SI), X1
+	VSUBSS X0, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecSUBvs_tail
+vecSUBvs_done:
+	VZEROUPPER
+	RET
+
+// vecSUBsv: SUB, mode sv
+TEXT ·vecSUBsv(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecSUBsv_loop32:
+	CMPQ CX, $32
+	JLT vecSUBsv_loop8
+	VSUBPS 0(SI), Y0, Y1
+	VSUBPS 32(SI), Y0, Y2
+	VSUBPS 64(SI), Y0, Y3
+	VSUBPS 96(SI), Y0, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecSUBsv_loop32
+vecSUBsv_loop8:
+	CMPQ CX, $8
+	JLT vecSUBsv_tail
+	VSUBPS 0(SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecSUBsv_loop8
+vecSUBsv_tail:
+	TESTQ CX, CX
+	JEQ vecSUBsv_done
+	VSUBSS 0(SI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecSUBsv_tail
+vecSUBsv_done:
+	VZEROUPPER
+	RET
+
+// vecMULvv: MUL, mode vv
+TEXT ·vecMULvv(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+vecMULvv_loop32:
+	CMPQ CX, $32
+	JLT vecMULvv_loop8
+	VMOVUPS 0(SI), Y1
+	VMULPS 0(DX), Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VMULPS 32(DX), Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VMULPS 64(DX), Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VMULPS 96(DX), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecMULvv_loop32
+vecMULvv_loop8:
+	CMPQ CX, $8
+	JLT vecMULvv_tail
+	VMOVUPS 0(SI), Y1
+	VMULPS 0(DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecMULvv_loop8
+vecMULvv_tail:
+	TESTQ CX, CX
+	JEQ vecMULvv_done
+	VMOVSS 0(SI), X1
+	VMULSS 0(DX), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecMULvv_tail
+vecMULvv_done:
+	VZEROUPPER
+	RET
+
+// vecMULvs: MUL, mode vs
+TEXT ·vecMULvs(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecMULvs_loop32:
+	CMPQ CX, $32
+	JLT vecMULvs_loop8
+	VMOVUPS 0(SI), Y1
+	VMULPS Y0, Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VMULPS Y0, Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VMULPS Y0, Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VMULPS Y0, Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecMULvs_loop32
+vecMULvs_loop8:
+	CMPQ CX, $8
+	JLT vecMULvs_tail
+	VMOVUPS 0(SI), Y1
+	VMULPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecMULvs_loop8
+vecMULvs_tail:
+	TESTQ CX, CX
+	JEQ vecMULvs_done
+	VMOVSS 0(SI), X1
+	VMULSS X0, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecMULvs_tail
+vecMULvs_done:
+	VZEROUPPER
+	RET
+
+// vecMULsv: MUL, mode sv
+TEXT ·vecMULsv(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecMULsv_loop32:
+	CMPQ CX, $32
+	JLT vecMULsv_loop8
+	VMULPS 0(SI), Y0, Y1
+	VMULPS 32(SI), Y0, Y2
+	VMULPS 64(SI), Y0, Y3
+	VMULPS 96(SI), Y0, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecMULsv_loop32
+vecMULsv_loop8:
+	CMPQ CX, $8
+	JLT vecMULsv_tail
+	VMULPS 0(SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecMULsv_loop8
+vecMULsv_tail:
+	TESTQ CX, CX
+	JEQ vecMULsv_done
+	VMULSS 0(SI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecMULsv_tail
+vecMULsv_done:
+	VZEROUPPER
+	RET
+
+// vecDIVvv: DIV, mode vv
+TEXT ·vecDIVvv(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+vecDIVvv_loop32:
+	CMPQ CX, $32
+	JLT vecDIVvv_loop8
+	VMOVUPS 0(SI), Y1
+	VDIVPS 0(DX), Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VDIVPS 32(DX), Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VDIVPS 64(DX), Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VDIVPS 96(DX), Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecDIVvv_loop32
+vecDIVvv_loop8:
+	CMPQ CX, $8
+	JLT vecDIVvv_tail
+	VMOVUPS 0(SI), Y1
+	VDIVPS 0(DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecDIVvv_loop8
+vecDIVvv_tail:
+	TESTQ CX, CX
+	JEQ vecDIVvv_done
+	VMOVSS 0(SI), X1
+	VDIVSS 0(DX), X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecDIVvv_tail
+vecDIVvv_done:
+	VZEROUPPER
+	RET
+
+// vecDIVvs: DIV, mode vs
+TEXT ·vecDIVvs(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecDIVvs_loop32:
+	CMPQ CX, $32
+	JLT vecDIVvs_loop8
+	VMOVUPS 0(SI), Y1
+	VDIVPS Y0, Y1, Y1
+	VMOVUPS 32(SI), Y2
+	VDIVPS Y0, Y2, Y2
+	VMOVUPS 64(SI), Y3
+	VDIVPS Y0, Y3, Y3
+	VMOVUPS 96(SI), Y4
+	VDIVPS Y0, Y4, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecDIVvs_loop32
+vecDIVvs_loop8:
+	CMPQ CX, $8
+	JLT vecDIVvs_tail
+	VMOVUPS 0(SI), Y1
+	VDIVPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecDIVvs_loop8
+vecDIVvs_tail:
+	TESTQ CX, CX
+	JEQ vecDIVvs_done
+	VMOVSS 0(SI), X1
+	VDIVSS X0, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecDIVvs_tail
+vecDIVvs_done:
+	VZEROUPPER
+	RET
+
+// vecDIVsv: DIV, mode sv
+TEXT ·vecDIVsv(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+vecDIVsv_loop32:
+	CMPQ CX, $32
+	JLT vecDIVsv_loop8
+	VDIVPS 0(SI), Y0, Y1
+	VDIVPS 32(SI), Y0, Y2
+	VDIVPS 64(SI), Y0, Y3
+	VDIVPS 96(SI), Y0, Y4
+	VMOVUPS Y1, 0(DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP vecDIVsv_loop32
+vecDIVsv_loop8:
+	CMPQ CX, $8
+	JLT vecDIVsv_tail
+	VDIVPS 0(SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vecDIVsv_loop8
+vecDIVsv_tail:
+	TESTQ CX, CX
+	JEQ vecDIVsv_done
+	VDIVSS 0(SI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP vecDIVsv_tail
+vecDIVsv_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeak512(n int)
 TEXT ·fmaPeak512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX

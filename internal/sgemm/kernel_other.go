@@ -16,3 +16,12 @@ func kern512r8(k int, a, b, c *float32, ldc int, alpha, beta float32) {
 }
 func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }
 func packRows32(dst, src *float32, ld, kb int)                      { panic("no assembly kernels") }
+func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no assembly kernels") }
+
+var hasAXPY = false
+
+var (
+	vecVV [4]func(dst, a, b *float32, n int)
+	vecVS [4]func(dst, a *float32, n int, s float32)
+	vecSV [4]func(dst, a *float32, n int, s float32)
+)

@@ -27,7 +27,7 @@ func PackedSize(k, n, nr int) int { return k * ((n + nr - 1) / nr * nr) }
 
 // Packed returns the Matrix of a B packed by PackB for a K-row product.
 func Packed(data []float32, k, n, nr int) Matrix {
-	return Matrix{F32: data, Stride: (n + nr - 1) / nr * nr, PackedNR: nr, PackedK: k}
+	return Matrix{F32: data, Stride: (n + nr - 1) / nr * nr, PackedNR: nr, PackedK: k, PackedN: n}
 }
 
 // PackB packs op(b), K×N, into dst (PackedSize(k, n, nr) elements) with
@@ -46,11 +46,12 @@ func PackB(dst []float32, b Matrix, k, n, nr int) error {
 		return fmt.Errorf("%w: packed B holds %d elements, needs %d", ErrShape, len(dst), PackedSize(k, n, nr))
 	}
 	npad := (n + nr - 1) / nr * nr
-	buf := make([]float32, nr*KC)
+	wb := packedAPool.get(maxNR * min(KC, max(k, 1))) // pooled: a recurrent layer packs R every run
+	defer packedAPool.put(wb)
 	for pc := 0; pc < k; pc += KC {
 		kb := min(KC, k-pc)
 		for j := 0; j < n; j += nr {
-			packBPanel(dst[pc*npad+j*kb:], &b, pc, kb, j, min(nr, n-j), nr, buf)
+			packBPanel(dst[pc*npad+j*kb:], &b, pc, kb, j, min(nr, n-j), nr, *wb)
 		}
 	}
 	return nil
@@ -90,7 +91,7 @@ func (x *Matrix) checkPacked(name string, rows, cols int) error {
 	switch {
 	case name != "B" || x.Trans || x.Kind != F32 || x.Im2col != nil:
 		return fmt.Errorf("%w: a packed operand must be B, float32, not transposed", ErrShape)
-	case nr < 1 || nr > maxNR || x.PackedK != rows || x.Stride != (cols+nr-1)/nr*nr:
+	case nr < 1 || nr > maxNR || x.PackedK != rows || x.PackedN != cols || x.Stride != (cols+nr-1)/nr*nr:
 		return fmt.Errorf("%w: B packed as K=%d, width %d, stride %d does not fit %d×%d", ErrShape, x.PackedK, nr, x.Stride, rows, cols)
 	case len(x.F32) < rows*x.Stride:
 		return fmt.Errorf("%w: packed B holds %d elements, %d×%d needs %d", ErrShape, len(x.F32), rows, cols, rows*x.Stride)

@@ -31,9 +31,9 @@ type Matrix struct {
 	// image (B only, float32, not transposed): the other fields are unused.
 	Im2col *Im2col
 	// PackedNR, when set, makes F32 a B packed by PackB with panels of
-	// PackedNR columns for a product of PackedK rows (see Packed); Stride
+	// PackedNR columns for a PackedK×PackedN operand (see Packed); Stride
 	// is then the padded column count.
-	PackedNR, PackedK int
+	PackedNR, PackedK, PackedN int
 }
 
 // Call is one product C = Alpha·op(A)·op(B) + Beta·C with op(A) M×K, op(B)

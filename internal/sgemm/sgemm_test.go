@@ -399,3 +399,40 @@ func TestEdgeTilesMatchFullKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyIsGoLoop: the assembly row update of smallRows (and Axpy)
+// gives the bits
+// of the Go loop acc[j] += x*b[j] (product rounded, then the add) at every
+// length, vector body and tail.
+func TestAxpyIsGoLoop(t *testing.T) {
+	if !hasAXPY {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 11))
+	for n := range 80 {
+		acc, b := make([]float32, n), make([]float32, n)
+		for i := range acc {
+			acc[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		x := float32(rng.NormFloat64())
+		want := append([]float32(nil), acc...)
+		for j := range want {
+			want[j] += float32(x * b[j])
+		}
+		viaAxpy := append([]float32(nil), acc...)
+		Axpy(viaAxpy, b, x)
+		if n > 0 {
+			axpyAVX2(&acc[0], &b[0], n, x)
+		}
+		for j := range want {
+			if math.Float32bits(viaAxpy[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("Axpy n=%d element %d: %g, want %g", n, j, viaAxpy[j], want[j])
+			}
+		}
+		for j := range want {
+			if math.Float32bits(acc[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("n=%d element %d: %g, want %g", n, j, acc[j], want[j])
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ge
+
+const raceEnabled = false
