@@ -217,12 +217,16 @@ var rankTableRules = []rankTableRule{
 		want: hccl.ENotSupport, where: "config.cc:54-63"},
 	{name: "no_server_list", body: func(d int32) string { return `{"version": "1.0", "status": "completed"}` },
 		want: hccl.ENotFound, where: "topoinfo_ranktableConcise.cc:230"},
-	{name: "server_count_mismatch", body: func(d int32) string { return strings.Replace(one(d, "0", ""), `"server_count": "1"`, `"server_count": "2"`, 1) },
+	{name: "server_count_mismatch", body: func(d int32) string {
+		return strings.Replace(one(d, "0", ""), `"server_count": "1"`, `"server_count": "2"`, 1)
+	},
 		want: hccl.EPara, where: "topoinfo_ranktableConcise.cc:241-250"},
 	{name: "no_devices", body: func(d int32) string {
 		return `{"version": "1.0", "server_list": [{"server_id": "s0", "device": []}], "status": "completed"}`
 	}, want: hccl.EPara, where: "topoinfo_ranktableConcise.cc:341"},
-	{name: "device_id_out_of_range", body: func(d int32) string { return strings.Replace(one(d, "0", ""), fmt.Sprintf(`"device_id": "%d"`, d), `"device_id": "99"`, 1) },
+	{name: "device_id_out_of_range", body: func(d int32) string {
+		return strings.Replace(one(d, "0", ""), fmt.Sprintf(`"device_id": "%d"`, d), `"device_id": "99"`, 1)
+	},
 		want: hccl.EPara, where: "topoinfo_ranktableConcise.cc:425-444"},
 	{name: "rank_id_not_a_number", body: func(d int32) string { return one(d, "x", "") }, want: hccl.EPara,
 		where: "topoinfo_ranktableConcise.cc:459-467"},
