@@ -5,7 +5,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,21 +32,30 @@ import (
 
 const handoffMax = 12 + rootInfoBytes + 16 + 64 // nonce, sealed root info, tag, slack
 
-// clusterGens counts, per table digest and rank, the rank-table worlds
-// this process has started, so that ranks forming several communicators
-// from one table in the same order meet at the same handoff.
-var clusterGens = struct {
+// joinedWorlds remembers, per table digest and rank, the worlds this
+// process joined through a handoff, so that a rank forming a second
+// communicator from the same table does not take the first one's handoff
+// (rank 0 may not have removed it yet).
+var joinedWorlds = struct {
 	sync.Mutex
-	m map[string]uint64
-}{m: map[string]uint64{}}
+	m map[string]map[[16]byte]bool
+}{m: map[string]map[[16]byte]bool{}}
 
-func nextGen(digest [32]byte, rank int) uint64 {
-	k := fmt.Sprintf("%x/%d", digest, rank)
-	clusterGens.Lock()
-	defer clusterGens.Unlock()
-	g := clusterGens.m[k]
-	clusterGens.m[k] = g + 1
-	return g
+func worldKey(digest [32]byte, rank uint32) string { return fmt.Sprintf("%x/%d", digest, rank) }
+
+func joinedWorld(k string, id [16]byte) bool {
+	joinedWorlds.Lock()
+	defer joinedWorlds.Unlock()
+	return joinedWorlds.m[k][id]
+}
+
+func rememberWorld(k string, id [16]byte) {
+	joinedWorlds.Lock()
+	defer joinedWorlds.Unlock()
+	if joinedWorlds.m[k] == nil {
+		joinedWorlds.m[k] = map[[16]byte]bool{}
+	}
+	joinedWorlds.m[k][id] = true
 }
 
 // CommInitClusterInfo joins rank `rank` of the communicator the rank table
@@ -99,15 +107,12 @@ func (s *Sim) initCluster(op, path string, rank uint32, cfg *hccl.CommConfig) (h
 	if err != nil {
 		return 0, hccl.Errorf(op, hccl.EPara, "rank table %s: job key: %v", path, err)
 	}
-	gen := nextGen(tab.Digest, int(rank))
-	var g [8]byte
-	binary.LittleEndian.PutUint64(g[:], gen)
 	h := &handoff{
-		file: filepath.Join(dir, "world-"+hex.EncodeToString(derive(key, "hcclsim rank table name", tab.Digest, g[:])[:16])),
+		file: filepath.Join(dir, "world-"+hex.EncodeToString(derive(key, "hcclsim rank table name", tab.Digest)[:16])),
 		key:  derive(key, "hcclsim rank table seal", tab.Digest),
-		aad:  g[:],
+		seen: worldKey(tab.Digest, rank),
 	}
-	var root hccl.RootInfo
+	n := uint32(tab.Size())
 	if rank == 0 {
 		raw, err := s.getRootInfo()
 		if err != nil {
@@ -118,22 +123,37 @@ func (s *Sim) initCluster(op, path string, rank uint32, cfg *hccl.CommConfig) (h
 		}
 		// Every rank has read the handoff once the world formed or failed.
 		defer os.Remove(h.file)
-		root = hccl.RootInfo(raw)
-	} else {
-		raw, err := h.await(start.Add(s.opts.ConnectTimeout))
+		root := hccl.RootInfo(raw)
+		return s.initRoot(op, n, &root, rank, cfg)
+	}
+	deadline := start.Add(s.opts.ConnectTimeout)
+	tried := map[[16]byte]bool{}
+	for {
+		raw, id, err := h.await(deadline, tried)
 		if err != nil {
 			return 0, hccl.Errorf(op, hccl.ETimeout, "rank %d of rank table %s: %v", rank, path, err)
 		}
+		var root hccl.RootInfo
 		copy(root[:], raw)
+		c, err := s.initRoot(op, n, &root, rank, cfg)
+		if err == nil {
+			rememberWorld(h.seen, id)
+			return c, nil
+		}
+		// A handoff left by an earlier formation whose rendezvous has
+		// ended refuses the connection: wait for rank 0's new one.
+		if hccl.ResultOf(err) != hccl.ETCPConnect || time.Now().After(deadline) {
+			return 0, err
+		}
+		tried[id] = true
 	}
-	return s.initRoot(op, uint32(tab.Size()), &root, rank, cfg)
 }
 
 // handoff is the sealed root info of one rank-table world.
 type handoff struct {
 	file string
 	key  []byte // AES-256 key
-	aad  []byte // the generation, bound into the seal
+	seen string // joinedWorlds key of the table and rank
 }
 
 func (h *handoff) aead() cipher.AEAD {
@@ -150,7 +170,7 @@ func (h *handoff) publish(dir string, root []byte) error {
 	if _, err := rand.Read(nonce); err != nil {
 		return err
 	}
-	tmp, err := writePrivateTemp(dir, "world", a.Seal(nonce, nonce, root, h.aad))
+	tmp, err := writePrivateTemp(dir, "world", a.Seal(nonce, nonce, root, nil))
 	if err != nil {
 		return err
 	}
@@ -161,45 +181,51 @@ func (h *handoff) publish(dir string, root []byte) error {
 	return nil
 }
 
-// open returns the root info in the handoff file, or why it is not (yet)
-// usable: absent, not sealed under this table and key, or left by a
-// rank 0 that has exited (a job that crashed, with the same sidecar key).
-func (h *handoff) open() ([]byte, error) {
+// open returns the root info in the handoff file and its world id, or why
+// it is not (yet) usable: absent, not sealed under this table and key,
+// left by a rank 0 that has exited (a job that crashed, with the same
+// sidecar key) or by a formation that has ended.
+func (h *handoff) open(skip map[[16]byte]bool) ([]byte, [16]byte, error) {
+	var none [16]byte
 	b, err := readPrivate(h.file, 1, handoffMax)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	a := h.aead()
 	if len(b) < a.NonceSize() {
-		return nil, errors.New("short handoff")
+		return nil, none, errors.New("short handoff")
 	}
-	root, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], h.aad)
+	root, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], nil)
 	if err != nil {
-		return nil, errors.New("the handoff is not sealed for this table and job key")
+		return nil, none, errors.New("the handoff is not sealed for this table and job key")
 	}
 	ri, ok := decodeRootInfo(root)
-	if !ok {
-		return nil, errors.New("the handoff holds no root info")
+	switch {
+	case !ok:
+		return nil, none, errors.New("the handoff holds no root info")
+	case skip[ri.id] || joinedWorld(h.seen, ri.id):
+		return nil, none, errors.New("the handoff is of a communicator formed or failed before")
+	case ri.pid == os.Getpid() && lookupHub(ri.id) == nil:
+		return nil, none, errors.New("the handoff is of a rendezvous that has ended")
+	case ri.pid != os.Getpid() && syscall.Kill(ri.pid, 0) == syscall.ESRCH:
+		return nil, none, fmt.Errorf("the handoff is from process %d, which has exited", ri.pid)
 	}
-	if ri.pid != os.Getpid() && syscall.Kill(ri.pid, 0) == syscall.ESRCH {
-		return nil, fmt.Errorf("the handoff is from process %d, which has exited", ri.pid)
-	}
-	return root, nil
+	return root, ri.id, nil
 }
 
-// await polls for the handoff until deadline.
-func (h *handoff) await(deadline time.Time) ([]byte, error) {
+// await polls for a usable handoff until deadline.
+func (h *handoff) await(deadline time.Time, skip map[[16]byte]bool) ([]byte, [16]byte, error) {
 	for {
-		root, err := h.open()
+		root, id, err := h.open(skip)
 		if err == nil {
-			return root, nil
+			return root, id, nil
 		}
 		if time.Now().After(deadline) {
 			why := "it never appeared"
 			if !errors.Is(err, os.ErrNotExist) {
 				why = err.Error()
 			}
-			return nil, fmt.Errorf("rank 0 did not publish its rendezvous in time (%s)", why)
+			return nil, id, fmt.Errorf("rank 0 did not publish its rendezvous in time (%s)", why)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
