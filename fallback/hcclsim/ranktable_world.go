@@ -71,7 +71,7 @@ func (s *Sim) CommInitClusterInfo(clusterInfo string, rank uint32) (hccl.CommHan
 // CommInitClusterInfoConfig is CommInitClusterInfo with a configuration,
 // honoured as CommInitRootInfoConfig honours it.
 func (s *Sim) CommInitClusterInfoConfig(clusterInfo string, rank uint32, cfg *hccl.CommConfig) (hccl.CommHandle, error) {
-	if cfg == nil { // op_base.cc:1036-1040
+	if cfg == nil { // op_base.cc:1036-1042
 		return 0, hccl.Errorf("HcclCommInitClusterInfoConfig", hccl.EPtr, "null config")
 	}
 	return s.initCluster("HcclCommInitClusterInfoConfig", clusterInfo, rank, cfg)

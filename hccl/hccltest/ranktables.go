@@ -208,13 +208,13 @@ func ranks(dev int32, ids ...string) string {
 
 var rankTableRules = []rankTableRule{
 	{name: "malformed_json", body: func(d int32) string { return `{"version": "1.0", "server_list": [` }, want: hccl.EPara,
-		where: "topoinfo_ranktableParser.cc:185-192"},
+		where: "topoinfo_ranktableParser.cc:186-193"},
 	{name: "no_status", body: func(d int32) string { return strings.Replace(one(d, "0", ""), `, "status": "completed"`, "", 1) },
 		want: hccl.ENotFound, where: "topoinfo_ranktableParser.cc:307-312"},
 	{name: "status_not_string", body: func(d int32) string { return strings.Replace(one(d, "0", ""), `"completed"`, "1", 1) },
-		want: hccl.EPara, where: "topoinfo_ranktableParser.cc:335-345"},
+		want: hccl.EPara, where: "topoinfo_ranktableParser.cc:336-345"},
 	{name: "unknown_version", body: func(d int32) string { return strings.Replace(one(d, "0", ""), `"1.0"`, `"2.0"`, 1) },
-		want: hccl.ENotSupport, where: "config.cc:54-63"},
+		want: hccl.ENotSupport, where: "config.cc:52-60"},
 	{name: "no_server_list", body: func(d int32) string { return `{"version": "1.0", "status": "completed"}` },
 		want: hccl.ENotFound, where: "topoinfo_ranktableConcise.cc:230"},
 	{name: "server_count_mismatch", body: func(d int32) string {
@@ -250,7 +250,7 @@ var rankTableRules = []rankTableRule{
 	{name: "rank_gap/other_slot", body: func(d int32) string { return ranks(d, "0", "2") }, rank: 0, want: hccl.EPara,
 		where: "config.cc:359-378"},
 	{name: "not_json_suffix", file: "rank_table.txt", body: func(d int32) string { return one(d, "0", "") }, want: hccl.EInternal,
-		where: "topoinfo_ranktableParser.cc:153-160"},
+		where: "topoinfo_ranktableParser.cc:155-160"},
 	{name: "missing_file", file: "absent.json", want: hccl.EPara, where: "topoinfo_ranktableParser.cc:162-168"},
 }
 

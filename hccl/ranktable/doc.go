@@ -15,7 +15,7 @@
 // version (HCCL's "Standard" format) or of version 1.1 (heterogeneous) is
 // one HCCL parses with other readers; this package refuses it with
 // HCCL_E_NOT_SUPPORT and says so, as HCCL does for versions it does not
-// know (config.cc:54-62).
+// know (config.cc:52-60).
 //
 // Everything here is a plain function of its input; Table values are
 // immutable after Parse and safe for concurrent use.

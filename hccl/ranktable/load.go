@@ -23,7 +23,7 @@ type LoadOptions struct {
 	// means 30 minutes.
 	Wait time.Duration
 	// Poll is the interval between reads while the status is not
-	// "completed" (HCCL: 1 s, topoinfo_ranktableParser.cc:197). Zero
+	// "completed" (HCCL: 1 s, topoinfo_ranktableParser.cc:200). Zero
 	// means 1 s, capped at a tenth of Wait.
 	Poll time.Duration
 }
@@ -41,7 +41,7 @@ func Load(ctx context.Context, path string, opt LoadOptions) (*Table, error) {
 	if path == "" {
 		return nil, errf(hccl.EPara, "empty rank table path")
 	}
-	if !strings.HasSuffix(path, ".json") { // CheckFilePath (:153-160)
+	if !strings.HasSuffix(path, ".json") { // CheckFilePath (:155-160)
 		return nil, errf(hccl.EInternal, "rank table %s is not a .json file", path)
 	}
 	real, err := filepath.EvalSymlinks(path) // realpath (:162-168)

@@ -183,7 +183,7 @@ func head(data []byte) (object, string, error) {
 	var top object
 	if err := json.Unmarshal(data, &top); err != nil || top == nil {
 		// ReadFile fails (HCCL_E_INTERNAL) and LoadFile returns
-		// HCCL_E_PARA for it (topoinfo_ranktableParser.cc:126-138, 185-192).
+		// HCCL_E_PARA for it (topoinfo_ranktableParser.cc:115-138, 186-193).
 		if err == nil {
 			err = fmt.Errorf("the top level is null")
 		}
@@ -219,7 +219,7 @@ func parseBody(top object, status string, data []byte, opt Options) (*Table, err
 	}
 	t := &Table{Status: status, Digest: sha256.Sum256(data)}
 	// GetRanktableVersion and the dispatch on it (topoinfo_ranktableParser.cc:293-305,
-	// config.cc:42-63).
+	// config.cc:43-60).
 	v, ok, err := top.str("", "version")
 	switch {
 	case err != nil:
