@@ -65,6 +65,9 @@ func launch(cfg config, out, errOut io.Writer) error {
 		args = append(args, "-backend", cfg.backend)
 	}
 	base := withoutLaunchEnv(os.Environ())
+	// The ranks' standard error goes to one writer, copied by one
+	// goroutine per rank: serialise it.
+	errOut = &lockedWriter{w: errOut}
 	reports := make([]bytes.Buffer, len(local))
 	errs := make([]error, len(local))
 	var wg sync.WaitGroup
@@ -128,4 +131,16 @@ func withoutLaunchEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
