@@ -51,6 +51,7 @@ var disables = map[string]string{
 	"aclrtDeviceDisablePeerAccess":      "`DeviceDisablePeerAccess`",
 	"HcclCommInitRootInfoConfig":        "`CommInitRootInfoConfig` (communicators with an `HcclCommConfig`)",
 	"HcclCommInitAll":                   "`CommInitAll` (one process driving several devices)",
+	"HcclCommInitClusterInfoConfig":     "`CommInitClusterInfoConfig` (rank-table communicators with an `HcclCommConfig`)",
 	"HcclGetCommName":                   "`GetCommName`",
 	"HcclGetCommAsyncError":             "`GetCommAsyncError`",
 	"HcclGetErrorString":                "the vendor text of `ErrorString` (it returns the code's built-in name)",

@@ -19,6 +19,7 @@ import (
 	ge_onnx "github.com/ascend-go/cann/ge/onnx"
 	hccl "github.com/ascend-go/cann/hccl"
 	hccl_native "github.com/ascend-go/cann/hccl/native"
+	hccl_ranktable "github.com/ascend-go/cann/hccl/ranktable"
 	zerocopy "github.com/ascend-go/cann/zerocopy"
 	io "io"
 	rand "math/rand/v2"
@@ -642,15 +643,18 @@ var nilCalls = map[string]nilCall{
 	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).BatchPut": {call: func() {
 		_ = (*fallback_hcclsim.Sim)(nil).BatchPut(*new(hccl.CommHandle), *new(uint32), *new([]hccl.OneSideOpDesc), *new(acl.StreamHandle))
 	}},
-	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).CommInitClusterInfo": {call: func() { _, _ = (*fallback_hcclsim.Sim)(nil).CommInitClusterInfo(*new(string), *new(uint32)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim.HCCSLink":                   {call: func() { _ = fallback_hcclsim.HCCSLink() }},
-	"github.com/ascend-go/cann/fallback/hcclsim.RoCELink":                   {call: func() { _ = fallback_hcclsim.RoCELink() }},
+	"github.com/ascend-go/cann/fallback/hcclsim.HCCSLink": {call: func() { _ = fallback_hcclsim.HCCSLink() }},
+	"github.com/ascend-go/cann/fallback/hcclsim.RoCELink": {call: func() { _ = fallback_hcclsim.RoCELink() }},
 	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).CopyLocal": {call: func() {
 		_ = (*fallback_hcclsim.Sim)(nil).CopyLocal(*new(hccl.CommHandle), *new([]hccl.OneSideOpDesc), *new(acl.StreamHandle))
 	}},
 	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).RegisterModelComm":   {call: func() { _ = (*fallback_hcclsim.Sim)(nil).RegisterModelComm(*new(string), *new(hccl.CommHandle)) }},
 	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).UnregisterModelComm": {call: func() { _ = (*fallback_hcclsim.Sim)(nil).UnregisterModelComm(*new(string), *new(hccl.CommHandle)) }},
 	"github.com/ascend-go/cann/fallback/hcclsim.New":                        {call: func() { _ = fallback_hcclsim.New(*new(*fallback.NPU), *new(fallback_hcclsim.Options)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).CommInitClusterInfo": {call: func() { _, _ = (*fallback_hcclsim.Sim)(nil).CommInitClusterInfo(*new(string), *new(uint32)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).CommInitClusterInfoConfig": {call: func() {
+		_, _ = (*fallback_hcclsim.Sim)(nil).CommInitClusterInfoConfig(*new(string), *new(uint32), *new(*hccl.CommConfig))
+	}},
 	"github.com/ascend-go/cann/fallback/hcclsim.(*Sim).BatchGetPosted": {call: func() {
 		_ = (*fallback_hcclsim.Sim)(nil).BatchGetPosted(*new(hccl.CommHandle), *new(uint32), *new([]hccl.OneSideOpDesc), *new([]uint32), *new(acl.StreamHandle))
 	}},
@@ -707,13 +711,12 @@ var nilCalls = map[string]nilCall{
 	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitRootInfoConfig": {call: func() {
 		_, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitRootInfoConfig(*new(uint32), *new(*hccl.RootInfo), *new(uint32), *new(*hccl.CommConfig))
 	}},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitClusterInfo": {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitClusterInfo(*new(string), *new(uint32)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitAll":         {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitAll(*new([]int32)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommDestroy":         {call: func() { _ = (*fallback_hcclsim_procs.Backend)(nil).CommDestroy(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetRankSize":         {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetRankSize(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetRankId":           {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetRankId(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetCommName":         {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetCommName(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetCommAsyncError":   {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetCommAsyncError(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitAll":       {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitAll(*new([]int32)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommDestroy":       {call: func() { _ = (*fallback_hcclsim_procs.Backend)(nil).CommDestroy(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetRankSize":       {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetRankSize(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetRankId":         {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetRankId(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetCommName":       {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetCommName(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).GetCommAsyncError": {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).GetCommAsyncError(*new(hccl.CommHandle)) }},
 	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).Barrier": {call: func() {
 		_ = (*fallback_hcclsim_procs.Backend)(nil).Barrier(*new(hccl.CommHandle), *new(acl.StreamHandle))
 	}},
@@ -770,6 +773,10 @@ var nilCalls = map[string]nilCall{
 	}},
 	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommExchangeMem": {call: func() {
 		_ = (*fallback_hcclsim_procs.Backend)(nil).CommExchangeMem(*new(hccl.CommHandle), *new(hccl.RegistrationHandle), *new([]uint32))
+	}},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitClusterInfo": {call: func() { _, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitClusterInfo(*new(string), *new(uint32)) }},
+	"github.com/ascend-go/cann/fallback/hcclsim/procs.(*Backend).CommInitClusterInfoConfig": {call: func() {
+		_, _ = (*fallback_hcclsim_procs.Backend)(nil).CommInitClusterInfoConfig(*new(string), *new(uint32), *new(*hccl.CommConfig))
 	}},
 	"github.com/ascend-go/cann/floatx.F32ToBF16":               {call: func() { _ = floatx.F32ToBF16(*new(float32)) }},
 	"github.com/ascend-go/cann/floatx.BF16ToF32":               {call: func() { _ = floatx.BF16ToF32(*new(uint16)) }},
@@ -1171,6 +1178,9 @@ var nilCalls = map[string]nilCall{
 	"github.com/ascend-go/cann/hccl.(*Error).Error":            {call: func() { _ = (*hccl.Error)(nil).Error() }},
 	"github.com/ascend-go/cann/hccl.(*Error).Is":               {call: func() { _ = (*hccl.Error)(nil).Is(*new(error)) }},
 	"github.com/ascend-go/cann/hccl.ResultOf":                  {call: func() { _ = hccl.ResultOf(*new(error)) }},
+	"github.com/ascend-go/cann/hccl.ReadJobEnv":                {call: func() { _, _ = hccl.ReadJobEnv() }},
+	"github.com/ascend-go/cann/hccl.InitFromEnv":               {call: func() { _, _ = hccl.InitFromEnv(*new(*acl.Runtime), *new(hccl.Backend)) }},
+	"github.com/ascend-go/cann/hccl.(*Job).Close":              {call: func() { _ = (*hccl.Job)(nil).Close() }},
 	"github.com/ascend-go/cann/hccl.OneSideOpDesc.Bytes":       {call: func() { _ = (*new(hccl.OneSideOpDesc)).Bytes() }},
 	"github.com/ascend-go/cann/hccl.Result.String":             {call: func() { _ = (*new(hccl.Result)).String() }},
 	"github.com/ascend-go/cann/hccl.Result.Known":              {call: func() { _ = (*new(hccl.Result)).Known() }},
@@ -1267,13 +1277,16 @@ var nilCalls = map[string]nilCall{
 		_, _ = (*hccl_native.Backend)(nil).CommInitRootInfoConfig(*new(uint32), *new(*hccl.RootInfo), *new(uint32), *new(*hccl.CommConfig))
 	}},
 	"github.com/ascend-go/cann/hccl/native.(*Backend).CommInitClusterInfo": {call: func() { _, _ = (*hccl_native.Backend)(nil).CommInitClusterInfo(*new(string), *new(uint32)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).CommInitAll":         {call: func() { _, _ = (*hccl_native.Backend)(nil).CommInitAll(*new([]int32)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).CommDestroy":         {call: func() { _ = (*hccl_native.Backend)(nil).CommDestroy(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).GetRankSize":         {call: func() { _, _ = (*hccl_native.Backend)(nil).GetRankSize(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).GetRankId":           {call: func() { _, _ = (*hccl_native.Backend)(nil).GetRankId(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).GetCommName":         {call: func() { _, _ = (*hccl_native.Backend)(nil).GetCommName(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).GetCommAsyncError":   {call: func() { _, _ = (*hccl_native.Backend)(nil).GetCommAsyncError(*new(hccl.CommHandle)) }},
-	"github.com/ascend-go/cann/hccl/native.(*Backend).ErrorString":         {call: func() { _ = (*hccl_native.Backend)(nil).ErrorString(*new(hccl.Result)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).CommInitClusterInfoConfig": {call: func() {
+		_, _ = (*hccl_native.Backend)(nil).CommInitClusterInfoConfig(*new(string), *new(uint32), *new(*hccl.CommConfig))
+	}},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).CommInitAll":       {call: func() { _, _ = (*hccl_native.Backend)(nil).CommInitAll(*new([]int32)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).CommDestroy":       {call: func() { _ = (*hccl_native.Backend)(nil).CommDestroy(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).GetRankSize":       {call: func() { _, _ = (*hccl_native.Backend)(nil).GetRankSize(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).GetRankId":         {call: func() { _, _ = (*hccl_native.Backend)(nil).GetRankId(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).GetCommName":       {call: func() { _, _ = (*hccl_native.Backend)(nil).GetCommName(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).GetCommAsyncError": {call: func() { _, _ = (*hccl_native.Backend)(nil).GetCommAsyncError(*new(hccl.CommHandle)) }},
+	"github.com/ascend-go/cann/hccl/native.(*Backend).ErrorString":       {call: func() { _ = (*hccl_native.Backend)(nil).ErrorString(*new(hccl.Result)) }},
 	"github.com/ascend-go/cann/hccl/native.(*Backend).RegisterMem": {call: func() {
 		_, _ = (*hccl_native.Backend)(nil).RegisterMem(*new(hccl.CommHandle), *new(uint32), *new(hccl.MemType), *new(unsafe.Pointer), *new(uint64))
 	}},
@@ -1298,8 +1311,14 @@ var nilCalls = map[string]nilCall{
 	"github.com/ascend-go/cann/hccl/native.(*Backend).CommExchangeMem": {call: func() {
 		_ = (*hccl_native.Backend)(nil).CommExchangeMem(*new(hccl.CommHandle), *new(hccl.RegistrationHandle), *new([]uint32))
 	}},
-	"github.com/ascend-go/cann/hccl/native.RequiredSymbols":        {call: func() { _ = hccl_native.RequiredSymbols() }},
-	"github.com/ascend-go/cann/hccl/native.OptionalSymbols":        {call: func() { _ = hccl_native.OptionalSymbols() }},
+	"github.com/ascend-go/cann/hccl/native.RequiredSymbols": {call: func() { _ = hccl_native.RequiredSymbols() }},
+	"github.com/ascend-go/cann/hccl/native.OptionalSymbols": {call: func() { _ = hccl_native.OptionalSymbols() }},
+	"github.com/ascend-go/cann/hccl/ranktable.Load": {call: func() {
+		_, _ = hccl_ranktable.Load(*new(context.Context), *new(string), *new(hccl_ranktable.LoadOptions))
+	}},
+	"github.com/ascend-go/cann/hccl/ranktable.(*Table).Size":       {call: func() { _ = (*hccl_ranktable.Table)(nil).Size() }},
+	"github.com/ascend-go/cann/hccl/ranktable.Parse":               {call: func() { _, _ = hccl_ranktable.Parse(*new([]byte), *new(hccl_ranktable.Options)) }},
+	"github.com/ascend-go/cann/hccl/ranktable.(*Table).Check":      {call: func() { _ = (*hccl_ranktable.Table)(nil).Check(*new(int)) }},
 	"github.com/ascend-go/cann/zerocopy.WithDeviceOnly":            {call: func() { _ = zerocopy.WithDeviceOnly() }},
 	"github.com/ascend-go/cann/zerocopy.WithAlwaysZeroCopy":        {call: func() { _ = zerocopy.WithAlwaysZeroCopy() }},
 	"github.com/ascend-go/cann/zerocopy.WithInputs":                {call: func() { _ = zerocopy.WithInputs() }},

@@ -90,3 +90,13 @@ type Backend interface {
 	CommDeregister(c CommHandle, w RegistrationHandle) error                                              // HcclCommDeregister
 	CommExchangeMem(c CommHandle, w RegistrationHandle, peerRanks []uint32) error                         // HcclCommExchangeMem
 }
+
+// ClusterInfoConfigBackend is a Backend with HcclCommInitClusterInfoConfig
+// (hccl.h): CommInitClusterInfo with a configuration, as
+// CommInitRootInfoConfig is CommInitRootInfo with one. It is a separate
+// interface because libhccl exports the function only in later releases;
+// the native backend implements it and returns an error matching
+// ErrNotSupported when the library lacks the symbol.
+type ClusterInfoConfigBackend interface {
+	CommInitClusterInfoConfig(clusterInfo string, rank uint32, cfg *CommConfig) (CommHandle, error) // HcclCommInitClusterInfoConfig
+}

@@ -184,15 +184,29 @@ func form(ctx context.Context, op string, b Backend, o commOptions, mk func() (C
 }
 
 // InitClusterInfo joins rank of the communicator described by a rank table
-// file.
+// file. With WithConfig it calls HcclCommInitClusterInfoConfig, which a
+// backend offers through ClusterInfoConfigBackend (an error matching
+// ErrNotSupported otherwise).
 func InitClusterInfo(b Backend, rankTablePath string, rank int, opts ...CommOption) (*Comm, error) {
+	o := collect(opts)
+	op := "HcclCommInitClusterInfo"
+	if o.cfg != nil {
+		op = "HcclCommInitClusterInfoConfig"
+	}
 	if b == nil {
-		return nil, NilHandle("HcclCommInitClusterInfo", "backend")
+		return nil, NilHandle(op, "backend")
 	}
 	if rank < 0 || uint64(rank) > 1<<32-1 {
-		return nil, Errorf("HcclCommInitClusterInfo", EPara, "rank %d", rank)
+		return nil, Errorf(op, EPara, "rank %d", rank)
 	}
-	return form(context.Background(), "HcclCommInitClusterInfo", b, collect(opts), func() (CommHandle, error) {
+	return form(context.Background(), op, b, o, func() (CommHandle, error) {
+		if o.cfg != nil {
+			cb, ok := b.(ClusterInfoConfigBackend)
+			if !ok {
+				return 0, Errorf(op, ENotSupport, "backend %s has no HcclCommInitClusterInfoConfig", b.Name())
+			}
+			return cb.CommInitClusterInfoConfig(rankTablePath, uint32(rank), o.cfg)
+		}
 		return b.CommInitClusterInfo(rankTablePath, uint32(rank))
 	})
 }

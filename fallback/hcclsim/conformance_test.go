@@ -71,9 +71,9 @@ func startCluster(t testing.TB, n int, opts procs.Options) *procs.Cluster {
 	return cl
 }
 
-// procsLack is what ranks in separate processes lack: CommInitClusterInfo
-// forms communicators within one process only (see the package doc).
-var procsLack = []hccltest.Feature{hccltest.ClusterInfo}
+// procsLack is what ranks in separate processes lack: nothing since
+// CommInitClusterInfo forms worlds across processes.
+var procsLack []hccltest.Feature
 
 // TestConformanceMultiProcess runs the shared HCCL suite on 1–8 ranks, each
 // in its own process: the rendezvous runs in the test process, data moves

@@ -45,7 +45,7 @@
 // # Ranks in one process
 //
 // When every rank of a communicator lives in this process (CommInitAll,
-// CommInitClusterInfo, or root-info ranks that all joined from here), ranks
+// or root-info and rank-table ranks that all joined from here), ranks
 // read and write each other's device memory directly: an AllReduce is one
 // pass in which rank r reduces its share of every rank's input and writes
 // it to every rank's output, the shares computed concurrently on the ranks'
@@ -115,7 +115,9 @@
 //
 // # Limits
 //
-// CommInitClusterInfo forms communicators within one process only. A
+// CommInitClusterInfo forms a world from ranks in this process or in
+// others (rank 0 hands its root info to the others sealed in the job
+// directory, ranktable_key.go). A
 // root info forms a world of at most 512 ranks. A multi-process rank
 // holds at most 1024 registrations. Timeouts come from Options, then
 // HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT, then the device's defaults

@@ -2,9 +2,6 @@ package hccltest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,36 +65,7 @@ func (s *suite) testInit(t *testing.T) {
 			})
 		}
 	})
-	t.Run("ClusterInfo", func(t *testing.T) {
-		n := min(3, s.maxRanks)
-		g := s.newGroup(t, n)
-		path := filepath.Join(t.TempDir(), "rank_table.json")
-		var devs []string
-		for i, w := range g.ws {
-			devs = append(devs, fmt.Sprintf(`{"device_id": "%d", "device_ip": "192.168.100.%d", "rank_id": "%d"}`, w.dev, 10+i, i))
-		}
-		table := `{"version": "1.0", "server_count": "1", "server_list": [{"server_id": "127.0.0.1", "device": [` +
-			strings.Join(devs, ", ") + `]}], "status": "completed"}`
-		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		errs := g.each(func(w *worker) error {
-			h, err := g.b.CommInitClusterInfo(path, uint32(w.rank))
-			if err == nil {
-				w.comm = h
-			}
-			return err
-		})
-		s.unsupported(t, ClusterInfo, errs[0])
-		g.noErr("CommInitClusterInfo", errs)
-		g.checkQueries(t, "")
-		g.noErr("CommDestroy", g.destroy())
-		errs = g.some([]int{0}, func(w *worker) error {
-			_, err := g.b.CommInitClusterInfo(path, uint32(n))
-			return err
-		})
-		code(t, hccl.EPara, errs[0], "CommInitClusterInfo with rank = table size")
-	})
+	t.Run("ClusterInfo", s.testClusterInfo)
 	t.Run("Errors", s.testInitErrors)
 }
 

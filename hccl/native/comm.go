@@ -41,6 +41,21 @@ func (b *Backend) CommInitClusterInfo(clusterInfo string, rank uint32) (hccl.Com
 	return hccl.CommHandle(h), err
 }
 
+// CommInitClusterInfoConfig calls HcclCommInitClusterInfoConfig (an
+// optional symbol: an error matching hccl.ErrNotSupported without it).
+func (b *Backend) CommInitClusterInfoConfig(clusterInfo string, rank uint32, cfg *hccl.CommConfig) (hccl.CommHandle, error) {
+	path, err := cString(symCommInitClusterInfoConfig, clusterInfo)
+	if err != nil {
+		return 0, err
+	}
+	var h uintptr
+	err = b.call(symCommInitClusterInfoConfig, uintptr(unsafe.Pointer(&path[0])), uintptr(rank),
+		uintptr(unsafe.Pointer(cfg)), uintptr(unsafe.Pointer(&h)))
+	return hccl.CommHandle(h), err
+}
+
+var _ hccl.ClusterInfoConfigBackend = (*Backend)(nil)
+
 // CommInitAll calls HcclCommInitAll with ndev = len(devices).
 func (b *Backend) CommInitAll(devices []int32) ([]hccl.CommHandle, error) {
 	if len(devices) == 0 {

@@ -7,7 +7,8 @@
 // $ASCEND_TOOLKIT_HOME/lib64, then the loader path. Each symbol is looked
 // up in libhccl.so first and then in libhcomm.so. The functions every CANN
 // release since 5.x exports are required (Open fails naming the missing
-// ones); the rest — HcclBarrier, HcclCommInitRootInfoConfig, HcclCommInitAll,
+// ones); the rest — HcclBarrier, HcclCommInitRootInfoConfig,
+// HcclCommInitClusterInfoConfig, HcclCommInitAll,
 // HcclAlltoAllV, HcclBatchSendRecv, the one-sided service of
 // hccl_one_sided_services.h (a header the vendor does not promise stable)
 // and the buffer windows — are optional: when missing, the method returns an

@@ -128,8 +128,12 @@ func TestStringArguments(t *testing.T) {
 	assert.Equal(t, hccl.EPara, hccl.ResultOf(err))
 	empty := filepath.Join(t.TempDir(), "empty.json")
 	require.NoError(t, os.WriteFile(empty, []byte("{}"), 0o644))
+	// A table without "status" is HCCL_E_NOT_FOUND, as HCCL's parser
+	// gives (docs/misuse.md, "Rank tables").
 	_, err = b.CommInitClusterInfo(empty, 0)
-	assert.Equal(t, hccl.EPara, hccl.ResultOf(err))
+	assert.Equal(t, hccl.ENotFound, hccl.ResultOf(err))
+	_, err = b.CommInitClusterInfoConfig("a\x00b", 0, hccl.NewCommConfig())
+	assert.ErrorIs(t, err, hccl.ErrPara)
 }
 
 // The live count the conformance suite relies on does count: a

@@ -36,6 +36,7 @@ const (
 	symCommRegister
 	symCommDeregister
 	symCommExchangeMem
+	symCommInitClusterInfoConfig
 	numSyms
 )
 
@@ -49,32 +50,34 @@ var syms = [numSyms]dl.Entry{
 	symCommInitRootInfo:       {Name: "HcclCommInitRootInfo", Optional: false},
 	symCommInitRootInfoConfig: {Name: "HcclCommInitRootInfoConfig", Optional: true},
 	symCommInitClusterInfo:    {Name: "HcclCommInitClusterInfo", Optional: false},
-	symCommInitAll:            {Name: "HcclCommInitAll", Optional: true},
-	symCommDestroy:            {Name: "HcclCommDestroy", Optional: false},
-	symGetRankSize:            {Name: "HcclGetRankSize", Optional: false},
-	symGetRankId:              {Name: "HcclGetRankId", Optional: false},
-	symGetCommName:            {Name: "HcclGetCommName", Optional: true},
-	symGetCommAsyncError:      {Name: "HcclGetCommAsyncError", Optional: true},
-	symGetErrorString:         {Name: "HcclGetErrorString", Optional: true},
-	symBarrier:                {Name: "HcclBarrier", Optional: true},
-	symAllReduce:              {Name: "HcclAllReduce", Optional: false},
-	symBroadcast:              {Name: "HcclBroadcast", Optional: false},
-	symAllGather:              {Name: "HcclAllGather", Optional: false},
-	symReduceScatter:          {Name: "HcclReduceScatter", Optional: false},
-	symAlltoAllV:              {Name: "HcclAlltoAllV", Optional: true},
-	symSend:                   {Name: "HcclSend", Optional: false},
-	symRecv:                   {Name: "HcclRecv", Optional: false},
-	symBatchSendRecv:          {Name: "HcclBatchSendRecv", Optional: true},
-	symRegisterMem:            {Name: "HcclRegisterMem", Optional: true},
-	symDeregisterMem:          {Name: "HcclDeregisterMem", Optional: true},
-	symExchangeMemDesc:        {Name: "HcclExchangeMemDesc", Optional: true},
-	symEnableMemAccess:        {Name: "HcclEnableMemAccess", Optional: true},
-	symDisableMemAccess:       {Name: "HcclDisableMemAccess", Optional: true},
-	symBatchGet:               {Name: "HcclBatchGet", Optional: true},
-	symBatchPut:               {Name: "HcclBatchPut", Optional: true},
-	symCommRegister:           {Name: "HcclCommRegister", Optional: true},
-	symCommDeregister:         {Name: "HcclCommDeregister", Optional: true},
-	symCommExchangeMem:        {Name: "HcclCommExchangeMem", Optional: true},
+	// HcclCommInitClusterInfoConfig is in hccl.h of CANN 8.x and later only.
+	symCommInitClusterInfoConfig: {Name: "HcclCommInitClusterInfoConfig", Optional: true},
+	symCommInitAll:               {Name: "HcclCommInitAll", Optional: true},
+	symCommDestroy:               {Name: "HcclCommDestroy", Optional: false},
+	symGetRankSize:               {Name: "HcclGetRankSize", Optional: false},
+	symGetRankId:                 {Name: "HcclGetRankId", Optional: false},
+	symGetCommName:               {Name: "HcclGetCommName", Optional: true},
+	symGetCommAsyncError:         {Name: "HcclGetCommAsyncError", Optional: true},
+	symGetErrorString:            {Name: "HcclGetErrorString", Optional: true},
+	symBarrier:                   {Name: "HcclBarrier", Optional: true},
+	symAllReduce:                 {Name: "HcclAllReduce", Optional: false},
+	symBroadcast:                 {Name: "HcclBroadcast", Optional: false},
+	symAllGather:                 {Name: "HcclAllGather", Optional: false},
+	symReduceScatter:             {Name: "HcclReduceScatter", Optional: false},
+	symAlltoAllV:                 {Name: "HcclAlltoAllV", Optional: true},
+	symSend:                      {Name: "HcclSend", Optional: false},
+	symRecv:                      {Name: "HcclRecv", Optional: false},
+	symBatchSendRecv:             {Name: "HcclBatchSendRecv", Optional: true},
+	symRegisterMem:               {Name: "HcclRegisterMem", Optional: true},
+	symDeregisterMem:             {Name: "HcclDeregisterMem", Optional: true},
+	symExchangeMemDesc:           {Name: "HcclExchangeMemDesc", Optional: true},
+	symEnableMemAccess:           {Name: "HcclEnableMemAccess", Optional: true},
+	symDisableMemAccess:          {Name: "HcclDisableMemAccess", Optional: true},
+	symBatchGet:                  {Name: "HcclBatchGet", Optional: true},
+	symBatchPut:                  {Name: "HcclBatchPut", Optional: true},
+	symCommRegister:              {Name: "HcclCommRegister", Optional: true},
+	symCommDeregister:            {Name: "HcclCommDeregister", Optional: true},
+	symCommExchangeMem:           {Name: "HcclCommExchangeMem", Optional: true},
 }
 
 // RequiredSymbols lists the C functions Open fails without, in table order.

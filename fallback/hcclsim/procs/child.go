@@ -218,6 +218,8 @@ func (h *host) do(r *req) (res resp) {
 			hc, err = b.CommInitRootInfoConfig(r.U1, &root, r.U2, cfg)
 		}
 		res.U = uint64(hc)
+	case "CommInitClusterInfo", "CommInitClusterInfoConfig":
+		res.U, err = initClusterChild(b, r)
 	case "CommDestroy":
 		err = b.CommDestroy(c)
 	case "GetRankSize":

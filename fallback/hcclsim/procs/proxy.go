@@ -145,12 +145,6 @@ func (b *Backend) initRoot(op string, n uint32, root *hccl.RootInfo, rank uint32
 	return b.wrap(p.idx, r.U), nil
 }
 
-// CommInitClusterInfo is not supported across processes (the fallback
-// forms rank-table communicators inside one process).
-func (b *Backend) CommInitClusterInfo(clusterInfo string, rank uint32) (hccl.CommHandle, error) {
-	return 0, hccl.Errorf("HcclCommInitClusterInfo", hccl.ENotSupport, "rank tables across rank processes")
-}
-
 // CommInitAll forms the communicator of len(devices) ranks with rank i in
 // process i (whose serving thread must have devices[i] current), through
 // a root info: the multi-process equivalent of one process driving all

@@ -27,6 +27,7 @@ type req struct {
 	Peers    []uint32
 	Iters    int
 	Dev      int32
+	Path     string // a rank table's path
 }
 
 // item is a hccl.SendRecvItem with the address as a number.

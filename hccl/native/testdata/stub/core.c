@@ -432,46 +432,22 @@ EXPORT HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo
     return init_root(nRanks, rootInfo, rank, config, 1, comm);
 }
 
-/* A rank table is JSON; the stub only counts its "rank_id" keys. */
-static int count_ranks(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return -1;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = 2 * cap + 8192;
-            char *nb = realloc(buf, cap);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return -1;
-            }
-            buf = nb;
-        }
-        size_t k = fread(buf + len, 1, 4096, f);
-        len += k;
-        if (k < 4096)
-            break;
-    }
-    fclose(f);
-    buf[len] = '\0';
-    int n = 0;
-    for (const char *p = buf; (p = strstr(p, "\"rank_id\"")) != NULL; p += 9)
-        n++;
-    free(buf);
-    return n;
-}
+/* Rank tables: ranktable.c reads and checks them as HCCL does. */
+HcclResult stub_ranktable_load(const char *path, uint32_t rank, uint32_t *n);
 
-EXPORT HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+static HcclResult init_cluster(const char *clusterInfo, uint32_t rank, const HcclCommConfig *config, int use_config,
+                               HcclComm *comm)
 {
-    if (clusterInfo == NULL || comm == NULL)
+    if (clusterInfo == NULL || comm == NULL || (use_config && config == NULL))
         return HCCL_E_PTR;
-    int n = count_ranks(clusterInfo);
-    if (n <= 0 || rank >= (uint32_t)n)
-        return HCCL_E_PARA;
+    uint32_t n = 0;
+    HcclResult rc = stub_ranktable_load(clusterInfo, rank, &n);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    char name[COMM_NAME_MAX_LENGTH] = "";
+    int timeout_ms = 0;
+    if (use_config && (rc = config_read(config, name, &timeout_ms)) != HCCL_SUCCESS)
+        return rc;
     char *key = realpath(clusterInfo, NULL);
     if (key == NULL)
         return HCCL_E_PARA;
@@ -482,10 +458,21 @@ EXPORT HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank
             r = x;
     if (r == NULL)
         r = rdv_new(key);
-    HcclResult rc = rdv_join(r, (uint32_t)n, rank, NULL, 0, comm);
+    rc = rdv_join(r, n, rank, name, timeout_ms, comm);
     pthread_mutex_unlock(&stub_mu);
     free(key);
     return rc;
+}
+
+EXPORT HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+{
+    return init_cluster(clusterInfo, rank, NULL, 0, comm);
+}
+
+EXPORT HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config,
+                                                HcclComm *comm)
+{
+    return init_cluster(clusterInfo, rank, config, 1, comm);
 }
 
 EXPORT HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
