@@ -47,6 +47,7 @@ func procsOptionsSmall() procs.Options { return procsOptions(64 << 10) }
 // TestConformanceInProcess runs the shared HCCL suite with every rank a
 // device of one fallback NPU, driven by its own goroutine.
 func TestConformanceInProcess(t *testing.T) {
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	npu := newNPU(t, 8)
 	sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout})
 	t.Cleanup(func() { _ = sim.Close() })
@@ -79,6 +80,7 @@ var procsLack = []hccltest.Feature{hccltest.ClusterInfo}
 // in its own process: the rendezvous runs in the test process, data moves
 // through shared memory.
 func TestConformanceMultiProcess(t *testing.T) {
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
 	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
 }

@@ -233,6 +233,7 @@ func TestDirectPathTaken(t *testing.T) {
 // device memory cannot be mapped) and runs the shared suite on 1–3 ranks:
 // the fallback path stays correct, and no byte moves directly.
 func TestStagedPathConformance(t *testing.T) {
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	cl := startCluster(t, 3, procs.Options{ConnectTimeout: testTimeout, Staged: true})
 	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
 	for r, tr := range traffic(t, cl) {
