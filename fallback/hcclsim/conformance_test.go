@@ -82,5 +82,9 @@ var procsLack = []hccltest.Feature{hccltest.ClusterInfo}
 func TestConformanceMultiProcess(t *testing.T) {
 	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	waited := waitedOut.Load()
+	hccltest.Run(t, &procEnv{cl: cl, concurrent: true}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	// A sequential subtest that held processes while making a group would
+	// have waited leaseWait out for nothing.
+	require.Equal(t, waited, waitedOut.Load(), "groups waited for processes that did not free")
 }
