@@ -17,6 +17,11 @@ import (
 // subtests that wait one out stay quick.
 const testTimeout = 3 * time.Second
 
+// hangBound is the exec and connect timeout of worlds in which no test
+// waits a timeout out: a bound on a hang that a loaded machine (-race,
+// other jobs) never reaches by being slow.
+const hangBound = 2 * time.Minute
+
 // newNPU returns an initialised fallback NPU with n devices, closed at the
 // end of the test.
 func newNPU(t testing.TB, n int) *fallback.NPU {
