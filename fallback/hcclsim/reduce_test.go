@@ -38,15 +38,32 @@ var intTypes = []struct {
 //go:norace
 func randBytes(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n)
+	st := rng.Uint64() // a local stream: drawing touches no shared state
 	i := 0
 	for ; i+8 <= n; i += 8 {
-		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
+		binary.LittleEndian.PutUint64(b[i:], splitmix(&st))
 	}
 	for ; i < n; i++ {
-		b[i] = byte(rng.Uint32())
+		b[i] = byte(splitmix(&st))
 	}
 	return b
 }
+
+// splitmix advances the splitmix64 state st and returns its next output.
+//
+//go:norace
+func splitmix(st *uint64) uint64 {
+	*st += 0x9e3779b97f4a7c15
+	z := *st
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// unit returns a uniform float64 in [0, 1) from 53 bits of splitmix.
+//
+//go:norace
+func unit(st *uint64) float64 { return float64(splitmix(st)>>11) / (1 << 53) }
 
 // bigElem reads element i of a little-endian integer slice as a big.Int.
 func bigElem(b []byte, i int, bits uint, signed bool) *big.Int {
@@ -352,11 +369,13 @@ func narrowSeq(dec func(uint16) float32, enc func(float32) uint16, op redOp, src
 //
 //go:norace
 func fillFinite(rng *rand.Rand, dt dtype, b []byte, count int) {
+	st := rng.Uint64()
 	switch dt {
 	case dtBF16, dtFP16:
 		for i := 0; i < count; i++ {
-			v := float32(0.5 + rng.Float64())
-			if rng.IntN(2) == 0 {
+			x := splitmix(&st)
+			v := float32(0.5 + float64(x>>11)/(1<<53))
+			if x&1 == 0 {
 				v = -v
 			}
 			h := floatx.F32ToBF16(v)
@@ -367,11 +386,11 @@ func fillFinite(rng *rand.Rand, dt dtype, b []byte, count int) {
 		}
 	case dtFP32:
 		for i := 0; i < count; i++ {
-			binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(float32(0.5+rng.Float64())))
+			binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(float32(0.5+unit(&st))))
 		}
 	case dtFP64:
 		for i := 0; i < count; i++ {
-			binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(0.5+rng.Float64()))
+			binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(0.5+unit(&st)))
 		}
 	}
 }
