@@ -344,7 +344,7 @@ func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int
 		require.Empty(t, diffAt(want, outs[r]), "rank %d", r)
 	}
 	require.Zero(t, sim.Live())
-	require.Empty(t, shmLeftovers(t))
+	require.Empty(t, shmLeftovers(t, cl))
 }
 
 // TestMixedPlacementPaths: two ranks in this process (one NPU, two

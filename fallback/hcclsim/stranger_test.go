@@ -300,7 +300,7 @@ func TestStrangerAtRendezvous(t *testing.T) {
 			}
 			assert.True(t, settleLong(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
 				"goroutines %d (before %d), fds %d (before %d)", runtime.NumGoroutine(), goroutines, openFDs(), fds)
-			assert.Empty(t, shmLeftovers(t))
+			assert.Empty(t, shmLeftovers(t, cl))
 		})
 	}
 }
