@@ -24,6 +24,7 @@ type procEnv struct {
 	// (a synchronize that waits out a timeout) would hold up the calls of
 	// another group in the same process, past that group's own timeouts.
 	concurrent bool
+	maxRanks   int // 0: every process
 
 	mu     sync.Mutex
 	freed  chan struct{} // closed and replaced when a lease ends
@@ -31,7 +32,15 @@ type procEnv struct {
 }
 
 func (e *procEnv) Backend() hccl.Backend { return e.cl.Backend() }
-func (e *procEnv) MaxRanks() int         { return e.cl.Procs() }
+
+// MaxRanks is maxRanks when set (a cluster with more processes than the
+// suite's groups may use, for concurrent groups), else every process.
+func (e *procEnv) MaxRanks() int {
+	if e.maxRanks > 0 {
+		return e.maxRanks
+	}
+	return e.cl.Procs()
+}
 
 // ConcurrentGroups is hccltest.ConcurrentEnv: true when Devices leases.
 func (e *procEnv) ConcurrentGroups() bool { return e.concurrent }
