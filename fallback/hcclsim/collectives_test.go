@@ -188,6 +188,7 @@ func refReduce(dt hccl.DataType, op hccl.ReduceOp, ins [][]byte) []byte {
 }
 
 func TestLargeCollectives(t *testing.T) {
+	t.Parallel() // worlds of its own, no process-wide counts (see TestMain)
 	const n = 3
 	for name, env := range envs(t, n) {
 		t.Run(name, func(t *testing.T) {

@@ -39,6 +39,7 @@ func traffic(t *testing.T, cl *procs.Cluster) []hcclsim.Traffic {
 // sends and receives and one-sided reads and writes with exact results,
 // and not one byte goes through a staging area.
 func TestDirectPathTaken(t *testing.T) {
+	t.Parallel() // worlds of its own, no process-wide counts (see TestMain)
 	const n = 3
 	cl := startCluster(t, n, procs.Options{})
 	g := newGroup(t, &procEnv{cl: cl}, n)
