@@ -41,7 +41,7 @@ type testWorld struct {
 }
 
 func newTestWorld(n int) *testWorld {
-	return &testWorld{n: n, timeout: 10 * time.Second, gen: make(chan struct{}), sends: make([][]byte, n)}
+	return &testWorld{n: n, timeout: hangBound, gen: make(chan struct{}), sends: make([][]byte, n)}
 }
 
 func (w *testWorld) meet() error {

@@ -72,7 +72,7 @@ func TestEventStates(t *testing.T) {
 	_, err = n.EventElapsedTime(a, b)
 	requireCode(t, acl.CodeRTInternalError, err) // hicann/runtime src/runtime/core/src/event/event.cc:1248-1250
 	require.NoError(t, n.StreamWaitEvent(s, a), "waiting for an event never recorded does not block")
-	require.NoError(t, n.SynchronizeStreamWithTimeout(s, 1000))
+	require.NoError(t, n.SynchronizeStreamWithTimeout(s, hangBoundMs))
 
 	require.NoError(t, n.RecordEvent(a, s))
 	release := hold(t, n, s)
@@ -134,7 +134,7 @@ func TestDestroyEventReleasesWaiters(t *testing.T) {
 	require.NoError(t, n.StreamWaitEvent(s2, e))
 	requireCode(t, acl.CodeRTStreamSyncTimeout, n.SynchronizeStreamWithTimeout(s2, 10))
 	require.NoError(t, n.DestroyEvent(e))
-	require.NoError(t, n.SynchronizeStreamWithTimeout(s2, 5000))
+	require.NoError(t, n.SynchronizeStreamWithTimeout(s2, hangBoundMs))
 	release()
 	require.NoError(t, n.DestroyStream(s1))
 	require.NoError(t, n.DestroyStream(s2))

@@ -53,10 +53,17 @@ func streamWorkers() int {
 	}
 }
 
+// hangBound bounds waits that a passing test never reaches: a bound on a
+// hang, not on speed, so generous enough for a loaded machine under -race.
+const (
+	hangBound   = time.Minute
+	hangBoundMs = int32(hangBound / time.Millisecond)
+)
+
 // requireWorkers waits briefly until exactly want stream goroutines exist.
 func requireWorkers(t *testing.T, want int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return streamWorkers() == want }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return streamWorkers() == want }, hangBound, time.Millisecond,
 		"want %d stream goroutines", want)
 }
 
@@ -64,7 +71,7 @@ func requireWorkers(t *testing.T, want int) {
 // from the dump) until at most want stream goroutines remain.
 func waitWorkers(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangBound)
 	for streamWorkers() > want {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d stream goroutines leaked", streamWorkers()-want)

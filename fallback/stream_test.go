@@ -71,7 +71,7 @@ func TestStreamFailureModes(t *testing.T) {
 		require.NoError(t, n.SynchronizeStream(s), "reported once")
 		assert.Equal(t, []int{1, 2, 3}, ran)
 		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 4); return nil }))
-		require.NoError(t, n.SynchronizeStreamWithTimeout(s, 1000))
+		require.NoError(t, n.SynchronizeStreamWithTimeout(s, hangBoundMs))
 		assert.Equal(t, []int{1, 2, 3, 4}, ran)
 		require.NoError(t, n.DestroyStream(s))
 	})
@@ -261,6 +261,13 @@ func TestNoGoroutineLeak(t *testing.T) {
 
 // TestCloseAbortsWaits: Close releases a synchronize blocked on work that
 // never finishes by itself.
+//
+// No step depends on timing: the task is running on the stream's worker
+// before the synchronize starts (so the synchronize waits; it cannot run
+// the task inline), and the task is released only once the synchronize
+// has returned, so it can return only because Close aborted it (or, had
+// Close come first, refused it). Both give ACL_ERROR_UNINITIALIZE. The
+// task's release then lets Close finish its teardown.
 func TestCloseAbortsWaits(t *testing.T) {
 	base := streamWorkers()
 	n, err := New(WithDeviceMemory(testMem), WithHostMemory(testMem))
@@ -273,14 +280,17 @@ func TestCloseAbortsWaits(t *testing.T) {
 	wg.Go(func() {
 		onThread(func() {
 			assert.NoError(t, n.SetDevice(0))
-			assert.NoError(t, n.enqueueTask(0, func() error { <-release; return nil }))
+			running := make(chan struct{})
+			assert.NoError(t, n.enqueueTask(0, func() error { close(running); <-release; return nil }))
+			<-running
 			close(queued)
-			got <- n.SynchronizeStream(0) // blocked, or refused if Close came first
+			err := n.SynchronizeStream(0) // blocked, or refused if Close came first
+			close(release)
+			got <- err
 		})
 	})
 	<-queued
-	time.Sleep(5 * time.Millisecond)
-	go func() { time.Sleep(20 * time.Millisecond); close(release) }()
+	time.Sleep(5 * time.Millisecond) // usually lets the synchronize block first; either order passes
 	require.NoError(t, n.Close())
 	assertCode(t, acl.CodeUninitialize, <-got)
 	wg.Wait()

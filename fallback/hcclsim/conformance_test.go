@@ -17,6 +17,11 @@ import (
 // subtests that wait one out stay quick.
 const testTimeout = 3 * time.Second
 
+// hangBound is the exec and connect timeout of worlds in which no test
+// waits a timeout out: a bound on a hang that a loaded machine (-race,
+// other jobs) never reaches by being slow.
+const hangBound = 2 * time.Minute
+
 // newNPU returns an initialised fallback NPU with n devices, closed at the
 // end of the test.
 func newNPU(t testing.TB, n int) *fallback.NPU {
@@ -47,6 +52,7 @@ func procsOptionsSmall() procs.Options { return procsOptions(64 << 10) }
 // TestConformanceInProcess runs the shared HCCL suite with every rank a
 // device of one fallback NPU, driven by its own goroutine.
 func TestConformanceInProcess(t *testing.T) {
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	npu := newNPU(t, 8)
 	sim := hcclsim.New(npu, hcclsim.Options{ExecTimeout: testTimeout, ConnectTimeout: testTimeout})
 	t.Cleanup(func() { _ = sim.Close() })
@@ -79,6 +85,11 @@ var procsLack []hccltest.Feature
 // in its own process: the rendezvous runs in the test process, data moves
 // through shared memory.
 func TestConformanceMultiProcess(t *testing.T) {
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
 	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	waited := waitedOut.Load()
+	hccltest.Run(t, &procEnv{cl: cl, concurrent: true}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	// A sequential subtest that held processes while making a group would
+	// have waited leaseWait out for nothing.
+	require.Equal(t, waited, waitedOut.Load(), "groups waited for processes that did not free")
 }

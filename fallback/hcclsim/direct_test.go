@@ -39,6 +39,7 @@ func traffic(t *testing.T, cl *procs.Cluster) []hcclsim.Traffic {
 // sends and receives and one-sided reads and writes with exact results,
 // and not one byte goes through a staging area.
 func TestDirectPathTaken(t *testing.T) {
+	t.Parallel() // worlds of its own, no process-wide counts (see TestMain)
 	const n = 3
 	cl := startCluster(t, n, procs.Options{})
 	g := newGroup(t, &procEnv{cl: cl}, n)
@@ -231,13 +232,21 @@ func TestDirectPathTaken(t *testing.T) {
 
 // TestStagedPathConformance forces the staged path (rank processes whose
 // device memory cannot be mapped) and runs the shared suite on 1–3 ranks:
-// the fallback path stays correct, and no byte moves directly.
+// the fallback path stays correct, and no byte moves directly. The
+// cluster has 8 processes so that the timeout subtests' groups (3 + 3 + 2
+// ranks) hold processes of their own and wait together (procEnv
+// concurrent); groups of the other subtests take the lowest free ones.
 func TestStagedPathConformance(t *testing.T) {
-	cl := startCluster(t, 3, procs.Options{ConnectTimeout: testTimeout, Staged: true})
-	hccltest.Run(t, &procEnv{cl: cl}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	t.Parallel() // its own NPU or rank processes; mostly waits (see TestMain)
+	cl := startCluster(t, 8, procs.Options{ConnectTimeout: testTimeout, Staged: true})
+	waited := waitedOut.Load()
+	hccltest.Run(t, &procEnv{cl: cl, concurrent: true, maxRanks: 3}, hccltest.Options{Timeout: testTimeout, Lacks: procsLack})
+	require.Equal(t, waited, waitedOut.Load(), "groups waited for processes that did not free")
 	for r, tr := range traffic(t, cl) {
 		require.Zero(t, tr.DirectBytes, "rank %d", r)
-		require.NotZero(t, tr.StagedBytes, "rank %d", r)
+		if r < 3 { // the data subtests' ranks; the others may only have waited
+			require.NotZero(t, tr.StagedBytes, "rank %d", r)
+		}
 	}
 }
 
@@ -343,7 +352,7 @@ func mixedAllReduce(t *testing.T, npu *fallback.NPU, sim *hcclsim.Sim, local int
 		require.Empty(t, diffAt(want, outs[r]), "rank %d", r)
 	}
 	require.Zero(t, sim.Live())
-	require.Empty(t, shmLeftovers(t))
+	require.Empty(t, shmLeftovers(t, cl))
 }
 
 // TestMixedPlacementPaths: two ranks in this process (one NPU, two

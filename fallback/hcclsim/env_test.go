@@ -19,8 +19,12 @@ type npuEnv struct {
 }
 
 func (e *npuEnv) Backend() hccl.Backend { return e.sim }
-func (e *npuEnv) MaxRanks() int         { return npuhook.Of(e.npu).DeviceCount() }
-func (e *npuEnv) Live() int             { return e.sim.Live() }
+
+// ConcurrentGroups: every rank is a goroutine on its own thread, so
+// groups never wait for each other's calls (hccltest.ConcurrentEnv).
+func (e *npuEnv) ConcurrentGroups() bool { return true }
+func (e *npuEnv) MaxRanks() int          { return npuhook.Of(e.npu).DeviceCount() }
+func (e *npuEnv) Live() int              { return e.sim.Live() }
 
 func (e *npuEnv) Devices(n int) []int32 {
 	out := make([]int32, n)

@@ -146,7 +146,7 @@ func randomKill(t *testing.T, seed uint64, duringInit bool) {
 		assert.Zero(t, live, "rank %d holds resources", k)
 		assert.True(t, settleLong(func() bool { g, _ := p.Goroutines(); return g <= baseG[k] }), "rank %d goroutines", k)
 	}
-	assert.Empty(t, shmLeftovers(t))
+	assert.Empty(t, shmLeftovers(t, cl))
 	require.NoError(t, cl.Close())
 	assert.True(t, settleLong(func() bool { return runtime.NumGoroutine() <= goroutines && openFDs() <= fds }),
 		"launcher: goroutines %d (before %d), fds %d (before %d)", runtime.NumGoroutine(), goroutines, openFDs(), fds)

@@ -118,5 +118,5 @@ func TestMixedPlacement(t *testing.T) {
 		}
 	}
 	require.Zero(t, sim.Live())
-	require.Empty(t, shmLeftovers(t))
+	require.Empty(t, shmLeftovers(t, cl))
 }

@@ -251,7 +251,7 @@ func TestModelAllReduceLayer(t *testing.T) {
 		for _, flagged := range []bool{false, true} {
 			t.Run(fmt.Sprintf("ranks=%d/flags=%v", ranks, flagged), func(t *testing.T) {
 				const runs = 4
-				w := newModelWorld(t, ranks, 10*time.Second)
+				w := newModelWorld(t, ranks, hangBound)
 				w.register(t, "tp")
 				rng := newModelRand(t)
 				var flags []ge.OpOption
@@ -442,7 +442,7 @@ func TestModelAllReduceIOZeroCopy(t *testing.T) {
 	for _, ranks := range []int{2, 3} {
 		t.Run(fmt.Sprintf("ranks=%d", ranks), func(t *testing.T) {
 			const runs = 4
-			w := newModelWorld(t, ranks, 10*time.Second)
+			w := newModelWorld(t, ranks, hangBound)
 			w.register(t, "tp")
 			res := ioRun(t, w, ranks, runs, codecs[acl.Float32], hccl.Sum, ge.HcclZeroCopyFlags([]int64{1}, []int64{1}))
 			assert.Zero(t, w.npu.Counters().Copies(), "zero copy: no IO copy on any rank")
@@ -489,7 +489,7 @@ func TestModelAllReduceIOCopyOnly(t *testing.T) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("ranks=%d/%s", ranks, c.name), func(t *testing.T) {
 				const runs = 3
-				w := newModelWorld(t, ranks, 10*time.Second)
+				w := newModelWorld(t, ranks, hangBound)
 				w.register(t, "tp")
 				ec := codecs[acl.Float32]
 				res := ioRun(t, w, ranks, runs, ec, hccl.Sum, c.flags...)
@@ -540,7 +540,7 @@ func TestModelAllReduceTypes(t *testing.T) {
 		{acl.Int32, hccl.Prod}, {acl.Int32, hccl.Sum}, {acl.Int64, hccl.Min}, {acl.Int64, hccl.Max},
 	}
 	const ranks = 3
-	w := newModelWorld(t, ranks, 10*time.Second)
+	w := newModelWorld(t, ranks, hangBound)
 	w.register(t, "tp")
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s", c.dt, c.op), func(t *testing.T) {
@@ -575,7 +575,7 @@ func TestModelAllReduceUnknownGroup(t *testing.T) {
 // communicator fails the task at once.
 func TestModelAllReduceDisagree(t *testing.T) {
 	const ranks = 2
-	w := newModelWorld(t, ranks, 2*time.Second)
+	w := newModelWorld(t, ranks, hangBound) // the disagreement fails at the meeting, at once
 	w.register(t, "tp")
 	blobs := [][]byte{ioGraph(t, acl.Float32, hccl.Sum, []int64{4, 4}), ioGraph(t, acl.Float32, hccl.Sum, []int64{4, 8})}
 	in := [][][][]byte{{{make([]byte, 64)}, {make([]byte, 128)}}}
@@ -599,7 +599,7 @@ func TestModelAllReduceDisagree(t *testing.T) {
 
 // TestRegisterModelCommMisuse: handle and registration errors.
 func TestRegisterModelCommMisuse(t *testing.T) {
-	w := newModelWorld(t, 2, time.Second)
+	w := newModelWorld(t, 2, hangBound)
 	code := func(err error) hccl.Result {
 		t.Helper()
 		require.Error(t, err)

@@ -101,6 +101,7 @@ func inBatches(ds []hccl.OneSideOpDesc, f func([]hccl.OneSideOpDesc) error) erro
 // staging buffer: more than one request round) from every peer, then writes into every peer with
 // BatchPut; everything is checked byte for byte.
 func TestBatchGetRandom(t *testing.T) {
+	t.Parallel() // worlds of its own, no process-wide counts (see TestMain)
 	const n, size = 3, 4 << 20
 	for name, env := range envs(t, n) {
 		t.Run(name, func(t *testing.T) {
@@ -236,6 +237,7 @@ func envsPedantic(t *testing.T, n int) map[string]hccltest.Env {
 // with Options.Pedantic nothing. A batch whose memory is deregistered
 // after the call passed its checks fails at the stream and moves nothing.
 func TestBatchGetErrors(t *testing.T) {
+	t.Parallel() // worlds of its own, no process-wide counts (see TestMain)
 	const n = 2
 	for _, pedantic := range []bool{false, true} {
 		es := envs(t, n)

@@ -1,6 +1,9 @@
 package hcclsim_test
 
 import (
+	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/ascend-go/cann/acl"
@@ -10,21 +13,104 @@ import (
 )
 
 // procEnv is the conformance env of ranks as separate processes: rank i
-// lives in process i of a procs.Cluster, on device i of that process's
-// NPU, and every call runs there.
+// of a group lives in process devs[i] of a procs.Cluster (devs from
+// Devices), on device devs[i] of that process's NPU, and every call runs
+// there. Without concurrent, devs are 0..n-1: rank i is process i.
 type procEnv struct {
 	cl *procs.Cluster
+	// concurrent leases processes to groups (Devices), so that groups
+	// running at once (hccltest.ConcurrentEnv) hold disjoint processes: a
+	// rank process serves one call at a time, so a group's blocking call
+	// (a synchronize that waits out a timeout) would hold up the calls of
+	// another group in the same process, past that group's own timeouts.
+	concurrent bool
+	maxRanks   int // 0: every process
+
+	mu     sync.Mutex
+	freed  chan struct{} // closed and replaced when a lease ends
+	leased map[int]int   // process → ranks holding it
 }
 
 func (e *procEnv) Backend() hccl.Backend { return e.cl.Backend() }
-func (e *procEnv) MaxRanks() int         { return e.cl.Procs() }
+
+// MaxRanks is maxRanks when set (a cluster with more processes than the
+// suite's groups may use, for concurrent groups), else every process.
+func (e *procEnv) MaxRanks() int {
+	if e.maxRanks > 0 {
+		return e.maxRanks
+	}
+	return e.cl.Procs()
+}
+
+// ConcurrentGroups is hccltest.ConcurrentEnv: true when Devices leases.
+func (e *procEnv) ConcurrentGroups() bool { return e.concurrent }
+
+// leaseWait bounds how long Devices waits for enough processes to free
+// up before sharing leased ones (as every group did before leases):
+// concurrent groups end within a few timeouts. The suite's sequential
+// subtests hold one group at a time, so they never wait.
+const leaseWait = 10 * testTimeout
+
+// waitedOut counts the times Devices waited leaseWait out.
+var waitedOut atomic.Int32
 
 func (e *procEnv) Devices(n int) []int32 {
 	out := make([]int32, n)
 	for i := range out {
 		out[i] = int32(i)
 	}
-	return out
+	if !e.concurrent {
+		return out
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.leased == nil {
+		e.leased = map[int]int{}
+	}
+	for deadline := time.Now().Add(leaseWait); ; {
+		var free []int32
+		for p := 0; p < e.cl.Procs() && len(free) < n; p++ {
+			if e.leased[p] == 0 {
+				free = append(free, int32(p))
+			}
+		}
+		if time.Now().After(deadline) {
+			waitedOut.Add(1)
+			free = out // shared with the groups that hold them
+		}
+		if len(free) == n {
+			for _, p := range free {
+				e.leased[int(p)]++
+			}
+			return free
+		}
+		if e.freed == nil {
+			e.freed = make(chan struct{})
+		}
+		ch := e.freed
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+		}
+		e.mu.Lock()
+	}
+}
+
+// release ends the lease of process p (a rank's Close).
+func (e *procEnv) release(p int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.leased[p] == 0 {
+		return
+	}
+	if e.leased[p]--; e.leased[p] == 0 {
+		delete(e.leased, p)
+	}
+	if e.freed != nil {
+		close(e.freed)
+		e.freed = nil
+	}
 }
 
 func (e *procEnv) Live() int {
@@ -40,13 +126,24 @@ func (e *procEnv) Live() int {
 }
 
 func (e *procEnv) OpenRank(rank int, dev int32) (hccltest.Rank, error) {
-	p := e.cl.Proc(rank)
+	idx := rank
+	if e.concurrent {
+		idx = int(dev) // Devices leased process dev
+	}
+	p := e.cl.Proc(idx)
 	e.cl.Backend().BindThread(p) // the suite locked this goroutine to its thread
 	s, err := p.OpenRank(dev)
 	if err != nil {
+		if e.concurrent {
+			e.release(idx)
+		}
 		return nil, err
 	}
-	return &procRank{p: p, dev: dev, s: s}, nil
+	r := &procRank{p: p, dev: dev, s: s}
+	if e.concurrent {
+		r.release = func() { e.release(idx) }
+	}
+	return r, nil
 }
 
 // foreign turns an address in a rank process into an opaque pointer
@@ -55,15 +152,23 @@ func foreign(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointe
 
 // procRank is one rank process's device and stream.
 type procRank struct {
-	p   *procs.Proc
-	dev int32
-	s   acl.StreamHandle
+	p       *procs.Proc
+	dev     int32
+	s       acl.StreamHandle
+	release func() // ends the env's lease of the process (concurrent envs)
 }
 
 func (r *procRank) Stream() acl.StreamHandle { return r.s }
 func (r *procRank) Sync() error              { return r.p.Sync(r.s) }
 func (r *procRank) MemType() hccl.MemType    { return hccl.MemDevice }
-func (r *procRank) Close() error             { return r.p.CloseRank(r.dev, r.s) }
+func (r *procRank) Close() error {
+	err := r.p.CloseRank(r.dev, r.s)
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+	return err
+}
 func (r *procRank) Free(p unsafe.Pointer) error {
 	return r.p.Free(uintptr(p))
 }

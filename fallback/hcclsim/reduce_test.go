@@ -1,6 +1,7 @@
 package hcclsim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -27,13 +28,42 @@ var intTypes = []struct {
 }
 
 // randBytes returns n random bytes.
+//
+// The test-side helpers that touch every byte of megabyte buffers (this,
+// the references, fillFinite) are norace: each works on memory only its
+// goroutine sees, and under -race a check per byte made them, not the
+// kernels under test (which stay instrumented), most of the package's
+// time.
+//
+//go:norace
 func randBytes(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
+	st := rng.Uint64() // a local stream: drawing touches no shared state
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], splitmix(&st))
+	}
+	for ; i < n; i++ {
+		b[i] = byte(splitmix(&st))
 	}
 	return b
 }
+
+// splitmix advances the splitmix64 state st and returns its next output.
+//
+//go:norace
+func splitmix(st *uint64) uint64 {
+	*st += 0x9e3779b97f4a7c15
+	z := *st
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// unit returns a uniform float64 in [0, 1) from 53 bits of splitmix.
+//
+//go:norace
+func unit(st *uint64) float64 { return float64(splitmix(st)>>11) / (1 << 53) }
 
 // bigElem reads element i of a little-endian integer slice as a big.Int.
 func bigElem(b []byte, i int, bits uint, signed bool) *big.Int {
@@ -283,7 +313,10 @@ func clone(bs [][]byte) [][]byte {
 }
 
 // refSeq is an independent reference for SUM and PROD: plain Go
-// arithmetic on T, combining the sources in rank order.
+// arithmetic on T, combining the sources in rank order (norace: see
+// randBytes).
+//
+//go:norace
 func refSeq[T number](op redOp, srcs [][]byte) []byte {
 	out := make([]byte, len(srcs[0]))
 	acc := asSlice[T](out)
@@ -305,21 +338,60 @@ func refSeq[T number](op redOp, srcs [][]byte) []byte {
 // float16: widen each element, combine in float32 in rank order, round
 // once.
 func refNarrow(dec func(uint16) float32, enc func(float32) uint16) func(redOp, [][]byte) []byte {
-	return func(op redOp, srcs [][]byte) []byte {
-		out := make([]byte, len(srcs[0]))
-		for i := 0; i+2 <= len(out); i += 2 {
-			acc := dec(binary.LittleEndian.Uint16(srcs[0][i:]))
-			for _, s := range srcs[1:] {
-				v := dec(binary.LittleEndian.Uint16(s[i:]))
-				if op == opSum {
-					acc += v
-				} else {
-					acc *= v
-				}
+	return func(op redOp, srcs [][]byte) []byte { return narrowSeq(dec, enc, op, srcs) }
+}
+
+// narrowSeq is refNarrow's loop (norace: see randBytes).
+//
+//go:norace
+func narrowSeq(dec func(uint16) float32, enc func(float32) uint16, op redOp, srcs [][]byte) []byte {
+	out := make([]byte, len(srcs[0]))
+	for i := 0; i+2 <= len(out); i += 2 {
+		acc := dec(binary.LittleEndian.Uint16(srcs[0][i:]))
+		for _, s := range srcs[1:] {
+			v := dec(binary.LittleEndian.Uint16(s[i:]))
+			if op == opSum {
+				acc += v
+			} else {
+				acc *= v
 			}
-			binary.LittleEndian.PutUint16(out[i:], enc(acc))
 		}
-		return out
+		binary.LittleEndian.PutUint16(out[i:], enc(acc))
+	}
+	return out
+}
+
+// fillFinite overwrites the count elements of dt in b with finite values
+// of magnitude in [0.5, 1.5) and random sign for the narrow types, in
+// [0.5, 1.5) for fp32 and fp64 (so that products neither vanish nor
+// overflow much); other types keep their random bits (norace: see
+// randBytes).
+//
+//go:norace
+func fillFinite(rng *rand.Rand, dt dtype, b []byte, count int) {
+	st := rng.Uint64()
+	switch dt {
+	case dtBF16, dtFP16:
+		for i := 0; i < count; i++ {
+			x := splitmix(&st)
+			v := float32(0.5 + float64(x>>11)/(1<<53))
+			if x&1 == 0 {
+				v = -v
+			}
+			h := floatx.F32ToBF16(v)
+			if dt == dtFP16 {
+				h = floatx.F32ToF16(v)
+			}
+			binary.LittleEndian.PutUint16(b[i*2:], h)
+		}
+	case dtFP32:
+		for i := 0; i < count; i++ {
+			binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(float32(0.5+unit(&st))))
+		}
+	case dtFP64:
+		for i := 0; i < count; i++ {
+			binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(0.5+unit(&st)))
+		}
 	}
 }
 
@@ -361,32 +433,7 @@ func TestReduceStreaming(t *testing.T) {
 					}
 					gen := func() []byte {
 						b := randBytes(rng, size)
-						switch tc.dt {
-						case dtBF16, dtFP16:
-							// finite values whose products stay finite
-							for i := 0; i < count; i++ {
-								v := float32(0.5 + rng.Float64())
-								if rng.IntN(2) == 0 {
-									v = -v
-								}
-								h := floatx.F32ToBF16(v)
-								if tc.dt == dtFP16 {
-									h = floatx.F32ToF16(v)
-								}
-								binary.LittleEndian.PutUint16(b[i*2:], h)
-							}
-						}
-						if tc.dt == dtFP32 || tc.dt == dtFP64 {
-							// finite values, products that neither vanish nor overflow much
-							for i := 0; i < count; i++ {
-								v := 0.5 + rng.Float64()
-								if tc.dt == dtFP32 {
-									binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(float32(v)))
-								} else {
-									binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(v))
-								}
-							}
-						}
+						fillFinite(rng, tc.dt, b, count)
 						return b
 					}
 					srcs := make([][]byte, n)
@@ -434,6 +481,9 @@ func TestReduceStreaming(t *testing.T) {
 func requireSameBytes(t *testing.T, want, got []byte, format string, args ...any) {
 	t.Helper()
 	require.Len(t, got, len(want))
+	if bytes.Equal(want, got) {
+		return
+	}
 	for i := range want {
 		if want[i] != got[i] {
 			require.FailNowf(t, "bytes differ", "%s: first difference at byte %d of %d (got %#x, want %#x)",

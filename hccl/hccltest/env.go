@@ -70,6 +70,16 @@ type LiveCounter interface {
 	Live() int
 }
 
+// ConcurrentEnv is implemented by envs that host several groups of ranks
+// at once, each group's calls independent of the others' (ranks on their
+// own threads of one process do; rank processes that serve one call at a
+// time do not: one group's blocking call would hold up another's). The
+// suite then runs the subtests that mostly wait out a timeout
+// (Timeout/*, Mismatch/Later/*) in parallel with each other.
+type ConcurrentEnv interface {
+	ConcurrentGroups() bool
+}
+
 // Options tune Run. A plain value.
 type Options struct {
 	// Timeout is both the connect and the exec timeout the env configured

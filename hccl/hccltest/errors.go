@@ -163,7 +163,8 @@ func (s *suite) testErrors(t *testing.T) {
 
 // testTimeout: a rank that never arrives makes the others fail within the
 // configured timeout: with HCCL_E_TIMEOUT at initialisation and at the
-// first operation, at synchronize (507048) later.
+// first operation, at synchronize (507048) later. The three subtests use
+// groups of their own and mostly wait: on a ConcurrentEnv they run in parallel.
 func (s *suite) testTimeout(t *testing.T) {
 	if s.opts.Timeout <= 0 {
 		s.skip(t, "Options.Timeout not set")
@@ -176,7 +177,7 @@ func (s *suite) testTimeout(t *testing.T) {
 	for r := 0; r < absent; r++ {
 		present = append(present, r)
 	}
-	timed := func(what string, errs []error, start time.Time) {
+	timed := func(t *testing.T, what string, errs []error, start time.Time) {
 		t.Helper()
 		el := time.Since(start)
 		allCode(t, hccl.ETimeout, errs, present, what)
@@ -188,7 +189,7 @@ func (s *suite) testTimeout(t *testing.T) {
 		}
 	}
 
-	t.Run("Init", func(t *testing.T) {
+	initSub := func(t *testing.T) {
 		g := s.newGroup(t, n)
 		var root hccl.RootInfo
 		g.noErr("GetRootInfo", g.some([]int{0}, func(w *worker) error {
@@ -204,8 +205,8 @@ func (s *suite) testTimeout(t *testing.T) {
 			}
 			return err
 		})
-		timed("CommInitRootInfo with a rank missing", errs, start)
-	})
+		timed(t, "CommInitRootInfo with a rank missing", errs, start)
+	}
 
 	// The first operation builds the links: a missing rank fails it at
 	// the call with HCCL_E_TIMEOUT after HCCL_CONNECT_TIMEOUT
@@ -213,7 +214,7 @@ func (s *suite) testTimeout(t *testing.T) {
 	// and fail the stream with 507048 after HCCL_EXEC_TIMEOUT
 	// (hccl-vs-source.md, "a rank never arrives"). The suite's timeout is
 	// both.
-	t.Run("Collective", func(t *testing.T) {
+	collective := func(t *testing.T) {
 		g := s.newGroup(t, n).mustInit()
 		start := time.Now()
 		errs := g.some(present, func(w *worker) error {
@@ -224,7 +225,7 @@ func (s *suite) testTimeout(t *testing.T) {
 			defer w.free(buf)
 			return g.b.AllReduce(buf, buf, 4, hccl.Int32, hccl.Sum, w.comm, w.r.Stream())
 		})
-		timed("first AllReduce with a rank missing", errs, start)
+		timed(t, "first AllReduce with a rank missing", errs, start)
 		// The late rank finds the collective abandoned.
 		errs = g.some([]int{absent}, func(w *worker) error {
 			buf, err := w.alloc(64)
@@ -248,9 +249,9 @@ func (s *suite) testTimeout(t *testing.T) {
 		allCode(t, hccl.Success, errs, present, "later Barrier with a rank missing (the call only enqueues)")
 		s.syncFails(t, g, present, start, "later Barrier with a rank missing", true)
 		g.noErr("CommDestroy", g.destroy())
-	})
+	}
 
-	t.Run("Recv", func(t *testing.T) {
+	recv := func(t *testing.T) {
 		g := s.newGroup(t, 2).mustInit()
 		start := time.Now()
 		errs := g.some([]int{0}, func(w *worker) error {
@@ -300,17 +301,19 @@ func (s *suite) testTimeout(t *testing.T) {
 		}))
 		start = time.Now()
 		errs = g.some([]int{0}, func(w *worker) error {
+			// The buffer outlives the queued Recv (the group frees it at
+			// the end): freed under it, the task would fail for that.
 			buf, err := w.alloc(64)
 			if err != nil {
 				return err
 			}
-			defer w.free(buf)
 			return g.b.Recv(buf, 4, hccl.Int32, 1, w.comm, w.r.Stream())
 		})
 		code(t, hccl.Success, errs[0], "later Recv with no sender (the call only enqueues)")
 		s.syncFails(t, g, []int{0}, start, "later Recv with no sender", false)
 		g.noErr("CommDestroy", g.destroy())
-	})
+	}
+	s.runAll(t, []subtest{{"Init", initSub}, {"Collective", collective}, {"Recv", recv}})
 }
 
 // testDestroy: destroying communicators releases everything they hold.

@@ -53,13 +53,19 @@ func (s *suite) testInit(t *testing.T) {
 					w.comm = hs[i]
 				}
 				g.checkQueries(t, "")
+				// Synchronize before freeing: the call only enqueues, and a
+				// buffer freed under a queued collective fails it (after the
+				// exec timeout), which this subtest is not about.
 				g.noErr("AllReduce", g.each(func(w *worker) error {
 					buf, err := w.alloc(64)
 					if err != nil {
 						return err
 					}
 					defer w.free(buf)
-					return g.b.AllReduce(buf, buf, 16, hccl.Int32, hccl.Sum, w.comm, w.r.Stream())
+					if err := g.b.AllReduce(buf, buf, 16, hccl.Int32, hccl.Sum, w.comm, w.r.Stream()); err != nil {
+						return err
+					}
+					return w.r.Sync()
 				}))
 				g.noErr("CommDestroy", g.destroy())
 			})

@@ -13,8 +13,8 @@ import (
 )
 
 // Large buffers: AllReduce (fp32 and bf16 SUM) and Broadcast at 1, 16 and
-// 64 MiB per rank, which a backend moves in pieces (staging memory, a
-// transport's chunks) that small counts never exercise.
+// 64 MiB per rank (largeCases), which a backend moves in pieces (staging
+// memory, a transport's chunks) that small counts never exercise.
 //
 // The reduction inputs are random multiples of a power of two small
 // enough that every partial sum is exact in the data type, so the
@@ -24,10 +24,14 @@ import (
 // as a wrong element.
 
 // largeCases are the rank counts and the per-rank sizes (MiB) of each.
+// 64 MiB (a whole default staging area of the fallback's rank processes,
+// the largest size here) runs on 3 ranks only, where a ring's pieces
+// split unevenly; 2 ranks stop at 16 MiB, which already moves in many
+// pieces, so the slowest size runs once per env instead of twice.
 var largeCases = []struct {
 	ranks int
 	mib   []int
-}{{2, []int{1, 16, 64}}, {3, []int{1, 16, 64}}, {maxSuiteRanks, []int{1}}}
+}{{2, []int{1, 16}}, {3, []int{1, 16, 64}}, {maxSuiteRanks, []int{1}}}
 
 // largeChunk is how much of an output a rank reads back and compares at a
 // time, so a check holds no second copy of a 64 MiB output.

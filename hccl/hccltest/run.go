@@ -26,8 +26,8 @@ type suite struct {
 //	Init/RootInfo, Init/RootInfoConfig, Init/All, Init/ClusterInfo,
 //	Init/Errors, Barrier, AllReduce, Broadcast, AllGather, ReduceScatter,
 //	AlltoAllV, CountZero, Large (buffers up to 64 MiB per rank; skipped
-//	when short), SendRecv, BatchSendRecv, Mismatch/First, Mismatch/Later,
-//	Errors, Timeout,
+//	when short), SendRecv, BatchSendRecv, Mismatch/First,
+//	Mismatch/Later/<case>, Errors, Timeout/{Init,Collective,Recv},
 //	OneSided, OneSidedErrors, Windows/A3, Windows/OtherSoc (an env that
 //	is a SocEnv, else declared lacking SocSwitch), Comm (the idiomatic
 //	layer), Destroy.
@@ -46,6 +46,10 @@ func Run(t *testing.T, env Env, opts Options) {
 		t.Fatalf("env.MaxRanks() = %d, the suite needs at least 2", env.MaxRanks())
 	}
 	s.short = opts.Short || testing.Short()
+	// On a ConcurrentEnv, the subtests that mostly wait out a timeout
+	// (Timeout/*, Mismatch/Later/*) run their independent groups in
+	// parallel with each other (never with the subtests around them: their
+	// parents return once all have finished).
 
 	t.Run("Init", s.testInit)
 	t.Run("Barrier", s.testBarrier)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ascend-go/cann/hccl"
@@ -53,4 +54,31 @@ func allCode(t testing.TB, want hccl.Result, errs []error, ranks []int, what str
 	for _, r := range ranks {
 		code(t, want, errs[r], "%s, rank %d", what, r)
 	}
+}
+
+// subtest is a named subtest of t.
+type subtest struct {
+	name string
+	f    func(t *testing.T)
+}
+
+// runAll runs the subtests of t: at the same time when the env hosts
+// concurrent groups (ConcurrentEnv), else in order. Concurrent subtests
+// are plain t.Run calls from goroutines of their own, not t.Parallel: a
+// parallel subtest waits for one of go test's -parallel slots
+// (GOMAXPROCS by default, 2 on a small machine), which the tests around
+// it hold, and these subtests only wait on timeouts. runAll returns once
+// every subtest has.
+func (s *suite) runAll(t *testing.T, subs []subtest) {
+	if c, ok := s.env.(ConcurrentEnv); !ok || !c.ConcurrentGroups() {
+		for _, st := range subs {
+			t.Run(st.name, st.f)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for _, st := range subs {
+		wg.Go(func() { t.Run(st.name, st.f) })
+	}
+	wg.Wait()
 }
