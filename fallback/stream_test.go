@@ -83,9 +83,13 @@ func TestStreamFailureModes(t *testing.T) {
 		require.NoError(t, n.SetStreamFailureMode(s, acl.StopOnFailure), "the mode it has")
 		requireCode(t, acl.CodeRTFeatureNotSupport, n.SetStreamFailureMode(s, acl.ContinueOnFailure))
 		var ran []int
-		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 1); return nil }))
+		// The first task holds the stream until all three are queued: the
+		// failing op stops the context, which then takes no new task.
+		gate := make(chan struct{})
+		require.NoError(t, n.enqueueTask(s, func() error { <-gate; ran = append(ran, 1); return nil }))
 		require.NoError(t, n.enqueueOp(s, "aclopExecuteV2", func() error { ran = append(ran, 2); return boom }))
 		require.NoError(t, n.enqueueTask(s, func() error { ran = append(ran, 3); return nil }))
+		close(gate)
 		for range 3 {
 			err := n.SynchronizeStream(s)
 			requireCode(t, acl.CodeRTAICoreException, err)

@@ -139,9 +139,9 @@ func (b *Backend) Close() error {
 }
 
 // invoke runs the runtime function id with the first n arguments of f.
+// The caller owns f (and returns it to the pool).
 func (b *Backend) invoke(id sym, f *dl.Frame, n int) error {
 	if b == nil {
-		dl.PutFrame(f)
 		return acl.NilHandle(runtimeSyms[id].Name, "native backend")
 	}
 	return b.status(runtimeSyms[id].Name, b.fns[id], f, n)

@@ -126,7 +126,6 @@ func ModelSymbols() []string { return append([]string(nil), modelSyms[:]...) }
 // minvoke is invoke for the model API.
 func (b *Backend) minvoke(id msym, f *dl.Frame, n int) error {
 	if b == nil {
-		dl.PutFrame(f)
 		return acl.NilHandle(modelSyms[id], "native backend")
 	}
 	return b.status(modelSyms[id], b.mdl[id], f, n)
