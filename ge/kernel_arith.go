@@ -173,28 +173,11 @@ func ipow(x, y int64) int64 {
 }
 
 // floatBinOp is the scalar form of the float binary ops (binLoop's fast
-// loops cover Add/Sub/Mul/Div).
+// loops cover Add/Sub/Mul/Div): f64BinOp's, rounded once (a float64
+// product or comparison of two float32 values is exact, so the result is
+// float32 arithmetic's).
 func floatBinOp(op OpType, x, y float32) float32 {
-	switch op {
-	case OpPow:
-		return float32(math.Pow(float64(x), float64(y)))
-	case OpMax:
-		if y > x || y != y {
-			return y
-		}
-		return x
-	case OpMin:
-		if y < x || y != y {
-			return y
-		}
-		return x
-	case OpPRelu:
-		if x < 0 {
-			return x * y
-		}
-		return x
-	}
-	return float32(math.NaN())
+	return float32(f64BinOp(op, float64(x), float64(y), false))
 }
 
 func compareKernel(t *Task, args [][]byte) error {

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 
 	"github.com/ascend-go/cann/acl"
@@ -242,7 +243,7 @@ func (c *nodeCtx) stack(vs []*value, axis int, what string) (*value, error) {
 	dims := append(append(append([]int64(nil), d.Dims[:axis]...), 1), d.Dims[axis:]...)
 	pieces := make([]*value, len(vs))
 	for i, v := range vs {
-		if v.desc.DataType != d.DataType || !sameDims(v.desc.Dims, d.Dims) {
+		if v.desc.DataType != d.DataType || !slices.Equal(v.desc.Dims, d.Dims) {
 			return nil, c.errf(ErrInvalidModel, "%s is %s in iteration %d, %s in iteration 0", what, v.desc, i, d)
 		}
 		p, err := c.reshape(v, dims)
@@ -435,16 +436,4 @@ func convScan(c *nodeCtx) ([]*value, error) {
 		outs[k] = v
 	}
 	return outs, nil
-}
-
-func sameDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -103,14 +103,9 @@ func init() {
 		if err := c.need(2, 4); err != nil {
 			return nil, err
 		}
-		ins := []*value{c.ins[0], c.ins[1], c.in(2), c.in(3)}
-		for i := 2; i < 4; i++ {
-			if ins[i] == nil {
-				var err error
-				if ins[i], err = c.zero(ins[i-2].desc.DataType); err != nil {
-					return nil, err
-				}
-			}
+		ins, err := c.withZeroPoints()
+		if err != nil {
+			return nil, err
 		}
 		return c.matmulLike(ge.OpMatMulInteger, ins, 0, 1)
 	}
@@ -124,14 +119,9 @@ func init() {
 		if err := c.need(2, 4); err != nil {
 			return nil, err
 		}
-		ins := []*value{c.ins[0], c.ins[1], c.in(2), c.in(3)}
-		for i := 2; i < 4; i++ {
-			if ins[i] == nil {
-				var err error
-				if ins[i], err = c.zero(ins[i-2].desc.DataType); err != nil {
-					return nil, err
-				}
-			}
+		ins, err := c.withZeroPoints()
+		if err != nil {
+			return nil, err
 		}
 		return c.convLike(ge.OpConvInteger, ins, 0, 1)
 	}
@@ -402,6 +392,22 @@ func (c *nodeCtx) quantAttrs() error {
 }
 
 // zero makes a scalar zero of type dt (an absent zero point).
+// withZeroPoints returns MatMulInteger's or ConvInteger's inputs (a, b,
+// a's zero point, b's zero point) with an absent zero point a zero of its
+// operand's type.
+func (c *nodeCtx) withZeroPoints() ([]*value, error) {
+	ins := []*value{c.ins[0], c.ins[1], c.in(2), c.in(3)}
+	for i := 2; i < 4; i++ {
+		if ins[i] == nil {
+			var err error
+			if ins[i], err = c.zero(ins[i-2].desc.DataType); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ins, nil
+}
+
 func (c *nodeCtx) zero(dt acl.DataType) (*value, error) {
 	v, err := scalar(dt, nil, 0)
 	if err != nil {
