@@ -47,12 +47,16 @@ func encodeAny(dt acl.DataType, v []float64) []byte {
 			if x != 0 {
 				b[i] = 1
 			}
-		case acl.Int16:
+		case acl.Int16, acl.Uint16:
 			binary.LittleEndian.PutUint16(b[2*i:], uint16(int64(x)))
-		case acl.Int32:
+		case acl.Int32, acl.Uint32:
 			binary.LittleEndian.PutUint32(b[4*i:], uint32(int64(x)))
 		case acl.Int64:
 			binary.LittleEndian.PutUint64(b[8*i:], uint64(int64(x)))
+		case acl.Uint64:
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+		default:
+			panic("encodeAny: " + dt.String())
 		}
 	}
 	return b

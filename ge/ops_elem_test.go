@@ -70,9 +70,9 @@ func checkElem(t *testing.T, r *rand.Rand, op ge.OpType, attrs ge.Attrs, dts []a
 		for i := range v {
 			v[i] = gen(r, k, dts[k])
 		}
-		b := elemEncode(dts[k], v)
+		b := encodeAny(dts[k], v)
 		data = append(data, b)
-		vals = append(vals, refVal{dts[k], dims[k], elemDecode(dts[k], b, len(v))})
+		vals = append(vals, refVal{dts[k], dims[k], decodeAll(dts[k], b, len(v))})
 		hs = append(hs, ge.HostTensor{Desc: ge.TensorDesc{DataType: dts[k], Dims: dims[k]}, Data: b})
 	}
 	out := g.AddOp(op, ins, attrs).Output(0)
@@ -93,7 +93,7 @@ func checkElem(t *testing.T, r *rand.Rand, op ge.OpType, attrs ge.Attrs, dts []a
 		requireClose(t, want, got, tolerance(od.DataType), t.Name())
 		return
 	}
-	require.Equal(t, want.v, elemDecode(od.DataType, got, len(want.v)), "inputs %v", vals)
+	require.Equal(t, want.v, decodeAll(od.DataType, got, len(want.v)), "inputs %v", vals)
 }
 
 var elemShapes = [][2][]int64{{{3, 5}, {3, 5}}, {{2, 3, 4}, {4}}, {{1, 3, 1}, {2, 1, 4}}, {{}, {2, 3}}}
@@ -149,9 +149,9 @@ func TestElemUnaryFloat(t *testing.T) {
 // -2.5 → -2.
 func TestElemRoundHalfEven(t *testing.T) {
 	in := []float64{0.5, 1.5, 2.5, -2.5, -0.5, 2.4999, 3.5000001}
-	out, err := ge.EvalOp(ge.OpRound, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{7}}, Data: elemEncode(acl.Float64, in)}})
+	out, err := ge.EvalOp(ge.OpRound, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{7}}, Data: encodeAny(acl.Float64, in)}})
 	require.NoError(t, err)
-	require.Equal(t, []float64{0, 2, 2, -2, 0, 2, 4}, elemDecode(acl.Float64, out[0].Data, 7))
+	require.Equal(t, []float64{0, 2, 2, -2, 0, 2, 4}, decodeAll(acl.Float64, out[0].Data, 7))
 }
 
 func TestElemPReluFloat64(t *testing.T) {
@@ -356,16 +356,16 @@ func TestElemUint64(t *testing.T) {
 	}
 	f, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Float64))}, []ge.HostTensor{elemU64s(big, 7)})
 	require.NoError(t, err)
-	require.Equal(t, []float64{float64(big), 7}, elemDecode(acl.Float64, f[0].Data, 2))
+	require.Equal(t, []float64{float64(big), 7}, decodeAll(acl.Float64, f[0].Data, 2))
 	back, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Uint64))},
-		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{4}}, Data: elemEncode(acl.Float64, []float64{float64(big), 7.9, -3, 1e30})}})
+		[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float64, Dims: []int64{4}}, Data: encodeAny(acl.Float64, []float64{float64(big), 7.9, -3, 1e30})}})
 	require.NoError(t, err)
 	require.Equal(t, elemU64s(big, 7, 0, math.MaxUint64).Data, back[0].Data, "truncates, saturates")
 	for _, dt := range []acl.DataType{acl.Uint16, acl.Uint32} {
 		c, err := ge.EvalOp(ge.OpCast, ge.Attrs{ge.AttrDstType: ge.IntAttr(int64(acl.Int64))},
-			[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{2}}, Data: elemEncode(dt, []float64{math.Exp2(float64(dt.Bits())) - 1, 3})}})
+			[]ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: []int64{2}}, Data: encodeAny(dt, []float64{math.Exp2(float64(dt.Bits())) - 1, 3})}})
 		require.NoError(t, err)
-		require.Equal(t, []float64{math.Exp2(float64(dt.Bits())) - 1, 3}, elemDecode(acl.Int64, c[0].Data, 2), "%s zero-extends", dt)
+		require.Equal(t, []float64{math.Exp2(float64(dt.Bits())) - 1, 3}, decodeAll(acl.Int64, c[0].Data, 2), "%s zero-extends", dt)
 	}
 }
 
@@ -373,7 +373,7 @@ func TestElemUint64(t *testing.T) {
 // types and attributes an op does not take are refused at inference.
 func TestElemErrors(t *testing.T) {
 	i32 := func(v ...float64) ge.HostTensor {
-		return ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Int32, Dims: []int64{int64(len(v))}}, Data: elemEncode(acl.Int32, v)}
+		return ge.HostTensor{Desc: ge.TensorDesc{DataType: acl.Int32, Dims: []int64{int64(len(v))}}, Data: encodeAny(acl.Int32, v)}
 	}
 	for _, op := range []ge.OpType{ge.OpDiv, ge.OpMod} {
 		_, err := ge.EvalOp(op, nil, []ge.HostTensor{i32(1, 2), i32(1, 0)})

@@ -1,7 +1,6 @@
 package ge_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
 	"github.com/ascend-go/cann/ge/getest"
 )
@@ -29,38 +27,6 @@ type idxIn struct {
 	dt   acl.DataType
 	dims []int64
 	v    []float64
-}
-
-// idxEncode stores values in any type the index ops take.
-func idxEncode(dt acl.DataType, v []float64) []byte {
-	b := make([]byte, len(v)*dt.Size())
-	for i, x := range v {
-		switch dt {
-		case acl.Float32:
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-		case acl.Float64:
-			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-		case acl.Float16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-		case acl.BFloat16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
-		case acl.Int8, acl.Uint8:
-			b[i] = byte(int64(x))
-		case acl.Bool:
-			if x != 0 {
-				b[i] = 1
-			}
-		case acl.Int16:
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(int64(x)))
-		case acl.Int32:
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(int64(x)))
-		case acl.Int64:
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(int64(x)))
-		default:
-			panic("idxEncode: " + dt.String())
-		}
-	}
-	return b
 }
 
 // idxRand returns values for dt: normal floats, small integers (many
@@ -92,7 +58,7 @@ func idxBuild(ins []idxIn, build func(g *ge.Graph, in []*ge.Tensor) []*ge.Tensor
 	var data [][]byte
 	for i, x := range ins {
 		ts = append(ts, g.Data(fmt.Sprintf("in%d", i), i, x.dt, x.dims))
-		data = append(data, idxEncode(x.dt, x.v))
+		data = append(data, encodeAny(x.dt, x.v))
 	}
 	g.Output(build(g, ts)...)
 	return g, data
@@ -204,7 +170,7 @@ func TestNonZeroAndUnique(t *testing.T) {
 		t.Run("NonZero/"+dt.String(), func(t *testing.T) {
 			x := idxRand(r, dt, []int64{3, 4, 2})
 			x.v[0] = 1 // at least one non-zero
-			n, err := ge.ValueDependentCount(ge.OpNonZero, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: x.dims}, Data: idxEncode(dt, x.v)}})
+			n, err := ge.ValueDependentCount(ge.OpNonZero, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: dt, Dims: x.dims}, Data: encodeAny(dt, x.v)}})
 			require.NoError(t, err)
 			checkIdx(t, []idxIn{x}, idxOp1(ge.OpNonZero, ge.Attrs{ge.AttrCount: ge.IntAttr(n)}), 0)
 		})
@@ -225,7 +191,7 @@ func TestNonZeroAndUnique(t *testing.T) {
 							copy(x.v[3*6:4*6], x.v[0:6])
 						}
 					}
-					h := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: x.dims}, Data: idxEncode(dt, x.v)}
+					h := ge.HostTensor{Desc: ge.TensorDesc{DataType: dt, Dims: x.dims}, Data: encodeAny(dt, x.v)}
 					n, err := ge.ValueDependentCount(ge.OpUnique, a, []ge.HostTensor{h})
 					require.NoError(t, err)
 					a[ge.AttrCount] = ge.IntAttr(n)
@@ -565,7 +531,7 @@ func TestIndexOpsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	m2, err := ge.ParseModel(b)
 	require.NoError(t, err)
-	in := [][]byte{idxEncode(acl.Float32, []float64{1, -2, 3, 0.5, 4, -1, 2, 2, 2, -3, 0, 1}), idxEncode(acl.Int64, []float64{3, -4})}
+	in := [][]byte{encodeAny(acl.Float32, []float64{1, -2, 3, 0.5, 4, -1, 2, 2, 2, -3, 0, 1}), encodeAny(acl.Int64, []float64{3, -4})}
 	want, err := getest.Run(m, in)
 	require.NoError(t, err)
 	got, err := getest.Run(m2, in)

@@ -175,7 +175,7 @@ func TestQuantizeLinear(t *testing.T) {
 						xs[i] = r.NormFloat64() * 3
 					}
 					checkOpData(t, []acl.DataType{dt, dt, zt}, [][]int64{x, sd, sd},
-						[][]byte{encodeVals(dt, xs), encodeVals(dt, scales), encodeVals(zt, zps)},
+						[][]byte{encodeAny(dt, xs), encodeAny(dt, scales), encodeAny(zt, zps)},
 						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 							return g.AddOp(ge.OpQuantizeLinear, in, ge.Attrs{ge.AttrAxis: ge.IntAttr(1)}).Output(0)
 						}, 0)
@@ -185,7 +185,7 @@ func TestQuantizeLinear(t *testing.T) {
 						qs[i] = float64(r.IntN(100))
 					}
 					checkOpData(t, []acl.DataType{zt, dt, zt}, [][]int64{x, sd, sd},
-						[][]byte{encodeVals(zt, qs), encodeVals(dt, scales), encodeVals(zt, zps)},
+						[][]byte{encodeAny(zt, qs), encodeAny(dt, scales), encodeAny(zt, zps)},
 						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 							return g.AddOp(ge.OpDequantizeLinear, in, ge.Attrs{ge.AttrAxis: ge.IntAttr(-2)}).Output(0)
 						}, tolerance(dt))
@@ -202,13 +202,13 @@ func TestDynamicQuantizeLinear(t *testing.T) {
 		for i := range xs {
 			xs[i] = r.NormFloat64() + shift
 		}
-		checkOpData(t, []acl.DataType{acl.Float32}, [][]int64{{5, 8}}, [][]byte{encodeVals(acl.Float32, xs)},
+		checkOpData(t, []acl.DataType{acl.Float32}, [][]int64{{5, 8}}, [][]byte{encodeAny(acl.Float32, xs)},
 			func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 				return g.AddOp(ge.OpDynamicQuantizeLinear, in, nil).Output(0)
 			}, 0)
 	}
 	out, err := ge.EvalOp(ge.OpDynamicQuantizeLinear, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{3}},
-		Data: encodeVals(acl.Float32, []float64{-1, 0, 3})}})
+		Data: encodeAny(acl.Float32, []float64{-1, 0, 3})}})
 	require.NoError(t, err)
 	require.Equal(t, []float64{float64(float32(4) / 255)}, decodeAll(acl.Float32, out[1].Data, 1))
 	require.Equal(t, []byte{64}, out[2].Data)
@@ -221,7 +221,7 @@ func TestIntegerMatMulAndConv(t *testing.T) {
 		for _, bt := range []acl.DataType{acl.Uint8, acl.Int8} {
 			vals := func(dt acl.DataType, n int) []byte {
 				lo, hi := quantRange(dt)
-				return encodeVals(dt, randInts(r, n, int(lo), int(hi)))
+				return encodeAny(dt, randInts(r, n, int(lo), int(hi)))
 			}
 			for _, c := range []struct{ a, b, az, bz []int64 }{
 				{[]int64{4, 7}, []int64{7, 3}, []int64{}, []int64{}},
@@ -237,9 +237,9 @@ func TestIntegerMatMulAndConv(t *testing.T) {
 					f := acl.Float32
 					checkOpData(t, []acl.DataType{at, f, at, bt, f, bt, f, acl.Uint8},
 						[][]int64{c.a, c.az, c.az, c.b, c.bz, c.bz, {}, {}},
-						[][]byte{vals(at, numel(c.a)), encodeVals(f, []float64{0.02, 0.03, 0.01, 0.05}[:numel(c.az)]), vals(at, numel(c.az)),
-							vals(bt, numel(c.b)), encodeVals(f, []float64{0.04, 0.02, 0.03}[:numel(c.bz)]), vals(bt, numel(c.bz)),
-							encodeVals(f, []float64{0.5}), encodeVals(acl.Uint8, []float64{128})},
+						[][]byte{vals(at, numel(c.a)), encodeAny(f, []float64{0.02, 0.03, 0.01, 0.05}[:numel(c.az)]), vals(at, numel(c.az)),
+							vals(bt, numel(c.b)), encodeAny(f, []float64{0.04, 0.02, 0.03}[:numel(c.bz)]), vals(bt, numel(c.bz)),
+							encodeAny(f, []float64{0.5}), encodeAny(acl.Uint8, []float64{128})},
 						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpQLinearMatMul, in, nil).Output(0) }, 0)
 				})
 			}
@@ -269,9 +269,9 @@ func TestIntegerMatMulAndConv(t *testing.T) {
 					}
 					checkOpData(t, []acl.DataType{at, f, at, bt, f, bt, f, acl.Int8, acl.Int32},
 						[][]int64{c.x, {}, {}, c.w, {c.w[0]}, {c.w[0]}, {}, {}, {c.w[0]}},
-						[][]byte{vals(at, numel(c.x)), encodeVals(f, []float64{0.05}), vals(at, 1), vals(bt, numel(c.w)),
-							encodeVals(f, ws), vals(bt, m), encodeVals(f, []float64{0.3}), encodeVals(acl.Int8, []float64{-3}),
-							encodeVals(acl.Int32, randInts(r, m, -500, 500))},
+						[][]byte{vals(at, numel(c.x)), encodeAny(f, []float64{0.05}), vals(at, 1), vals(bt, numel(c.w)),
+							encodeAny(f, ws), vals(bt, m), encodeAny(f, []float64{0.3}), encodeAny(acl.Int8, []float64{-3}),
+							encodeAny(acl.Int32, randInts(r, m, -500, 500))},
 						func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor { return g.AddOp(ge.OpQLinearConv, in, a).Output(0) }, 0)
 				})
 			}
@@ -293,7 +293,7 @@ func TestQuantBadInput(t *testing.T) {
 	_, err = ge.EvalOp(ge.OpConvInteger, nil, []ge.HostTensor{f(acl.Float32, 1, 1, 3, 3), f(acl.Uint8, 1, 1, 2, 2), f(acl.Uint8), f(acl.Uint8)})
 	require.Equal(t, acl.CodeUnsupportedDataType, acl.CodeOf(err), "%v", err)
 	_, err = ge.EvalOp(ge.OpDynamicQuantizeLinear, nil, []ge.HostTensor{{Desc: ge.TensorDesc{DataType: acl.Float32, Dims: []int64{2}},
-		Data: encodeVals(acl.Float32, []float64{math.Inf(1), 0})}})
+		Data: encodeAny(acl.Float32, []float64{math.Inf(1), 0})}})
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 }
 

@@ -272,7 +272,7 @@ func TestMaxUnpool(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", dt, it), func(t *testing.T) {
 				// Pool 2x2/2 of [1, 2, 4, 6]: indices in the 4x6 plane,
 				// unpooled into 5x7 with the positions kept.
-				idx := nnEncode(it, []float64{7, 2, 16, 18, 14, 23, 1, 9, 11, 12, 20, 22})
+				idx := encodeAny(it, []float64{7, 2, 16, 18, 14, 23, 1, 9, 11, 12, 20, 22})
 				nnCheck(t, r, []acl.DataType{dt, it}, [][]int64{{1, 2, 2, 3}, {1, 2, 2, 3}}, [][]byte{nil, idx}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 					return g.MaxUnpool(in[0], in[1], []int64{1, 2, 5, 7}, ge.WithAttr(ge.AttrIndexShape, ge.IntsAttr([]int64{1, 2, 4, 6})))
 				}, acl.Float32)
@@ -284,7 +284,7 @@ func TestMaxUnpool(t *testing.T) {
 		x := g.Data("x", 0, acl.Float32, []int64{1, 1, 2})
 		i := g.Data("i", 1, acl.Int64, []int64{1, 1, 2})
 		g.Output(g.MaxUnpool(x, i, []int64{1, 1, 4}, ge.Name("up")))
-		err := nnRunErr(t, g, [][]byte{make([]byte, 8), nnEncode(acl.Int64, []float64{1, bad})})
+		err := nnRunErr(t, g, [][]byte{make([]byte, 8), encodeAny(acl.Int64, []float64{1, bad})})
 		require.Error(t, err)
 		require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 		require.Contains(t, err.Error(), "out of range")
@@ -336,7 +336,7 @@ func TestNNNorms(t *testing.T) {
 				ins = append(ins, g.Data(fmt.Sprintf("in%d", i), i, dt, d))
 				data = append(data, nnRand(r, dt, d))
 			}
-			data[4] = nnEncode(dt, []float64{0.5, 1, 1.5, 2})
+			data[4] = encodeAny(dt, []float64{0.5, 1, 1.5, 2})
 			y, rm, rv := g.BatchNormTrain(ins[0], ins[1], ins[2], ins[3], ins[4], 1e-3, 0.8)
 			g.Output(y, rm, rv)
 			require.NoError(t, g.Err())
@@ -381,7 +381,7 @@ func TestRoiAlign(t *testing.T) {
 				for _, ratio := range []int64{0, 2} {
 					t.Run(fmt.Sprintf("%s/%s/%s/r%d", dt, mode, coord, ratio), func(t *testing.T) {
 						nnCheck(t, r, []acl.DataType{dt, dt, acl.Int64}, [][]int64{{2, 3, 7, 8}, {4, 4}, {4}},
-							[][]byte{nil, nnEncode(dt, rois), nnEncode(acl.Int64, []float64{1, 0, 0, 1})}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+							[][]byte{nil, encodeAny(dt, rois), encodeAny(acl.Int64, []float64{1, 0, 0, 1})}, func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 								return g.RoiAlign(in[0], in[1], in[2], ge.WithAttr(ge.AttrRoiMode, ge.StringAttr(mode)), ge.WithAttr(ge.AttrRoiCoordMode, ge.StringAttr(coord)),
 									ge.WithAttr(ge.AttrSamplingRatio, ge.IntAttr(ratio)), ge.WithAttr(ge.AttrOutputHeight, ge.IntAttr(3)),
 									ge.WithAttr(ge.AttrOutputWidth, ge.IntAttr(2)), ge.WithAttr(ge.AttrSpatialScale, ge.FloatAttr(0.75)))
@@ -396,7 +396,7 @@ func TestRoiAlign(t *testing.T) {
 	ro := g.Data("r", 1, acl.Float32, []int64{1, 4})
 	bi := g.Data("b", 2, acl.Int64, []int64{1})
 	g.Output(g.RoiAlign(x, ro, bi, ge.Name("roi")))
-	err := nnRunErr(t, g, [][]byte{make([]byte, 64), make([]byte, 16), nnEncode(acl.Int64, []float64{1})})
+	err := nnRunErr(t, g, [][]byte{make([]byte, 64), make([]byte, 16), encodeAny(acl.Int64, []float64{1})})
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "out of range")
 }
@@ -415,7 +415,7 @@ func TestNNKernelLimits(t *testing.T) {
 	ro := g.Data("r", 1, acl.Float32, []int64{1, 4})
 	bi := g.Data("b", 2, acl.Int64, []int64{1})
 	g.Output(g.RoiAlign(xr, ro, bi))
-	err = nnRunErr(t, g, [][]byte{make([]byte, 64), nnEncode(acl.Float32, []float64{0, 0, 1e9, 1e9}), make([]byte, 8)})
+	err = nnRunErr(t, g, [][]byte{make([]byte, 64), encodeAny(acl.Float32, []float64{0, 0, 1e9, 1e9}), make([]byte, 8)})
 	require.Equal(t, acl.CodeRTAICoreException, acl.CodeOf(err), "%v", err)
 }
 
@@ -459,7 +459,7 @@ func TestNNKernelsSurviveGarbage(t *testing.T) {
 			"RoiAlign": func(g *ge.Graph) ([]*ge.Tensor, [][]int64) {
 				x := g.Data("x", 0, acl.Float32, []int64{1, 2, 4, 4})
 				ro := g.Data("r", 1, acl.Float32, []int64{3, 4})
-				bi := g.Const("bi", acl.Int64, []int64{3}, nnEncode(acl.Int64, []float64{0, 0, 0}))
+				bi := g.Const("bi", acl.Int64, []int64{3}, encodeAny(acl.Int64, []float64{0, 0, 0}))
 				g.Output(g.RoiAlign(x, ro, bi, ge.WithAttr(ge.AttrRoiMode, s([]string{"avg", "max"}[round%2])), ge.WithAttr(ge.AttrSamplingRatio, ge.IntAttr(int64(round%3)))))
 				return nil, [][]int64{{1, 2, 4, 4}, {3, 4}}
 			},
@@ -482,7 +482,7 @@ func TestNNKernelsSurviveGarbage(t *testing.T) {
 			require.NoError(t, g.Err(), name)
 			var in [][]byte
 			for _, d := range dims {
-				in = append(in, nnEncode(acl.Float32, garbage(numel(d))))
+				in = append(in, encodeAny(acl.Float32, garbage(numel(d))))
 			}
 			if err := nnRunErr(t, g, in); err != nil {
 				require.NotEqual(t, acl.Code(0), acl.CodeOf(err), "%s: %v", name, err)

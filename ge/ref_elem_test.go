@@ -1,12 +1,10 @@
 package ge_test
 
 import (
-	"encoding/binary"
 	"math"
 	"testing"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
 )
 
@@ -285,53 +283,4 @@ func elemRefBroadcast(a, b refVal, out ge.TensorDesc, f func(x, y float64) float
 		v[i] = elemStore(out.DataType, f(a.v[bcastIndex(idx, a.dims)], b.v[bcastIndex(idx, b.dims)]))
 	}
 	return refVal{out.DataType, out.Dims, v}
-}
-
-// elemEncode stores values (exact for the integers given) in any numeric
-// type or bool.
-func elemEncode(dt acl.DataType, v []float64) []byte {
-	b := make([]byte, len(v)*dt.Size())
-	for i, x := range v {
-		switch dt {
-		case acl.Float32:
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-		case acl.Float64:
-			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-		case acl.Float16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-		case acl.BFloat16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
-		case acl.Bool, acl.Int8, acl.Uint8:
-			b[i] = byte(int64(x))
-		case acl.Int16, acl.Uint16:
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(int64(x)))
-		case acl.Int32, acl.Uint32:
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(int64(x)))
-		case acl.Int64:
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(int64(x)))
-		case acl.Uint64:
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
-		default:
-			panic("elemEncode: " + dt.String())
-		}
-	}
-	return b
-}
-
-// elemDecode reads values of any numeric type or bool as float64.
-func elemDecode(dt acl.DataType, b []byte, n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		switch dt {
-		case acl.Uint16:
-			v[i] = float64(binary.LittleEndian.Uint16(b[2*i:]))
-		case acl.Uint32:
-			v[i] = float64(binary.LittleEndian.Uint32(b[4*i:]))
-		case acl.Uint64:
-			v[i] = float64(binary.LittleEndian.Uint64(b[8*i:]))
-		default:
-			return decodeAll(dt, b, n)
-		}
-	}
-	return v
 }

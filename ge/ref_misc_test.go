@@ -154,35 +154,6 @@ func init() {
 	}
 }
 
-// encodeVals stores values as dt bytes: encodeFloats plus the 8-bit and
-// 16-bit integers and float64.
-func encodeVals(dt acl.DataType, v []float64) []byte {
-	switch dt {
-	case acl.Int8, acl.Uint8, acl.Bool:
-		b := make([]byte, len(v))
-		for i, x := range v {
-			b[i] = byte(int64(x))
-		}
-		return b
-	case acl.Int16:
-		b := make([]byte, 2*len(v))
-		for i, x := range v {
-			b[2*i], b[2*i+1] = byte(int64(x)), byte(int64(x)>>8)
-		}
-		return b
-	case acl.Float64:
-		b := make([]byte, 8*len(v))
-		for i, x := range v {
-			u := math.Float64bits(x)
-			for k := range 8 {
-				b[8*i+k] = byte(u >> (8 * k))
-			}
-		}
-		return b
-	}
-	return encodeFloats(dt, v)
-}
-
 // quantRange is the range of a quantized type.
 func quantRange(dt acl.DataType) (float64, float64) {
 	switch dt {

@@ -1,7 +1,6 @@
 package ge_test
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/floatx"
 	"github.com/ascend-go/cann/ge"
 )
 
@@ -38,39 +36,6 @@ func init() {
 	refOps[ge.OpRoiAlign] = refRoiAlign
 }
 
-// nnEncode stores float64 values as dt bytes (every storable type: floats
-// round to nearest even, integers truncate).
-func nnEncode(dt acl.DataType, v []float64) []byte {
-	b := make([]byte, len(v)*dt.Size())
-	for i, x := range v {
-		switch dt {
-		case acl.Float64:
-			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-		case acl.Float32:
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-		case acl.Float16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToF16(x))
-		case acl.BFloat16:
-			binary.LittleEndian.PutUint16(b[2*i:], floatx.F64ToBF16(x))
-		case acl.Int8, acl.Uint8:
-			b[i] = byte(int64(x))
-		case acl.Bool:
-			if x != 0 {
-				b[i] = 1
-			}
-		case acl.Int16:
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(int64(x)))
-		case acl.Int32:
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(int64(x)))
-		case acl.Int64:
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(int64(x)))
-		default:
-			panic("nnEncode: " + dt.String())
-		}
-	}
-	return b
-}
-
 // nnRand returns random data of dt: normal floats, small integers.
 func nnRand(r *rand.Rand, dt acl.DataType, dims []int64) []byte {
 	v := make([]float64, numel(dims))
@@ -86,7 +51,7 @@ func nnRand(r *rand.Rand, dt acl.DataType, dims []int64) []byte {
 			v[i] = float64(r.IntN(200) - 100)
 		}
 	}
-	return nnEncode(dt, v)
+	return encodeAny(dt, v)
 }
 
 func parseFloatList(t testing.TB, s string) []float64 {

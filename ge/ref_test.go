@@ -93,6 +93,12 @@ func decodeAll(dt acl.DataType, b []byte, n int) []float64 {
 			v[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		case acl.Int64:
 			v[i] = float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
+		case acl.Uint16:
+			v[i] = float64(binary.LittleEndian.Uint16(b[2*i:]))
+		case acl.Uint32:
+			v[i] = float64(binary.LittleEndian.Uint32(b[4*i:]))
+		case acl.Uint64:
+			v[i] = float64(binary.LittleEndian.Uint64(b[8*i:]))
 		default:
 			panic("decodeAll: " + dt.String())
 		}
