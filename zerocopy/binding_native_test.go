@@ -45,11 +45,7 @@ func stubAddModel(n int, addend float32) []byte {
 // stub: correct results, and exactly one C call per steady-state RunAsync
 // (the stub counts every ACL call).
 func TestBindingNativeStub(t *testing.T) {
-	lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
-		stubbuild.Options{Defines: []string{"STUB_INSTANCE_ZEROCOPY_TEST"}})
-	be, err := native.Open(native.WithLibraryPath(lib))
-	require.NoError(t, err)
-	defer be.Close()
+	be := stubBackend(t, "STUB_INSTANCE_ZEROCOPY_TEST")
 	calls := be.Symbol("stub_call_count")
 	require.NotZero(t, calls)
 	ffi := func() uint64 { r, _, _ := purego.SyscallN(calls); return uint64(r) }
@@ -92,4 +88,16 @@ func TestBindingNativeStub(t *testing.T) {
 	for i := range x {
 		require.Equal(t, x[i]+addend, y[i], "y[%d]", i)
 	}
+}
+
+// stubBackend builds the ACL C stub with the model instance define selects
+// and opens the purego backend over it (closed when the test ends).
+func stubBackend(t *testing.T, define string) *native.Backend {
+	t.Helper()
+	lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
+		stubbuild.Options{Defines: []string{define}})
+	be, err := native.Open(native.WithLibraryPath(lib))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = be.Close() })
+	return be
 }

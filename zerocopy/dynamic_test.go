@@ -10,9 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/fallback"
-	"github.com/ascend-go/cann/internal/stubbuild"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -144,11 +142,7 @@ func stubDynModel(maxRows int64, addend float32) []byte {
 // no range, from WithMaxBytes), hands each run's shape to the library and
 // reads the output at the shape the library reports.
 func TestBindingUnknownDimsNativeStub(t *testing.T) {
-	lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
-		stubbuild.Options{Defines: []string{"STUB_INSTANCE_ZEROCOPY_DYN"}})
-	be, err := native.Open(native.WithLibraryPath(lib))
-	require.NoError(t, err)
-	defer be.Close()
+	be := stubBackend(t, "STUB_INSTANCE_ZEROCOPY_DYN")
 	rt, err := acl.Init(be, "")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, rt.Close()) }()

@@ -8,9 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/ge/getest"
-	"github.com/ascend-go/cann/internal/stubbuild"
 	"github.com/ascend-go/cann/zerocopy"
 )
 
@@ -119,11 +117,7 @@ func TestBindingHostBuffersStaged(t *testing.T) {
 // TestBindingNativeStubHostBuffers: the same over the purego backend and
 // the C stub.
 func TestBindingNativeStubHostBuffers(t *testing.T) {
-	lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
-		stubbuild.Options{Defines: []string{"STUB_INSTANCE_ZEROCOPY_HOST_TEST"}})
-	be, err := native.Open(native.WithLibraryPath(lib))
-	require.NoError(t, err)
-	defer be.Close()
+	be := stubBackend(t, "STUB_INSTANCE_ZEROCOPY_HOST_TEST")
 	rt, err := acl.Init(be, "")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, rt.Close()) }()

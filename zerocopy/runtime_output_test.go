@@ -8,10 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ascend-go/cann/acl"
-	"github.com/ascend-go/cann/acl/native"
 	"github.com/ascend-go/cann/fallback"
 	"github.com/ascend-go/cann/ge/getest"
-	"github.com/ascend-go/cann/internal/stubbuild"
 )
 
 // TestRuntimeAllocatedOutput: an output DataBuffer made with (nil, 0) is
@@ -28,11 +26,7 @@ func TestRuntimeAllocatedOutput(t *testing.T) {
 		runtimeAllocatedOutput(t, npu, doubleModel(t, n), n, func(x float32) float32 { return x + x }, live)
 	})
 	t.Run("native-stub", func(t *testing.T) {
-		lib := stubbuild.BuildWith(t, "../acl/native/testdata/stub", native.LibACL,
-			stubbuild.Options{Defines: []string{"STUB_INSTANCE_ZEROCOPY_TEST"}})
-		be, err := native.Open(native.WithLibraryPath(lib))
-		require.NoError(t, err)
-		defer be.Close()
+		be := stubBackend(t, "STUB_INSTANCE_ZEROCOPY_TEST")
 		const addend = 0.25
 		runtimeAllocatedOutput(t, be, stubAddModel(n, addend), n, func(x float32) float32 { return x + addend }, nil)
 	})
