@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -778,9 +779,10 @@ func (p *plan) run(in []ge.HostTensor) ([]ge.HostTensor, error) {
 		}
 	}
 	w := p.weights()
+	var args [][]byte // one slice for every task's arguments
 	for ti := range cm.Tasks {
 		t := &cm.Tasks[ti]
-		args := make([][]byte, len(t.Args))
+		args = slices.Grow(args[:0], len(t.Args))[:len(t.Args)]
 		for i, a := range t.Args {
 			switch {
 			case a.Mem == ge.MemFixed:
