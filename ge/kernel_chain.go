@@ -169,8 +169,8 @@ func chainUnaryStep(op OpType, x []float32) {
 	case OpAbs:
 		f64(math.Abs)
 	case OpGeluErf:
-		f64(func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })
+		vmath.GeluErf(x, x)
 	case OpHardSwish:
-		f64(func(v float64) float64 { return v * math.Max(0, math.Min(1, v/6+0.5)) })
+		vmath.HardSwish(x, x)
 	}
 }

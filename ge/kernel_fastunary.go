@@ -55,48 +55,10 @@ func fastUnary(op OpType, alpha, beta float32, out, x []float32) {
 	case OpExp:
 		vmath.Exp(out, x)
 	case OpHardSwish:
-		hardSigmoid(out, x, 1.0/6, 0.5, true)
+		vmath.HardSwish(out, x)
 	case OpHardSigmoid:
-		hardSigmoid(out, x, alpha, beta, false)
+		vmath.HardSigmoid(out, x, alpha, beta)
 	case OpGeluErf:
-		geluErf(out, x)
-	}
-}
-
-// hardSigmoid sets out = max(0, min(1, alpha·x + beta)), times x when
-// swish. NaN stays NaN.
-func hardSigmoid(out, x []float32, alpha, beta float32, swish bool) {
-	out = out[:len(x)]
-	for i, v := range x {
-		h := alpha*v + beta
-		if h < 0 {
-			h = 0
-		}
-		if h > 1 {
-			h = 1
-		}
-		if swish {
-			h *= v
-		}
-		out[i] = h
-	}
-}
-
-// geluErf sets out = x/2 · (1 + erf(x/√2)), a chunk at a time through a
-// stack buffer so out may alias x.
-func geluErf(out, x []float32) {
-	const invSqrt2 = 0.70710678118654752440
-	var buf [256]float32
-	for off := 0; off < len(x); off += len(buf) {
-		xs := x[off:min(off+len(buf), len(x))]
-		b := buf[:len(xs)]
-		for i, v := range xs {
-			b[i] = v * invSqrt2
-		}
-		vmath.Erf(b, b)
-		o := out[off : off+len(xs)]
-		for i, v := range xs {
-			o[i] = 0.5 * v * (1 + b[i])
-		}
+		vmath.GeluErf(out, x)
 	}
 }

@@ -1,21 +1,17 @@
 package sgemm
 
 import (
-	"math"
-
 	"github.com/ascend-go/cann/internal/vmath"
 )
 
 // Act is an activation an Epilogue applies to each element of C.
 type Act uint8
 
-// Activations. Relu, LeakyRelu, Clip, Gelu and Silu compute exactly what
-// ge's stand-alone kernels compute (the same float32 operations or the
-// same vmath routines), so a fused product is bit-identical to the
-// product followed by the activation task; Sigmoid and Tanh use vmath's
-// float32 forms (within 2 ulp of the float64 functions); HardSigmoid,
-// HardSwish and GeluErf are evaluated in float64 and rounded once, as
-// ge's element-wise kernels do.
+// Activations. Each computes exactly what ge's stand-alone kernel
+// computes (the same float32 operations or the same vmath routines), so
+// a fused product is bit-identical to the product followed by the
+// activation task; vmath's forms are within a few ulp of the float64
+// functions.
 const (
 	ActNone        Act = iota
 	ActRelu            // max(x, 0); NaN and -0 pass through
@@ -128,21 +124,13 @@ func (e *Epilogue) act(x []float32) {
 	case ActTanh:
 		vmath.Tanh(x, x)
 	case ActHardSigmoid:
-		for i, v := range x {
-			x[i] = float32(math.Max(0, math.Min(1, e.Alpha*float64(v)+e.Beta)))
-		}
+		vmath.HardSigmoid(x, x, float32(e.Alpha), float32(e.Beta))
 	case ActHardSwish:
-		for i, v := range x {
-			f := float64(v)
-			x[i] = float32(f * math.Max(0, math.Min(1, f/6+0.5)))
-		}
+		vmath.HardSwish(x, x)
 	case ActGelu:
 		vmath.Gelu(x, x)
 	case ActGeluErf:
-		for i, v := range x {
-			f := float64(v)
-			x[i] = float32(0.5 * f * (1 + math.Erf(f/math.Sqrt2)))
-		}
+		vmath.GeluErf(x, x)
 	case ActSilu:
 		vmath.Silu(x, x)
 	}

@@ -199,6 +199,10 @@ func main() {
 	}
 	relu(avx2)
 	relu(avx512)
+	for _, w := range []width{avx2, avx512} {
+		hard(w, false)
+		hard(w, true)
+	}
 	if err := os.WriteFile(*file, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -518,6 +522,51 @@ func maxLanes(w width) {
 	w.p("JNE max%s_loop", w.tag)
 	label("max" + w.tag + "_done")
 	w.p("VMOVUPS V0, (DX)")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// hard emits func hardSigmoid<width>(dst, src *float32, n int, alpha,
+// beta float32), n a multiple of 2 vectors: hardSigmoid1's float32
+// operations, h = alpha·x + beta (no FMA), MAXPS with 0 as the first
+// source (0 only where 0 > h, so NaN and -0 pass), MINPS with 1 first (1
+// only where 1 < h); times x for hardSwish<width>.
+func hard(w width, swish bool) {
+	name := "hardSigmoid" + w.name
+	if swish {
+		name = "hardSwish" + w.name
+	}
+	header(name, "dst, src *float32, n int, alpha, beta float32", 2*w.lanes, 32)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("VBROADCASTSS alpha+24(FP), V6")
+	w.p("VBROADCASTSS beta+28(FP), V7")
+	w.p("%s V4, V4, V4", w.xor)
+	w.p("VMOVUPS %s, V5", w.c("one"))
+	w.p("SHRQ $%d, CX", w.log2()+1)
+	w.p("JEQ %s_done", name)
+	label(name + "_loop")
+	for i := range 2 {
+		w.p("VMOVUPS %d(SI), V%d", w.bytes()*i, i)
+	}
+	for i := range 2 {
+		w.p("VMULPS V6, V%d, V%d", i, i+2)
+		w.p("VADDPS V7, V%d, V%d", i+2, i+2)
+		w.p("VMAXPS V%d, V4, V%d", i+2, i+2)
+		w.p("VMINPS V%d, V5, V%d", i+2, i+2)
+		if swish {
+			w.p("VMULPS V%d, V%d, V%d", i, i+2, i+2)
+		}
+	}
+	for i := range 2 {
+		w.p("VMOVUPS V%d, %d(DI)", i+2, w.bytes()*i)
+	}
+	w.p("ADDQ $%d, SI", 2*w.bytes())
+	w.p("ADDQ $%d, DI", 2*w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE %s_loop", name)
+	label(name + "_done")
 	w.p("VZEROUPPER")
 	w.p("RET")
 }

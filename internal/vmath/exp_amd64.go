@@ -68,3 +68,18 @@ func maxLanesAVX512(src *float32, n int, lanes *[16]float32)
 
 //go:noescape
 func divAVX512(x *float32, n int, s float32)
+
+// hardSigmoidAVX2/AVX512 and hardSwishAVX2/AVX512 are hardSigmoid1 and
+// hardSwish1 on 16 and 32 elements per iteration (n a multiple of that).
+//
+//go:noescape
+func hardSigmoidAVX2(dst, src *float32, n int, alpha, beta float32)
+
+//go:noescape
+func hardSwishAVX2(dst, src *float32, n int, alpha, beta float32)
+
+//go:noescape
+func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32)
+
+//go:noescape
+func hardSwishAVX512(dst, src *float32, n int, alpha, beta float32)

@@ -1227,3 +1227,139 @@ reluAVX512_loop:
 reluAVX512_done:
 	VZEROUPPER
 	RET
+
+// func hardSigmoidAVX2(dst, src *float32, n int, alpha, beta float32)
+// n is a multiple of 16.
+TEXT ·hardSigmoidAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y6
+	VBROADCASTSS beta+28(FP), Y7
+	VXORPS Y4, Y4, Y4
+	VMOVUPS expc<>+352(SB), Y5
+	SHRQ $4, CX
+	JEQ hardSigmoidAVX2_done
+hardSigmoidAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS Y6, Y0, Y2
+	VADDPS Y7, Y2, Y2
+	VMAXPS Y2, Y4, Y2
+	VMINPS Y2, Y5, Y2
+	VMULPS Y6, Y1, Y3
+	VADDPS Y7, Y3, Y3
+	VMAXPS Y3, Y4, Y3
+	VMINPS Y3, Y5, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE hardSigmoidAVX2_loop
+hardSigmoidAVX2_done:
+	VZEROUPPER
+	RET
+
+// func hardSwishAVX2(dst, src *float32, n int, alpha, beta float32)
+// n is a multiple of 16.
+TEXT ·hardSwishAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y6
+	VBROADCASTSS beta+28(FP), Y7
+	VXORPS Y4, Y4, Y4
+	VMOVUPS expc<>+352(SB), Y5
+	SHRQ $4, CX
+	JEQ hardSwishAVX2_done
+hardSwishAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS Y6, Y0, Y2
+	VADDPS Y7, Y2, Y2
+	VMAXPS Y2, Y4, Y2
+	VMINPS Y2, Y5, Y2
+	VMULPS Y0, Y2, Y2
+	VMULPS Y6, Y1, Y3
+	VADDPS Y7, Y3, Y3
+	VMAXPS Y3, Y4, Y3
+	VMINPS Y3, Y5, Y3
+	VMULPS Y1, Y3, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE hardSwishAVX2_loop
+hardSwishAVX2_done:
+	VZEROUPPER
+	RET
+
+// func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32)
+// n is a multiple of 32.
+TEXT ·hardSigmoidAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Z6
+	VBROADCASTSS beta+28(FP), Z7
+	VPXORD Z4, Z4, Z4
+	VMOVUPS exp5c<>+704(SB), Z5
+	SHRQ $5, CX
+	JEQ hardSigmoidAVX512_done
+hardSigmoidAVX512_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMULPS Z6, Z0, Z2
+	VADDPS Z7, Z2, Z2
+	VMAXPS Z2, Z4, Z2
+	VMINPS Z2, Z5, Z2
+	VMULPS Z6, Z1, Z3
+	VADDPS Z7, Z3, Z3
+	VMAXPS Z3, Z4, Z3
+	VMINPS Z3, Z5, Z3
+	VMOVUPS Z2, 0(DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE hardSigmoidAVX512_loop
+hardSigmoidAVX512_done:
+	VZEROUPPER
+	RET
+
+// func hardSwishAVX512(dst, src *float32, n int, alpha, beta float32)
+// n is a multiple of 32.
+TEXT ·hardSwishAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Z6
+	VBROADCASTSS beta+28(FP), Z7
+	VPXORD Z4, Z4, Z4
+	VMOVUPS exp5c<>+704(SB), Z5
+	SHRQ $5, CX
+	JEQ hardSwishAVX512_done
+hardSwishAVX512_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMULPS Z6, Z0, Z2
+	VADDPS Z7, Z2, Z2
+	VMAXPS Z2, Z4, Z2
+	VMINPS Z2, Z5, Z2
+	VMULPS Z0, Z2, Z2
+	VMULPS Z6, Z1, Z3
+	VADDPS Z7, Z3, Z3
+	VMAXPS Z3, Z4, Z3
+	VMINPS Z3, Z5, Z3
+	VMULPS Z1, Z3, Z3
+	VMOVUPS Z2, 0(DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE hardSwishAVX512_loop
+hardSwishAVX512_done:
+	VZEROUPPER
+	RET

@@ -27,3 +27,8 @@ func scaleOutAVX512(dst, src, gamma, beta *float32, n int, mean, inv float64) {
 }
 func maxLanesAVX512(src *float32, n int, lanes *[16]float32) { panic("unreachable") }
 func divAVX512(x *float32, n int, s float32)                 { panic("unreachable") }
+
+func hardSigmoidAVX2(dst, src *float32, n int, alpha, beta float32)   { panic("unreachable") }
+func hardSwishAVX2(dst, src *float32, n int, alpha, beta float32)     { panic("unreachable") }
+func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32) { panic("unreachable") }
+func hardSwishAVX512(dst, src *float32, n int, alpha, beta float32)   { panic("unreachable") }
