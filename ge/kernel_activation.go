@@ -1,6 +1,10 @@
 package ge
 
-import "math"
+import (
+	"math"
+
+	"github.com/ascend-go/cann/internal/vmath"
+)
 
 // Element-wise float functions. Each computes in float64 (float32 for the
 // cheap ones) and rounds once into the output type.
@@ -156,15 +160,7 @@ func activationKernel(t *Task, args [][]byte) error {
 		if v, ok := t.Attrs[AttrMax]; ok {
 			hi = float32(v.F)
 		}
-		for i, v := range x {
-			if v < lo {
-				v = lo
-			}
-			if v > hi {
-				v = hi
-			}
-			out[i] = v
-		}
+		vmath.Clip(out, x, lo, hi)
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil

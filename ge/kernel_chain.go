@@ -1,6 +1,7 @@
 package ge
 
 import (
+	sg "github.com/ascend-go/cann/internal/sgemm"
 	"math"
 
 	"github.com/ascend-go/cann/internal/par"
@@ -66,8 +67,12 @@ func (c *chain) run(lo, hi int) {
 				chainUnaryStep(OpType(op), acc)
 				continue
 			}
-			y := operandBlock(c.ins[c.opnd[i]], base, tmp[:len(acc)])
-			chainBinaryStep(OpType(op), acc, y, c.swap[i] != 0)
+			x, swapped := c.ins[c.opnd[i]], c.swap[i] != 0
+			if len(x) == 1 { // a scalar operand, the common case
+				chainScalarStep(OpType(op), acc, x[0], swapped)
+				continue
+			}
+			chainBinaryStep(OpType(op), acc, operandBlock(x, base, tmp[:len(acc)]), swapped)
 		}
 		copy(c.out[base:], acc)
 	}
@@ -97,35 +102,36 @@ func operandBlock(x []float32, base int, tmp []float32) []float32 {
 	return tmp
 }
 
-// chainBinaryStep sets acc = acc op y (y op acc when swapped) in float32,
-// as binLoop computes the op.
+// chainVecOp maps a chain's binary op (checkChain admits only these four)
+// to sgemm's vector arithmetic: one exactly rounded float32 operation per
+// element, as binLoop computes the op.
+func chainVecOp(op OpType) sg.VecOp {
+	switch op {
+	case OpSub:
+		return sg.VecSub
+	case OpMul:
+		return sg.VecMul
+	case OpDiv:
+		return sg.VecDiv
+	}
+	return sg.VecAdd
+}
+
+// chainBinaryStep sets acc = acc op y (y op acc when swapped).
 func chainBinaryStep(op OpType, acc, y []float32, swapped bool) {
-	y = y[:len(acc)]
-	switch {
-	case op == OpAdd:
-		for i := range acc {
-			acc[i] += y[i]
-		}
-	case op == OpMul:
-		for i := range acc {
-			acc[i] *= y[i]
-		}
-	case op == OpSub && !swapped:
-		for i := range acc {
-			acc[i] -= y[i]
-		}
-	case op == OpSub:
-		for i := range acc {
-			acc[i] = y[i] - acc[i]
-		}
-	case op == OpDiv && !swapped:
-		for i := range acc {
-			acc[i] /= y[i]
-		}
-	case op == OpDiv:
-		for i := range acc {
-			acc[i] = y[i] / acc[i]
-		}
+	if swapped {
+		sg.Vec(chainVecOp(op), acc, y, acc)
+	} else {
+		sg.Vec(chainVecOp(op), acc, acc, y)
+	}
+}
+
+// chainScalarStep sets acc = acc op s (s op acc when swapped).
+func chainScalarStep(op OpType, acc []float32, s float32, swapped bool) {
+	if swapped {
+		sg.ScalarVec(chainVecOp(op), acc, s, acc)
+	} else {
+		sg.VecScalar(chainVecOp(op), acc, acc, s)
 	}
 }
 

@@ -65,15 +65,9 @@ func (e *Epilogue) apply(c []float32, ldc, i0, j0, rows, cols int) {
 		seg := c[r*ldc : r*ldc+cols]
 		if e.Bias != nil {
 			if e.BiasPerRow {
-				b := e.Bias[i0+r]
-				for j := range seg {
-					seg[j] += b
-				}
+				VecScalar(VecAdd, seg, seg, e.Bias[i0+r])
 			} else {
-				bias := e.Bias[j0 : j0+cols]
-				for j := range seg {
-					seg[j] += bias[j]
-				}
+				Vec(VecAdd, seg, seg, e.Bias[j0:j0+cols])
 			}
 		}
 		e.act(seg)
@@ -109,16 +103,7 @@ func (e *Epilogue) act(x []float32) {
 			}
 		}
 	case ActClip:
-		lo, hi := float32(e.Alpha), float32(e.Beta)
-		for i, v := range x {
-			if v < lo {
-				v = lo
-			}
-			if v > hi {
-				v = hi
-			}
-			x[i] = v
-		}
+		vmath.Clip(x, x, float32(e.Alpha), float32(e.Beta))
 	case ActSigmoid:
 		vmath.Sigmoid(x, x)
 	case ActTanh:

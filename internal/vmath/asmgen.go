@@ -202,6 +202,7 @@ func main() {
 	for _, w := range []width{avx2, avx512} {
 		hard(w, false)
 		hard(w, true)
+		clip(w)
 	}
 	if err := os.WriteFile(*file, out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -564,6 +565,40 @@ func hard(w width, swish bool) {
 	}
 	w.p("ADDQ $%d, SI", 2*w.bytes())
 	w.p("ADDQ $%d, DI", 2*w.bytes())
+	w.p("DECQ CX")
+	w.p("JNE %s_loop", name)
+	label(name + "_done")
+	w.p("VZEROUPPER")
+	w.p("RET")
+}
+
+// clip emits func clip<width>(dst, src *float32, n int, lo, hi float32),
+// n a multiple of 4 vectors: clip1 lane by lane, MAXPS with lo first (lo
+// only where lo > x) then MINPS with hi first (hi only where hi < x), so
+// NaN passes.
+func clip(w width) {
+	name := "clip" + w.name
+	header(name, "dst, src *float32, n int, lo, hi float32", 4*w.lanes, 32)
+	w.p("MOVQ dst+0(FP), DI")
+	w.p("MOVQ src+8(FP), SI")
+	w.p("MOVQ n+16(FP), CX")
+	w.p("VBROADCASTSS lo+24(FP), V4")
+	w.p("VBROADCASTSS hi+28(FP), V5")
+	w.p("SHRQ $%d, CX", w.log2()+2)
+	w.p("JEQ %s_done", name)
+	label(name + "_loop")
+	for i := range 4 {
+		w.p("VMOVUPS %d(SI), V%d", w.bytes()*i, i)
+	}
+	for i := range 4 {
+		w.p("VMAXPS V%d, V4, V%d", i, i)
+		w.p("VMINPS V%d, V5, V%d", i, i)
+	}
+	for i := range 4 {
+		w.p("VMOVUPS V%d, %d(DI)", i, w.bytes()*i)
+	}
+	w.p("ADDQ $%d, SI", 4*w.bytes())
+	w.p("ADDQ $%d, DI", 4*w.bytes())
 	w.p("DECQ CX")
 	w.p("JNE %s_loop", name)
 	label(name + "_done")

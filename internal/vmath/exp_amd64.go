@@ -83,3 +83,11 @@ func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32)
 
 //go:noescape
 func hardSwishAVX512(dst, src *float32, n int, alpha, beta float32)
+
+// clipAVX2 and clipAVX512 are clip1 on 32 and 64 elements per iteration.
+//
+//go:noescape
+func clipAVX2(dst, src *float32, n int, lo, hi float32)
+
+//go:noescape
+func clipAVX512(dst, src *float32, n int, lo, hi float32)

@@ -1296,6 +1296,41 @@ hardSwishAVX2_done:
 	VZEROUPPER
 	RET
 
+// func clipAVX2(dst, src *float32, n int, lo, hi float32)
+// n is a multiple of 32.
+TEXT ·clipAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS lo+24(FP), Y4
+	VBROADCASTSS hi+28(FP), Y5
+	SHRQ $5, CX
+	JEQ clipAVX2_done
+clipAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMAXPS Y0, Y4, Y0
+	VMINPS Y0, Y5, Y0
+	VMAXPS Y1, Y4, Y1
+	VMINPS Y1, Y5, Y1
+	VMAXPS Y2, Y4, Y2
+	VMINPS Y2, Y5, Y2
+	VMAXPS Y3, Y4, Y3
+	VMINPS Y3, Y5, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNE clipAVX2_loop
+clipAVX2_done:
+	VZEROUPPER
+	RET
+
 // func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32)
 // n is a multiple of 32.
 TEXT ·hardSigmoidAVX512(SB), NOSPLIT, $0-32
@@ -1361,5 +1396,40 @@ hardSwishAVX512_loop:
 	DECQ CX
 	JNE hardSwishAVX512_loop
 hardSwishAVX512_done:
+	VZEROUPPER
+	RET
+
+// func clipAVX512(dst, src *float32, n int, lo, hi float32)
+// n is a multiple of 64.
+TEXT ·clipAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS lo+24(FP), Z4
+	VBROADCASTSS hi+28(FP), Z5
+	SHRQ $6, CX
+	JEQ clipAVX512_done
+clipAVX512_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z0, Z4, Z0
+	VMINPS Z0, Z5, Z0
+	VMAXPS Z1, Z4, Z1
+	VMINPS Z1, Z5, Z1
+	VMAXPS Z2, Z4, Z2
+	VMINPS Z2, Z5, Z2
+	VMAXPS Z3, Z4, Z3
+	VMINPS Z3, Z5, Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNE clipAVX512_loop
+clipAVX512_done:
 	VZEROUPPER
 	RET

@@ -32,3 +32,5 @@ func hardSigmoidAVX2(dst, src *float32, n int, alpha, beta float32)   { panic("u
 func hardSwishAVX2(dst, src *float32, n int, alpha, beta float32)     { panic("unreachable") }
 func hardSigmoidAVX512(dst, src *float32, n int, alpha, beta float32) { panic("unreachable") }
 func hardSwishAVX512(dst, src *float32, n int, alpha, beta float32)   { panic("unreachable") }
+func clipAVX2(dst, src *float32, n int, lo, hi float32)               { panic("unreachable") }
+func clipAVX512(dst, src *float32, n int, lo, hi float32)             { panic("unreachable") }

@@ -70,3 +70,31 @@ func GeluErf(dst, src []float32) {
 		}
 	}
 }
+
+// Clip sets dst[i] = lo where src[i] < lo, hi where src[i] > hi, else
+// src[i]: NaN and -0 pass through. dst may be src.
+func Clip(dst, src []float32, lo, hi float32) {
+	dst = dst[:len(src)]
+	n := 0
+	switch {
+	case hasAVX512 && len(src) >= 64:
+		n = len(src) &^ 63
+		clipAVX512(&dst[0], &src[0], n, lo, hi)
+	case hasAVX2 && len(src) >= 32:
+		n = len(src) &^ 31
+		clipAVX2(&dst[0], &src[0], n, lo, hi)
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = clip1(src[i], lo, hi)
+	}
+}
+
+func clip1(x, lo, hi float32) float32 {
+	if x < lo {
+		x = lo
+	}
+	if x > hi {
+		x = hi
+	}
+	return x
+}

@@ -67,3 +67,39 @@ func BenchmarkHardSwish(b *testing.B) {
 		HardSwish(out, x)
 	}
 }
+
+// Clip gives clip1's bits on every path and length, NaN and -0 kept.
+func TestClip(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	src := make([]float32, 1000)
+	for i := range src {
+		if i%3 == 0 {
+			src[i] = math.Float32frombits(r.Uint32())
+		} else {
+			src[i] = float32(r.NormFloat64() * 3)
+		}
+	}
+	src = append(src, 0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)))
+	for _, b := range [][2]float32{{-1, 1}, {0, 6}, {float32(math.Inf(-1)), 0.5}, {-2, float32(math.Inf(1))}} {
+		for _, wide := range []bool{hasAVX512, false} {
+			for _, vec := range []bool{hasAVX2, false} {
+				saved, saved2 := hasAVX512, hasAVX2
+				hasAVX512, hasAVX2 = wide && vec, vec
+				for _, n := range []int{0, 1, 31, 32, 33, 64, 65, 127, len(src)} {
+					out := make([]float32, n)
+					Clip(out, src[:n], b[0], b[1])
+					for i, x := range src[:n] {
+						want := x
+						if x < b[0] {
+							want = b[0]
+						} else if x > b[1] {
+							want = b[1]
+						}
+						require.Equal(t, math.Float32bits(want), math.Float32bits(out[i]), "Clip(%g, %g, %g) n=%d", x, b[0], b[1], n)
+					}
+				}
+				hasAVX512, hasAVX2 = saved, saved2
+			}
+		}
+	}
+}
