@@ -361,12 +361,17 @@ func TestRecurrent(t *testing.T) {
 								dts2[i] = dt
 							}
 						}
-						checkOp(t, r, dts2, dims, func(gr *ge.Graph, in []*ge.Tensor) *ge.Tensor {
+						// Inputs at scale 0.5, as above: with unit-scale weights and
+						// activations that do not saturate (the acts variant's Elu and
+						// Affine), |∂h_t/∂h_{t-1}| reaches ~5 and float32 rounding grows
+						// that much per step (20× the tolerance in 1 of 40000 draws at
+						// scale 1; under 0.45× at 0.5).
+						checkOpScaled(t, r, dts2, dims, func(gr *ge.Graph, in []*ge.Tensor) *ge.Tensor {
 							if variant == "lens" {
 								return gr.AddOp(op, in[:len(in)-1], a).Output(0) // random lengths are out of range
 							}
 							return gr.AddOp(op, in, a).Output(0)
-						}, dt)
+						}, dt, 0.5)
 					}
 				})
 			}

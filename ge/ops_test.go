@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,9 +17,16 @@ import (
 
 var floatTypes = []acl.DataType{acl.Float32, acl.Float16, acl.BFloat16}
 
+// newRand returns a generator on a fresh seed, logged so a failure can be
+// replayed: GE_TEST_SEED=<seed> go test -run <test> ./ge.
 func newRand(t testing.TB) *rand.Rand {
 	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	if s := os.Getenv("GE_TEST_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "GE_TEST_SEED")
+	}
+	t.Logf("seed %d (replay with GE_TEST_SEED=%d)", seed, seed)
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
@@ -48,12 +57,18 @@ func runGraph(t testing.TB, g *ge.Graph, inputs [][]byte) [][]byte {
 // compares with the float64 reference.
 func checkOp(t *testing.T, r *rand.Rand, dts []acl.DataType, dims [][]int64, build func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor, tolDT acl.DataType) {
 	t.Helper()
+	checkOpScaled(t, r, dts, dims, build, tolDT, 1)
+}
+
+// checkOpScaled is checkOp on inputs of the given scale.
+func checkOpScaled(t *testing.T, r *rand.Rand, dts []acl.DataType, dims [][]int64, build func(g *ge.Graph, in []*ge.Tensor) *ge.Tensor, tolDT acl.DataType, scale float64) {
+	t.Helper()
 	g := ge.NewGraph("op")
 	var ins []*ge.Tensor
 	var data [][]byte
 	for i := range dims {
 		ins = append(ins, g.Data(fmt.Sprintf("in%d", i), i, dts[i], dims[i]))
-		data = append(data, randInput(r, dts[i], dims[i], 1))
+		data = append(data, randInput(r, dts[i], dims[i], scale))
 	}
 	g.Output(build(g, ins))
 	require.NoError(t, g.Err())
