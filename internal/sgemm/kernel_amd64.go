@@ -67,12 +67,47 @@ func vecDIVvs(dst, a *float32, n int, s float32)
 //go:noescape
 func vecDIVsv(dst, a *float32, n int, s float32)
 
-// The generated elementwise routines by VecOp (AVX2).
-var (
-	vecVV = [4]func(dst, a, b *float32, n int){vecADDvv, vecSUBvv, vecMULvv, vecDIVvv}
-	vecVS = [4]func(dst, a *float32, n int, s float32){vecADDvs, vecSUBvs, vecMULvs, vecDIVvs}
-	vecSV = [4]func(dst, a *float32, n int, s float32){vecADDsv, vecSUBsv, vecMULsv, vecDIVsv}
-)
+// vecVV, vecVS and vecSV call the generated elementwise routine of op
+// (AVX2) directly, not through a table of func values: an indirect call
+// would make every caller's buffers escape to the heap.
+func vecVV(op VecOp, dst, a, b *float32, n int) {
+	switch op {
+	case VecAdd:
+		vecADDvv(dst, a, b, n)
+	case VecSub:
+		vecSUBvv(dst, a, b, n)
+	case VecMul:
+		vecMULvv(dst, a, b, n)
+	default:
+		vecDIVvv(dst, a, b, n)
+	}
+}
+
+func vecVS(op VecOp, dst, a *float32, n int, s float32) {
+	switch op {
+	case VecAdd:
+		vecADDvs(dst, a, n, s)
+	case VecSub:
+		vecSUBvs(dst, a, n, s)
+	case VecMul:
+		vecMULvs(dst, a, n, s)
+	default:
+		vecDIVvs(dst, a, n, s)
+	}
+}
+
+func vecSV(op VecOp, dst, a *float32, n int, s float32) {
+	switch op {
+	case VecAdd:
+		vecADDsv(dst, a, n, s)
+	case VecSub:
+		vecSUBsv(dst, a, n, s)
+	case VecMul:
+		vecMULsv(dst, a, n, s)
+	default:
+		vecDIVsv(dst, a, n, s)
+	}
+}
 
 func fmaPeak512(n int)
 func fmaPeak256(n int)

@@ -20,8 +20,6 @@ func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no 
 
 var hasAXPY = false
 
-var (
-	vecVV [4]func(dst, a, b *float32, n int)
-	vecVS [4]func(dst, a *float32, n int, s float32)
-	vecSV [4]func(dst, a *float32, n int, s float32)
-)
+func vecVV(op VecOp, dst, a, b *float32, n int)         { panic("no assembly kernels") }
+func vecVS(op VecOp, dst, a *float32, n int, s float32) { panic("no assembly kernels") }
+func vecSV(op VecOp, dst, a *float32, n int, s float32) { panic("no assembly kernels") }

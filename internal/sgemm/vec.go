@@ -24,7 +24,7 @@ func Vec(op VecOp, dst, a, b []float32) {
 	}
 	a, b = a[:n], b[:n]
 	if hasAXPY && n >= 8 {
-		vecVV[op](&dst[0], &a[0], &b[0], n)
+		vecVV(op, &dst[0], &a[0], &b[0], n)
 		return
 	}
 	for i := range dst {
@@ -40,7 +40,7 @@ func VecScalar(op VecOp, dst, a []float32, s float32) {
 	}
 	a = a[:n]
 	if hasAXPY && n >= 8 {
-		vecVS[op](&dst[0], &a[0], n, s)
+		vecVS(op, &dst[0], &a[0], n, s)
 		return
 	}
 	for i := range dst {
@@ -56,7 +56,7 @@ func ScalarVec(op VecOp, dst []float32, s float32, b []float32) {
 	}
 	b = b[:n]
 	if hasAXPY && n >= 8 {
-		vecSV[op](&dst[0], &b[0], n, s)
+		vecSV(op, &dst[0], &b[0], n, s)
 		return
 	}
 	for i := range dst {
