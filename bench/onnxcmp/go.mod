@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/advancedclimatesystems/gonnx v1.1.0
 	github.com/ascend-go/cann v0.0.0
+	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.12
 	gorgonia.org/tensor v0.9.24
 )
@@ -20,7 +21,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/xtgo/set v1.0.0 // indirect
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/xerrors v0.0.0-20231012003039-104605ab7028 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect

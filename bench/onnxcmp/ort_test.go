@@ -31,6 +31,7 @@ import (
 var (
 	ortModels = flag.String("ortmodels", "", "regexp: BenchmarkVsORT runs only the models whose name (family/model) matches")
 	ortTable  = flag.String("orttable", "", "file: BenchmarkVsORT also writes its side-by-side table here (Markdown)")
+	ortPin    = flag.Bool("ortpin", true, "BenchmarkVsORT pins both sides to one CPU")
 )
 
 // ortNodeModules is where BenchmarkVsORT looks for onnxruntime-node: the
@@ -350,7 +351,8 @@ type ortResult struct {
 // on the fallback and on ONNX Runtime (onnxruntime-node, default graph
 // optimizations), one thread each (GOMAXPROCS 1; one intra-op and one
 // inter-op thread), alternating one run of each per iteration so both see
-// the same machine load. Per model it reports fallback_us and ort_us (the
+// the same machine load, both pinned to one CPU (-ortpin=false leaves
+// them free). Per model it reports fallback_us and ort_us (the
 // medians), ratio (fallback over ORT: above 1 the fallback is slower) and
 // fb_allocs (Go heap allocations per fallback run after warm-up), and it
 // prints the side-by-side table with the geometric mean of the ratios and
@@ -362,6 +364,15 @@ type ortResult struct {
 //	cd bench/onnxcmp && go test -run '^$' -bench VsORT -benchtime 40x
 //	go test -run '^$' -bench VsORT -ortmodels 'corpus/' -orttable /tmp/t.md
 func BenchmarkVsORT(b *testing.B) {
+	// Both sides on one CPU: node inherits the mask. Free to migrate, each
+	// side's wake-up on the other's pipe write drags the other core's
+	// thread over, and the model's data is left in the first core's
+	// caches: up to 2.6× a small model's time, on either side.
+	pinned, unpin := ", not pinned", func() {}
+	if *ortPin {
+		pinned, unpin = pinOneCPU()
+	}
+	defer unpin()
 	ort, err := startORT()
 	if err != nil {
 		b.Skipf("ONNX Runtime comparison skipped: %v", err)
@@ -383,6 +394,10 @@ func BenchmarkVsORT(b *testing.B) {
 	for _, c := range cases {
 		r := ortResult{name: c.name, loadBefore: loadAvg()}
 		b.Run(c.name, func(b *testing.B) {
+			// Here, not only above: testing sets GOMAXPROCS to the -cpu
+			// value (default: the machine's) before every sub-benchmark's
+			// timed run.
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 			f, err := newFbRunner(c)
 			if err != nil {
 				r.err = "fallback: " + err.Error()
@@ -444,7 +459,7 @@ func BenchmarkVsORT(b *testing.B) {
 		r.ld = loadAvg()
 		results = append(results, r)
 	}
-	table := ortTableText(results, ort.version, load0, loadAvg())
+	table := ortTableText(results, ort.version+pinned, load0, loadAvg())
 	fmt.Print(table)
 	if *ortTable != "" {
 		if err := os.WriteFile(*ortTable, []byte(table), 0o644); err != nil {
