@@ -87,6 +87,11 @@ func poolKernel(t *Task, args [][]byte) error {
 	planes := int(xd.Dims[0] * xd.Dims[1])
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
+	if globalWindow(&w) {
+		poolGlobal(x, out, pin, 0, planes, isMax)
+		storeFloats(od.DataType, args[1], out)
+		return nil
+	}
 	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
 	for p := range planes {
 		if flat {
