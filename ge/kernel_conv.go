@@ -200,7 +200,12 @@ func convKernel(t *Task, args [][]byte) error {
 					*im = sg.Im2col{X: xg[:cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
 					call.B = sg.Matrix{Im2col: im}
 				}
-				err := sg.Gemm(&call)
+				var err error
+				if im != nil {
+					err = sg.ConvGemm(&call)
+				} else {
+					err = sg.Gemm(&call)
+				}
 				if im != nil {
 					*im = sg.Im2col{}
 					im2colPool.Put(im)

@@ -166,6 +166,34 @@ func packRows(name string) {
 	p("RET")
 }
 
+// packRowsIdx emits func name(dst, src *float32, off *int32, kb int): kb
+// rows of 32 floats, row p starting off[p] floats after src, copied to dst
+// back to back (the rows of a convolution's phase planes, convgrid.go;
+// AVX-512 only).
+func packRowsIdx(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, off *int32, kb int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ off+16(FP), R8")
+	p("MOVQ kb+24(FP), CX")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	label(name + "_loop")
+	p("MOVLQSX (R8), AX")
+	p("VMOVUPS (SI)(AX*4), Z0")
+	p("VMOVUPS 64(SI)(AX*4), Z1")
+	p("VMOVUPS Z0, (DI)")
+	p("VMOVUPS Z1, 64(DI)")
+	p("ADDQ $4, R8")
+	p("ADDQ $128, DI")
+	p("DECQ CX")
+	p("JNE %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
 // axpy emits func name(dst, src *float32, n int, a float32):
 // dst[i] += a·src[i], the product rounded before the add (VMULPS then
 // VADDPS, as Go computes a*b + c on amd64), so every element is the bits
@@ -307,6 +335,7 @@ func main() {
 	kernel("kern512r8", 8, mr512, "Z", 16)
 	kernel("kern256", mr256, mr256, "Y", 8)
 	packRows("packRows32")
+	packRowsIdx("packRowsIdx32")
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

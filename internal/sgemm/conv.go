@@ -133,7 +133,7 @@ func conv2D(p Conv, x, w, bias, y []float32, explicit bool) error {
 				A: Matrix{F32: w[g*kg*crs : (g+1)*kg*crs], Stride: crs},
 				B: b,
 				C: yg, LDC: ohw}
-			if err := Gemm(&call); err != nil {
+			if err := ConvGemm(&call); err != nil {
 				return err
 			}
 		}

@@ -22,6 +22,12 @@ func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //go:noescape
 func packRows32(dst, src *float32, ld, kb int)
 
+// packRowsIdx32 copies kb rows of 32 floats, row p from src+off[p], to dst
+// back to back (AVX-512 only).
+//
+//go:noescape
+func packRowsIdx32(dst, src *float32, off *int32, kb int)
+
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
 // the add (the Go loop's bits); AVX2.
 //

@@ -648,6 +648,28 @@ packRows32_done:
 	VZEROUPPER
 	RET
 
+// func packRowsIdx32(dst, src *float32, off *int32, kb int)
+TEXT ·packRowsIdx32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ kb+24(FP), CX
+	TESTQ CX, CX
+	JEQ packRowsIdx32_done
+packRowsIdx32_loop:
+	MOVLQSX (R8), AX
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS 64(SI)(AX*4), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $4, R8
+	ADDQ $128, DI
+	DECQ CX
+	JNE packRowsIdx32_loop
+packRowsIdx32_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst, src *float32, n int, a float32)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI

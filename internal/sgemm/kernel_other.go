@@ -16,6 +16,7 @@ func kern512r8(k int, a, b, c *float32, ldc int, alpha, beta float32) {
 }
 func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32) { panic("no assembly kernels") }
 func packRows32(dst, src *float32, ld, kb int)                      { panic("no assembly kernels") }
+func packRowsIdx32(dst, src *float32, off *int32, kb int)           { panic("no assembly kernels") }
 func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no assembly kernels") }
 
 var hasAXPY = false

@@ -1,0 +1,251 @@
+package sgemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// The grid path of a 2-D implicit GEMM. Packing an Im2col operand
+// gathers each panel row from short runs of the image (one per output row
+// the panel spans), testing every run against the padding: for the small
+// feature maps of imported models (10 to 40 columns) that costs many
+// times the FMAs. The grid path instead rearranges the image once per
+// call into zero-padded phase planes — for strides sh×sw, plane (py, px)
+// holds xpad[y·sh+py][i·sw+px] — on which every kernel tap (c, r, s) is
+// one contiguous row: output position (oy, ox) of tap (c, r, s) reads
+// plane ((r·dh) mod sh, (s·dw) mod sw) of channel c at
+// [oy + r·dh/sh][ox + s·dw/sw]. Laid out on the plane's grid of Lq
+// columns, the receptive fields of all outputs of a tap are then the
+// plane's elements from one offset on, so B's row p is X[off[p]:] and a
+// panel row is one 32-float copy. The product is computed on the grid
+// (Lq ≥ OW columns per output row; the extra columns are discarded) and
+// compacted into C.
+//
+// Each valid output is the dot product of the same weights with the same
+// values in the same order, cut at the same K blocks, as on the Im2col
+// path, so the result is bit-identical to it (and to explicit im2col).
+
+// gridConv switches the grid path on; the benchmarks turn it off to
+// measure the Im2col path in the same run.
+var gridConv = true
+
+// gridWork keeps a convolution on the Im2col path: a product this small
+// takes the plain dot-product path (smallWork), with its own rounding.
+const gridWork = smallWork
+
+// gridBufs is the scratch of one grid convolution, pooled: the operand
+// description (the GEMM keeps a pointer to it), the row offsets, the
+// phase planes and the product on the grid.
+type gridBufs struct {
+	im    Im2col
+	off   []int32
+	plane []float32
+	out   []float32
+}
+
+var gridPool = sync.Pool{New: func() any { return new(gridBufs) }}
+
+// ConvGemm computes c, whose B is usually an Im2col operand, as Gemm
+// does, bit for bit, on the fastest path for its geometry: the grid path
+// for 2-D convolutions, else the implicit GEMM.
+func ConvGemm(c *Call) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	threads := runtime.GOMAXPROCS(0)
+	if g, ok := gridGeometry(c); ok {
+		gridGemm(c, g, threads)
+		return nil
+	}
+	run(c, best, threads)
+	return nil
+}
+
+// grid is the layout of a grid convolution.
+type grid struct {
+	sh, sw int // strides: phase planes per channel sh·sw
+	hq, lq int // phase plane rows and columns
+	n      int // product columns on the grid: (OH-1)·Lq + OW
+}
+
+// gridGeometry returns c's grid layout, and whether the grid path takes
+// it: a float32 2-D convolution past smallWork whose grid wastes less
+// than half again the columns, with a bias (if any) per row.
+func gridGeometry(c *Call) (grid, bool) {
+	im := c.B.Im2col
+	if !gridConv || im == nil || im.rowOff != nil || c.A.Kind != F32 || c.work() <= gridWork {
+		return grid{}, false
+	}
+	if im.In[0] != 1 || im.K[0] != 1 || im.Out[0] != 1 || (c.Epi.Bias != nil && !c.Epi.BiasPerRow) {
+		return grid{}, false
+	}
+	sh, sw := im.Stride[1], im.Stride[2]
+	if sh > 4 || sw > 4 {
+		return grid{}, false
+	}
+	oh, ow := im.Out[1], im.Out[2]
+	hNeed := (oh-1)*sh + (im.K[1]-1)*im.Dil[1] + 1
+	wNeed := (ow-1)*sw + (im.K[2]-1)*im.Dil[2] + 1
+	g := grid{sh: sh, sw: sw, hq: (hNeed + sh - 1) / sh, lq: (wNeed + sw - 1) / sw}
+	g.n = (oh-1)*g.lq + ow
+	if 2*g.n > 3*oh*ow || im.C*sh*sw*g.hq*g.lq >= 1<<31 {
+		return grid{}, false
+	}
+	return g, true
+}
+
+// gridGemm computes c on the grid g (see the top of the file).
+func gridGemm(c *Call, g grid, threads int) {
+	im := c.B.Im2col
+	b := gridPool.Get().(*gridBufs)
+	defer gridPool.Put(b)
+	pq := g.hq * g.lq
+	planes := im.C * g.sh * g.sw
+	b.plane = grow(b.plane, planes*pq)
+	b.out = grow(b.out, c.M*g.n)
+	if cap(b.off) < c.K {
+		b.off = make([]int32, c.K)
+	}
+	b.off = b.off[:c.K]
+	fillPlanes(b.plane, im, g)
+	p := 0
+	for ch := range im.C {
+		for r := range im.K[1] {
+			ty := r * im.Dil[1]
+			for s := range im.K[2] {
+				tx := s * im.Dil[2]
+				pl := (ch*g.sh+ty%g.sh)*g.sw + tx%g.sw
+				b.off[p] = int32(pl*pq + ty/g.sh*g.lq + tx/g.sw)
+				p++
+			}
+		}
+	}
+	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: g.n}
+	oh, ow := im.Out[1], im.Out[2]
+	gc := Call{M: c.M, N: g.n, K: c.K, Alpha: c.Alpha, Beta: c.Beta, A: c.A,
+		B: Matrix{Im2col: &b.im}, C: b.out, LDC: g.n}
+	if gc.validate() != nil { // not reached: the layout above fits
+		run(c, best, threads)
+		return
+	}
+	if c.Beta != 0 {
+		for i := range c.M {
+			for oy := range oh {
+				copy(b.out[i*g.n+oy*g.lq:][:ow], c.C[i*c.LDC+oy*ow:])
+			}
+		}
+	}
+	run(&gc, best, threads)
+	// Compact the grid into C, adding a bias on the way (the float32 add
+	// the epilogue would make, vectorized), then the activation.
+	ep := c.Epi
+	for i := range c.M {
+		dst := c.C[i*c.LDC:][:c.N]
+		src := b.out[i*g.n:][:g.n]
+		for oy := range oh {
+			d, s := dst[oy*ow:(oy+1)*ow], src[oy*g.lq:][:ow]
+			if ep.Bias != nil {
+				VecScalar(VecAdd, d, s, ep.Bias[i])
+			} else {
+				copy(d, s)
+			}
+		}
+	}
+	ep.Bias = nil
+	ep.Apply(c.C, c.LDC, c.M, c.N)
+	b.im = Im2col{}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// fillPlanes writes im's image as g's phase planes: plane (c, py, px)
+// element [y][i] is the image at row y·sh+py−PadT, column i·sw+px−PadL,
+// zero outside it.
+func fillPlanes(dst []float32, im *Im2col, g grid) {
+	h, w := im.In[1], im.In[2]
+	pt, pl := im.Pad[1], im.Pad[2]
+	pq := g.hq * g.lq
+	for px := range g.sw {
+		// Columns i of a px plane read image column i·sw+px−pl: those in
+		// [lo, hi) are inside the image.
+		first := px - pl
+		lo := 0
+		if first < 0 {
+			lo = min(g.lq, (-first+g.sw-1)/g.sw)
+		}
+		hi := lo
+		for hi < g.lq && hi*g.sw+first < w {
+			hi++
+		}
+		for ch := range im.C {
+			img := im.X[ch*h*w : (ch+1)*h*w]
+			for py := range g.sh {
+				plane := dst[((ch*g.sh+py)*g.sw+px)*pq:][:pq]
+				for y := range g.hq {
+					row := plane[y*g.lq : (y+1)*g.lq]
+					iy := y*g.sh + py - pt
+					if iy < 0 || iy >= h || lo >= hi {
+						clear(row)
+						continue
+					}
+					src := img[iy*w : (iy+1)*w]
+					// The borders are a few elements: plain stores beat
+					// a call to clear.
+					for i := range row[:lo] {
+						row[i] = 0
+					}
+					if g.sw == 1 {
+						copy(row[lo:hi], src[lo+first:])
+					} else {
+						in := row[lo:hi]
+						src = src[lo*g.sw+first:]
+						for i := range in {
+							in[i] = src[i*g.sw]
+						}
+					}
+					for i := hi; i < len(row); i++ {
+						row[i] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// packOff is pack for a grid operand: row p of the matrix is
+// X[rowOff[p]:][:gridN].
+func (im *Im2col) packOff(d []float32, p0, kb, j0, cols, nr int) {
+	if cols == 32 && nr == 32 && kb > 0 {
+		// The last row's 32 floats end inside X (checked when built).
+		_ = d[kb*32-1]
+		_ = im.rowOff[p0+kb-1]
+		packRowsIdx32(&d[0], &im.X[j0], &im.rowOff[p0], kb)
+		return
+	}
+	for p := range kb {
+		dp := d[p*nr : p*nr+nr]
+		o := int(im.rowOff[p0+p]) + j0
+		copy(dp[:cols], im.X[o:o+cols])
+		clear(dp[cols:])
+	}
+}
+
+// checkOff checks a grid operand against a rows×cols call: every row's
+// gridN elements lie inside X.
+func (im *Im2col) checkOff(rows, cols int) error {
+	if rows != len(im.rowOff) || cols != im.gridN {
+		return fmt.Errorf("%w: grid operand of %d rows of %d, the call wants %d×%d", ErrShape, len(im.rowOff), im.gridN, rows, cols)
+	}
+	for _, o := range im.rowOff {
+		if o < 0 || int(o)+cols > len(im.X) {
+			return fmt.Errorf("%w: grid row at %d of %d elements overruns %d", ErrShape, o, cols, len(im.X))
+		}
+	}
+	return nil
+}
