@@ -166,51 +166,56 @@ func grow(s []float32, n int) []float32 {
 
 // fillPlanes writes im's image as g's phase planes: plane (c, py, px)
 // element [y][i] is the image at row y·sh+py−PadT, column i·sw+px−PadL,
-// zero outside it.
+// zero outside it. The planes are cleared at once, then each image row
+// that lands inside them is dealt out to its sw plane rows.
 func fillPlanes(dst []float32, im *Im2col, g grid) {
+	clear(dst)
 	h, w := im.In[1], im.In[2]
 	pt, pl := im.Pad[1], im.Pad[2]
-	pq := g.hq * g.lq
-	for px := range g.sw {
-		// Columns i of a px plane read image column i·sw+px−pl: those in
-		// [lo, hi) are inside the image.
-		first := px - pl
-		lo := 0
-		if first < 0 {
-			lo = min(g.lq, (-first+g.sw-1)/g.sw)
-		}
-		hi := lo
-		for hi < g.lq && hi*g.sw+first < w {
-			hi++
-		}
-		for ch := range im.C {
-			img := im.X[ch*h*w : (ch+1)*h*w]
-			for py := range g.sh {
-				plane := dst[((ch*g.sh+py)*g.sw+px)*pq:][:pq]
-				for y := range g.hq {
-					row := plane[y*g.lq : (y+1)*g.lq]
-					iy := y*g.sh + py - pt
-					if iy < 0 || iy >= h || lo >= hi {
-						clear(row)
-						continue
-					}
-					src := img[iy*w : (iy+1)*w]
-					// The borders are a few elements: plain stores beat
-					// a call to clear.
-					for i := range row[:lo] {
-						row[i] = 0
-					}
-					if g.sw == 1 {
-						copy(row[lo:hi], src[lo+first:])
-					} else {
-						in := row[lo:hi]
-						src = src[lo*g.sw+first:]
-						for i := range in {
-							in[i] = src[i*g.sw]
-						}
-					}
-					for i := hi; i < len(row); i++ {
-						row[i] = 0
+	sh, sw, hq, lq := g.sh, g.sw, g.hq, g.lq
+	pq := hq * lq
+	// Image columns [x0, x1) land inside the planes (padded column
+	// ix+pl < sw·lq).
+	x1 := min(w, sw*lq-pl)
+	if x1 <= 0 {
+		return
+	}
+	for ch := range im.C {
+		img := im.X[ch*h*w : (ch+1)*h*w]
+		for iy := range h {
+			ty := iy + pt
+			py, y := ty%sh, ty/sh
+			if y >= hq {
+				break
+			}
+			src := img[iy*w : iy*w+x1]
+			base := ((ch*sh+py)*sw)*pq + y*lq
+			switch sw {
+			case 1:
+				copy(dst[base+pl:][:len(src)], src)
+			case 2:
+				// Padded column t = ix+pl goes to plane t%2 at t/2.
+				r0 := dst[base:][:lq]
+				r1 := dst[base+pq:][:lq]
+				t := pl
+				k := 0
+				if t%2 == 1 { // the first column goes to plane 1
+					r1[t/2] = src[0]
+					k, t = 1, t+1
+				}
+				for ; k+1 < len(src); k, t = k+2, t+2 {
+					r0[t/2] = src[k]
+					r1[t/2] = src[k+1]
+				}
+				if k < len(src) {
+					r0[t/2] = src[k]
+				}
+			default:
+				px, i := pl%sw, pl/sw
+				for _, v := range src {
+					dst[base+px*pq+i] = v
+					if px++; px == sw {
+						px, i = 0, i+1
 					}
 				}
 			}
