@@ -194,6 +194,92 @@ func packRowsIdx(name string) {
 	p("RET")
 }
 
+// taps emits func name(dst, src *float32, off *int32, w *float32, ntaps, n int):
+// dst[i] = Σ_t float32(w[t]·src[i+off[t]]) for i < n,
+// the taps added in order t = 0, 1, … to a zero start, each product
+// rounded before its add (VMULPS then VADDPS: the bits of the Go loop and
+// of one Axpy pass per tap). Four vectors (64 outputs) at a time, four
+// independent add chains, then one vector at a time, then the rest under
+// a mask (AVX-512).
+func taps(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, off *int32, w *float32, ntaps, n int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ off+16(FP), R8")
+	p("MOVQ w+24(FP), R10")
+	p("MOVQ ntaps+32(FP), R11")
+	p("MOVQ n+40(FP), CX")
+	label(name + "_loop64")
+	p("CMPQ CX, $64")
+	p("JLT %s_loop16", name)
+	for i := range 4 {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	p("XORQ R9, R9")
+	label(name + "_tap64")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("LEAQ (SI)(AX*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	for i := range 4 {
+		p("VMULPS %d(AX), Z4, Z%d", 64*i, 5+i)
+	}
+	for i := range 4 {
+		p("VADDPS Z%d, Z%d, Z%d", 5+i, i, i)
+	}
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tap64", name)
+	for i := range 4 {
+		p("VMOVUPS Z%d, %d(DI)", i, 64*i)
+	}
+	p("ADDQ $256, SI")
+	p("ADDQ $256, DI")
+	p("SUBQ $64, CX")
+	p("JMP %s_loop64", name)
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VPXORD Z0, Z0, Z0")
+	p("XORQ R9, R9")
+	label(name + "_tap16")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	p("VMULPS (SI)(AX*4), Z4, Z5")
+	p("VADDPS Z5, Z0, Z0")
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tap16", name)
+	p("VMOVUPS Z0, (DI)")
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	// The last n mod 16 outputs under a mask: the masked-off lanes are
+	// neither loaded (no fault past the end of src) nor stored.
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	p("VPXORD Z0, Z0, Z0")
+	p("XORQ R9, R9")
+	label(name + "_tapN")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	p("VMULPS.Z (SI)(AX*4), Z4, K1, Z5")
+	p("VADDPS Z5, Z0, Z0")
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tapN", name)
+	p("VMOVUPS Z0, K1, (DI)")
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
 // axpy emits func name(dst, src *float32, n int, a float32):
 // dst[i] += a·src[i], the product rounded before the add (VMULPS then
 // VADDPS, as Go computes a*b + c on amd64), so every element is the bits
@@ -336,6 +422,7 @@ func main() {
 	kernel("kern256", mr256, mr256, "Y", 8)
 	packRows("packRows32")
 	packRowsIdx("packRowsIdx32")
+	taps("taps512")
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

@@ -28,6 +28,14 @@ func packRows32(dst, src *float32, ld, kb int)
 //go:noescape
 func packRowsIdx32(dst, src *float32, off *int32, kb int)
 
+// taps512 is Taps over n outputs, ntaps ≥ 1 (AVX-512).
+//
+//go:noescape
+func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
+
+// hasTaps reports whether taps512 runs here.
+var hasTaps = cpu.X86.HasAVX512F
+
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
 // the add (the Go loop's bits); AVX2.
 //

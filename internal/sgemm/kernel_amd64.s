@@ -670,6 +670,85 @@ packRowsIdx32_done:
 	VZEROUPPER
 	RET
 
+// func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
+TEXT ·taps512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ w+24(FP), R10
+	MOVQ ntaps+32(FP), R11
+	MOVQ n+40(FP), CX
+taps512_loop64:
+	CMPQ CX, $64
+	JLT taps512_loop16
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ R9, R9
+taps512_tap64:
+	MOVLQSX (R8)(R9*4), AX
+	LEAQ (SI)(AX*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS 0(AX), Z4, Z5
+	VMULPS 64(AX), Z4, Z6
+	VMULPS 128(AX), Z4, Z7
+	VMULPS 192(AX), Z4, Z8
+	VADDPS Z5, Z0, Z0
+	VADDPS Z6, Z1, Z1
+	VADDPS Z7, Z2, Z2
+	VADDPS Z8, Z3, Z3
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tap64
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP taps512_loop64
+taps512_loop16:
+	CMPQ CX, $16
+	JLT taps512_tail
+	VPXORD Z0, Z0, Z0
+	XORQ R9, R9
+taps512_tap16:
+	MOVLQSX (R8)(R9*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS (SI)(AX*4), Z4, Z5
+	VADDPS Z5, Z0, Z0
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tap16
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP taps512_loop16
+taps512_tail:
+	TESTQ CX, CX
+	JEQ taps512_done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VPXORD Z0, Z0, Z0
+	XORQ R9, R9
+taps512_tapN:
+	MOVLQSX (R8)(R9*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS.Z (SI)(AX*4), Z4, K1, Z5
+	VADDPS Z5, Z0, Z0
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tapN
+	VMOVUPS Z0, K1, (DI)
+taps512_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst, src *float32, n int, a float32)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI

@@ -21,6 +21,10 @@ func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no 
 
 var hasAXPY = false
 
+var hasTaps = false
+
+func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int) { panic("no assembly kernels") }
+
 var (
 	vecVV [4]func(dst, a, b *float32, n int)
 	vecVS [4]func(dst, a *float32, n int, s float32)
