@@ -102,26 +102,33 @@ func gridGemm(c *Call, g grid, threads int) {
 	defer gridPool.Put(b)
 	pq := g.hq * g.lq
 	planes := im.C * g.sh * g.sw
-	b.plane = grow(b.plane, planes*pq)
+	b.plane = grow(b.plane, planes*pq+gridSlack)
 	b.out = grow(b.out, c.M*g.n)
 	if cap(b.off) < c.K {
 		b.off = make([]int32, c.K)
 	}
 	b.off = b.off[:c.K]
 	fillPlanes(b.plane, im, g)
+	// Tap (r, s) of channel 0 reads plane (r·dh mod sh, s·dw mod sw)
+	// from [r·dh/sh][s·dw/sw] on; channel c's planes follow c·sh·sw
+	// planes later.
+	taps := im.K[1] * im.K[2]
 	p := 0
-	for ch := range im.C {
-		for r := range im.K[1] {
-			ty := r * im.Dil[1]
-			for s := range im.K[2] {
-				tx := s * im.Dil[2]
-				pl := (ch*g.sh+ty%g.sh)*g.sw + tx%g.sw
-				b.off[p] = int32(pl*pq + ty/g.sh*g.lq + tx/g.sw)
-				p++
-			}
+	for r := range im.K[1] {
+		ty := r * im.Dil[1]
+		for s := range im.K[2] {
+			tx := s * im.Dil[2]
+			b.off[p] = int32(((ty%g.sh)*g.sw+tx%g.sw)*pq + ty/g.sh*g.lq + tx/g.sw)
+			p++
 		}
 	}
-	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: g.n}
+	for ch := 1; ch < im.C; ch++ {
+		step := int32(ch * g.sh * g.sw * pq)
+		for t, o := range b.off[:taps] {
+			b.off[ch*taps+t] = o + step
+		}
+	}
+	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: g.n, slack: gridSlack}
 	oh, ow := im.Out[1], im.Out[2]
 	gc := Call{M: c.M, N: g.n, K: c.K, Alpha: c.Alpha, Beta: c.Beta, A: c.A,
 		B: Matrix{Im2col: &b.im}, C: b.out, LDC: g.n}
@@ -223,11 +230,18 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 	}
 }
 
+// gridSlack is how far the phase planes' buffer extends past the last
+// plane, so that a partial panel is still packed 32 floats a row.
+const gridSlack = 32
+
 // packOff is pack for a grid operand: row p of the matrix is
-// X[rowOff[p]:][:gridN].
+// X[rowOff[p]:][:gridN]. Past cols a panel holds whatever follows in X
+// when X has the slack to read a whole panel row (they only reach the
+// product's columns past cols, which the kernels never store), else zeros.
 func (im *Im2col) packOff(d []float32, p0, kb, j0, cols, nr int) {
-	if cols == 32 && nr == 32 && kb > 0 {
-		// The last row's 32 floats end inside X (checked when built).
+	if nr == 32 && kb > 0 && (cols == 32 || im.slack >= 32-cols) {
+		// The last row's 32 floats end inside X (checkOff: every row's
+		// gridN columns do, and the slack covers the rest).
 		_ = d[kb*32-1]
 		_ = im.rowOff[p0+kb-1]
 		packRowsIdx32(&d[0], &im.X[j0], &im.rowOff[p0], kb)
@@ -247,8 +261,11 @@ func (im *Im2col) checkOff(rows, cols int) error {
 	if rows != len(im.rowOff) || cols != im.gridN {
 		return fmt.Errorf("%w: grid operand of %d rows of %d, the call wants %d×%d", ErrShape, len(im.rowOff), im.gridN, rows, cols)
 	}
+	if im.slack < 0 || im.slack > len(im.X) {
+		return fmt.Errorf("%w: grid slack %d of %d elements", ErrShape, im.slack, len(im.X))
+	}
 	for _, o := range im.rowOff {
-		if o < 0 || int(o)+cols > len(im.X) {
+		if o < 0 || int(o)+cols > len(im.X)-im.slack {
 			return fmt.Errorf("%w: grid row at %d of %d elements overruns %d", ErrShape, o, cols, len(im.X))
 		}
 	}

@@ -18,9 +18,11 @@ type Im2col struct {
 	Stride   [3]int
 	Dil, Pad [3]int
 	// rowOff, set by the grid path only (convgrid.go), makes the operand
-	// a matrix of len(rowOff) rows of gridN columns, row p X[rowOff[p]:].
+	// a matrix of len(rowOff) rows of gridN columns, row p X[rowOff[p]:],
+	// with the last slack elements of X past every row.
 	rowOff []int32
 	gridN  int
+	slack  int
 }
 
 func (im *Im2col) rows() int { return im.C * im.K[0] * im.K[1] * im.K[2] }
