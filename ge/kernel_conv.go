@@ -218,13 +218,28 @@ func convKernel(t *Task, args [][]byte) error {
 	} else {
 		// w is [C, M/g, k...]: group g's slice is [cg, mg·ks]; col = wᵀ·x.
 		col := s.f32(mg * ks * pin)
-		clear(out)
+		tiles := tilesOutput(&w)
+		if !tiles {
+			clear(out)
+		}
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
-				col2im(&w, mg, col, out[(b*m+g*mg)*pout:])
+				og := out[(b*m+g*mg)*pout:]
+				if !tiles {
+					col2im(&w, mg, col, og)
+					continue
+				}
+				var gb []float32
+				if bias != nil {
+					gb = bias[g*mg : (g+1)*mg]
+				}
+				col2tiles(&w, mg, col, og, gb)
 			}
+		}
+		if tiles {
+			bias = nil // added by col2tiles
 		}
 	}
 	if bias != nil && op == OpConvTranspose { // a Conv's bias is its GEMM's epilogue
@@ -245,6 +260,58 @@ func convKernel(t *Task, args [][]byte) error {
 // sgemm call keeps a pointer to one, so a fresh one per call would be a
 // heap allocation per convolution group.
 var im2colPool = sync.Pool{New: func() any { return new(sg.Im2col) }}
+
+// tilesOutput reports whether a transposed convolution's kernel windows
+// tile its output exactly (kernel = stride, no dilation, padding or
+// output padding; 2-D): every output element then gets exactly one column
+// element, and col2tiles writes it instead of col2im adding it.
+func tilesOutput(w *window) bool {
+	return convTiles && w.in[0] == 1 && w.k[0] == 1 && w.k == w.s && w.d == [maxSpatial]int{1, 1, 1} &&
+		w.pb == [maxSpatial]int{} && w.pe == [maxSpatial]int{} &&
+		w.out[1] == w.in[1]*w.s[1] && w.out[2] == w.in[2]*w.s[2]
+}
+
+// convTiles switches col2tiles on; a test turns it off to compare with
+// col2im.
+var convTiles = true
+
+// col2tiles is col2im followed by the bias for a transposed convolution
+// whose windows tile the output (tilesOutput): each output element is its
+// one column element, plus bias[channel] when bias is not nil — the
+// float32 operations of adding it into a cleared output ((0 + v), which
+// makes -0 +0) and then adding the bias, so the bits are the same.
+func col2tiles(w *window, m int, col, out []float32, bias []float32) {
+	h, wd := w.in[1], w.in[2]
+	kh, kw := w.k[1], w.k[2]
+	ow := w.out[2]
+	pin, pout := w.inSize(), w.outSize()
+	for ch := range m {
+		oc := out[ch*pout : (ch+1)*pout]
+		var bv float32
+		if bias != nil {
+			bv = bias[ch]
+		}
+		for r := range kh {
+			for s := range kw {
+				src := col[((ch*kh+r)*kw+s)*pin:][:pin]
+				for iy := range h {
+					crow := src[iy*wd : (iy+1)*wd]
+					orow := oc[(iy*kh+r)*ow+s:]
+					orow = orow[:(wd-1)*kw+1]
+					for ix, v := range crow {
+						if v == 0 {
+							v = 0 // 0 + -0 is +0
+						}
+						if bias != nil {
+							v += bv
+						}
+						orow[ix*kw] = v
+					}
+				}
+			}
+		}
+	}
+}
 
 // col2im scatter-adds the columns of a transposed convolution into m
 // output channels: rows (channel, kernel position), columns (input
