@@ -145,17 +145,23 @@ func gridGemm(c *Call, g grid, threads int) {
 	}
 	run(&gc, best, threads)
 	// Compact the grid into C, adding a bias on the way (the float32 add
-	// the epilogue would make, vectorized), then the activation.
+	// the epilogue would make; the rows are short, a plain loop), then
+	// the activation.
 	ep := c.Epi
 	for i := range c.M {
 		dst := c.C[i*c.LDC:][:c.N]
 		src := b.out[i*g.n:][:g.n]
+		if ep.Bias == nil {
+			for oy := range oh {
+				copy(dst[oy*ow:(oy+1)*ow], src[oy*g.lq:])
+			}
+			continue
+		}
+		bv := ep.Bias[i]
 		for oy := range oh {
 			d, s := dst[oy*ow:(oy+1)*ow], src[oy*g.lq:][:ow]
-			if ep.Bias != nil {
-				VecScalar(VecAdd, d, s, ep.Bias[i])
-			} else {
-				copy(d, s)
+			for x, v := range s {
+				d[x] = v + bv
 			}
 		}
 	}
@@ -187,11 +193,19 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 	if x1 <= 0 {
 		return
 	}
+	// Image row 0 is padded row pt: plane row y0 of phase py0; the rows
+	// after it step through the phases (no division per row).
+	py0, y0 := pt%sh, pt/sh
+	px0, i0 := pl%sw, pl/sw
 	for ch := range im.C {
 		img := im.X[ch*h*w : (ch+1)*h*w]
+		py, y := py0, y0
 		for iy := range h {
-			ty := iy + pt
-			py, y := ty%sh, ty/sh
+			if iy > 0 {
+				if py++; py == sh {
+					py, y = 0, y+1
+				}
+			}
 			if y >= hq {
 				break
 			}
@@ -218,7 +232,7 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 					r0[t/2] = src[k]
 				}
 			default:
-				px, i := pl%sw, pl/sw
+				px, i := px0, i0
 				for _, v := range src {
 					dst[base+px*pq+i] = v
 					if px++; px == sw {
