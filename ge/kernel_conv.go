@@ -8,8 +8,10 @@ import (
 )
 
 // Convolutions. Conv is one implicit GEMM per batch and group (the
-// receptive fields packed straight from the image, internal/sgemm.Im2col);
-// ConvTranspose is one sgemm per batch and group followed by col2im. Both
+// receptive fields packed straight from the image, internal/sgemm.Im2col,
+// 2-D ones on sgemm.ConvGemm's grid of phase planes); ConvTranspose is
+// one sgemm per batch and group followed by col2im (col2tiles when the
+// windows tile the output). Both
 // take 1 to 3 spatial dims, groups (depthwise included), strides,
 // dilations and explicit pads (an importer resolves auto_pad), and an
 // optional bias; float16/bfloat16 compute in float32 and round once.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -165,10 +164,6 @@ func BenchmarkConvModels(b *testing.B) {
 				t0 := nowNS()
 				_ = ConvGemm(&c)
 				t1 := nowNS()
-				if gridOnly {
-					tg, ti = append(tg, t1-t0), append(ti, t1-t0)
-					continue
-				}
 				gridConv = false
 				_ = ConvGemm(&c)
 				gridConv = true
@@ -179,8 +174,6 @@ func BenchmarkConvModels(b *testing.B) {
 		})
 	}
 }
-
-var gridOnly = os.Getenv("GRIDONLY") != ""
 
 var benchStart = time.Now()
 
