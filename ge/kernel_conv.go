@@ -179,17 +179,28 @@ func convKernel(t *Task, args [][]byte) error {
 			ep.Apply(ob, pout, m, pout) // the bias and activation a GEMM's epilogue would add
 		}
 	} else if op == OpConv {
-		for b := range n {
+		plain := ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1}
+		// One implicit GEMM per image and group; without groups, one for
+		// all the images (sgemm.ConvGemmImages: on its grid path they
+		// share the product).
+		images, calls := 1, n
+		if groups == 1 && !plain {
+			images, calls = n, 1
+		}
+		for b := range calls {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				og := out[(b*m+g*mg)*pout : (b*m+(g+1)*mg)*pout]
+				if images > 1 {
+					og = out[:n*m*pout]
+				}
 				ep := epi
 				if bias != nil {
 					ep.Bias, ep.BiasPerRow = bias[g*mg:(g+1)*mg], true
 				}
 				call := sg.Call{M: mg, N: pout, K: kk, Alpha: 1, A: sg.Matrix{F32: wt[g*mg*kk:], Stride: kk}, C: og, LDC: pout, Epi: ep}
 				var im *sg.Im2col
-				if ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1} {
+				if plain {
 					// A 1×1 convolution without stride or padding is a plain product.
 					call.B = sg.Matrix{F32: xg, Stride: pout}
 				} else {
@@ -199,12 +210,12 @@ func convKernel(t *Task, args [][]byte) error {
 					// The description comes from a pool: the call keeps a
 					// pointer to it.
 					im = im2colPool.Get().(*sg.Im2col)
-					*im = sg.Im2col{X: xg[:cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
+					*im = sg.Im2col{X: xg[:(images-1)*c*pin+cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
 					call.B = sg.Matrix{Im2col: im}
 				}
 				var err error
 				if im != nil {
-					err = sg.ConvGemm(&call)
+					err = sg.ConvGemmImages(&call, images, c*pin, m*pout)
 				} else {
 					err = sg.Gemm(&call)
 				}

@@ -49,16 +49,58 @@ var gridPool = sync.Pool{New: func() any { return new(gridBufs) }}
 // ConvGemm computes c, whose B is usually an Im2col operand, as Gemm
 // does, bit for bit, on the fastest path for its geometry: the grid path
 // for 2-D convolutions, else the implicit GEMM.
-func ConvGemm(c *Call) error {
+func ConvGemm(c *Call) error { return ConvGemmImages(c, 1, 0, 0) }
+
+// ConvGemmImages is ConvGemm for images convolutions with the same
+// weights: c is the first image's product (B an Im2col operand), image i
+// reads the Im2col image from X[i·xStride:] and writes C[i·cStride:].
+// On the grid path all images share one product (their planes side by
+// side on the grid, one packing of the weights, fuller panels); each
+// image's result is what ConvGemm gives for it alone, bit for bit.
+func ConvGemmImages(c *Call, images, xStride, cStride int) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	if images < 1 || xStride < 0 || cStride < 0 {
+		return fmt.Errorf("%w: %d images, strides %d and %d", ErrShape, images, xStride, cStride)
+	}
+	im := c.B.Im2col
+	if images > 1 {
+		if im == nil || im.rowOff != nil {
+			return fmt.Errorf("%w: images of a product whose B is not an im2col operand", ErrShape)
+		}
+		last := images - 1
+		if need := last*xStride + im.C*im.In[0]*im.In[1]*im.In[2]; len(im.X) < need {
+			return fmt.Errorf("%w: %d images %d apart need %d image elements, have %d", ErrShape, images, xStride, need, len(im.X))
+		}
+		if c.M > 0 && c.N > 0 {
+			if need := last*cStride + (c.M-1)*c.LDC + c.N; len(c.C) < need {
+				return fmt.Errorf("%w: %d images %d apart need %d elements of C, have %d", ErrShape, images, cStride, need, len(c.C))
+			}
+		}
+	}
 	threads := runtime.GOMAXPROCS(0)
 	if g, ok := gridGeometry(c); ok {
-		gridGemm(c, g, threads)
-		return nil
+		g.images, g.xStride, g.cStride = images, xStride, cStride
+		if gridGemm(c, g, threads) {
+			return nil
+		}
 	}
-	run(c, best, threads)
+	// Image by image on the caller's operand (no copy of it escapes).
+	cBase := c.C
+	var xBase []float32
+	if images > 1 { // then im is an Im2col operand (checked above)
+		xBase = im.X
+	}
+	for i := range images {
+		if i > 0 {
+			c.C, im.X = cBase[i*cStride:], xBase[i*xStride:]
+		}
+		run(c, best, threads)
+	}
+	if images > 1 {
+		c.C, im.X = cBase, xBase
+	}
 	return nil
 }
 
@@ -66,7 +108,10 @@ func ConvGemm(c *Call) error {
 type grid struct {
 	sh, sw int // strides: phase planes per channel sh·sw
 	hq, lq int // phase plane rows and columns
-	n      int // product columns on the grid: (OH-1)·Lq + OW
+	n      int // product columns on the grid for one image: (OH-1)·Lq + OW
+	// images side by side: each plane is followed by the same plane of
+	// the next image, so image i's columns start i·Hq·Lq later.
+	images, xStride, cStride int
 }
 
 // gridGeometry returns c's grid layout, and whether the grid path takes
@@ -89,21 +134,29 @@ func gridGeometry(c *Call) (grid, bool) {
 	wNeed := (ow-1)*sw + (im.K[2]-1)*im.Dil[2] + 1
 	g := grid{sh: sh, sw: sw, hq: (hNeed + sh - 1) / sh, lq: (wNeed + sw - 1) / sw}
 	g.n = (oh-1)*g.lq + ow
-	if 2*g.n > 3*oh*ow || im.C*sh*sw*g.hq*g.lq >= 1<<31 {
+	if 2*g.n > 3*oh*ow {
 		return grid{}, false
 	}
 	return g, true
 }
 
-// gridGemm computes c on the grid g (see the top of the file).
-func gridGemm(c *Call, g grid, threads int) {
+// gridGemm computes c (g.images images) on the grid g (see the top of
+// the file), or reports false without touching C when the planes are
+// too large for 32-bit offsets.
+func gridGemm(c *Call, g grid, threads int) bool {
 	im := c.B.Im2col
-	b := gridPool.Get().(*gridBufs)
-	defer gridPool.Put(b)
 	pq := g.hq * g.lq
 	planes := im.C * g.sh * g.sw
-	b.plane = grow(b.plane, planes*pq+gridSlack)
-	b.out = grow(b.out, c.M*g.n)
+	if planes*g.images*pq+gridSlack >= 1<<31 {
+		return false
+	}
+	b := gridPool.Get().(*gridBufs)
+	defer gridPool.Put(b)
+	// The product's columns: each image's grid, the next one a plane
+	// (pq columns) later.
+	n := (g.images-1)*pq + g.n
+	b.plane = grow(b.plane, planes*g.images*pq+gridSlack)
+	b.out = grow(b.out, c.M*n)
 	if cap(b.off) < c.K {
 		b.off = make([]int32, c.K)
 	}
@@ -111,35 +164,37 @@ func gridGemm(c *Call, g grid, threads int) {
 	fillPlanes(b.plane, im, g)
 	// Tap (r, s) of channel 0 reads plane (r·dh mod sh, s·dw mod sw)
 	// from [r·dh/sh][s·dw/sw] on; channel c's planes follow c·sh·sw
-	// planes later.
+	// planes (of every image) later.
 	taps := im.K[1] * im.K[2]
 	p := 0
 	for r := range im.K[1] {
 		ty := r * im.Dil[1]
 		for s := range im.K[2] {
 			tx := s * im.Dil[2]
-			b.off[p] = int32(((ty%g.sh)*g.sw+tx%g.sw)*pq + ty/g.sh*g.lq + tx/g.sw)
+			b.off[p] = int32(((ty%g.sh)*g.sw+tx%g.sw)*g.images*pq + ty/g.sh*g.lq + tx/g.sw)
 			p++
 		}
 	}
 	for ch := 1; ch < im.C; ch++ {
-		step := int32(ch * g.sh * g.sw * pq)
+		step := int32(ch * g.sh * g.sw * g.images * pq)
 		for t, o := range b.off[:taps] {
 			b.off[ch*taps+t] = o + step
 		}
 	}
-	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: g.n, slack: gridSlack}
+	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: n, slack: gridSlack}
 	oh, ow := im.Out[1], im.Out[2]
-	gc := Call{M: c.M, N: g.n, K: c.K, Alpha: c.Alpha, Beta: c.Beta, A: c.A,
-		B: Matrix{Im2col: &b.im}, C: b.out, LDC: g.n}
+	gc := Call{M: c.M, N: n, K: c.K, Alpha: c.Alpha, Beta: c.Beta, A: c.A,
+		B: Matrix{Im2col: &b.im}, C: b.out, LDC: n}
 	if gc.validate() != nil { // not reached: the layout above fits
-		run(c, best, threads)
-		return
+		return false
 	}
 	if c.Beta != 0 {
-		for i := range c.M {
-			for oy := range oh {
-				copy(b.out[i*g.n+oy*g.lq:][:ow], c.C[i*c.LDC+oy*ow:])
+		for img := range g.images {
+			cc := c.C[img*g.cStride:]
+			for i := range c.M {
+				for oy := range oh {
+					copy(b.out[i*n+img*pq+oy*g.lq:][:ow], cc[i*c.LDC+oy*ow:])
+				}
 			}
 		}
 	}
@@ -148,26 +203,31 @@ func gridGemm(c *Call, g grid, threads int) {
 	// the epilogue would make; the rows are short, a plain loop), then
 	// the activation.
 	ep := c.Epi
-	for i := range c.M {
-		dst := c.C[i*c.LDC:][:c.N]
-		src := b.out[i*g.n:][:g.n]
-		if ep.Bias == nil {
-			for oy := range oh {
-				copy(dst[oy*ow:(oy+1)*ow], src[oy*g.lq:])
-			}
-			continue
-		}
-		bv := ep.Bias[i]
-		for oy := range oh {
-			d, s := dst[oy*ow:(oy+1)*ow], src[oy*g.lq:][:ow]
-			for x, v := range s {
-				d[x] = v + bv
-			}
-		}
-	}
+	bias := ep.Bias
 	ep.Bias = nil
-	ep.Apply(c.C, c.LDC, c.M, c.N)
+	for img := range g.images {
+		cc := c.C[img*g.cStride:]
+		for i := range c.M {
+			dst := cc[i*c.LDC:][:c.N]
+			src := b.out[i*n+img*pq:][:g.n]
+			if bias == nil {
+				for oy := range oh {
+					copy(dst[oy*ow:(oy+1)*ow], src[oy*g.lq:])
+				}
+				continue
+			}
+			bv := bias[i]
+			for oy := range oh {
+				d, s := dst[oy*ow:(oy+1)*ow], src[oy*g.lq:][:ow]
+				for x, v := range s {
+					d[x] = v + bv
+				}
+			}
+		}
+		ep.Apply(cc, c.LDC, c.M, c.N)
+	}
 	b.im = Im2col{}
+	return true
 }
 
 func grow(s []float32, n int) []float32 {
@@ -177,17 +237,19 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// fillPlanes writes im's image as g's phase planes: plane (c, py, px)
-// element [y][i] is the image at row y·sh+py−PadT, column i·sw+px−PadL,
-// zero outside it. The planes are cleared at once, then each image row
-// that lands inside them is dealt out to its sw plane rows.
+// fillPlanes writes the images as g's phase planes: plane (c, py, px)
+// of image i, at ((c·sh+py)·sw+px)·images+i planes in, holds element
+// [y][i] = the image at row y·sh+py−PadT, column i·sw+px−PadL, zero
+// outside it. The planes are cleared at once, then each image row that
+// lands inside them is dealt out to its sw plane rows.
 func fillPlanes(dst []float32, im *Im2col, g grid) {
 	clear(dst)
 	h, w := im.In[1], im.In[2]
 	pt, pl := im.Pad[1], im.Pad[2]
 	sh, sw, hq, lq := g.sh, g.sw, g.hq, g.lq
 	pq := hq * lq
-	// Image columns [x0, x1) land inside the planes (padded column
+	pxStep := g.images * pq // from plane px to px+1
+	// Image columns [0, x1) land inside the planes (padded column
 	// ix+pl < sw·lq).
 	x1 := min(w, sw*lq-pl)
 	if x1 <= 0 {
@@ -197,46 +259,49 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 	// after it step through the phases (no division per row).
 	py0, y0 := pt%sh, pt/sh
 	px0, i0 := pl%sw, pl/sw
-	for ch := range im.C {
-		img := im.X[ch*h*w : (ch+1)*h*w]
-		py, y := py0, y0
-		for iy := range h {
-			if iy > 0 {
-				if py++; py == sh {
-					py, y = 0, y+1
+	for img := range g.images {
+		x := im.X[img*g.xStride:]
+		for ch := range im.C {
+			plane := x[ch*h*w : (ch+1)*h*w]
+			py, y := py0, y0
+			for iy := range h {
+				if iy > 0 {
+					if py++; py == sh {
+						py, y = 0, y+1
+					}
 				}
-			}
-			if y >= hq {
-				break
-			}
-			src := img[iy*w : iy*w+x1]
-			base := ((ch*sh+py)*sw)*pq + y*lq
-			switch sw {
-			case 1:
-				copy(dst[base+pl:][:len(src)], src)
-			case 2:
-				// Padded column t = ix+pl goes to plane t%2 at t/2.
-				r0 := dst[base:][:lq]
-				r1 := dst[base+pq:][:lq]
-				t := pl
-				k := 0
-				if t%2 == 1 { // the first column goes to plane 1
-					r1[t/2] = src[0]
-					k, t = 1, t+1
+				if y >= hq {
+					break
 				}
-				for ; k+1 < len(src); k, t = k+2, t+2 {
-					r0[t/2] = src[k]
-					r1[t/2] = src[k+1]
-				}
-				if k < len(src) {
-					r0[t/2] = src[k]
-				}
-			default:
-				px, i := px0, i0
-				for _, v := range src {
-					dst[base+px*pq+i] = v
-					if px++; px == sw {
-						px, i = 0, i+1
+				src := plane[iy*w : iy*w+x1]
+				base := (((ch*sh+py)*sw)*g.images+img)*pq + y*lq
+				switch sw {
+				case 1:
+					copy(dst[base+pl:][:len(src)], src)
+				case 2:
+					// Padded column t = ix+pl goes to plane t%2 at t/2.
+					r0 := dst[base:][:lq]
+					r1 := dst[base+pxStep:][:lq]
+					t := pl
+					k := 0
+					if t%2 == 1 { // the first column goes to plane 1
+						r1[t/2] = src[0]
+						k, t = 1, t+1
+					}
+					for ; k+1 < len(src); k, t = k+2, t+2 {
+						r0[t/2] = src[k]
+						r1[t/2] = src[k+1]
+					}
+					if k < len(src) {
+						r0[t/2] = src[k]
+					}
+				default:
+					px, i := px0, i0
+					for _, v := range src {
+						dst[base+px*pxStep+i] = v
+						if px++; px == sw {
+							px, i = 0, i+1
+						}
 					}
 				}
 			}

@@ -17,16 +17,16 @@ import (
 // strides 3 and 4, dilations, a K past KC and an N past NC.
 var gridCases = []Conv{
 	{N: 1, C: 3, H: 32, W: 32, K: 8, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
-	{N: 1, C: 8, H: 16, W: 16, K: 16, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
-	{N: 1, C: 3, H: 24, W: 20, K: 8, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
-	{N: 1, C: 8, H: 12, W: 10, K: 16, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
-	{N: 1, C: 16, H: 6, W: 5, K: 4, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
+	{N: 2, C: 8, H: 16, W: 16, K: 16, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
+	{N: 2, C: 3, H: 24, W: 20, K: 8, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
+	{N: 3, C: 8, H: 12, W: 10, K: 16, R: 3, S: 3, StrideH: 2, StrideW: 2, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
+	{N: 2, C: 16, H: 6, W: 5, K: 4, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
 	{N: 1, C: 3, H: 8, W: 40, K: 8, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
 	{N: 1, C: 8, H: 4, W: 20, K: 16, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
 	{N: 1, C: 16, H: 2, W: 10, K: 16, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},
 	{N: 2, C: 5, H: 13, W: 17, K: 7, R: 3, S: 2, StrideH: 1, StrideW: 2, PadT: 2, PadL: 0, PadB: 0, PadR: 1},
-	{N: 1, C: 4, H: 19, W: 23, K: 9, R: 5, S: 5, StrideH: 3, StrideW: 3, DilH: 2, DilW: 1, PadT: 2, PadL: 2, PadB: 2, PadR: 2},
-	{N: 1, C: 6, H: 17, W: 18, K: 13, R: 3, S: 3, StrideH: 4, StrideW: 2, DilH: 1, DilW: 3, PadT: 1, PadL: 3, PadB: 0, PadR: 2},
+	{N: 2, C: 4, H: 19, W: 23, K: 9, R: 5, S: 5, StrideH: 3, StrideW: 3, DilH: 2, DilW: 1, PadT: 2, PadL: 2, PadB: 2, PadR: 2},
+	{N: 3, C: 6, H: 17, W: 18, K: 13, R: 3, S: 3, StrideH: 4, StrideW: 2, DilH: 1, DilW: 3, PadT: 1, PadL: 3, PadB: 0, PadR: 2},
 	{N: 1, C: 40, H: 9, W: 9, K: 20, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},              // K = 360 > KC
 	{N: 1, C: 2, H: 60, W: 70, K: 3, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1},              // N past NC
 	{N: 1, C: 16, H: 12, W: 10, K: 32, R: 1, S: 1, PadT: 1, PadL: 0, PadB: 1, PadR: 0},            // 1×1 with padding
@@ -183,4 +183,36 @@ func medianF(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestConvGemmImagesChecked: ConvGemmImages refuses image counts, strides
+// and operands that do not fit, before computing anything.
+func TestConvGemmImagesChecked(t *testing.T) {
+	p := gridCases[3]
+	p.defaults()
+	oh, ow := p.ConvOut()
+	kk := p.C * p.R * p.S
+	chw := p.C * p.H * p.W
+	call := func(x, y []float32) Call {
+		return Call{M: p.K, N: oh * ow, K: kk, Alpha: 1, A: Matrix{F32: make([]float32, p.K*kk), Stride: kk},
+			B: Matrix{Im2col: &Im2col{X: x, C: p.C, In: [3]int{1, p.H, p.W}, Out: [3]int{1, oh, ow}, K: [3]int{1, p.R, p.S},
+				Stride: [3]int{1, p.StrideH, p.StrideW}, Dil: [3]int{1, 1, 1}, Pad: [3]int{0, p.PadT, p.PadL}}},
+			C: y, LDC: oh * ow}
+	}
+	x, y := make([]float32, 2*chw), make([]float32, 2*p.K*oh*ow)
+	c := call(x, y)
+	require.NoError(t, ConvGemmImages(&c, 2, chw, p.K*oh*ow))
+	for name, bad := range map[string]func() error{
+		"no images": func() error { c := call(x, y); return ConvGemmImages(&c, 0, chw, p.K*oh*ow) },
+		"negative":  func() error { c := call(x, y); return ConvGemmImages(&c, 2, -1, p.K*oh*ow) },
+		"short x":   func() error { c := call(x[:2*chw-1], y); return ConvGemmImages(&c, 2, chw, p.K*oh*ow) },
+		"short y":   func() error { c := call(x, y[:len(y)-1]); return ConvGemmImages(&c, 2, chw, p.K*oh*ow) },
+		"not im2col": func() error {
+			c := call(x, y)
+			c.B = Matrix{F32: x, Stride: oh * ow}
+			return ConvGemmImages(&c, 2, chw, 0)
+		},
+	} {
+		require.ErrorIs(t, bad(), ErrShape, name)
+	}
 }
