@@ -34,9 +34,9 @@ var gridConv = true
 // takes the plain dot-product path (smallWork), with its own rounding.
 const gridWork = smallWork
 
-// gridBufs is the scratch of one grid convolution, pooled: the operand
-// description (the GEMM keeps a pointer to it), the row offsets, the
-// phase planes and the product on the grid.
+// gridBufs is the scratch of one grid convolution, kept for the next:
+// the operand description (the GEMM keeps a pointer to it), the row
+// offsets, the phase planes and the product on the grid.
 type gridBufs struct {
 	im    Im2col
 	off   []int32
@@ -44,7 +44,37 @@ type gridBufs struct {
 	out   []float32
 }
 
-var gridPool = sync.Pool{New: func() any { return new(gridBufs) }}
+// gridFree keeps a few gridBufs across garbage collections (a sync.Pool
+// is emptied by them, and the next convolution would allocate its planes
+// again): a run of a model then allocates nothing once warm.
+var gridFree struct {
+	sync.Mutex
+	list []*gridBufs
+}
+
+const gridFreeMax = 8
+
+func getGrid() *gridBufs {
+	gridFree.Lock()
+	defer gridFree.Unlock()
+	if n := len(gridFree.list); n > 0 {
+		b := gridFree.list[n-1]
+		gridFree.list = gridFree.list[:n-1]
+		return b
+	}
+	return new(gridBufs)
+}
+
+func putGrid(b *gridBufs) {
+	gridFree.Lock()
+	defer gridFree.Unlock()
+	if gridFree.list == nil {
+		gridFree.list = make([]*gridBufs, 0, gridFreeMax)
+	}
+	if len(gridFree.list) < gridFreeMax {
+		gridFree.list = append(gridFree.list, b)
+	}
+}
 
 // ConvGemm computes c, whose B is usually an Im2col operand, as Gemm
 // does, bit for bit, on the fastest path for its geometry: the grid path
@@ -150,8 +180,8 @@ func gridGemm(c *Call, g grid, threads int) bool {
 	if planes*g.images*pq+gridSlack >= 1<<31 {
 		return false
 	}
-	b := gridPool.Get().(*gridBufs)
-	defer gridPool.Put(b)
+	b := getGrid()
+	defer putGrid(b)
 	// The product's columns: each image's grid, the next one a plane
 	// (pq columns) later.
 	n := (g.images-1)*pq + g.n
