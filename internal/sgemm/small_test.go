@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestSmallDotsIsGeneric: the four-column dot products of small (row-major
-// A, transposed B: a recurrent step's product) give the generic loop's
-// bits, NaN and Inf entries included, with strided operands and C.
+// TestSmallDotsIsGeneric: the four-column and four-row dot products of
+// small (row-major A, transposed B: a recurrent step's product; or B one
+// contiguous column: a 1×1 convolution of a 1×1 image) give the generic
+// loop's bits, NaN and Inf entries included, with strided operands and C.
 func TestSmallDotsIsGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for range 300 {
@@ -28,6 +29,12 @@ func TestSmallDotsIsGeneric(t *testing.T) {
 		}
 		want, got := slices.Clone(c), slices.Clone(c)
 		cw, cg := call(want), call(got)
+		if r.IntN(3) == 0 { // a matrix-vector product: B one contiguous column
+			n, ldc = 1, 1+r.IntN(3)
+			for _, cc := range []*Call{&cw, &cg} {
+				cc.N, cc.LDC, cc.B = n, ldc, Matrix{F32: b[:k], Stride: 1}
+			}
+		}
 		smallGeneric(&cw)
 		small(&cg)
 		for j := range got {
