@@ -84,8 +84,8 @@ func ConvGemm(c *Call) error { return ConvGemmImages(c, 1, 0, 0) }
 // ConvGemmImages is ConvGemm for images convolutions with the same
 // weights: c is the first image's product (B an Im2col operand), image i
 // reads the Im2col image from X[i·xStride:] and writes C[i·cStride:].
-// On the grid path all images share one product (their planes side by
-// side on the grid, one packing of the weights, fuller panels); each
+// On the grid path all images share one product (their plane rows side
+// by side on the grid, one packing of the weights, fuller panels); each
 // image's result is what ConvGemm gives for it alone, bit for bit.
 func ConvGemmImages(c *Call, images, xStride, cStride int) error {
 	if err := c.validate(); err != nil {
@@ -139,8 +139,9 @@ type grid struct {
 	sh, sw int // strides: phase planes per channel sh·sw
 	hq, lq int // phase plane rows and columns
 	n      int // product columns on the grid for one image: (OH-1)·Lq + OW
-	// images side by side: each plane is followed by the same plane of
-	// the next image, so image i's columns start i·Hq·Lq later.
+	// images side by side: a plane row holds row y of every image's
+	// plane, Lq columns each, so the grid's rows are images·Lq wide and
+	// image i's columns of a row start i·Lq in.
 	images, xStride, cStride int
 }
 
@@ -175,17 +176,19 @@ func gridGeometry(c *Call) (grid, bool) {
 // too large for 32-bit offsets.
 func gridGemm(c *Call, g grid, threads int) bool {
 	im := c.B.Im2col
-	pq := g.hq * g.lq
+	wq := g.images * g.lq // a plane row: every image's
+	pq := g.hq * wq
 	planes := im.C * g.sh * g.sw
-	if planes*g.images*pq+gridSlack >= 1<<31 {
+	if planes*pq+gridSlack >= 1<<31 {
 		return false
 	}
 	b := getGrid()
 	defer putGrid(b)
-	// The product's columns: each image's grid, the next one a plane
-	// (pq columns) later.
-	n := (g.images-1)*pq + g.n
-	b.plane = grow(b.plane, planes*g.images*pq+gridSlack)
+	// The product's columns: output (oy, ox) of image i is column
+	// oy·wq + i·Lq + ox.
+	oh, ow := im.Out[1], im.Out[2]
+	n := (oh-1)*wq + (g.images-1)*g.lq + ow
+	b.plane = grow(b.plane, planes*pq+gridSlack)
 	b.out = grow(b.out, c.M*n)
 	if cap(b.off) < c.K {
 		b.off = make([]int32, c.K)
@@ -201,18 +204,17 @@ func gridGemm(c *Call, g grid, threads int) bool {
 		ty := r * im.Dil[1]
 		for s := range im.K[2] {
 			tx := s * im.Dil[2]
-			b.off[p] = int32(((ty%g.sh)*g.sw+tx%g.sw)*g.images*pq + ty/g.sh*g.lq + tx/g.sw)
+			b.off[p] = int32(((ty%g.sh)*g.sw+tx%g.sw)*pq + ty/g.sh*wq + tx/g.sw)
 			p++
 		}
 	}
 	for ch := 1; ch < im.C; ch++ {
-		step := int32(ch * g.sh * g.sw * g.images * pq)
+		step := int32(ch * g.sh * g.sw * pq)
 		for t, o := range b.off[:taps] {
 			b.off[ch*taps+t] = o + step
 		}
 	}
 	b.im = Im2col{X: b.plane, rowOff: b.off, gridN: n, slack: gridSlack}
-	oh, ow := im.Out[1], im.Out[2]
 	gc := Call{M: c.M, N: n, K: c.K, Alpha: c.Alpha, Beta: c.Beta, A: c.A,
 		B: Matrix{Im2col: &b.im}, C: b.out, LDC: n}
 	if gc.validate() != nil { // not reached: the layout above fits
@@ -223,7 +225,7 @@ func gridGemm(c *Call, g grid, threads int) bool {
 			cc := c.C[img*g.cStride:]
 			for i := range c.M {
 				for oy := range oh {
-					copy(b.out[i*n+img*pq+oy*g.lq:][:ow], cc[i*c.LDC+oy*ow:])
+					copy(b.out[i*n+oy*wq+img*g.lq:][:ow], cc[i*c.LDC+oy*ow:])
 				}
 			}
 		}
@@ -239,16 +241,16 @@ func gridGemm(c *Call, g grid, threads int) bool {
 		cc := c.C[img*g.cStride:]
 		for i := range c.M {
 			dst := cc[i*c.LDC:][:c.N]
-			src := b.out[i*n+img*pq:][:g.n]
+			src := b.out[i*n+img*g.lq:]
 			if bias == nil {
 				for oy := range oh {
-					copy(dst[oy*ow:(oy+1)*ow], src[oy*g.lq:])
+					copy(dst[oy*ow:(oy+1)*ow], src[oy*wq:][:ow])
 				}
 				continue
 			}
 			bv := bias[i]
 			for oy := range oh {
-				d, s := dst[oy*ow:(oy+1)*ow], src[oy*g.lq:][:ow]
+				d, s := dst[oy*ow:(oy+1)*ow], src[oy*wq:][:ow]
 				for x, v := range s {
 					d[x] = v + bv
 				}
@@ -267,18 +269,18 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// fillPlanes writes the images as g's phase planes: plane (c, py, px)
-// of image i, at ((c·sh+py)·sw+px)·images+i planes in, holds element
-// [y][i] = the image at row y·sh+py−PadT, column i·sw+px−PadL, zero
-// outside it. The planes are cleared at once, then each image row that
+// fillPlanes writes the images as g's phase planes: plane (c, py, px),
+// (c·sh+py)·sw+px planes in, holds at [y][m·Lq+i] image m's element at
+// row y·sh+py−PadT, column i·sw+px−PadL, zero outside it. The planes are cleared at once, then each image row that
 // lands inside them is dealt out to its sw plane rows.
 func fillPlanes(dst []float32, im *Im2col, g grid) {
 	clear(dst)
 	h, w := im.In[1], im.In[2]
 	pt, pl := im.Pad[1], im.Pad[2]
 	sh, sw, hq, lq := g.sh, g.sw, g.hq, g.lq
-	pq := hq * lq
-	pxStep := g.images * pq // from plane px to px+1
+	wq := g.images * lq // a plane row
+	pq := hq * wq
+	pxStep := pq // from plane px to px+1
 	// Image columns [0, x1) land inside the planes (padded column
 	// ix+pl < sw·lq).
 	x1 := min(w, sw*lq-pl)
@@ -304,7 +306,7 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 					break
 				}
 				src := plane[iy*w : iy*w+x1]
-				base := (((ch*sh+py)*sw)*g.images+img)*pq + y*lq
+				base := ((ch*sh+py)*sw)*pq + y*wq + img*lq
 				switch sw {
 				case 1:
 					copy(dst[base+pl:][:len(src)], src)
