@@ -184,7 +184,7 @@ func convKernel(t *Task, args [][]byte) error {
 		// all the images (sgemm.ConvGemmImages: on its grid path they
 		// share the product).
 		images, calls := 1, n
-		if groups == 1 && !plain {
+		if groups == 1 && !plain && n > 0 {
 			images, calls = n, 1
 		}
 		for b := range calls {
