@@ -3,6 +3,8 @@ package ge
 import (
 	"fmt"
 	"math"
+
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // Pooling over 1 to 3 spatial dims of x [N, C, spatial...]: MaxPool (with
@@ -107,9 +109,8 @@ func poolKernel(t *Task, args [][]byte) error {
 }
 
 // poolAll pools a whole plane (global pooling: one window covering the
-// input, no padding): the max, or the sum in eight interleaved float32
-// partial sums (eight add chains in flight rather than one) divided by
-// the count.
+// input, no padding): the max, or sgemm.Sum (vector partial sums in a
+// fixed order) divided by the count.
 func poolAll(x []float32, isMax bool) float32 {
 	if isMax {
 		acc := float32(math.Inf(-1))
@@ -118,24 +119,7 @@ func poolAll(x []float32, isMax bool) float32 {
 		}
 		return acc
 	}
-	var s [8]float32
-	i := 0
-	for ; i+8 <= len(x); i += 8 {
-		q := (*[8]float32)(x[i:])
-		s[0] += q[0]
-		s[1] += q[1]
-		s[2] += q[2]
-		s[3] += q[3]
-		s[4] += q[4]
-		s[5] += q[5]
-		s[6] += q[6]
-		s[7] += q[7]
-	}
-	for j := 0; i < len(x); i, j = i+1, j+1 {
-		s[j] += x[i]
-	}
-	sum := ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
-	return sum / float32(len(x))
+	return sg.Sum(x) / float32(len(x))
 }
 
 // maxPairs is MaxPool over a plane with windows of 1 or 2 rows by 1 or

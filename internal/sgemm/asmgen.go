@@ -280,6 +280,61 @@ func taps(name string) {
 	p("RET")
 }
 
+// sum emits func name(x *float32, n int) float32: the float32 sum of
+// x[0:n] in a fixed order — 64 elements at a time into four vector
+// accumulators, then 16 at a time into the first, the last n mod 16 under
+// a mask into the second, the accumulators added pairwise and the lanes
+// folded in halves (AVX-512).
+func sum(name string) {
+	fmt.Fprintf(&out, "\n// func %s(x *float32, n int) float32\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-20\n", name)
+	p("MOVQ x+0(FP), SI")
+	p("MOVQ n+8(FP), CX")
+	for i := range 4 {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	label(name + "_loop64")
+	p("CMPQ CX, $64")
+	p("JLT %s_loop16", name)
+	for i := range 4 {
+		p("VADDPS %d(SI), Z%d, Z%d", 64*i, i, i)
+	}
+	p("ADDQ $256, SI")
+	p("SUBQ $64, CX")
+	p("JMP %s_loop64", name)
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VADDPS (SI), Z0, Z0")
+	p("ADDQ $64, SI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_reduce", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	p("VMOVUPS.Z (SI), K1, Z4")
+	p("VADDPS Z4, Z1, Z1")
+	label(name + "_reduce")
+	p("VADDPS Z1, Z0, Z0")
+	p("VADDPS Z3, Z2, Z2")
+	p("VADDPS Z2, Z0, Z0")
+	p("VEXTRACTF32X8 $1, Z0, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("VEXTRACTF128 $1, Y0, X1")
+	p("VADDPS X1, X0, X0")
+	p("VMOVHLPS X0, X1, X1")
+	p("VADDPS X1, X0, X0")
+	p("VMOVSHDUP X0, X1")
+	p("VADDSS X1, X0, X0")
+	p("VMOVSS X0, ret+16(FP)")
+	p("VZEROUPPER")
+	p("RET")
+}
+
 // axpy emits func name(dst, src *float32, n int, a float32):
 // dst[i] += a·src[i], the product rounded before the add (VMULPS then
 // VADDPS, as Go computes a*b + c on amd64), so every element is the bits
@@ -423,6 +478,7 @@ func main() {
 	packRows("packRows32")
 	packRowsIdx("packRowsIdx32")
 	taps("taps512")
+	sum("sum512")
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

@@ -33,7 +33,12 @@ func packRowsIdx32(dst, src *float32, off *int32, kb int)
 //go:noescape
 func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
 
-// hasTaps reports whether taps512 runs here.
+// sum512 is Sum over n elements (AVX-512).
+//
+//go:noescape
+func sum512(x *float32, n int) float32
+
+// hasTaps reports whether taps512 and sum512 run here.
 var hasTaps = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
