@@ -335,6 +335,63 @@ func sum(name string) {
 	p("RET")
 }
 
+// goMax emits r = max(a, b) as Go's builtin computes it, lane by lane:
+// NaN when either is NaN, +0 for max(-0, +0), else the larger (VMAXPS
+// alone returns b for NaNs and for equal zeros).
+func goMax(a, b, r string) {
+	p("VMAXPS %s, %s, %s", b, a, r)
+	p("VCMPPS $0, %s, %s, K1", b, a) // a == b (ordered): a AND b keeps +0 over -0
+	p("VANDPS %s, %s, K1, %s", b, a, r)
+	p("VCMPPS $3, %s, %s, K2", b, a) // unordered: a + b is NaN
+	p("VADDPS %s, %s, K2, %s", b, a, r)
+}
+
+// maxPairs emits func name(dst, r0, r1 *float32, n int): dst[i] = the
+// max of r0[2i], r0[2i+1], r1[2i], r1[2i+1] for i < n, n a multiple of
+// 16, as Go's builtin max (MaxPool with 2×2 windows, stride 2; AVX-512).
+// The rows' maxima first, then the even and odd lanes split by VPERMT2PS.
+func maxPairs(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, r0, r1 *float32, n int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ r0+8(FP), SI")
+	p("MOVQ r1+16(FP), DX")
+	p("MOVQ n+24(FP), CX")
+	p("VMOVUPS evenLanes<>(SB), Z10")
+	p("VMOVUPS oddLanes<>(SB), Z11")
+	label(name + "_loop")
+	p("CMPQ CX, $16")
+	p("JLT %s_done", name)
+	p("VMOVUPS (SI), Z0")
+	p("VMOVUPS 64(SI), Z1")
+	p("VMOVUPS (DX), Z2")
+	p("VMOVUPS 64(DX), Z3")
+	goMax("Z0", "Z2", "Z4")
+	goMax("Z1", "Z3", "Z5")
+	p("VMOVAPS Z4, Z6")
+	p("VPERMT2PS Z5, Z10, Z6") // even lanes of (Z4, Z5)
+	p("VMOVAPS Z4, Z7")
+	p("VPERMT2PS Z5, Z11, Z7") // odd lanes
+	goMax("Z6", "Z7", "Z8")
+	p("VMOVUPS Z8, (DI)")
+	p("ADDQ $128, SI")
+	p("ADDQ $128, DX")
+	p("ADDQ $64, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// lanes emits a read-only table of 16 int32 lane indices.
+func lanes(name string, first int) {
+	for i := range 16 {
+		fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $%d\n", name, 4*i, first+2*i)
+	}
+	fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
 // axpy emits func name(dst, src *float32, n int, a float32):
 // dst[i] += a·src[i], the product rounded before the add (VMULPS then
 // VADDPS, as Go computes a*b + c on amd64), so every element is the bits
@@ -479,6 +536,10 @@ func main() {
 	packRowsIdx("packRowsIdx32")
 	taps("taps512")
 	sum("sum512")
+	out.WriteString("\n")
+	lanes("evenLanes", 0)
+	lanes("oddLanes", 1)
+	maxPairs("maxPairs512")
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

@@ -38,7 +38,12 @@ func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
 //go:noescape
 func sum512(x *float32, n int) float32
 
-// hasTaps reports whether taps512 and sum512 run here.
+// maxPairs512 is MaxPairs over n outputs, n a multiple of 16 (AVX-512).
+//
+//go:noescape
+func maxPairs512(dst, r0, r1 *float32, n int)
+
+// hasTaps reports whether taps512, sum512 and maxPairs512 run here.
 var hasTaps = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before

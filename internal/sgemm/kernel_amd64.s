@@ -799,6 +799,85 @@ sum512_reduce:
 	VZEROUPPER
 	RET
 
+DATA evenLanes<>+0(SB)/4, $0
+DATA evenLanes<>+4(SB)/4, $2
+DATA evenLanes<>+8(SB)/4, $4
+DATA evenLanes<>+12(SB)/4, $6
+DATA evenLanes<>+16(SB)/4, $8
+DATA evenLanes<>+20(SB)/4, $10
+DATA evenLanes<>+24(SB)/4, $12
+DATA evenLanes<>+28(SB)/4, $14
+DATA evenLanes<>+32(SB)/4, $16
+DATA evenLanes<>+36(SB)/4, $18
+DATA evenLanes<>+40(SB)/4, $20
+DATA evenLanes<>+44(SB)/4, $22
+DATA evenLanes<>+48(SB)/4, $24
+DATA evenLanes<>+52(SB)/4, $26
+DATA evenLanes<>+56(SB)/4, $28
+DATA evenLanes<>+60(SB)/4, $30
+GLOBL evenLanes<>(SB), RODATA|NOPTR, $64
+DATA oddLanes<>+0(SB)/4, $1
+DATA oddLanes<>+4(SB)/4, $3
+DATA oddLanes<>+8(SB)/4, $5
+DATA oddLanes<>+12(SB)/4, $7
+DATA oddLanes<>+16(SB)/4, $9
+DATA oddLanes<>+20(SB)/4, $11
+DATA oddLanes<>+24(SB)/4, $13
+DATA oddLanes<>+28(SB)/4, $15
+DATA oddLanes<>+32(SB)/4, $17
+DATA oddLanes<>+36(SB)/4, $19
+DATA oddLanes<>+40(SB)/4, $21
+DATA oddLanes<>+44(SB)/4, $23
+DATA oddLanes<>+48(SB)/4, $25
+DATA oddLanes<>+52(SB)/4, $27
+DATA oddLanes<>+56(SB)/4, $29
+DATA oddLanes<>+60(SB)/4, $31
+GLOBL oddLanes<>(SB), RODATA|NOPTR, $64
+
+// func maxPairs512(dst, r0, r1 *float32, n int)
+TEXT ·maxPairs512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVUPS evenLanes<>(SB), Z10
+	VMOVUPS oddLanes<>(SB), Z11
+maxPairs512_loop:
+	CMPQ CX, $16
+	JLT maxPairs512_done
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 64(DX), Z3
+	VMAXPS Z2, Z0, Z4
+	VCMPPS $0, Z2, Z0, K1
+	VANDPS Z2, Z0, K1, Z4
+	VCMPPS $3, Z2, Z0, K2
+	VADDPS Z2, Z0, K2, Z4
+	VMAXPS Z3, Z1, Z5
+	VCMPPS $0, Z3, Z1, K1
+	VANDPS Z3, Z1, K1, Z5
+	VCMPPS $3, Z3, Z1, K2
+	VADDPS Z3, Z1, K2, Z5
+	VMOVAPS Z4, Z6
+	VPERMT2PS Z5, Z10, Z6
+	VMOVAPS Z4, Z7
+	VPERMT2PS Z5, Z11, Z7
+	VMAXPS Z7, Z6, Z8
+	VCMPPS $0, Z7, Z6, K1
+	VANDPS Z7, Z6, K1, Z8
+	VCMPPS $3, Z7, Z6, K2
+	VADDPS Z7, Z6, K2, Z8
+	VMOVUPS Z8, (DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP maxPairs512_loop
+maxPairs512_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst, src *float32, n int, a float32)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI

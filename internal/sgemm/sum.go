@@ -46,3 +46,20 @@ func Sum(x []float32) float32 {
 	}
 	return r[0]
 }
+
+// MaxPairs sets dst[i] to the max of r0[2i], r0[2i+1], r1[2i] and
+// r1[2i+1] (a row of 2×2 max pooling, stride 2) for i < len(dst), as
+// Go's builtin max computes it: NaN if any is NaN, +0 over -0, so the
+// order of the four does not matter. r0 and r1 hold at least 2·len(dst).
+func MaxPairs(dst, r0, r1 []float32) {
+	n := len(dst)
+	r0, r1 = r0[:2*n], r1[:2*n]
+	vec := 0
+	if hasTaps && n >= 16 {
+		vec = n &^ 15
+		maxPairs512(&dst[0], &r0[0], &r1[0], vec)
+	}
+	for i := vec; i < n; i++ {
+		dst[i] = max(r0[2*i], r0[2*i+1], r1[2*i], r1[2*i+1])
+	}
+}
