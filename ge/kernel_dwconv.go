@@ -144,9 +144,7 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 		if ic := oc / mg; ic != last {
 			last = ic
 			xp := x[ic*pin : (ic+1)*pin]
-			for r := range H {
-				copy(pad[(r+w.pb[1])*wp+w.pb[2]:], xp[r*W:(r+1)*W])
-			}
+			sg.CopyRows(pad[w.pb[1]*wp+w.pb[2]:], wp, xp, W, H, W)
 		}
 		op := out[oc*pout : (oc+1)*pout]
 		wk := wt[oc*ks : (oc+1)*ks]
@@ -164,9 +162,7 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 					}
 				}
 			}
-			for r := range OH {
-				copy(op[r*OW:(r+1)*OW], t[r*wp:r*wp+OW])
-			}
+			sg.CopyRows(op, OW, t, wp, OH, OW)
 			continue
 		}
 		for o1 := range OH {

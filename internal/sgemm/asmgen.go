@@ -384,6 +384,57 @@ func maxPairs(name string) {
 	p("RET")
 }
 
+// copyRows emits func name(dst, src *float32, n, rows, ldd, lds int):
+// rows rows of n floats, ldd and lds apart, 16 floats per vector move
+// and the last n mod 16 under a mask (AVX-512): the row copies of small
+// planes (padding, compaction) without a call to memmove per row.
+func copyRows(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ n+16(FP), BX")
+	p("MOVQ rows+24(FP), R8")
+	p("MOVQ ldd+32(FP), R9")
+	p("SHLQ $2, R9")
+	p("MOVQ lds+40(FP), R10")
+	p("SHLQ $2, R10")
+	p("MOVQ BX, CX")
+	p("ANDQ $15, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	label(name + "_row")
+	p("TESTQ R8, R8")
+	p("JEQ %s_done", name)
+	p("MOVQ DI, R11")
+	p("MOVQ SI, R12")
+	p("MOVQ BX, CX")
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VMOVUPS (R12), Z0")
+	p("VMOVUPS Z0, (R11)")
+	p("ADDQ $64, R11")
+	p("ADDQ $64, R12")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_next", name)
+	p("VMOVUPS.Z (R12), K1, Z0")
+	p("VMOVUPS Z0, K1, (R11)")
+	label(name + "_next")
+	p("ADDQ R9, DI")
+	p("ADDQ R10, SI")
+	p("DECQ R8")
+	p("JMP %s_row", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
 // lanes emits a read-only table of 16 int32 lane indices.
 func lanes(name string, first int) {
 	for i := range 16 {
@@ -540,6 +591,7 @@ func main() {
 	lanes("evenLanes", 0)
 	lanes("oddLanes", 1)
 	maxPairs("maxPairs512")
+	copyRows("copyRows512")
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

@@ -43,7 +43,13 @@ func sum512(x *float32, n int) float32
 //go:noescape
 func maxPairs512(dst, r0, r1 *float32, n int)
 
-// hasTaps reports whether taps512, sum512 and maxPairs512 run here.
+// copyRows512 is CopyRows (AVX-512).
+//
+//go:noescape
+func copyRows512(dst, src *float32, n, rows, ldd, lds int)
+
+// hasTaps reports whether taps512, sum512, maxPairs512 and copyRows512
+// run here.
 var hasTaps = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before

@@ -34,3 +34,23 @@ func Taps(dst, src []float32, off []int32, w []float32) {
 		dst[i] = acc
 	}
 }
+
+// CopyRows copies rows rows of n floats from src (rows lds apart) to dst
+// (rows ldd apart): the row copies of small planes (a zero-padded copy of
+// an image, the compaction of a product computed at padded width), in
+// one AVX-512 loop rather than a memmove call per row. The operands must
+// hold every row.
+func CopyRows(dst []float32, ldd int, src []float32, lds int, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	dst = dst[:(rows-1)*ldd+n]
+	src = src[:(rows-1)*lds+n]
+	if hasTaps && ldd >= n && lds >= 0 {
+		copyRows512(&dst[0], &src[0], n, rows, ldd, lds)
+		return
+	}
+	for r := range rows {
+		copy(dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n])
+	}
+}

@@ -44,3 +44,30 @@ func TestTapsIsAxpyPasses(t *testing.T) {
 	}()
 	Taps(make([]float32, 32), make([]float32, 40), []int32{0, 9}, []float32{1, 1})
 }
+
+// TestCopyRows: CopyRows copies exactly the rows, for widths around the
+// vector width, and touches nothing between them.
+func TestCopyRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, n := range []int{1, 5, 10, 15, 16, 17, 40} {
+		for _, rows := range []int{1, 3, 12} {
+			ldd, lds := n+r.IntN(5), n+r.IntN(5)
+			src := randSlice(r, (rows-1)*lds+n)
+			dst := make([]float32, (rows-1)*ldd+n+3)
+			for i := range dst {
+				dst[i] = -7
+			}
+			CopyRows(dst, ldd, src, lds, rows, n)
+			for i, v := range dst {
+				row, col := i/ldd, i%ldd
+				want := float32(-7)
+				if row < rows && col < n {
+					want = src[row*lds+col]
+				}
+				if v != want {
+					t.Fatalf("n=%d rows=%d: dst[%d] = %v, want %v", n, rows, i, v, want)
+				}
+			}
+		}
+	}
+}
