@@ -388,9 +388,19 @@ func maxPairs(name string) {
 // rows rows of n floats, ldd and lds apart, 16 floats per vector move
 // and the last n mod 16 under a mask (AVX-512): the row copies of small
 // planes (padding, compaction) without a call to memmove per row.
-func copyRows(name string) {
-	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int)\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+//
+// With add set it emits func name(dst, src *float32, n, rows, ldd, lds
+// int, b float32) instead, storing src + b (one float32 add per element:
+// a bias added on the way).
+func copyRows(name string, add bool) {
+	if add {
+		fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int, b float32)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-52\n", name)
+		p("VBROADCASTSS b+48(FP), Z1")
+	} else {
+		fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	}
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ src+8(FP), SI")
 	p("MOVQ n+16(FP), BX")
@@ -415,6 +425,9 @@ func copyRows(name string) {
 	p("CMPQ CX, $16")
 	p("JLT %s_tail", name)
 	p("VMOVUPS (R12), Z0")
+	if add {
+		p("VADDPS Z1, Z0, Z0")
+	}
 	p("VMOVUPS Z0, (R11)")
 	p("ADDQ $64, R11")
 	p("ADDQ $64, R12")
@@ -424,6 +437,9 @@ func copyRows(name string) {
 	p("TESTQ CX, CX")
 	p("JEQ %s_next", name)
 	p("VMOVUPS.Z (R12), K1, Z0")
+	if add {
+		p("VADDPS Z1, Z0, Z0")
+	}
 	p("VMOVUPS Z0, K1, (R11)")
 	label(name + "_next")
 	p("ADDQ R9, DI")
@@ -591,7 +607,8 @@ func main() {
 	lanes("evenLanes", 0)
 	lanes("oddLanes", 1)
 	maxPairs("maxPairs512")
-	copyRows("copyRows512")
+	copyRows("copyRows512", false)
+	copyRows("copyRowsAdd512", true)
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

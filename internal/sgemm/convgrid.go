@@ -232,8 +232,7 @@ func gridGemm(c *Call, g grid, threads int) bool {
 	}
 	run(&gc, best, threads)
 	// Compact the grid into C, adding a bias on the way (the float32 add
-	// the epilogue would make; the rows are short, a plain loop), then
-	// the activation.
+	// the epilogue would make), then the activation.
 	ep := c.Epi
 	bias := ep.Bias
 	ep.Bias = nil
@@ -243,17 +242,9 @@ func gridGemm(c *Call, g grid, threads int) bool {
 			dst := cc[i*c.LDC:][:c.N]
 			src := b.out[i*n+img*g.lq:]
 			if bias == nil {
-				for oy := range oh {
-					copy(dst[oy*ow:(oy+1)*ow], src[oy*wq:][:ow])
-				}
-				continue
-			}
-			bv := bias[i]
-			for oy := range oh {
-				d, s := dst[oy*ow:(oy+1)*ow], src[oy*wq:][:ow]
-				for x, v := range s {
-					d[x] = v + bv
-				}
+				CopyRows(dst, ow, src, wq, oh, ow)
+			} else {
+				CopyRowsAdd(dst, ow, src, wq, oh, ow, bias[i])
 			}
 		}
 		ep.Apply(cc, c.LDC, c.M, c.N)
@@ -295,6 +286,12 @@ func fillPlanes(dst []float32, im *Im2col, g grid) {
 		x := im.X[img*g.xStride:]
 		for ch := range im.C {
 			plane := x[ch*h*w : (ch+1)*h*w]
+			if sh == 1 && sw == 1 { // the rows land in consecutive plane rows
+				if rows := min(h, hq-pt); rows > 0 {
+					CopyRows(dst[ch*pq+pt*wq+img*lq+pl:], wq, plane, w, rows, x1)
+				}
+				continue
+			}
 			py, y := py0, y0
 			for iy := range h {
 				if iy > 0 {

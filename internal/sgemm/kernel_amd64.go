@@ -48,8 +48,13 @@ func maxPairs512(dst, r0, r1 *float32, n int)
 //go:noescape
 func copyRows512(dst, src *float32, n, rows, ldd, lds int)
 
-// hasTaps reports whether taps512, sum512, maxPairs512 and copyRows512
-// run here.
+// copyRowsAdd512 is CopyRowsAdd (AVX-512).
+//
+//go:noescape
+func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
+
+// hasTaps reports whether taps512, sum512, maxPairs512 and the copyRows
+// routines run here.
 var hasTaps = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before

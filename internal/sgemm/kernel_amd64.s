@@ -923,6 +923,54 @@ copyRows512_done:
 	VZEROUPPER
 	RET
 
+// func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
+TEXT ·copyRowsAdd512(SB), NOSPLIT, $0-52
+	VBROADCASTSS b+48(FP), Z1
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ rows+24(FP), R8
+	MOVQ ldd+32(FP), R9
+	SHLQ $2, R9
+	MOVQ lds+40(FP), R10
+	SHLQ $2, R10
+	MOVQ BX, CX
+	ANDQ $15, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+copyRowsAdd512_row:
+	TESTQ R8, R8
+	JEQ copyRowsAdd512_done
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ BX, CX
+copyRowsAdd512_loop16:
+	CMPQ CX, $16
+	JLT copyRowsAdd512_tail
+	VMOVUPS (R12), Z0
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (R11)
+	ADDQ $64, R11
+	ADDQ $64, R12
+	SUBQ $16, CX
+	JMP copyRowsAdd512_loop16
+copyRowsAdd512_tail:
+	TESTQ CX, CX
+	JEQ copyRowsAdd512_next
+	VMOVUPS.Z (R12), K1, Z0
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, K1, (R11)
+copyRowsAdd512_next:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ R8
+	JMP copyRowsAdd512_row
+copyRowsAdd512_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst, src *float32, n int, a float32)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI

@@ -29,6 +29,10 @@ func maxPairs512(dst, r0, r1 *float32, n int) { panic("no assembly kernels") }
 
 func copyRows512(dst, src *float32, n, rows, ldd, lds int) { panic("no assembly kernels") }
 
+func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32) {
+	panic("no assembly kernels")
+}
+
 func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int) { panic("no assembly kernels") }
 
 var (

@@ -54,3 +54,23 @@ func CopyRows(dst []float32, ldd int, src []float32, lds int, rows, n int) {
 		copy(dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n])
 	}
 }
+
+// CopyRowsAdd is CopyRows storing src + b, one float32 add per element
+// (the bits of the Go loop): a per-row bias added while compacting.
+func CopyRowsAdd(dst []float32, ldd int, src []float32, lds int, rows, n int, b float32) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	dst = dst[:(rows-1)*ldd+n]
+	src = src[:(rows-1)*lds+n]
+	if hasTaps && ldd >= n && lds >= 0 {
+		copyRowsAdd512(&dst[0], &src[0], n, rows, ldd, lds, b)
+		return
+	}
+	for r := range rows {
+		d, s := dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n]
+		for i, v := range s {
+			d[i] = v + b
+		}
+	}
+}

@@ -45,8 +45,9 @@ func TestTapsIsAxpyPasses(t *testing.T) {
 	Taps(make([]float32, 32), make([]float32, 40), []int32{0, 9}, []float32{1, 1})
 }
 
-// TestCopyRows: CopyRows copies exactly the rows, for widths around the
-// vector width, and touches nothing between them.
+// TestCopyRows: CopyRows copies exactly the rows, and CopyRowsAdd adds
+// its scalar to each (the Go loop's bits), for widths around the vector
+// width, touching nothing between them.
 func TestCopyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	for _, n := range []int{1, 5, 10, 15, 16, 17, 40} {
@@ -57,15 +58,25 @@ func TestCopyRows(t *testing.T) {
 			for i := range dst {
 				dst[i] = -7
 			}
-			CopyRows(dst, ldd, src, lds, rows, n)
-			for i, v := range dst {
-				row, col := i/ldd, i%ldd
-				want := float32(-7)
-				if row < rows && col < n {
-					want = src[row*lds+col]
+			for _, add := range []bool{false, true} {
+				b := float32(r.NormFloat64())
+				if add {
+					CopyRowsAdd(dst, ldd, src, lds, rows, n, b)
+				} else {
+					CopyRows(dst, ldd, src, lds, rows, n)
 				}
-				if v != want {
-					t.Fatalf("n=%d rows=%d: dst[%d] = %v, want %v", n, rows, i, v, want)
+				for i, v := range dst {
+					row, col := i/ldd, i%ldd
+					want := float32(-7)
+					if row < rows && col < n {
+						want = src[row*lds+col]
+						if add {
+							want += b
+						}
+					}
+					if math.Float32bits(v) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d add=%v: dst[%d] = %v, want %v", n, rows, add, i, v, want)
+					}
 				}
 			}
 		}
