@@ -322,7 +322,7 @@ func sum(name string) {
 	p("VADDPS Z1, Z0, Z0")
 	p("VADDPS Z3, Z2, Z2")
 	p("VADDPS Z2, Z0, Z0")
-	p("VEXTRACTF32X8 $1, Z0, Y1")
+	p("VEXTRACTF64X4 $1, Z0, Y1")
 	p("VADDPS Y1, Y0, Y0")
 	p("VEXTRACTF128 $1, Y0, X1")
 	p("VADDPS X1, X0, X0")
@@ -340,8 +340,8 @@ func sum(name string) {
 // alone returns b for NaNs and for equal zeros).
 func goMax(a, b, r string) {
 	p("VMAXPS %s, %s, %s", b, a, r)
-	p("VCMPPS $0, %s, %s, K1", b, a) // a == b (ordered): a AND b keeps +0 over -0
-	p("VANDPS %s, %s, K1, %s", b, a, r)
+	p("VCMPPS $0, %s, %s, K1", b, a) // a == b (ordered): a AND b keeps +0 over -0 (VPANDD: AVX-512F)
+	p("VPANDD %s, %s, K1, %s", b, a, r)
 	p("VCMPPS $3, %s, %s, K2", b, a) // unordered: a + b is NaN
 	p("VADDPS %s, %s, K2, %s", b, a, r)
 }
