@@ -53,9 +53,9 @@ func copyRows512(dst, src *float32, n, rows, ldd, lds int)
 //go:noescape
 func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
 
-// hasTaps reports whether taps512, sum512, maxPairs512 and the copyRows
-// routines run here.
-var hasTaps = cpu.X86.HasAVX512F
+// hasAVX512F reports whether the AVX-512F routines (taps512, sum512,
+// maxPairs512, copyRows512, copyRowsAdd512) run here.
+var hasAVX512F = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
 // the add (the Go loop's bits); AVX2.

@@ -21,7 +21,7 @@ func axpyAVX2(dst, src *float32, n int, a float32)                  { panic("no 
 
 var hasAXPY = false
 
-var hasTaps = false
+var hasAVX512F = false
 
 func sum512(x *float32, n int) float32 { panic("no assembly kernels") }
 

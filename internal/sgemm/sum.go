@@ -9,7 +9,7 @@ func Sum(x []float32) float32 {
 	if len(x) == 0 {
 		return 0
 	}
-	if hasTaps {
+	if hasAVX512F {
 		return sum512(&x[0], len(x))
 	}
 	var acc [4][16]float32
@@ -55,7 +55,7 @@ func MaxPairs(dst, r0, r1 []float32) {
 	n := len(dst)
 	r0, r1 = r0[:2*n], r1[:2*n]
 	vec := 0
-	if hasTaps && n >= 16 {
+	if hasAVX512F && n >= 16 {
 		vec = n &^ 15
 		maxPairs512(&dst[0], &r0[0], &r1[0], vec)
 	}

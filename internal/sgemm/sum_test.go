@@ -19,10 +19,10 @@ func TestSumIsGoOrder(t *testing.T) {
 				x[r.IntN(n)] = special
 			}
 			got := Sum(x)
-			saved := hasTaps
-			hasTaps = false
+			saved := hasAVX512F
+			hasAVX512F = false
 			want := Sum(x)
-			hasTaps = saved
+			hasAVX512F = saved
 			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 				t.Fatalf("n=%d: Sum %v, the Go order gives %v", n, got, want)
 			}
@@ -42,10 +42,10 @@ func TestSumIsGoOrder(t *testing.T) {
 		negZeros[i] = float32(math.Copysign(0, -1))
 	}
 	got := Sum(negZeros)
-	saved := hasTaps
-	hasTaps = false
+	saved := hasAVX512F
+	hasAVX512F = false
 	want := Sum(negZeros)
-	hasTaps = saved
+	hasAVX512F = saved
 	if math.Float32bits(got) != math.Float32bits(want) {
 		t.Fatalf("sum of -0s: %v (bits %x), Go order %x", got, math.Float32bits(got), math.Float32bits(want))
 	}

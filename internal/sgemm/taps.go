@@ -14,7 +14,7 @@ func Taps(dst, src []float32, off []int32, w []float32) {
 	}
 	w = w[:len(off)]
 	vec := 0
-	if hasTaps && len(off) > 0 {
+	if hasAVX512F && len(off) > 0 {
 		vec = n
 		for _, o := range off {
 			if o < 0 || int(o)+n > len(src) {
@@ -46,7 +46,7 @@ func CopyRows(dst []float32, ldd int, src []float32, lds int, rows, n int) {
 	}
 	dst = dst[:(rows-1)*ldd+n]
 	src = src[:(rows-1)*lds+n]
-	if hasTaps && ldd >= n && lds >= 0 {
+	if hasAVX512F && ldd >= n && lds >= 0 {
 		copyRows512(&dst[0], &src[0], n, rows, ldd, lds)
 		return
 	}
@@ -63,7 +63,7 @@ func CopyRowsAdd(dst []float32, ldd int, src []float32, lds int, rows, n int, b 
 	}
 	dst = dst[:(rows-1)*ldd+n]
 	src = src[:(rows-1)*lds+n]
-	if hasTaps && ldd >= n && lds >= 0 {
+	if hasAVX512F && ldd >= n && lds >= 0 {
 		copyRowsAdd512(&dst[0], &src[0], n, rows, ldd, lds, b)
 		return
 	}
