@@ -292,7 +292,9 @@ var convTiles = true
 // whose windows tile the output (tilesOutput): each output element is its
 // one column element, plus bias[channel] when bias is not nil — the
 // float32 operations of adding it into a cleared output ((0 + v), which
-// makes -0 +0) and then adding the bias, so the bits are the same.
+// makes -0 +0) and then adding the bias, so the bits are the same (for
+// a kernel 2 wide, sgemm.InterleaveAdd; a missing bias adds +0, which
+// changes no value that 0 + v can give).
 func col2tiles(w *window, m int, col, out []float32, bias []float32) {
 	h, wd := w.in[1], w.in[2]
 	kh, kw := w.k[1], w.k[2]
@@ -303,6 +305,16 @@ func col2tiles(w *window, m int, col, out []float32, bias []float32) {
 		var bv float32
 		if bias != nil {
 			bv = bias[ch]
+		}
+		if kw == 2 { // each output row is two column rows interleaved
+			for r := range kh {
+				c0 := col[(ch*kh+r)*2*pin:][:pin]
+				c1 := col[((ch*kh+r)*2+1)*pin:][:pin]
+				for iy := range h {
+					sg.InterleaveAdd(oc[(iy*kh+r)*ow:][:2*wd], c0[iy*wd:(iy+1)*wd], c1[iy*wd:(iy+1)*wd], bv)
+				}
+			}
+			continue
 		}
 		for r := range kh {
 			for s := range kw {

@@ -451,6 +451,82 @@ func copyRows(name string, add bool) {
 	p("RET")
 }
 
+// interleaveAdd emits func name(dst, a, c *float32, n int, b float32):
+// dst[2i] = (0 + a[i]) + b and dst[2i+1] = (0 + c[i]) + b for i < n —
+// two rows of a transposed convolution's columns written into the
+// alternate columns of an output row they tile, the bias added (0 + v
+// makes -0 +0, as adding into a cleared output does): 16 pairs per step
+// through VPERMT2PS, the last n mod 16 under masks (AVX-512F).
+func interleaveAdd(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, a, c *float32, n int, b float32)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-36\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ a+8(FP), SI")
+	p("MOVQ c+16(FP), DX")
+	p("MOVQ n+24(FP), CX")
+	p("VBROADCASTSS b+32(FP), Z9")
+	p("VPXORD Z8, Z8, Z8")
+	p("VMOVUPS loPairs<>(SB), Z10")
+	p("VMOVUPS hiPairs<>(SB), Z11")
+	step := func(load func(src, reg string), store func(reg string, off int)) {
+		load("SI", "Z0")
+		load("DX", "Z1")
+		p("VADDPS Z8, Z0, Z0")
+		p("VADDPS Z8, Z1, Z1")
+		p("VADDPS Z9, Z0, Z0")
+		p("VADDPS Z9, Z1, Z1")
+		p("VMOVAPS Z0, Z2")
+		p("VPERMT2PS Z1, Z10, Z2") // a0 c0 a1 c1 … a7 c7
+		p("VPERMT2PS Z1, Z11, Z0") // a8 c8 … a15 c15
+		store("Z2", 0)
+		store("Z0", 64)
+	}
+	label(name + "_loop")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	step(func(src, reg string) { p("VMOVUPS (%s), %s", src, reg) },
+		func(reg string, off int) { p("VMOVUPS %s, %d(DI)", reg, off) })
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DX")
+	p("ADDQ $128, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K3") // the n mod 16 inputs of each row
+	p("SHLQ $1, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1") // the 2·(n mod 16) outputs: low 16, then the rest
+	p("SHRQ $16, AX")
+	p("KMOVW AX, K2")
+	step(func(src, reg string) { p("VMOVUPS.Z (%s), K3, %s", src, reg) },
+		func(reg string, off int) {
+			k := "K1"
+			if off > 0 {
+				k = "K2"
+			}
+			p("VMOVUPS %s, %s, %d(DI)", reg, k, off)
+		})
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// pairLanes emits a read-only table of 16 int32 indices interleaving
+// lanes first… of two vectors: first, 16+first, first+1, 17+first, ….
+func pairLanes(name string, first int) {
+	for i := range 16 {
+		fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $%d\n", name, 4*i, first+i/2+16*(i%2))
+	}
+	fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
 // lanes emits a read-only table of 16 int32 lane indices.
 func lanes(name string, first int) {
 	for i := range 16 {
@@ -607,6 +683,10 @@ func main() {
 	lanes("evenLanes", 0)
 	lanes("oddLanes", 1)
 	maxPairs("maxPairs512")
+	out.WriteString("\n")
+	pairLanes("loPairs", 0)
+	pairLanes("hiPairs", 8)
+	interleaveAdd("interleaveAdd512")
 	copyRows("copyRows512", false)
 	copyRows("copyRowsAdd512", true)
 	axpy("axpyAVX2")

@@ -53,8 +53,13 @@ func copyRows512(dst, src *float32, n, rows, ldd, lds int)
 //go:noescape
 func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
 
+// interleaveAdd512 is InterleaveAdd over n pairs (AVX-512F).
+//
+//go:noescape
+func interleaveAdd512(dst, a, c *float32, n int, b float32)
+
 // hasAVX512F reports whether the AVX-512F routines (taps512, sum512,
-// maxPairs512, copyRows512, copyRowsAdd512) run here.
+// maxPairs512, copyRows512, copyRowsAdd512, interleaveAdd512) run here.
 var hasAVX512F = cpu.X86.HasAVX512F
 
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before

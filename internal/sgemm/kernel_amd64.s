@@ -878,6 +878,99 @@ maxPairs512_done:
 	VZEROUPPER
 	RET
 
+DATA loPairs<>+0(SB)/4, $0
+DATA loPairs<>+4(SB)/4, $16
+DATA loPairs<>+8(SB)/4, $1
+DATA loPairs<>+12(SB)/4, $17
+DATA loPairs<>+16(SB)/4, $2
+DATA loPairs<>+20(SB)/4, $18
+DATA loPairs<>+24(SB)/4, $3
+DATA loPairs<>+28(SB)/4, $19
+DATA loPairs<>+32(SB)/4, $4
+DATA loPairs<>+36(SB)/4, $20
+DATA loPairs<>+40(SB)/4, $5
+DATA loPairs<>+44(SB)/4, $21
+DATA loPairs<>+48(SB)/4, $6
+DATA loPairs<>+52(SB)/4, $22
+DATA loPairs<>+56(SB)/4, $7
+DATA loPairs<>+60(SB)/4, $23
+GLOBL loPairs<>(SB), RODATA|NOPTR, $64
+DATA hiPairs<>+0(SB)/4, $8
+DATA hiPairs<>+4(SB)/4, $24
+DATA hiPairs<>+8(SB)/4, $9
+DATA hiPairs<>+12(SB)/4, $25
+DATA hiPairs<>+16(SB)/4, $10
+DATA hiPairs<>+20(SB)/4, $26
+DATA hiPairs<>+24(SB)/4, $11
+DATA hiPairs<>+28(SB)/4, $27
+DATA hiPairs<>+32(SB)/4, $12
+DATA hiPairs<>+36(SB)/4, $28
+DATA hiPairs<>+40(SB)/4, $13
+DATA hiPairs<>+44(SB)/4, $29
+DATA hiPairs<>+48(SB)/4, $14
+DATA hiPairs<>+52(SB)/4, $30
+DATA hiPairs<>+56(SB)/4, $15
+DATA hiPairs<>+60(SB)/4, $31
+GLOBL hiPairs<>(SB), RODATA|NOPTR, $64
+
+// func interleaveAdd512(dst, a, c *float32, n int, b float32)
+TEXT ·interleaveAdd512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS b+32(FP), Z9
+	VPXORD Z8, Z8, Z8
+	VMOVUPS loPairs<>(SB), Z10
+	VMOVUPS hiPairs<>(SB), Z11
+interleaveAdd512_loop:
+	CMPQ CX, $16
+	JLT interleaveAdd512_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	VADDPS Z8, Z0, Z0
+	VADDPS Z8, Z1, Z1
+	VADDPS Z9, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VMOVAPS Z0, Z2
+	VPERMT2PS Z1, Z10, Z2
+	VPERMT2PS Z1, Z11, Z0
+	VMOVUPS Z2, 0(DI)
+	VMOVUPS Z0, 64(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $128, DI
+	SUBQ $16, CX
+	JMP interleaveAdd512_loop
+interleaveAdd512_tail:
+	TESTQ CX, CX
+	JEQ interleaveAdd512_done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	SHLQ $1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	VMOVUPS.Z (SI), K3, Z0
+	VMOVUPS.Z (DX), K3, Z1
+	VADDPS Z8, Z0, Z0
+	VADDPS Z8, Z1, Z1
+	VADDPS Z9, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VMOVAPS Z0, Z2
+	VPERMT2PS Z1, Z10, Z2
+	VPERMT2PS Z1, Z11, Z0
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS Z0, K2, 64(DI)
+interleaveAdd512_done:
+	VZEROUPPER
+	RET
+
 // func copyRows512(dst, src *float32, n, rows, ldd, lds int)
 TEXT ·copyRows512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI

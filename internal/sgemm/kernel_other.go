@@ -29,6 +29,8 @@ func maxPairs512(dst, r0, r1 *float32, n int) { panic("no assembly kernels") }
 
 func copyRows512(dst, src *float32, n, rows, ldd, lds int) { panic("no assembly kernels") }
 
+func interleaveAdd512(dst, a, c *float32, n int, b float32) { panic("no assembly kernels") }
+
 func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32) {
 	panic("no assembly kernels")
 }

@@ -74,3 +74,26 @@ func CopyRowsAdd(dst []float32, ldd int, src []float32, lds int, rows, n int, b 
 		}
 	}
 }
+
+// InterleaveAdd sets dst[2i] = (0 + a[i]) + b and dst[2i+1] = (0 + c[i])
+// + b for i < len(a): two rows of a transposed convolution's columns
+// written into the alternate columns of the output row they tile (kernel
+// width 2 = stride), with the bias — the float32 adds of scattering them
+// into a cleared output and adding the bias after, so the same bits
+// (0 + v turns -0 into +0; b = +0 when there is no bias). c must be as
+// long as a, dst twice as long.
+func InterleaveAdd(dst, a, c []float32, b float32) {
+	n := len(a)
+	if n == 0 {
+		return
+	}
+	c, dst = c[:n], dst[:2*n]
+	if hasAVX512F {
+		interleaveAdd512(&dst[0], &a[0], &c[0], n, b)
+		return
+	}
+	for i := range a {
+		dst[2*i] = (0 + a[i]) + b
+		dst[2*i+1] = (0 + c[i]) + b
+	}
+}
