@@ -129,8 +129,9 @@ func TestGridOperandChecked(t *testing.T) {
 	require.ErrorIs(t, im.check(2, 6), ErrShape)
 }
 
-// modelConvs are the 3×3 layers of the imported models slower than ONNX
-// Runtime (cnn, ocr_det_db, ocr_rec_crnn), one image each.
+// modelConvs are the 3×3 layers of the imported models that were slower
+// than ONNX Runtime (cnn, ocr_det_db, ocr_rec_crnn), one image each, and
+// two ResNet layers.
 var modelConvs = []struct {
 	name string
 	p    Conv
@@ -138,6 +139,9 @@ var modelConvs = []struct {
 	{"cnn1", gridCases[0]}, {"cnn2", gridCases[1]},
 	{"det1", gridCases[2]}, {"det2", gridCases[3]}, {"det3", gridCases[4]},
 	{"rec1", gridCases[5]}, {"rec2", gridCases[6]}, {"rec3", gridCases[7]},
+	// ResNet layers, for scale: the grid path is the faster one there too.
+	{"resnet3x3", Conv{N: 1, C: 64, H: 56, W: 56, K: 64, R: 3, S: 3, PadT: 1, PadL: 1, PadB: 1, PadR: 1}},
+	{"resnet7x7s2", Conv{N: 1, C: 3, H: 224, W: 224, K: 64, R: 7, S: 7, StrideH: 2, StrideW: 2, PadT: 3, PadL: 3, PadB: 3, PadR: 3}},
 }
 
 // BenchmarkConvModels runs each model layer (one image, bias and Relu as
