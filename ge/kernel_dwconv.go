@@ -132,7 +132,7 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 	var offBuf [dwMaxTaps]int32
 	off := offBuf[:0]
 	pass := s1 == 1 && s2 == 1
-	if pass && kh*kw <= dwMaxTaps {
+	if pass && kh*kw <= dwMaxTaps && hp*wp < 1<<31 { // offsets fit in int32
 		for k1 := range kh {
 			for k2 := range kw {
 				off = append(off, int32(k1*d1*wp+k2*d2))
