@@ -8,11 +8,14 @@ import (
 )
 
 // Convolutions. Conv is one implicit GEMM per batch and group (the
-// receptive fields packed straight from the image, internal/sgemm.Im2col);
-// ConvTranspose is one sgemm per batch and group followed by col2im. Both
-// take 1 to 3 spatial dims, groups (depthwise included), strides,
-// dilations and explicit pads (an importer resolves auto_pad), and an
-// optional bias; float16/bfloat16 compute in float32 and round once.
+// receptive fields packed straight from the image, internal/sgemm.Im2col,
+// 2-D ones on sgemm.ConvGemmImages' grid of phase planes, all images of
+// an ungrouped one in one product); ConvTranspose is one sgemm per batch
+// and group followed by col2im (col2tiles when the windows tile the
+// output, kernel_conv_tiles.go). Both take 1 to 3 spatial dims, groups
+// (depthwise included), strides, dilations and explicit pads (an
+// importer resolves auto_pad), and an optional bias; float16/bfloat16
+// compute in float32 and round once.
 const (
 	OpConv          OpType = 72
 	OpConvTranspose OpType = 73
@@ -177,17 +180,28 @@ func convKernel(t *Task, args [][]byte) error {
 			ep.Apply(ob, pout, m, pout) // the bias and activation a GEMM's epilogue would add
 		}
 	} else if op == OpConv {
-		for b := range n {
+		plain := ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1}
+		// One implicit GEMM per image and group; without groups, one for
+		// all the images (sgemm.ConvGemmImages: on its grid path they
+		// share the product).
+		images, calls := 1, n
+		if groups == 1 && !plain && n > 0 {
+			images, calls = n, 1
+		}
+		for b := range calls {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				og := out[(b*m+g*mg)*pout : (b*m+(g+1)*mg)*pout]
+				if images > 1 {
+					og = out[:n*m*pout]
+				}
 				ep := epi
 				if bias != nil {
 					ep.Bias, ep.BiasPerRow = bias[g*mg:(g+1)*mg], true
 				}
 				call := sg.Call{M: mg, N: pout, K: kk, Alpha: 1, A: sg.Matrix{F32: wt[g*mg*kk:], Stride: kk}, C: og, LDC: pout, Epi: ep}
 				var im *sg.Im2col
-				if ks == 1 && pin == pout && w.pb == [3]int{} && w.s == [3]int{1, 1, 1} {
+				if plain {
 					// A 1×1 convolution without stride or padding is a plain product.
 					call.B = sg.Matrix{F32: xg, Stride: pout}
 				} else {
@@ -197,10 +211,15 @@ func convKernel(t *Task, args [][]byte) error {
 					// The description comes from a pool: the call keeps a
 					// pointer to it.
 					im = im2colPool.Get().(*sg.Im2col)
-					*im = sg.Im2col{X: xg[:cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
+					*im = sg.Im2col{X: xg[:(images-1)*c*pin+cg*pin], C: cg, In: w.in, Out: w.out, K: w.k, Stride: w.s, Dil: w.d, Pad: w.pb}
 					call.B = sg.Matrix{Im2col: im}
 				}
-				err := sg.Gemm(&call)
+				var err error
+				if im != nil {
+					err = sg.ConvGemmImages(&call, images, c*pin, m*pout)
+				} else {
+					err = sg.Gemm(&call)
+				}
 				if im != nil {
 					*im = sg.Im2col{}
 					im2colPool.Put(im)
@@ -213,13 +232,28 @@ func convKernel(t *Task, args [][]byte) error {
 	} else {
 		// w is [C, M/g, k...]: group g's slice is [cg, mg·ks]; col = wᵀ·x.
 		col := s.f32(mg * ks * pin)
-		clear(out)
+		tiles := tilesOutput(&w)
+		if !tiles {
+			clear(out)
+		}
 		for b := range n {
 			for g := range groups {
 				xg := x[(b*c+g*cg)*pin:]
 				sgemm(true, false, mg*ks, pin, cg, 1, wt[g*cg*mg*ks:], mg*ks, xg, pin, 0, col, pin)
-				col2im(&w, mg, col, out[(b*m+g*mg)*pout:])
+				og := out[(b*m+g*mg)*pout:]
+				if !tiles {
+					col2im(&w, mg, col, og)
+					continue
+				}
+				var gb []float32
+				if bias != nil {
+					gb = bias[g*mg : (g+1)*mg]
+				}
+				col2tiles(&w, mg, col, og, gb)
 			}
+		}
+		if tiles {
+			bias = nil // added by col2tiles
 		}
 	}
 	if bias != nil && op == OpConvTranspose { // a Conv's bias is its GEMM's epilogue

@@ -114,10 +114,10 @@ func dwRow(orow, xrow, wr []float32, a, b, s2, d2, pb2, in2 int) {
 // one plane deep). Each input plane is first copied into a zero-padded
 // plane (pad is scratch of dwPadSize floats), so no tap ever needs a
 // bounds test. With stride 1 the output is computed at the padded width
-// over the whole plane in one vector pass (sgemm.Axpy) per tap — every output (o1, o2)
-// reads padded element (o1+k1·d1)·Wp + o2 + k2·d2, linear in o1·Wp + o2 —
-// into tmp (dwTmpSize floats), and the rows are then compacted;
-// otherwise row by row.
+// over the whole plane in one vector pass over all taps (sgemm.Taps) —
+// every output (o1, o2) reads padded element (o1+k1·d1)·Wp + o2 + k2·d2,
+// linear in o1·Wp + o2 — into tmp (dwTmpSize floats), and the rows are
+// then compacted; otherwise row by row.
 func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 	mg := m / groups
 	pin, pout, ks := w.inSize(), w.outSize(), w.kSize()
@@ -127,31 +127,42 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 	s1, s2, d1, d2 := w.s[1], w.s[2], w.d[1], w.d[2]
 	pad = pad[:hp*wp]
 	clear(pad)
+	// Tap (k1, k2) of a stride-1 pass reads the padded plane from
+	// k1·d1·Wp + k2·d2 on.
+	var offBuf [dwMaxTaps]int32
+	off := offBuf[:0]
+	pass := s1 == 1 && s2 == 1
+	if pass && kh*kw <= dwMaxTaps && hp*wp < 1<<31 { // offsets fit in int32
+		for k1 := range kh {
+			for k2 := range kw {
+				off = append(off, int32(k1*d1*wp+k2*d2))
+			}
+		}
+	}
 	last := -1
 	for oc := range m {
 		if ic := oc / mg; ic != last {
 			last = ic
 			xp := x[ic*pin : (ic+1)*pin]
-			for r := range H {
-				copy(pad[(r+w.pb[1])*wp+w.pb[2]:], xp[r*W:(r+1)*W])
-			}
+			sg.CopyRows(pad[w.pb[1]*wp+w.pb[2]:], wp, xp, W, H, W)
 		}
 		op := out[oc*pout : (oc+1)*pout]
 		wk := wt[oc*ks : (oc+1)*ks]
-		if s1 == 1 && s2 == 1 {
+		if pass {
 			l := (OH-1)*wp + OW
 			t := tmp[:l]
-			clear(t)
-			for k1 := range kh {
-				wr := wk[k1*kw : (k1+1)*kw]
-				base := k1 * d1 * wp
-				for k2, wv := range wr {
-					sg.Axpy(t, pad[base+k2*d2:base+k2*d2+l], wv)
+			if len(off) > 0 {
+				sg.Taps(t, pad, off, wk)
+			} else { // a kernel of more than dwMaxTaps: one pass per tap, the same bits
+				clear(t)
+				for k1 := range kh {
+					for k2, wv := range wk[k1*kw : (k1+1)*kw] {
+						o := k1*d1*wp + k2*d2
+						sg.Axpy(t, pad[o:o+l], wv)
+					}
 				}
 			}
-			for r := range OH {
-				copy(op[r*OW:(r+1)*OW], t[r*wp:r*wp+OW])
-			}
+			sg.CopyRows(op, OW, t, wp, OH, OW)
 			continue
 		}
 		for o1 := range OH {
@@ -172,6 +183,10 @@ func depthwise2D(w *window, groups, m int, x, wt, out, pad, tmp []float32) {
 		}
 	}
 }
+
+// dwMaxTaps bounds the kernels whose stride-1 pass takes all taps at
+// once (8×8 and below; larger ones make one Axpy pass per tap).
+const dwMaxTaps = 64
 
 // dwPadDims is the padded plane depthwise2D reads: the input plus its
 // pads, and at least as far as the last window reaches.

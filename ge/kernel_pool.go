@@ -3,6 +3,8 @@ package ge
 import (
 	"fmt"
 	"math"
+
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // Pooling over 1 to 3 spatial dims of x [N, C, spatial...]: MaxPool (with
@@ -87,14 +89,16 @@ func poolKernel(t *Task, args [][]byte) error {
 	planes := int(xd.Dims[0] * xd.Dims[1])
 	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
-	if globalWindow(&w) {
-		poolGlobal(x, out, pin, 0, planes, isMax)
-		storeFloats(od.DataType, args[1], out)
-		return nil
-	}
 	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
+	global := w.k == w.in && w.out == [maxSpatial]int{1, 1, 1} && w.d == [maxSpatial]int{1, 1, 1} && w.pb == [maxSpatial]int{} && w.pe == [maxSpatial]int{}
+	pairs := isMax && flat && w.d == [maxSpatial]int{1, 1, 1} && w.pb == [maxSpatial]int{} && w.pe == [maxSpatial]int{} &&
+		w.k[1] <= 2 && w.k[2] <= 2 && w.s[1] == w.k[1] && w.s[2] == w.k[2]
 	for p := range planes {
-		if flat {
+		if global {
+			out[p] = poolAll(x[p*pin:(p+1)*pin], isMax)
+		} else if pairs {
+			maxPairs(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout])
+		} else if flat {
 			pool2D(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
 		} else {
 			pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
@@ -102,6 +106,48 @@ func poolKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
+}
+
+// poolAll pools a whole plane (global pooling: one window covering the
+// input, no padding): the max, or sgemm.Sum (vector partial sums in a
+// fixed order) divided by the count.
+func poolAll(x []float32, isMax bool) float32 {
+	if isMax {
+		acc := float32(math.Inf(-1))
+		for _, v := range x {
+			acc = max(acc, v)
+		}
+		return acc
+	}
+	return sg.Sum(x) / float32(len(x))
+}
+
+// maxPairs is MaxPool over a plane with windows of 1 or 2 rows by 1 or
+// 2 columns that tile the input (stride = window, no padding, no
+// dilation; a last row or column a window does not cover is dropped):
+// each output the max of its taps in one expression, which the builtin
+// max makes branch-free (NaN propagates, +0 wins over -0, so the order
+// of the taps does not matter and the values are pool2D's); 2×2 windows
+// through sgemm.MaxPairs, 16 outputs per AVX-512 step.
+func maxPairs(w *window, xp, op []float32) {
+	W, OW := w.in[2], w.out[2]
+	kh, kw := w.k[1], w.k[2]
+	for oy := range w.out[1] {
+		r0 := xp[oy*kh*W:][:W]
+		r1 := r0
+		if kh == 2 {
+			r1 = xp[(oy*2+1)*W:][:W]
+		}
+		o := op[oy*OW:][:OW]
+		if kw == 1 {
+			r0, r1 = r0[:len(o)], r1[:len(o)]
+			for i := range o {
+				o[i] = max(r0[i], r1[i])
+			}
+			continue
+		}
+		sg.MaxPairs(o, r0, r1)
+	}
 }
 
 // poolSpan is one output index's window along one dim: the first and
@@ -149,15 +195,11 @@ func pool3(w *window, xp, op []float32, isMax, incl bool) {
 							switch {
 							case isMax && w.d[2] == 1:
 								for _, v := range row[f2:e2] {
-									if v > acc || v != v {
-										acc = v
-									}
+									acc = max(acc, v)
 								}
 							case isMax:
 								for i2 := f2; i2 < e2; i2 += w.d[2] {
-									if v := row[i2]; v > acc || v != v {
-										acc = v
-									}
+									acc = max(acc, row[i2])
 								}
 							case w.d[2] == 1:
 								for _, v := range row[f2:e2] {
@@ -219,23 +261,14 @@ func pool2D(w *window, xp, op []float32, isMax, incl bool) {
 			case isMax && kw == 2 && d2 == 1:
 				for i := range in {
 					base := (a+i)*s2 - pb2
-					acc := in[i]
-					if v := xrow[base]; v > acc || v != v {
-						acc = v
-					}
-					if v := xrow[base+1]; v > acc || v != v {
-						acc = v
-					}
-					in[i] = acc
+					in[i] = max(in[i], xrow[base], xrow[base+1])
 				}
 			case isMax:
 				for i := range in {
 					base := (a+i)*s2 - pb2
 					acc := in[i]
 					for k := range kw {
-						if v := xrow[base+k*d2]; v > acc || v != v {
-							acc = v
-						}
+						acc = max(acc, xrow[base+k*d2])
 					}
 					in[i] = acc
 				}
@@ -277,8 +310,8 @@ func poolEdge(w *window, xrow, orow []float32, lo, hi int, isMax bool) {
 			v := xrow[i2]
 			if !isMax {
 				acc += v
-			} else if v > acc || v != v {
-				acc = v
+			} else {
+				acc = max(acc, v)
 			}
 		}
 		orow[o2] = acc

@@ -166,6 +166,375 @@ func packRows(name string) {
 	p("RET")
 }
 
+// packRowsIdx emits func name(dst, src *float32, off *int32, kb int): kb
+// rows of 32 floats, row p starting off[p] floats after src, copied to dst
+// back to back (the rows of a convolution's phase planes, convgrid.go;
+// AVX-512 only).
+func packRowsIdx(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, off *int32, kb int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ off+16(FP), R8")
+	p("MOVQ kb+24(FP), CX")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	label(name + "_loop")
+	p("MOVLQSX (R8), AX")
+	p("VMOVUPS (SI)(AX*4), Z0")
+	p("VMOVUPS 64(SI)(AX*4), Z1")
+	p("VMOVUPS Z0, (DI)")
+	p("VMOVUPS Z1, 64(DI)")
+	p("ADDQ $4, R8")
+	p("ADDQ $128, DI")
+	p("DECQ CX")
+	p("JNE %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// taps emits func name(dst, src *float32, off *int32, w *float32, ntaps, n int):
+// dst[i] = Σ_t float32(w[t]·src[i+off[t]]) for i < n,
+// the taps added in order t = 0, 1, … to a zero start, each product
+// rounded before its add (VMULPS then VADDPS: the bits of the Go loop and
+// of one Axpy pass per tap). Four vectors (64 outputs) at a time, four
+// independent add chains, then one vector at a time, then the rest under
+// a mask (AVX-512).
+func taps(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, src *float32, off *int32, w *float32, ntaps, n int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ off+16(FP), R8")
+	p("MOVQ w+24(FP), R10")
+	p("MOVQ ntaps+32(FP), R11")
+	p("MOVQ n+40(FP), CX")
+	label(name + "_loop64")
+	p("CMPQ CX, $64")
+	p("JLT %s_loop16", name)
+	for i := range 4 {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	p("XORQ R9, R9")
+	label(name + "_tap64")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("LEAQ (SI)(AX*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	for i := range 4 {
+		p("VMULPS %d(AX), Z4, Z%d", 64*i, 5+i)
+	}
+	for i := range 4 {
+		p("VADDPS Z%d, Z%d, Z%d", 5+i, i, i)
+	}
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tap64", name)
+	for i := range 4 {
+		p("VMOVUPS Z%d, %d(DI)", i, 64*i)
+	}
+	p("ADDQ $256, SI")
+	p("ADDQ $256, DI")
+	p("SUBQ $64, CX")
+	p("JMP %s_loop64", name)
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VPXORD Z0, Z0, Z0")
+	p("XORQ R9, R9")
+	label(name + "_tap16")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	p("VMULPS (SI)(AX*4), Z4, Z5")
+	p("VADDPS Z5, Z0, Z0")
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tap16", name)
+	p("VMOVUPS Z0, (DI)")
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	// The last n mod 16 outputs under a mask: the masked-off lanes are
+	// neither loaded (no fault past the end of src) nor stored.
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	p("VPXORD Z0, Z0, Z0")
+	p("XORQ R9, R9")
+	label(name + "_tapN")
+	p("MOVLQSX (R8)(R9*4), AX")
+	p("VBROADCASTSS (R10)(R9*4), Z4")
+	p("VMULPS.Z (SI)(AX*4), Z4, K1, Z5")
+	p("VADDPS Z5, Z0, Z0")
+	p("INCQ R9")
+	p("CMPQ R9, R11")
+	p("JLT %s_tapN", name)
+	p("VMOVUPS Z0, K1, (DI)")
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// sum emits func name(x *float32, n int) float32: the float32 sum of
+// x[0:n] in a fixed order — 64 elements at a time into four vector
+// accumulators, then 16 at a time into the first, the last n mod 16 under
+// a mask into the second, the accumulators added pairwise and the lanes
+// folded in halves (AVX-512).
+func sum(name string) {
+	fmt.Fprintf(&out, "\n// func %s(x *float32, n int) float32\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-20\n", name)
+	p("MOVQ x+0(FP), SI")
+	p("MOVQ n+8(FP), CX")
+	for i := range 4 {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	label(name + "_loop64")
+	p("CMPQ CX, $64")
+	p("JLT %s_loop16", name)
+	for i := range 4 {
+		p("VADDPS %d(SI), Z%d, Z%d", 64*i, i, i)
+	}
+	p("ADDQ $256, SI")
+	p("SUBQ $64, CX")
+	p("JMP %s_loop64", name)
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VADDPS (SI), Z0, Z0")
+	p("ADDQ $64, SI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_reduce", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	p("VMOVUPS.Z (SI), K1, Z4")
+	p("VADDPS Z4, Z1, Z1")
+	label(name + "_reduce")
+	p("VADDPS Z1, Z0, Z0")
+	p("VADDPS Z3, Z2, Z2")
+	p("VADDPS Z2, Z0, Z0")
+	p("VEXTRACTF64X4 $1, Z0, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("VEXTRACTF128 $1, Y0, X1")
+	p("VADDPS X1, X0, X0")
+	p("VMOVHLPS X0, X1, X1")
+	p("VADDPS X1, X0, X0")
+	p("VMOVSHDUP X0, X1")
+	p("VADDSS X1, X0, X0")
+	p("VMOVSS X0, ret+16(FP)")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// goMax emits r = max(a, b) as Go's builtin computes it, lane by lane:
+// NaN when either is NaN, +0 for max(-0, +0), else the larger (VMAXPS
+// alone returns b for NaNs and for equal zeros).
+func goMax(a, b, r string) {
+	p("VMAXPS %s, %s, %s", b, a, r)
+	p("VCMPPS $0, %s, %s, K1", b, a) // a == b (ordered): a AND b keeps +0 over -0 (VPANDD: AVX-512F)
+	p("VPANDD %s, %s, K1, %s", b, a, r)
+	p("VCMPPS $3, %s, %s, K2", b, a) // unordered: a + b is NaN
+	p("VADDPS %s, %s, K2, %s", b, a, r)
+}
+
+// maxPairs emits func name(dst, r0, r1 *float32, n int): dst[i] = the
+// max of r0[2i], r0[2i+1], r1[2i], r1[2i+1] for i < n, n a multiple of
+// 16, as Go's builtin max (MaxPool with 2×2 windows, stride 2; AVX-512).
+// The rows' maxima first, then the even and odd lanes split by VPERMT2PS.
+func maxPairs(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, r0, r1 *float32, n int)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ r0+8(FP), SI")
+	p("MOVQ r1+16(FP), DX")
+	p("MOVQ n+24(FP), CX")
+	p("VMOVUPS evenLanes<>(SB), Z10")
+	p("VMOVUPS oddLanes<>(SB), Z11")
+	label(name + "_loop")
+	p("CMPQ CX, $16")
+	p("JLT %s_done", name)
+	p("VMOVUPS (SI), Z0")
+	p("VMOVUPS 64(SI), Z1")
+	p("VMOVUPS (DX), Z2")
+	p("VMOVUPS 64(DX), Z3")
+	goMax("Z0", "Z2", "Z4")
+	goMax("Z1", "Z3", "Z5")
+	p("VMOVAPS Z4, Z6")
+	p("VPERMT2PS Z5, Z10, Z6") // even lanes of (Z4, Z5)
+	p("VMOVAPS Z4, Z7")
+	p("VPERMT2PS Z5, Z11, Z7") // odd lanes
+	goMax("Z6", "Z7", "Z8")
+	p("VMOVUPS Z8, (DI)")
+	p("ADDQ $128, SI")
+	p("ADDQ $128, DX")
+	p("ADDQ $64, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// copyRows emits func name(dst, src *float32, n, rows, ldd, lds int):
+// rows rows of n floats, ldd and lds apart, 16 floats per vector move
+// and the last n mod 16 under a mask (AVX-512): the row copies of small
+// planes (padding, compaction) without a call to memmove per row.
+//
+// With add set it emits func name(dst, src *float32, n, rows, ldd, lds
+// int, b float32) instead, storing src + b (one float32 add per element:
+// a bias added on the way).
+func copyRows(name string, add bool) {
+	if add {
+		fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int, b float32)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-52\n", name)
+		p("VBROADCASTSS b+48(FP), Z1")
+	} else {
+		fmt.Fprintf(&out, "\n// func %s(dst, src *float32, n, rows, ldd, lds int)\n", name)
+		fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	}
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ n+16(FP), BX")
+	p("MOVQ rows+24(FP), R8")
+	p("MOVQ ldd+32(FP), R9")
+	p("SHLQ $2, R9")
+	p("MOVQ lds+40(FP), R10")
+	p("SHLQ $2, R10")
+	p("MOVQ BX, CX")
+	p("ANDQ $15, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1")
+	label(name + "_row")
+	p("TESTQ R8, R8")
+	p("JEQ %s_done", name)
+	p("MOVQ DI, R11")
+	p("MOVQ SI, R12")
+	p("MOVQ BX, CX")
+	label(name + "_loop16")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	p("VMOVUPS (R12), Z0")
+	if add {
+		p("VADDPS Z1, Z0, Z0")
+	}
+	p("VMOVUPS Z0, (R11)")
+	p("ADDQ $64, R11")
+	p("ADDQ $64, R12")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop16", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_next", name)
+	p("VMOVUPS.Z (R12), K1, Z0")
+	if add {
+		p("VADDPS Z1, Z0, Z0")
+	}
+	p("VMOVUPS Z0, K1, (R11)")
+	label(name + "_next")
+	p("ADDQ R9, DI")
+	p("ADDQ R10, SI")
+	p("DECQ R8")
+	p("JMP %s_row", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// interleaveAdd emits func name(dst, a, c *float32, n int, b float32):
+// dst[2i] = (0 + a[i]) + b and dst[2i+1] = (0 + c[i]) + b for i < n —
+// two rows of a transposed convolution's columns written into the
+// alternate columns of an output row they tile, the bias added (0 + v
+// makes -0 +0, as adding into a cleared output does): 16 pairs per step
+// through VPERMT2PS, the last n mod 16 under masks (AVX-512F).
+func interleaveAdd(name string) {
+	fmt.Fprintf(&out, "\n// func %s(dst, a, c *float32, n int, b float32)\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-36\n", name)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ a+8(FP), SI")
+	p("MOVQ c+16(FP), DX")
+	p("MOVQ n+24(FP), CX")
+	p("VBROADCASTSS b+32(FP), Z9")
+	p("VPXORD Z8, Z8, Z8")
+	p("VMOVUPS loPairs<>(SB), Z10")
+	p("VMOVUPS hiPairs<>(SB), Z11")
+	step := func(load func(src, reg string), store func(reg string, off int)) {
+		load("SI", "Z0")
+		load("DX", "Z1")
+		p("VADDPS Z8, Z0, Z0")
+		p("VADDPS Z8, Z1, Z1")
+		p("VADDPS Z9, Z0, Z0")
+		p("VADDPS Z9, Z1, Z1")
+		p("VMOVAPS Z0, Z2")
+		p("VPERMT2PS Z1, Z10, Z2") // a0 c0 a1 c1 … a7 c7
+		p("VPERMT2PS Z1, Z11, Z0") // a8 c8 … a15 c15
+		store("Z2", 0)
+		store("Z0", 64)
+	}
+	label(name + "_loop")
+	p("CMPQ CX, $16")
+	p("JLT %s_tail", name)
+	step(func(src, reg string) { p("VMOVUPS (%s), %s", src, reg) },
+		func(reg string, off int) { p("VMOVUPS %s, %d(DI)", reg, off) })
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DX")
+	p("ADDQ $128, DI")
+	p("SUBQ $16, CX")
+	p("JMP %s_loop", name)
+	label(name + "_tail")
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K3") // the n mod 16 inputs of each row
+	p("SHLQ $1, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K1") // the 2·(n mod 16) outputs: low 16, then the rest
+	p("SHRQ $16, AX")
+	p("KMOVW AX, K2")
+	step(func(src, reg string) { p("VMOVUPS.Z (%s), K3, %s", src, reg) },
+		func(reg string, off int) {
+			k := "K1"
+			if off > 0 {
+				k = "K2"
+			}
+			p("VMOVUPS %s, %s, %d(DI)", reg, k, off)
+		})
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// pairLanes emits a read-only table of 16 int32 indices interleaving
+// lanes first… of two vectors: first, 16+first, first+1, 17+first, ….
+func pairLanes(name string, first int) {
+	for i := range 16 {
+		fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $%d\n", name, 4*i, first+i/2+16*(i%2))
+	}
+	fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
+// lanes emits a read-only table of 16 int32 lane indices.
+func lanes(name string, first int) {
+	for i := range 16 {
+		fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $%d\n", name, 4*i, first+2*i)
+	}
+	fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
 // axpy emits func name(dst, src *float32, n int, a float32):
 // dst[i] += a·src[i], the product rounded before the add (VMULPS then
 // VADDPS, as Go computes a*b + c on amd64), so every element is the bits
@@ -307,6 +676,19 @@ func main() {
 	kernel("kern512r8", 8, mr512, "Z", 16)
 	kernel("kern256", mr256, mr256, "Y", 8)
 	packRows("packRows32")
+	packRowsIdx("packRowsIdx32")
+	taps("taps512")
+	sum("sum512")
+	out.WriteString("\n")
+	lanes("evenLanes", 0)
+	lanes("oddLanes", 1)
+	maxPairs("maxPairs512")
+	out.WriteString("\n")
+	pairLanes("loPairs", 0)
+	pairLanes("hiPairs", 8)
+	interleaveAdd("interleaveAdd512")
+	copyRows("copyRows512", false)
+	copyRows("copyRowsAdd512", true)
 	axpy("axpyAVX2")
 	for _, op := range []string{"ADD", "SUB", "MUL", "DIV"} {
 		for _, mode := range []string{"vv", "vs", "sv"} {

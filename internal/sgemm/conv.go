@@ -108,6 +108,9 @@ func conv2D(p Conv, x, w, bias, y []float32, explicit bool) error {
 		defer colPool.put(colBuf)
 		col = *colBuf
 	}
+	if !explicit && p.Groups == 1 { // all images in one call
+		return convImages(p, x, w, bias, y, oh, ow)
+	}
 	for n := range p.N {
 		for g := range p.Groups {
 			xg := x[(n*p.C+g*cg)*p.H*p.W:]
@@ -133,12 +136,36 @@ func conv2D(p Conv, x, w, bias, y []float32, explicit bool) error {
 				A: Matrix{F32: w[g*kg*crs : (g+1)*kg*crs], Stride: crs},
 				B: b,
 				C: yg, LDC: ohw}
-			if err := Gemm(&call); err != nil {
+			if err := ConvGemm(&call); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// convImages is Conv2D for one group: the bias written into y first
+// (beta 1), then every image's product through ConvGemmImages.
+func convImages(p Conv, x, w, bias, y []float32, oh, ow int) error {
+	crs, ohw := p.C*p.R*p.S, oh*ow
+	beta := float32(0)
+	if bias != nil {
+		for n := range p.N {
+			for k := range p.K {
+				row := y[(n*p.K+k)*ohw : (n*p.K+k+1)*ohw]
+				for i := range row {
+					row[i] = bias[k]
+				}
+			}
+		}
+		beta = 1
+	}
+	call := Call{M: p.K, N: ohw, K: crs, Alpha: 1, Beta: beta,
+		A: Matrix{F32: w[:p.K*crs], Stride: crs},
+		B: Matrix{Im2col: &Im2col{X: x[:p.N*p.C*p.H*p.W], C: p.C, In: [3]int{1, p.H, p.W}, Out: [3]int{1, oh, ow},
+			K: [3]int{1, p.R, p.S}, Stride: [3]int{1, p.StrideH, p.StrideW}, Dil: [3]int{1, p.DilH, p.DilW}, Pad: [3]int{0, p.PadT, p.PadL}}},
+		C: y[:p.N*p.K*ohw], LDC: ohw}
+	return ConvGemmImages(&call, p.N, p.C*p.H*p.W, p.K*ohw)
 }
 
 // im2col (the explicit path) writes col[(c·R+r)·S+s][oy·OW+ox] = x[c][oy·sh+r·dh-pt][ox·sw+s·dw-pl]

@@ -19,6 +19,10 @@
 // them straight from the image into the kernel's panels, so the im2col
 // matrix is never written (Conv2D; ge's Conv kernel for 1 to 3 spatial
 // dims). The results are bit-identical to explicit im2col then Gemm.
+// ConvGemm runs 2-D ones on a grid instead (convgrid.go): the image
+// rearranged once into zero-padded phase planes on which every kernel tap
+// is one contiguous row, so packing is a copy of 32 floats per row rather
+// than a gather of short padded runs — the same bits again.
 package sgemm
 
 //go:generate go run asmgen.go

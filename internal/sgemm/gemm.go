@@ -257,10 +257,24 @@ func smallIm2col(c *Call) {
 // small computes a tiny float32 product directly: per element a sequential
 // dot product, then C = alpha·acc (+ beta·C), rounded as in the kernels.
 func small(c *Call) {
-	if !c.B.Trans && c.N <= smallRow {
+	switch {
+	case !c.B.Trans && c.N == 1 && c.B.Stride == 1 && !c.A.Trans:
+		// A matrix-vector product (a 1×1 convolution of a 1×1 image):
+		// B's one column is contiguous, a transposed B of one row.
+		d := *c
+		d.B = Matrix{F32: c.B.F32, Stride: c.K, Trans: true}
+		smallDots(&d)
+	case !c.B.Trans && c.N <= smallRow:
 		smallRows(c)
-		return
+	case c.B.Trans && !c.A.Trans:
+		smallDots(c)
+	default:
+		smallGeneric(c)
 	}
+}
+
+// smallGeneric is small for any operand layout.
+func smallGeneric(c *Call) {
 	a, b := c.A.F32, c.B.F32
 	// Element (i,p) of op(A) is a[i·ai + p·ap]; (p,j) of op(B) is b[p·bp + j·bj].
 	ai, ap := c.A.Stride, 1
@@ -285,6 +299,71 @@ func small(c *Call) {
 			row[j] = acc
 		}
 	}
+}
+
+// smallDots is small for a row-major A and a transposed B (a recurrent
+// layer's weights stored [N, K]): every element is the dot product of two
+// contiguous rows. Four columns (or, for the last N mod 4, four rows) are
+// computed at once, four independent add chains instead of one, each the
+// same sequence of rounded products and adds as small's, so the bits are
+// small's.
+func smallDots(c *Call) {
+	a, b, k := c.A.F32, c.B.F32, c.K
+	as, bs := c.A.Stride, c.B.Stride
+	for i := range c.M {
+		ar := a[i*as:][:k]
+		row := c.C[i*c.LDC:][:c.N]
+		for j := 0; j+4 <= len(row); j += 4 {
+			b0, b1, b2, b3 := b[j*bs:][:k], b[(j+1)*bs:][:k], b[(j+2)*bs:][:k], b[(j+3)*bs:][:k]
+			var s0, s1, s2, s3 float32
+			for p, x := range ar {
+				s0 += float32(x * b0[p])
+				s1 += float32(x * b1[p])
+				s2 += float32(x * b2[p])
+				s3 += float32(x * b3[p])
+			}
+			smallStore(c, row, j, s0)
+			smallStore(c, row, j+1, s1)
+			smallStore(c, row, j+2, s2)
+			smallStore(c, row, j+3, s3)
+		}
+	}
+	// The last N mod 4 columns, four rows at a time.
+	for j := c.N &^ 3; j < c.N; j++ {
+		br := b[j*bs:][:k]
+		i := 0
+		for ; i+4 <= c.M; i += 4 {
+			a0, a1, a2, a3 := a[i*as:][:k], a[(i+1)*as:][:k], a[(i+2)*as:][:k], a[(i+3)*as:][:k]
+			var s0, s1, s2, s3 float32
+			for p, x := range br {
+				s0 += float32(a0[p] * x)
+				s1 += float32(a1[p] * x)
+				s2 += float32(a2[p] * x)
+				s3 += float32(a3[p] * x)
+			}
+			smallStore(c, c.C[i*c.LDC:], j, s0)
+			smallStore(c, c.C[(i+1)*c.LDC:], j, s1)
+			smallStore(c, c.C[(i+2)*c.LDC:], j, s2)
+			smallStore(c, c.C[(i+3)*c.LDC:], j, s3)
+		}
+		for ; i < c.M; i++ {
+			ar := a[i*as:][:k]
+			var acc float32
+			for p, x := range ar {
+				acc += float32(x * br[p])
+			}
+			smallStore(c, c.C[i*c.LDC:], j, acc)
+		}
+	}
+}
+
+// smallStore folds a finished dot product into row[j] as small does.
+func smallStore(c *Call, row []float32, j int, acc float32) {
+	acc = float32(c.Alpha * acc)
+	if c.Beta != 0 {
+		acc += float32(c.Beta * row[j])
+	}
+	row[j] = acc
 }
 
 // scaleC sets C = Beta·C (C = 0 when Beta is 0, whatever C held).

@@ -17,12 +17,21 @@ type Im2col struct {
 	K        [3]int
 	Stride   [3]int
 	Dil, Pad [3]int
+	// rowOff, set by the grid path only (convgrid.go), makes the operand
+	// a matrix of len(rowOff) rows of gridN columns, row p X[rowOff[p]:],
+	// with the last slack elements of X past every row.
+	rowOff []int32
+	gridN  int
+	slack  int
 }
 
 func (im *Im2col) rows() int { return im.C * im.K[0] * im.K[1] * im.K[2] }
 func (im *Im2col) cols() int { return im.Out[0] * im.Out[1] * im.Out[2] }
 
 func (im *Im2col) check(rows, cols int) error {
+	if im.rowOff != nil {
+		return im.checkOff(rows, cols)
+	}
 	for i := range 3 {
 		if im.In[i] < 1 || im.Out[i] < 1 || im.K[i] < 1 || im.Stride[i] < 1 || im.Dil[i] < 1 || im.Pad[i] < 0 {
 			return fmt.Errorf("%w: im2col geometry %+v", ErrShape, *im)
@@ -42,6 +51,10 @@ func (im *Im2col) check(rows, cols int) error {
 // matrix into one panel of nr columns, d[p·nr + j], zero past cols: the
 // values explicit im2col and packBPanel would write.
 func (im *Im2col) pack(d []float32, p0, kb, j0, cols, nr int) {
+	if im.rowOff != nil {
+		im.packOff(d, p0, kb, j0, cols, nr)
+		return
+	}
 	k1n, k2n := im.K[1], im.K[2]
 	in0, in1, in2 := im.In[0], im.In[1], im.In[2]
 	o1n, o2n := im.Out[1], im.Out[2]

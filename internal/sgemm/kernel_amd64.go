@@ -22,6 +22,46 @@ func kern256(k int, a, b, c *float32, ldc int, alpha, beta float32)
 //go:noescape
 func packRows32(dst, src *float32, ld, kb int)
 
+// packRowsIdx32 copies kb rows of 32 floats, row p from src+off[p], to dst
+// back to back (AVX-512 only).
+//
+//go:noescape
+func packRowsIdx32(dst, src *float32, off *int32, kb int)
+
+// taps512 is Taps over n outputs, ntaps ≥ 1 (AVX-512).
+//
+//go:noescape
+func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
+
+// sum512 is Sum over n elements (AVX-512).
+//
+//go:noescape
+func sum512(x *float32, n int) float32
+
+// maxPairs512 is MaxPairs over n outputs, n a multiple of 16 (AVX-512).
+//
+//go:noescape
+func maxPairs512(dst, r0, r1 *float32, n int)
+
+// copyRows512 is CopyRows (AVX-512).
+//
+//go:noescape
+func copyRows512(dst, src *float32, n, rows, ldd, lds int)
+
+// copyRowsAdd512 is CopyRowsAdd (AVX-512).
+//
+//go:noescape
+func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
+
+// interleaveAdd512 is InterleaveAdd over n pairs (AVX-512F).
+//
+//go:noescape
+func interleaveAdd512(dst, a, c *float32, n int, b float32)
+
+// hasAVX512F reports whether the AVX-512F routines (taps512, sum512,
+// maxPairs512, copyRows512, copyRowsAdd512, interleaveAdd512) run here.
+var hasAVX512F = cpu.X86.HasAVX512F
+
 // axpyAVX2 sets dst[i] += a·src[i] for i < n, rounding the product before
 // the add (the Go loop's bits); AVX2.
 //

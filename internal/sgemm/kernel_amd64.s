@@ -648,6 +648,422 @@ packRows32_done:
 	VZEROUPPER
 	RET
 
+// func packRowsIdx32(dst, src *float32, off *int32, kb int)
+TEXT ·packRowsIdx32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ kb+24(FP), CX
+	TESTQ CX, CX
+	JEQ packRowsIdx32_done
+packRowsIdx32_loop:
+	MOVLQSX (R8), AX
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS 64(SI)(AX*4), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $4, R8
+	ADDQ $128, DI
+	DECQ CX
+	JNE packRowsIdx32_loop
+packRowsIdx32_done:
+	VZEROUPPER
+	RET
+
+// func taps512(dst, src *float32, off *int32, w *float32, ntaps, n int)
+TEXT ·taps512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ w+24(FP), R10
+	MOVQ ntaps+32(FP), R11
+	MOVQ n+40(FP), CX
+taps512_loop64:
+	CMPQ CX, $64
+	JLT taps512_loop16
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ R9, R9
+taps512_tap64:
+	MOVLQSX (R8)(R9*4), AX
+	LEAQ (SI)(AX*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS 0(AX), Z4, Z5
+	VMULPS 64(AX), Z4, Z6
+	VMULPS 128(AX), Z4, Z7
+	VMULPS 192(AX), Z4, Z8
+	VADDPS Z5, Z0, Z0
+	VADDPS Z6, Z1, Z1
+	VADDPS Z7, Z2, Z2
+	VADDPS Z8, Z3, Z3
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tap64
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP taps512_loop64
+taps512_loop16:
+	CMPQ CX, $16
+	JLT taps512_tail
+	VPXORD Z0, Z0, Z0
+	XORQ R9, R9
+taps512_tap16:
+	MOVLQSX (R8)(R9*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS (SI)(AX*4), Z4, Z5
+	VADDPS Z5, Z0, Z0
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tap16
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP taps512_loop16
+taps512_tail:
+	TESTQ CX, CX
+	JEQ taps512_done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VPXORD Z0, Z0, Z0
+	XORQ R9, R9
+taps512_tapN:
+	MOVLQSX (R8)(R9*4), AX
+	VBROADCASTSS (R10)(R9*4), Z4
+	VMULPS.Z (SI)(AX*4), Z4, K1, Z5
+	VADDPS Z5, Z0, Z0
+	INCQ R9
+	CMPQ R9, R11
+	JLT taps512_tapN
+	VMOVUPS Z0, K1, (DI)
+taps512_done:
+	VZEROUPPER
+	RET
+
+// func sum512(x *float32, n int) float32
+TEXT ·sum512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+sum512_loop64:
+	CMPQ CX, $64
+	JLT sum512_loop16
+	VADDPS 0(SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	VADDPS 128(SI), Z2, Z2
+	VADDPS 192(SI), Z3, Z3
+	ADDQ $256, SI
+	SUBQ $64, CX
+	JMP sum512_loop64
+sum512_loop16:
+	CMPQ CX, $16
+	JLT sum512_tail
+	VADDPS (SI), Z0, Z0
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP sum512_loop16
+sum512_tail:
+	TESTQ CX, CX
+	JEQ sum512_reduce
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI), K1, Z4
+	VADDPS Z4, Z1, Z1
+sum512_reduce:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X1, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+DATA evenLanes<>+0(SB)/4, $0
+DATA evenLanes<>+4(SB)/4, $2
+DATA evenLanes<>+8(SB)/4, $4
+DATA evenLanes<>+12(SB)/4, $6
+DATA evenLanes<>+16(SB)/4, $8
+DATA evenLanes<>+20(SB)/4, $10
+DATA evenLanes<>+24(SB)/4, $12
+DATA evenLanes<>+28(SB)/4, $14
+DATA evenLanes<>+32(SB)/4, $16
+DATA evenLanes<>+36(SB)/4, $18
+DATA evenLanes<>+40(SB)/4, $20
+DATA evenLanes<>+44(SB)/4, $22
+DATA evenLanes<>+48(SB)/4, $24
+DATA evenLanes<>+52(SB)/4, $26
+DATA evenLanes<>+56(SB)/4, $28
+DATA evenLanes<>+60(SB)/4, $30
+GLOBL evenLanes<>(SB), RODATA|NOPTR, $64
+DATA oddLanes<>+0(SB)/4, $1
+DATA oddLanes<>+4(SB)/4, $3
+DATA oddLanes<>+8(SB)/4, $5
+DATA oddLanes<>+12(SB)/4, $7
+DATA oddLanes<>+16(SB)/4, $9
+DATA oddLanes<>+20(SB)/4, $11
+DATA oddLanes<>+24(SB)/4, $13
+DATA oddLanes<>+28(SB)/4, $15
+DATA oddLanes<>+32(SB)/4, $17
+DATA oddLanes<>+36(SB)/4, $19
+DATA oddLanes<>+40(SB)/4, $21
+DATA oddLanes<>+44(SB)/4, $23
+DATA oddLanes<>+48(SB)/4, $25
+DATA oddLanes<>+52(SB)/4, $27
+DATA oddLanes<>+56(SB)/4, $29
+DATA oddLanes<>+60(SB)/4, $31
+GLOBL oddLanes<>(SB), RODATA|NOPTR, $64
+
+// func maxPairs512(dst, r0, r1 *float32, n int)
+TEXT ·maxPairs512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVUPS evenLanes<>(SB), Z10
+	VMOVUPS oddLanes<>(SB), Z11
+maxPairs512_loop:
+	CMPQ CX, $16
+	JLT maxPairs512_done
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 64(DX), Z3
+	VMAXPS Z2, Z0, Z4
+	VCMPPS $0, Z2, Z0, K1
+	VPANDD Z2, Z0, K1, Z4
+	VCMPPS $3, Z2, Z0, K2
+	VADDPS Z2, Z0, K2, Z4
+	VMAXPS Z3, Z1, Z5
+	VCMPPS $0, Z3, Z1, K1
+	VPANDD Z3, Z1, K1, Z5
+	VCMPPS $3, Z3, Z1, K2
+	VADDPS Z3, Z1, K2, Z5
+	VMOVAPS Z4, Z6
+	VPERMT2PS Z5, Z10, Z6
+	VMOVAPS Z4, Z7
+	VPERMT2PS Z5, Z11, Z7
+	VMAXPS Z7, Z6, Z8
+	VCMPPS $0, Z7, Z6, K1
+	VPANDD Z7, Z6, K1, Z8
+	VCMPPS $3, Z7, Z6, K2
+	VADDPS Z7, Z6, K2, Z8
+	VMOVUPS Z8, (DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP maxPairs512_loop
+maxPairs512_done:
+	VZEROUPPER
+	RET
+
+DATA loPairs<>+0(SB)/4, $0
+DATA loPairs<>+4(SB)/4, $16
+DATA loPairs<>+8(SB)/4, $1
+DATA loPairs<>+12(SB)/4, $17
+DATA loPairs<>+16(SB)/4, $2
+DATA loPairs<>+20(SB)/4, $18
+DATA loPairs<>+24(SB)/4, $3
+DATA loPairs<>+28(SB)/4, $19
+DATA loPairs<>+32(SB)/4, $4
+DATA loPairs<>+36(SB)/4, $20
+DATA loPairs<>+40(SB)/4, $5
+DATA loPairs<>+44(SB)/4, $21
+DATA loPairs<>+48(SB)/4, $6
+DATA loPairs<>+52(SB)/4, $22
+DATA loPairs<>+56(SB)/4, $7
+DATA loPairs<>+60(SB)/4, $23
+GLOBL loPairs<>(SB), RODATA|NOPTR, $64
+DATA hiPairs<>+0(SB)/4, $8
+DATA hiPairs<>+4(SB)/4, $24
+DATA hiPairs<>+8(SB)/4, $9
+DATA hiPairs<>+12(SB)/4, $25
+DATA hiPairs<>+16(SB)/4, $10
+DATA hiPairs<>+20(SB)/4, $26
+DATA hiPairs<>+24(SB)/4, $11
+DATA hiPairs<>+28(SB)/4, $27
+DATA hiPairs<>+32(SB)/4, $12
+DATA hiPairs<>+36(SB)/4, $28
+DATA hiPairs<>+40(SB)/4, $13
+DATA hiPairs<>+44(SB)/4, $29
+DATA hiPairs<>+48(SB)/4, $14
+DATA hiPairs<>+52(SB)/4, $30
+DATA hiPairs<>+56(SB)/4, $15
+DATA hiPairs<>+60(SB)/4, $31
+GLOBL hiPairs<>(SB), RODATA|NOPTR, $64
+
+// func interleaveAdd512(dst, a, c *float32, n int, b float32)
+TEXT ·interleaveAdd512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS b+32(FP), Z9
+	VPXORD Z8, Z8, Z8
+	VMOVUPS loPairs<>(SB), Z10
+	VMOVUPS hiPairs<>(SB), Z11
+interleaveAdd512_loop:
+	CMPQ CX, $16
+	JLT interleaveAdd512_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	VADDPS Z8, Z0, Z0
+	VADDPS Z8, Z1, Z1
+	VADDPS Z9, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VMOVAPS Z0, Z2
+	VPERMT2PS Z1, Z10, Z2
+	VPERMT2PS Z1, Z11, Z0
+	VMOVUPS Z2, 0(DI)
+	VMOVUPS Z0, 64(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $128, DI
+	SUBQ $16, CX
+	JMP interleaveAdd512_loop
+interleaveAdd512_tail:
+	TESTQ CX, CX
+	JEQ interleaveAdd512_done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	SHLQ $1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	VMOVUPS.Z (SI), K3, Z0
+	VMOVUPS.Z (DX), K3, Z1
+	VADDPS Z8, Z0, Z0
+	VADDPS Z8, Z1, Z1
+	VADDPS Z9, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VMOVAPS Z0, Z2
+	VPERMT2PS Z1, Z10, Z2
+	VPERMT2PS Z1, Z11, Z0
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS Z0, K2, 64(DI)
+interleaveAdd512_done:
+	VZEROUPPER
+	RET
+
+// func copyRows512(dst, src *float32, n, rows, ldd, lds int)
+TEXT ·copyRows512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ rows+24(FP), R8
+	MOVQ ldd+32(FP), R9
+	SHLQ $2, R9
+	MOVQ lds+40(FP), R10
+	SHLQ $2, R10
+	MOVQ BX, CX
+	ANDQ $15, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+copyRows512_row:
+	TESTQ R8, R8
+	JEQ copyRows512_done
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ BX, CX
+copyRows512_loop16:
+	CMPQ CX, $16
+	JLT copyRows512_tail
+	VMOVUPS (R12), Z0
+	VMOVUPS Z0, (R11)
+	ADDQ $64, R11
+	ADDQ $64, R12
+	SUBQ $16, CX
+	JMP copyRows512_loop16
+copyRows512_tail:
+	TESTQ CX, CX
+	JEQ copyRows512_next
+	VMOVUPS.Z (R12), K1, Z0
+	VMOVUPS Z0, K1, (R11)
+copyRows512_next:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ R8
+	JMP copyRows512_row
+copyRows512_done:
+	VZEROUPPER
+	RET
+
+// func copyRowsAdd512(dst, src *float32, n, rows, ldd, lds int, b float32)
+TEXT ·copyRowsAdd512(SB), NOSPLIT, $0-52
+	VBROADCASTSS b+48(FP), Z1
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ rows+24(FP), R8
+	MOVQ ldd+32(FP), R9
+	SHLQ $2, R9
+	MOVQ lds+40(FP), R10
+	SHLQ $2, R10
+	MOVQ BX, CX
+	ANDQ $15, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+copyRowsAdd512_row:
+	TESTQ R8, R8
+	JEQ copyRowsAdd512_done
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ BX, CX
+copyRowsAdd512_loop16:
+	CMPQ CX, $16
+	JLT copyRowsAdd512_tail
+	VMOVUPS (R12), Z0
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (R11)
+	ADDQ $64, R11
+	ADDQ $64, R12
+	SUBQ $16, CX
+	JMP copyRowsAdd512_loop16
+copyRowsAdd512_tail:
+	TESTQ CX, CX
+	JEQ copyRowsAdd512_next
+	VMOVUPS.Z (R12), K1, Z0
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, K1, (R11)
+copyRowsAdd512_next:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ R8
+	JMP copyRowsAdd512_row
+copyRowsAdd512_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst, src *float32, n int, a float32)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
