@@ -4,9 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ascend-go/cann/acl"
@@ -82,6 +80,9 @@ type Stats struct {
 	Hits        int64 // runs whose plan was cached
 	Evictions   int64 // plans dropped to keep within the bound
 	Interpreted int64 // runs evaluated node by node
+	// Staged counts the interpreted runs that ran as compiled stages
+	// (segments between host control steps) without the interpreter.
+	Staged int64
 }
 
 // DefaultMaxPlans bounds a Model's plan cache unless WithMaxPlans says
@@ -103,11 +104,22 @@ func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n }
 // plan is the compiled model of one input-shape tuple, or nil when the
 // tuple runs interpreted.
 type plan struct {
-	key   string
-	m     *ge.CompiledModel
-	arena sync.Pool // *[]byte feature maps of m
-	wOnce sync.Once
-	w     []byte // m's weights, aligned as device memory is
+	key     string
+	m       *ge.CompiledModel
+	scratch sync.Pool // *planScratch of m's runs
+	wOnce   sync.Once
+	w       []byte // m's weights, aligned as device memory is
+	// root is the first stage of an interpreted plan (nil: the
+	// interpreter runs it whole); states pools its runs' *runState.
+	root   *stage
+	states sync.Pool
+}
+
+// planScratch is one compiled run's feature map and argument slices.
+type planScratch struct {
+	fm        []byte
+	ins, outs [][]byte
+	args      [][]byte
 }
 
 func (p *plan) weights() []byte {
@@ -465,15 +477,43 @@ func (m *Model) memLimit() int64 {
 }
 
 func shapeKey(in []ge.TensorDesc) string {
-	var b strings.Builder
+	var key []byte
 	for _, d := range in {
-		for _, x := range d.Dims {
-			b.WriteString(strconv.FormatInt(x, 10))
-			b.WriteByte(',')
-		}
-		b.WriteByte(';')
+		key = appendDescKey(key, d)
 	}
-	return b.String()
+	return string(key)
+}
+
+// appendDescKey appends one input's part of a plan key: its data type and
+// dims (a plan exists only for a tuple CheckShapes accepted, so finding
+// one by this key stands for the check).
+func appendDescKey(key []byte, d ge.TensorDesc) []byte {
+	key = strconv.AppendInt(key, int64(d.DataType), 10)
+	key = append(key, ':')
+	for _, x := range d.Dims {
+		key = strconv.AppendInt(key, x, 10)
+		key = append(key, ',')
+	}
+	return append(key, ';')
+}
+
+// cachedPlan finds the plan of these inputs' shapes without allocating,
+// or returns nil.
+func (m *Model) cachedPlan(in []ge.HostTensor) *plan {
+	var kb [256]byte
+	key := kb[:0]
+	for _, t := range in {
+		key = appendDescKey(key, t.Desc)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.plans[string(key)]
+	if !ok {
+		return nil
+	}
+	m.lru.MoveToFront(e)
+	m.stats.Hits++
+	return e.Value.(*plan)
 }
 
 // Plan returns the compiled model for these input shapes, building it on
@@ -544,7 +584,7 @@ func (m *Model) build(key string, in []ge.TensorDesc) (*plan, error) {
 	g, err := im.run(m.mp.GetGraph())
 	if err != nil {
 		if needsValues(err) {
-			return &plan{key: key}, nil
+			return m.stagedPlan(key, in), nil
 		}
 		return nil, err
 	}
@@ -584,44 +624,122 @@ func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, e
 	if m == nil {
 		return nil, acl.NilHandle("onnx.Model.Run", "model")
 	}
+	return m.run(ctx, in, nil)
+}
+
+// RunInto is Run writing the outputs into out: out is resized to the
+// model's outputs, and each tensor's dims and data are reused where they
+// have room (reallocated where not). Passing back the previous run's
+// result makes a steady-state run allocation-free; the caller owns out,
+// so runs that share a Model need one out each.
+func (m *Model) RunInto(ctx context.Context, in, out []ge.HostTensor) ([]ge.HostTensor, error) {
+	if m == nil {
+		return nil, acl.NilHandle("onnx.Model.RunInto", "model")
+	}
+	if cap(out) < len(m.outs) {
+		out = append(out[:cap(out)], make([]ge.HostTensor, len(m.outs)-cap(out))...)
+	}
+	return m.run(ctx, in, out[:len(m.outs)])
+}
+
+// run is Run (out nil: fresh outputs) and RunInto (out sized to the
+// outputs).
+func (m *Model) run(ctx context.Context, in, out []ge.HostTensor) ([]ge.HostTensor, error) {
 	if m.valueIO {
 		return nil, modelError(ErrUnsupportedDataType, "the model has sequence or optional inputs or outputs: run it with RunValues")
 	}
-	descs := make([]ge.TensorDesc, len(in))
-	for i, t := range in {
-		descs[i] = t.Desc
-	}
-	if err := m.CheckShapes(descs); err != nil {
-		return nil, err
+	p := m.cachedPlan(in)
+	var descs []ge.TensorDesc
+	if p == nil {
+		descs = make([]ge.TensorDesc, len(in))
+		for i, t := range in {
+			descs[i] = t.Desc
+		}
+		if err := m.CheckShapes(descs); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range in {
 		if int64(len(t.Data)) < t.Desc.Size() {
-			return nil, modelError(ErrShapeMismatch, "input %q holds %d bytes, %s needs %d", m.inputs[i].Name, len(t.Data), t.Desc, t.Desc.Size())
+			return nil, m.shortInput(i, t)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, modelError(ErrCanceled, "run not started: %v", err)
 	}
-	p, err := m.plan(descs)
-	if err != nil {
-		return nil, err
+	if p == nil {
+		var err error
+		if p, err = m.plan(descs); err != nil {
+			return nil, err
+		}
 	}
 	if p.m != nil {
-		return p.run(in)
+		return p.run(in, out)
+	}
+	m.mu.Lock()
+	m.stats.Interpreted++
+	m.mu.Unlock()
+	if p.root != nil {
+		rs, _ := p.states.Get().(*runState)
+		if rs == nil {
+			rs = newRunState()
+		}
+		rs.ctx = ctx
+		env, last, err := rs.run(p.root, in)
+		if err == nil {
+			if out == nil {
+				out = make([]ge.HostTensor, len(last.outs))
+			}
+			for i, s := range last.outs {
+				copyInto(&out[i], env[s])
+			}
+		}
+		rs.ctx = nil
+		p.states.Put(rs)
+		if !errors.Is(err, errFallback) {
+			if err != nil {
+				return nil, err
+			}
+			m.mu.Lock()
+			m.stats.Staged++
+			m.mu.Unlock()
+			return out, nil
+		}
 	}
 	vs := make([]Value, len(in))
 	for i, t := range in {
 		vs[i] = Value{Tensor: t}
 	}
-	out, err := m.interpret(ctx, vs)
+	res, err := m.interpret(ctx, vs)
 	if err != nil {
 		return nil, err
 	}
-	ts := make([]ge.HostTensor, len(out))
-	for i, v := range out {
-		ts[i] = v.Tensor
+	if out == nil {
+		out = make([]ge.HostTensor, len(res))
 	}
-	return ts, nil
+	for i, v := range res {
+		out[i] = v.Tensor
+	}
+	return out, nil
+}
+
+func (m *Model) shortInput(i int, t ge.HostTensor) error {
+	return modelError(ErrShapeMismatch, "input %q holds %d bytes, %s needs %d", m.inputs[i].Name, len(t.Data), t.Desc, t.Desc.Size())
+}
+
+// stagedPlan is the plan of a shape tuple whose import needs values: its
+// first stage built now, or none when the stages cannot express it (the
+// interpreter then runs it whole).
+func (m *Model) stagedPlan(key string, in []ge.TensorDesc) *plan {
+	sl := make([]slotIn, len(in))
+	for i, d := range in {
+		sl[i] = slotIn{name: m.inputs[i].Name, dyn: true, h: ge.HostTensor{Desc: cloneDesc(d)}}
+	}
+	root, err := m.buildStage(m.mp.GetGraph(), 0, true, sl)
+	if err != nil {
+		root = nil
+	}
+	return &plan{key: key, root: root}
 }
 
 // RunValues is Run for models with sequence or optional inputs or
@@ -638,7 +756,7 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 			}
 			ts[i] = v.Tensor
 		}
-		out, err := m.Run(ctx, ts)
+		out, err := m.run(ctx, ts, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -680,6 +798,9 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, modelError(ErrCanceled, "run not started: %v", err)
 	}
+	m.mu.Lock()
+	m.stats.Interpreted++
+	m.mu.Unlock()
 	return m.interpret(ctx, in)
 }
 
@@ -687,9 +808,6 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 // folds: the import is the evaluation. What cannot fold (a random op)
 // remains a graph, compiled and run once.
 func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
-	m.mu.Lock()
-	m.stats.Interpreted++
-	m.mu.Unlock()
 	cfg := m.cfg
 	cfg.values = map[string]ge.HostTensor{}
 	cfg.other = map[string]*value{}
@@ -743,7 +861,7 @@ func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
 	if err != nil {
 		return nil, asError(err)
 	}
-	ts, err := (&plan{m: cm}).run(nil)
+	ts, err := (&plan{m: cm}).run(nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -754,60 +872,36 @@ func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
 }
 
 // run executes a compiled plan on the host: inputs and outputs in place
-// (zero copy), the feature map from a pool.
-func (p *plan) run(in []ge.HostTensor) ([]ge.HostTensor, error) {
+// (zero copy), the feature map and argument slices from a pool. out nil:
+// fresh outputs; else out (sized to the outputs) is reused.
+func (p *plan) run(in, out []ge.HostTensor) ([]ge.HostTensor, error) {
 	cm := p.m
-	inputs := make([][]byte, len(cm.Inputs))
-	for i := range inputs {
-		inputs[i] = aligned(in[i].Data)
+	sc, _ := p.scratch.Get().(*planScratch)
+	if sc == nil {
+		sc = &planScratch{ins: make([][]byte, len(cm.Inputs)), outs: make([][]byte, len(cm.Outputs))}
 	}
-	out := make([]ge.HostTensor, len(cm.Outputs))
-	outputs := make([][]byte, len(cm.Outputs))
-	for i, d := range cm.Outputs {
-		outputs[i] = aligned(make([]byte, d.Size))
-		out[i] = ge.HostTensor{Desc: ge.TensorDesc{DataType: d.DataType, Format: acl.FormatND, Dims: append([]int64(nil), d.Dims...)}, Data: outputs[i]}
+	defer p.scratch.Put(sc)
+	if int64(len(sc.fm)) < cm.FeatureMapSize() {
+		sc.fm = alignedBuf(cm.FeatureMapSize())
 	}
-	fm, _ := p.arena.Get().(*[]byte)
-	if fm == nil || int64(len(*fm)) < cm.FeatureMapSize() {
-		b := aligned(make([]byte, cm.FeatureMapSize()))
-		fm = &b
+	for i := range sc.ins {
+		sc.ins[i] = aligned(in[i].Data)
 	}
-	defer p.arena.Put(fm)
-	for i, d := range cm.Inputs {
-		if !d.ZeroCopy {
-			copy((*fm)[d.BasicOffset:d.BasicOffset+d.Size], inputs[i])
-		}
-	}
-	w := p.weights()
-	var args [][]byte // one slice for every task's arguments
-	for ti := range cm.Tasks {
-		t := &cm.Tasks[ti]
-		args = slices.Grow(args[:0], len(t.Args))[:len(t.Args)]
-		for i, a := range t.Args {
-			switch {
-			case a.Mem == ge.MemFixed:
-				args[i] = w[a.Offset : a.Offset+a.Size]
-			case a.Mem == ge.MemModelIO:
-				user, basic := inputs, int64(0)
-				if a.IO.Dir == ge.IOOutput {
-					user, basic = outputs, cm.Outputs[a.IO.Index].BasicOffset
-				} else {
-					basic = cm.Inputs[a.IO.Index].BasicOffset
-				}
-				rel := a.Offset - basic
-				args[i] = user[a.IO.Index][rel : rel+a.Size]
-			default:
-				args[i] = (*fm)[a.Offset : a.Offset+a.Size]
-			}
-		}
-		if err := ge.RunTask(t, args); err != nil {
-			return nil, asError(err)
-		}
+	if out == nil {
+		out = make([]ge.HostTensor, len(cm.Outputs))
 	}
 	for i, d := range cm.Outputs {
-		if !d.ZeroCopy {
-			copy(outputs[i], (*fm)[d.BasicOffset:d.BasicOffset+d.Size])
+		n := d.Size
+		out[i].Desc.DataType, out[i].Desc.Format = d.DataType, acl.FormatND
+		out[i].Desc.Dims = append(out[i].Desc.Dims[:0], d.Dims...)
+		if int64(cap(out[i].Data)) < n || n > 0 && uintptrOf(out[i].Data[:1])%8 != 0 {
+			out[i].Data = alignedBuf(n)
 		}
+		out[i].Data = out[i].Data[:n]
+		sc.outs[i] = out[i].Data
+	}
+	if err := runCompiled(cm, nil, p.weights(), sc.ins, sc.outs, sc.fm, &sc.args); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
