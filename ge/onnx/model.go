@@ -23,8 +23,11 @@ import (
 // Expand, Reshape from a computed shape and an If on a shape fold at that
 // point), or interpreted, when they depend on the input values too
 // (NonZero, TopK with a computed k, an If on data, a Loop whose trip count
-// is data): then every run evaluates the graph node by node with the
-// run's values, under the run's context and memory limit.
+// is data): then the plan is staged (staged.go): the nodes up to the one
+// that needs a value are compiled, that node runs on the host with the
+// run's values (If picks a branch, Loop runs its body, each compiled per
+// tuple of its input shapes), and so on, under the run's context and
+// memory limit; what the stages cannot express is evaluated node by node.
 //
 // A Model is safe for concurrent use.
 type Model struct {
@@ -108,7 +111,8 @@ type plan struct {
 	m       *ge.CompiledModel
 	scratch sync.Pool // *planScratch of m's runs
 	wOnce   sync.Once
-	w       []byte // m's weights, aligned as device memory is
+	w       []byte      // m's weights, aligned as device memory is
+	kernels []ge.Kernel // m's task kernels (see runCompiled)
 	// root is the first stage of an interpreted plan (nil: the
 	// interpreter runs it whole); states pools its runs' *runState.
 	root   *stage
@@ -126,6 +130,9 @@ func (p *plan) weights() []byte {
 	p.wOnce.Do(func() {
 		p.w = aligned(make([]byte, p.m.WeightSize))
 		copy(p.w, p.m.Weights)
+		for i := range p.m.Tasks {
+			p.kernels = append(p.kernels, ge.KernelFor(p.m.Tasks[i].Op))
+		}
 	})
 	return p.w
 }
@@ -900,7 +907,8 @@ func (p *plan) run(in, out []ge.HostTensor) ([]ge.HostTensor, error) {
 		out[i].Data = out[i].Data[:n]
 		sc.outs[i] = out[i].Data
 	}
-	if err := runCompiled(cm, nil, p.weights(), sc.ins, sc.outs, sc.fm, &sc.args); err != nil {
+	w := p.weights()
+	if err := runCompiled(cm, p.kernels, w, sc.ins, sc.outs, sc.fm, &sc.args); err != nil {
 		return nil, err
 	}
 	return out, nil

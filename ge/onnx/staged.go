@@ -292,8 +292,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 	}
 	// The values the rest of the graph reads: constants, live-ins or
 	// outputs of the segment.
-	var extra []*pb.ValueInfoProto
-	extra = gp.GetOutput()
+	extra := gp.GetOutput()
 	segSlot := map[*ge.Tensor]int{}
 	var segNames []string
 	var segTs []*ge.Tensor
@@ -403,7 +402,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 		}
 		return -2
 	}
-	outSlots := func() ([]int, error) {
+	outSlots := func() []int {
 		var outs []int
 		for _, o := range n.GetOutput() {
 			if o == "" {
@@ -414,7 +413,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 			names[o] = s
 			outs = append(outs, s)
 		}
-		return outs, nil
+		return outs
 	}
 	freeOf := func(g *pb.GraphProto) ([]string, []int, []bool) {
 		defined := map[string]bool{}
@@ -466,7 +465,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 			fn, fs, fd := freeOf(g)
 			s.br[i].init(m, st, g, nil, fn, fs, fd)
 		}
-		s.outs, _ = outSlots()
+		s.outs = outSlots()
 		st.ctrl = s
 	case "Loop":
 		var body *pb.GraphProto
@@ -500,7 +499,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 		}
 		fn, fs, fd := freeOf(body)
 		s.body.init(m, st, body, formal, fn, fs, fd)
-		s.outs, _ = outSlots()
+		s.outs = outSlots()
 		if len(s.outs) > len(s.carried)+s.nScan {
 			return nil, errFallback
 		}
@@ -515,7 +514,7 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 			}
 		}
 		s.outNames = n.GetOutput()
-		s.outs, _ = outSlots()
+		s.outs = outSlots()
 		st.ctrl = s
 	}
 	for _, name := range liveNames(nodes[cut+1:], gp.GetOutput()) {

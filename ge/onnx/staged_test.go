@@ -262,3 +262,28 @@ func TestStagedLoopLimits(t *testing.T) {
 	require.Zero(t, st.Staged, "a canceled run is not counted as staged")
 	require.Equal(t, int64(1), st.Interpreted)
 }
+
+// TestRunIntoCompiled: RunInto of a compiled plan gives Run's outputs,
+// reuses the tensors it is given, and allocates nothing in steady state.
+func TestRunIntoCompiled(t *testing.T) {
+	m, err := onnx.Load(symbolicMLP())
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(rand.Uint64(), 28))
+	ctx := context.Background()
+	var out []ge.HostTensor
+	for _, n := range []int64{3, 7, 1} {
+		in := []ge.HostTensor{f32T([]int64{n, 4}, randn32(r, n*4, 0))}
+		want, err := m.Run(ctx, in)
+		require.NoError(t, err)
+		out, err = m.RunInto(ctx, in, out)
+		require.NoError(t, err)
+		require.Equal(t, want, out)
+		if raceEnabled {
+			continue
+		}
+		allocs := testing.AllocsPerRun(20, func() { out, err = m.RunInto(ctx, in, out) })
+		require.NoError(t, err)
+		require.Zero(t, allocs)
+	}
+	require.Zero(t, m.Stats().Interpreted)
+}
