@@ -27,7 +27,8 @@ func boolT(b bool) ge.HostTensor {
 // branches whose outputs differ in shape (the continuation compiled per
 // shape), a while loop (no trip count; the body's condition ends it), a
 // data-dependent op that is neither If nor Loop (NonZero, folded alone
-// with the continuation compiled per count), and a Loop of zero
+// with the continuation compiled per count), a constant Loop too long to
+// unroll (its body compiled once) and a Loop of zero
 // iterations (no scan output to stack: the interpreter answers).
 func TestStagedControlFlowShapes(t *testing.T) {
 	half := f32Tensor("half", nil, []float32{0.5})
@@ -85,6 +86,17 @@ func TestStagedControlFlowShapes(t *testing.T) {
 		},
 		[]*pb.ValueInfoProto{vi("x", tFloat, "N")},
 		[]*pb.ValueInfoProto{viAny("y", tFloat)}, one)
+	// A Loop of a constant 1500 trips: too long to unroll at import, so
+	// staged with its body compiled once.
+	addBody := graph("ab",
+		[]*pb.NodeProto{nd("Identity", []string{"c"}, []string{"c2"}), nd("Add", []string{"acc", "x"}, []string{"acc2"}), nd("Mul", []string{"acc2", "half"}, []string{"s"})},
+		[]*pb.ValueInfoProto{vi("i", tInt64), vi("c", tBool), viAny("acc", tFloat)},
+		[]*pb.ValueInfoProto{vi("c2", tBool), viAny("acc2", tFloat), viAny("s", tFloat)})
+	long := graph("long",
+		[]*pb.NodeProto{nd("Loop", []string{"trips", "", "x"}, []string{"acc", "scan"}, attrG("body", addBody))},
+		[]*pb.ValueInfoProto{vi("x", tFloat, "N")},
+		[]*pb.ValueInfoProto{viAny("acc", tFloat), viAny("scan", tFloat)},
+		half, i64Tensor("trips", nil, 1500))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 29))
 	for _, c := range []struct {
 		name   string
@@ -108,6 +120,10 @@ func TestStagedControlFlowShapes(t *testing.T) {
 		{"nonzero", nonzero, func(v int) []ge.HostTensor {
 			n := []int64{4, 9, 16}[v%3]
 			return []ge.HostTensor{f32T([]int64{n}, randn32(r, n, 0.5))}
+		}, func(int) bool { return true }},
+		{"long constant loop", long, func(v int) []ge.HostTensor {
+			n := []int64{3, 1}[v%2]
+			return []ge.HostTensor{f32T([]int64{n}, randn32(r, n, 0))}
 		}, func(int) bool { return true }},
 		{"zero trips", loopIf, func(v int) []ge.HostTensor {
 			return []ge.HostTensor{f32T([]int64{3}, randn32(r, 3, 0)), i64T(0)}
