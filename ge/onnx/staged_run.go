@@ -273,6 +273,9 @@ func (s *ifStep) run(rs *runState, env []ge.HostTensor) error {
 	}
 	is := rs.ifs[s]
 	if is == nil {
+		if len(rs.ifs) >= maxRunStates {
+			clear(rs.ifs)
+		}
 		is = &ifState{in: make([]ge.HostTensor, max(len(s.br[0].free), len(s.br[1].free)))}
 		rs.ifs[s] = is
 	}
@@ -319,6 +322,9 @@ type loopState struct {
 func (s *loopStep) state(rs *runState) *loopState {
 	if ls := rs.loops[s]; ls != nil {
 		return ls
+	}
+	if len(rs.loops) >= maxRunStates {
+		clear(rs.loops)
 	}
 	nc := len(s.carried)
 	ls := &loopState{
