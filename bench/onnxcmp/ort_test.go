@@ -343,6 +343,7 @@ type ortResult struct {
 	fbMin, ortMin  time.Duration // fastest runs: the ratio least disturbed by other load
 	allocs         float64
 	interp         bool
+	staged         bool // every interpreted run ran as compiled stages
 	err            string
 	excess         float64
 	loadBefore, ld string
@@ -436,6 +437,10 @@ func BenchmarkVsORT(b *testing.B) {
 				to = append(to, d...)
 			}
 			r.fb, r.ort, r.interp = median(tf), median(to), f.interp != nil
+			if r.interp {
+				st := f.interp.Stats()
+				r.staged = st.Staged == st.Interpreted
+			}
 			r.fbMin, r.ortMin = slices.Min(tf), slices.Min(to)
 			r.allocs = testing.AllocsPerRun(5, func() { _ = f.run() })
 			b.ReportMetric(float64(r.fb.Nanoseconds())/1e3, "fallback_us")
@@ -477,8 +482,10 @@ func ortTableText(rs []ortResult, version, load0, load1 string) string {
 		}
 		ratio := float64(r.fb) / float64(r.ort)
 		var note []string
-		if r.interp {
-			note = append(note, "interpreted")
+		if r.interp && r.staged {
+			note = append(note, "interpreted: staged")
+		} else if r.interp {
+			note = append(note, "interpreted: node by node")
 		}
 		if r.excess > 0 {
 			note = append(note, fmt.Sprintf("outputs differ by %.3g beyond rtol 1e-2 atol 1e-3", r.excess))
