@@ -82,7 +82,7 @@ type Stats struct {
 	Compiles    int64 // plans built (compiled or found to need interpretation)
 	Hits        int64 // runs whose plan was cached
 	Evictions   int64 // plans dropped to keep within the bound
-	Interpreted int64 // runs evaluated node by node
+	Interpreted int64 // runs whose plan needs values (staged or node by node)
 	// Staged counts the interpreted runs that ran as compiled stages
 	// (segments between host control steps) without the interpreter.
 	Staged int64
