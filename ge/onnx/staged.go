@@ -286,10 +286,8 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 			st.consts = append(st.consts, constSlot{k, s.h})
 		}
 	}
-	newSlot := func(d ge.TensorDesc) int {
-		st.descs = append(st.descs, d)
-		return len(st.descs) - 1
-	}
+	b := &stageBuilder{m: m, st: st, names: names}
+	newSlot := b.newSlot
 	// The values the rest of the graph reads: constants, live-ins or
 	// outputs of the segment.
 	extra := gp.GetOutput()
@@ -334,47 +332,9 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 		}
 	}
 	if len(segTs) > 0 {
-		im.g.OutputNamed(segNames, segTs...)
-		if im.g.Err() != nil {
-			return nil, errFallback
+		if st.seg, err = b.compile(im, dataSlot, segNames, segTs, segSlots); err != nil {
+			return nil, err
 		}
-		cm, err := ge.Compile(im.g)
-		if err != nil || len(cm.Outputs) != len(segSlots) {
-			return nil, errFallback
-		}
-		seg := &segment{cm: cm, out: segSlots}
-		for _, d := range cm.Inputs {
-			k, ok := dataSlot[d.Name]
-			if !ok {
-				return nil, errFallback
-			}
-			seg.in = append(seg.in, k)
-		}
-		// The run's memory limit bounds every tensor: a segment holding
-		// a larger one runs interpreted, which refuses it.
-		limit := m.memLimit()
-		for _, d := range cm.Outputs {
-			if d.Size > limit {
-				return nil, errFallback
-			}
-		}
-		for _, t := range cm.Tasks {
-			for _, a := range t.Args {
-				if a.Size > limit {
-					return nil, errFallback
-				}
-			}
-		}
-		for i := range cm.Tasks {
-			seg.kernels = append(seg.kernels, ge.KernelFor(cm.Tasks[i].Op))
-		}
-		seg.w = aligned(make([]byte, cm.WeightSize))
-		copy(seg.w, cm.Weights)
-		for i, s := range segSlots {
-			d := cm.Outputs[i]
-			st.descs[s] = ge.TensorDesc{DataType: d.DataType, Format: acl.FormatND, Dims: d.Dims}
-		}
-		st.seg = seg
 	}
 	if cut == len(nodes) {
 		for _, o := range gp.GetOutput() {
@@ -392,131 +352,11 @@ func (m *Model) buildStage(gp *pb.GraphProto, from int, root bool, in []slotIn) 
 		st.envN = len(st.descs)
 		return st, nil
 	}
-	n := nodes[cut]
-	slotOf := func(name string) int {
-		if name == "" {
-			return -1
-		}
-		if s, ok := names[name]; ok {
-			return s
-		}
-		return -2
+	ctrl, err := b.control(nodes[cut], cut)
+	if err != nil {
+		return nil, err
 	}
-	outSlots := func() []int {
-		var outs []int
-		for _, o := range n.GetOutput() {
-			if o == "" {
-				outs = append(outs, -1)
-				continue
-			}
-			s := newSlot(ge.TensorDesc{})
-			names[o] = s
-			outs = append(outs, s)
-		}
-		return outs
-	}
-	freeOf := func(g *pb.GraphProto) ([]string, []int, []bool) {
-		defined := map[string]bool{}
-		for _, in := range g.GetInput() {
-			defined[in.GetName()] = true
-		}
-		for _, t := range g.GetInitializer() {
-			defined[t.GetName()] = true
-		}
-		for _, x := range g.GetNode() {
-			for _, o := range x.GetOutput() {
-				defined[o] = true
-			}
-		}
-		var fn []string
-		var fs []int
-		var fd []bool
-		for _, name := range liveNames(g.GetNode(), g.GetOutput()) {
-			if defined[name] {
-				continue
-			}
-			if s, ok := names[name]; ok {
-				fn, fs, fd = append(fn, name), append(fs, s), append(fd, !st.consOf[s])
-			}
-		}
-		return fn, fs, fd
-	}
-	key := n.GetOpType()
-	if d := n.GetDomain(); d != "" && d != "ai.onnx" {
-		key = d + "/" + key
-	}
-	switch key {
-	case "If":
-		var then, els *pb.GraphProto
-		for _, a := range n.GetAttribute() {
-			switch a.GetName() {
-			case "then_branch":
-				then = a.GetG()
-			case "else_branch":
-				els = a.GetG()
-			}
-		}
-		cond := slotOf(firstInput(n))
-		if then == nil || els == nil || cond < 0 || len(n.GetInput()) != 1 {
-			return nil, errFallback
-		}
-		s := &ifStep{cond: cond}
-		for i, g := range []*pb.GraphProto{then, els} {
-			fn, fs, fd := freeOf(g)
-			s.br[i].init(m, st, g, nil, fn, fs, fd)
-		}
-		s.outs = outSlots()
-		st.ctrl = s
-	case "Loop":
-		var body *pb.GraphProto
-		for _, a := range n.GetAttribute() {
-			if a.GetName() == "body" {
-				body = a.GetG()
-			}
-		}
-		ins := n.GetInput()
-		if body == nil || len(ins) < 2 || len(body.GetInput()) != len(ins) {
-			return nil, errFallback
-		}
-		s := &loopStep{m: m, trip: slotOf(ins[0]), cond: slotOf(ins[1])}
-		if s.trip < -1 || s.cond < -1 {
-			return nil, errFallback
-		}
-		for _, c := range ins[2:] {
-			k := slotOf(c)
-			if k < 0 {
-				return nil, errFallback
-			}
-			s.carried = append(s.carried, k)
-		}
-		s.nScan = len(body.GetOutput()) - 1 - len(s.carried)
-		if s.nScan < 0 {
-			return nil, errFallback
-		}
-		var formal []string
-		for _, f := range body.GetInput() {
-			formal = append(formal, f.GetName())
-		}
-		fn, fs, fd := freeOf(body)
-		s.body.init(m, st, body, formal, fn, fs, fd)
-		s.outs = outSlots()
-		if len(s.outs) > len(s.carried)+s.nScan {
-			return nil, errFallback
-		}
-		st.ctrl = s
-	default:
-		s := &evalStep{m: m, n: n, idx: cut}
-		seen := map[string]bool{}
-		for _, name := range liveNames([]*pb.NodeProto{n}, nil) {
-			if k, ok := names[name]; ok && !seen[name] {
-				seen[name] = true
-				s.names, s.ins = append(s.names, name), append(s.ins, k)
-			}
-		}
-		s.outNames = n.GetOutput()
-		s.outs = outSlots()
-		st.ctrl = s
-	}
+	st.ctrl = ctrl
 	for _, name := range liveNames(nodes[cut+1:], gp.GetOutput()) {
 		if s, ok := names[name]; ok {
 			st.live = append(st.live, name)
@@ -563,4 +403,200 @@ func cloneDesc(d ge.TensorDesc) ge.TensorDesc {
 	d.Dims = slices.Clone(d.Dims)
 	d.Format = acl.FormatND
 	return d
+}
+
+// stageBuilder is a stage under construction: its slots by name.
+type stageBuilder struct {
+	m     *Model
+	st    *stage
+	names map[string]int
+}
+
+func (b *stageBuilder) newSlot(d ge.TensorDesc) int {
+	b.st.descs = append(b.st.descs, d)
+	return len(b.st.descs) - 1
+}
+
+// slotOf is the slot of a name: -1 for an absent optional input ("" ),
+// -2 for a name no slot holds.
+func (b *stageBuilder) slotOf(name string) int {
+	if name == "" {
+		return -1
+	}
+	if s, ok := b.names[name]; ok {
+		return s
+	}
+	return -2
+}
+
+// outSlots gives n's outputs new slots (-1 for an omitted one).
+func (b *stageBuilder) outSlots(n *pb.NodeProto) []int {
+	var outs []int
+	for _, o := range n.GetOutput() {
+		if o == "" {
+			outs = append(outs, -1)
+			continue
+		}
+		s := b.newSlot(ge.TensorDesc{})
+		b.names[o] = s
+		outs = append(outs, s)
+	}
+	return outs
+}
+
+// freeOf lists the values of the stage a subgraph reads from outside
+// itself: their names, slots and whether each is dynamic.
+func (b *stageBuilder) freeOf(g *pb.GraphProto) ([]string, []int, []bool) {
+	defined := map[string]bool{}
+	for _, in := range g.GetInput() {
+		defined[in.GetName()] = true
+	}
+	for _, t := range g.GetInitializer() {
+		defined[t.GetName()] = true
+	}
+	for _, x := range g.GetNode() {
+		for _, o := range x.GetOutput() {
+			defined[o] = true
+		}
+	}
+	var fn []string
+	var fs []int
+	var fd []bool
+	for _, name := range liveNames(g.GetNode(), g.GetOutput()) {
+		if defined[name] {
+			continue
+		}
+		if s, ok := b.names[name]; ok {
+			fn, fs, fd = append(fn, name), append(fs, s), append(fd, !b.st.consOf[s])
+		}
+	}
+	return fn, fs, fd
+}
+
+// control builds the step of the node at the cut: If and Loop run their
+// subgraphs as stages, any other node is folded alone.
+func (b *stageBuilder) control(n *pb.NodeProto, cut int) (ctrlStep, error) {
+	key := n.GetOpType()
+	if d := n.GetDomain(); d != "" && d != "ai.onnx" {
+		key = d + "/" + key
+	}
+	switch key {
+	case "If":
+		var then, els *pb.GraphProto
+		for _, a := range n.GetAttribute() {
+			switch a.GetName() {
+			case "then_branch":
+				then = a.GetG()
+			case "else_branch":
+				els = a.GetG()
+			}
+		}
+		cond := b.slotOf(firstInput(n))
+		if then == nil || els == nil || cond < 0 || len(n.GetInput()) != 1 {
+			return nil, errFallback
+		}
+		s := &ifStep{cond: cond}
+		for i, g := range []*pb.GraphProto{then, els} {
+			fn, fs, fd := b.freeOf(g)
+			s.br[i].init(b.m, b.st, g, nil, fn, fs, fd)
+		}
+		s.outs = b.outSlots(n)
+		return s, nil
+	case "Loop":
+		var body *pb.GraphProto
+		for _, a := range n.GetAttribute() {
+			if a.GetName() == "body" {
+				body = a.GetG()
+			}
+		}
+		ins := n.GetInput()
+		if body == nil || len(ins) < 2 || len(body.GetInput()) != len(ins) {
+			return nil, errFallback
+		}
+		s := &loopStep{m: b.m, trip: b.slotOf(ins[0]), cond: b.slotOf(ins[1])}
+		if s.trip < -1 || s.cond < -1 {
+			return nil, errFallback
+		}
+		for _, c := range ins[2:] {
+			k := b.slotOf(c)
+			if k < 0 {
+				return nil, errFallback
+			}
+			s.carried = append(s.carried, k)
+		}
+		s.nScan = len(body.GetOutput()) - 1 - len(s.carried)
+		if s.nScan < 0 {
+			return nil, errFallback
+		}
+		var formal []string
+		for _, f := range body.GetInput() {
+			formal = append(formal, f.GetName())
+		}
+		fn, fs, fd := b.freeOf(body)
+		s.body.init(b.m, b.st, body, formal, fn, fs, fd)
+		s.outs = b.outSlots(n)
+		if len(s.outs) > len(s.carried)+s.nScan {
+			return nil, errFallback
+		}
+		return s, nil
+	default:
+		s := &evalStep{m: b.m, n: n, idx: cut}
+		seen := map[string]bool{}
+		for _, name := range liveNames([]*pb.NodeProto{n}, nil) {
+			if k, ok := b.names[name]; ok && !seen[name] {
+				seen[name] = true
+				s.names, s.ins = append(s.names, name), append(s.ins, k)
+			}
+		}
+		s.outNames = n.GetOutput()
+		s.outs = b.outSlots(n)
+		return s, nil
+	}
+}
+
+// compile makes the segment of the imported nodes, whose outputs are the
+// tensors ts (for the names, into the slots) the rest of the graph reads.
+func (b *stageBuilder) compile(im *importer, dataSlot map[string]int, names []string, ts []*ge.Tensor, slots []int) (*segment, error) {
+	im.g.OutputNamed(names, ts...)
+	if im.g.Err() != nil {
+		return nil, errFallback
+	}
+	cm, err := ge.Compile(im.g)
+	if err != nil || len(cm.Outputs) != len(slots) {
+		return nil, errFallback
+	}
+	seg := &segment{cm: cm, out: slots}
+	for _, d := range cm.Inputs {
+		k, ok := dataSlot[d.Name]
+		if !ok {
+			return nil, errFallback
+		}
+		seg.in = append(seg.in, k)
+	}
+	// The run's memory limit bounds every tensor the run makes (weights
+	// are the model's): a segment making a larger one runs interpreted,
+	// which refuses it.
+	limit := b.m.memLimit()
+	for _, d := range cm.Outputs {
+		if d.Size > limit {
+			return nil, errFallback
+		}
+	}
+	for _, t := range cm.Tasks {
+		for _, a := range t.Args {
+			if a.Mem != ge.MemFixed && a.Size > limit {
+				return nil, errFallback
+			}
+		}
+	}
+	for i := range cm.Tasks {
+		seg.kernels = append(seg.kernels, ge.KernelFor(cm.Tasks[i].Op))
+	}
+	seg.w = aligned(make([]byte, cm.WeightSize))
+	copy(seg.w, cm.Weights)
+	for i, s := range slots {
+		d := cm.Outputs[i]
+		b.st.descs[s] = ge.TensorDesc{DataType: d.DataType, Format: acl.FormatND, Dims: d.Dims}
+	}
+	return seg, nil
 }
