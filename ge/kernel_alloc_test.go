@@ -48,6 +48,9 @@ func TestHotKernelsDoNotAllocate(t *testing.T) {
 		{"reducemean-hw", OpReduceMean, []TensorDesc{f32(2, 6, 5, 8)}, Attrs{AttrAxes: ints(1, 2), AttrKeepDims: BoolAttr(true)}},
 		{"resize", OpResize, []TensorDesc{f32(1, 3, 4, 5)}, Attrs{AttrResizeSizes: ints(1, 3, 8, 10), AttrResizeScales: StringAttr("1 1 2 2"), AttrResizeMode: StringAttr("linear")}},
 		{"lstm", OpLSTM, []TensorDesc{f32(5, 2, 6), f32(1, 64, 6), f32(1, 64, 16), f32(1, 128), f32(1, 2, 16), f32(1, 2, 16), f32(1, 48)}, Attrs{AttrHiddenSize: IntAttr(16)}},
+		{"less-scalar", OpLess, []TensorDesc{f32(), f32()}, nil},
+		{"greater-row", OpGreater, []TensorDesc{f32(4, 17), f32()}, nil},
+		{"equal-int64", OpEqual, []TensorDesc{{DataType: acl.Int64, Format: acl.FormatND, Dims: []int64{}}, {DataType: acl.Int64, Format: acl.FormatND}}, nil},
 		{"gru-packed", OpGRU, []TensorDesc{f32(5, 2, 6), f32(1, 192, 6), f32(1, 192, 64), f32(1, 384), f32(1, 2, 64)}, Attrs{AttrHiddenSize: IntAttr(64)}},
 	}
 	for _, c := range cases {

@@ -1,6 +1,7 @@
 package ge
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -184,6 +185,18 @@ func compareKernel(t *Task, args [][]byte) error {
 	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
 	na, nb := prod(ad.Dims), prod(bd.Dims)
 	out := args[2]
+	if compareFlat(t.Op, ad.DataType, bd.DataType, na, nb, prod(od.Dims), args[0], args[1], out) {
+		return nil
+	}
+	return compareBroadcast(t, args)
+}
+
+// compareBroadcast is compareKernel's general path: any types, numpy
+// broadcasting, inputs widened to float64 or int64.
+func compareBroadcast(t *Task, args [][]byte) error {
+	ad, bd, od := t.Inputs[0], t.Inputs[1], t.Outputs[0]
+	na, nb := prod(ad.Dims), prod(bd.Dims)
+	out := args[2]
 	ins := [][]int64{ad.Dims, bd.Dims}
 	if isReal(ad.DataType) {
 		a, b := f64sOf(ad.DataType, args[0], na), f64sOf(bd.DataType, args[1], nb)
@@ -202,6 +215,45 @@ func compareKernel(t *Task, args [][]byte) error {
 	}
 	bcastWalk(od.Dims, ins, func(i int, o []int) { out[i] = b2u(cmp(t.Op, a[o[0]], b[o[1]])) })
 	return nil
+}
+
+// compareFlat is compareKernel without broadcasting strides or widened
+// copies, for the common cases (one type of float32, int64 or int32; each
+// input the output's size or one element): it compares in place, as the
+// general path would after widening (exactly, both ways), and allocates
+// nothing. It reports false, writing nothing, for any other case.
+func compareFlat(op OpType, da, db acl.DataType, na, nb, n int, a, b, out []byte) bool {
+	if da != db || (na != n && na != 1) || (nb != n && nb != 1) {
+		return false
+	}
+	sa, sb := 1, 1
+	if na == 1 {
+		sa = 0
+	}
+	if nb == 1 {
+		sb = 0
+	}
+	switch da {
+	case acl.Float32:
+		for i := range n {
+			x := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i*sa:]))
+			y := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i*sb:]))
+			out[i] = b2u(cmp(op, float64(x), float64(y)))
+		}
+	case acl.Int64:
+		for i := range n {
+			x, y := int64(binary.LittleEndian.Uint64(a[8*i*sa:])), int64(binary.LittleEndian.Uint64(b[8*i*sb:]))
+			out[i] = b2u(cmp(op, x, y))
+		}
+	case acl.Int32:
+		for i := range n {
+			x, y := int32(binary.LittleEndian.Uint32(a[4*i*sa:])), int32(binary.LittleEndian.Uint32(b[4*i*sb:]))
+			out[i] = b2u(cmp(op, int64(x), int64(y)))
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 func cmp[T int64 | float64](op OpType, x, y T) bool {

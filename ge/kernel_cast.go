@@ -14,7 +14,10 @@ import (
 // 0; int to int wraps (two's complement truncation, as C and numpy); anything
 // to bool is value != 0 (NaN is true); bool reads as 0 or 1.
 
-const castChunk = 4096
+// castChunk is the elements Cast converts per step through its stack
+// scratch: small, since Go zeroes the scratch on every call (4096 made a
+// one-element Cast, as a Loop counter's, clear 64 KiB per run).
+const castChunk = 256
 
 func isIntType(t acl.DataType) bool {
 	switch t {

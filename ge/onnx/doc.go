@@ -13,9 +13,12 @@
 // A model with symbolic dims (an exported batch, image size or sequence
 // length) is loaded once with Load and run at any shapes: Model.Run
 // compiles one plan per tuple of input shapes (a bounded cache) and
-// interprets the runs whose shapes or control flow depend on the input
-// values (NonZero, an If on data, a Loop of data-dependent length), under
-// the run's context and memory limit. If, Loop and Scan read outer-scope
+// stages the runs whose shapes or control flow depend on the input values
+// (NonZero, an If on data, a Loop of data-dependent length): compiled
+// segments between host control steps, each branch and body compiled per
+// tuple of its shapes, under the run's context and memory limit.
+// Model.RunInto reuses the caller's output tensors, so a steady-state run
+// allocates nothing. If, Loop and Scan read outer-scope
 // values; sequences and optionals are import-time lists of tensors, and a
 // model with sequence or optional inputs or outputs runs with
 // Model.RunValues.

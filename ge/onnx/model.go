@@ -4,9 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ascend-go/cann/acl"
@@ -25,8 +23,11 @@ import (
 // Expand, Reshape from a computed shape and an If on a shape fold at that
 // point), or interpreted, when they depend on the input values too
 // (NonZero, TopK with a computed k, an If on data, a Loop whose trip count
-// is data): then every run evaluates the graph node by node with the
-// run's values, under the run's context and memory limit.
+// is data): then the plan is staged (staged.go): the nodes up to the one
+// that needs a value are compiled, that node runs on the host with the
+// run's values (If picks a branch, Loop runs its body, each compiled per
+// tuple of its input shapes), and so on, under the run's context and
+// memory limit; what the stages cannot express is evaluated node by node.
 //
 // A Model is safe for concurrent use.
 type Model struct {
@@ -81,7 +82,10 @@ type Stats struct {
 	Compiles    int64 // plans built (compiled or found to need interpretation)
 	Hits        int64 // runs whose plan was cached
 	Evictions   int64 // plans dropped to keep within the bound
-	Interpreted int64 // runs evaluated node by node
+	Interpreted int64 // runs whose plan needs values (staged or node by node)
+	// Staged counts the interpreted runs that ran as compiled stages
+	// (segments between host control steps) without the interpreter.
+	Staged int64
 }
 
 // DefaultMaxPlans bounds a Model's plan cache unless WithMaxPlans says
@@ -103,19 +107,16 @@ func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n }
 // plan is the compiled model of one input-shape tuple, or nil when the
 // tuple runs interpreted.
 type plan struct {
-	key   string
-	m     *ge.CompiledModel
-	arena sync.Pool // *[]byte feature maps of m
-	wOnce sync.Once
-	w     []byte // m's weights, aligned as device memory is
-}
-
-func (p *plan) weights() []byte {
-	p.wOnce.Do(func() {
-		p.w = aligned(make([]byte, p.m.WeightSize))
-		copy(p.w, p.m.Weights)
-	})
-	return p.w
+	key     string
+	m       *ge.CompiledModel
+	scratch sync.Pool // *planScratch of m's runs
+	wOnce   sync.Once
+	w       []byte      // m's weights, aligned as device memory is
+	kernels []ge.Kernel // m's task kernels (see runCompiled)
+	// root is the first stage of an interpreted plan (nil: the
+	// interpreter runs it whole); states pools its runs' *runState.
+	root   *stage
+	states sync.Pool
 }
 
 // Load reads an ONNX model for Run. It refuses what no run could import:
@@ -465,15 +466,43 @@ func (m *Model) memLimit() int64 {
 }
 
 func shapeKey(in []ge.TensorDesc) string {
-	var b strings.Builder
+	var key []byte
 	for _, d := range in {
-		for _, x := range d.Dims {
-			b.WriteString(strconv.FormatInt(x, 10))
-			b.WriteByte(',')
-		}
-		b.WriteByte(';')
+		key = appendDescKey(key, d)
 	}
-	return b.String()
+	return string(key)
+}
+
+// appendDescKey appends one input's part of a plan key: its data type and
+// dims (a plan exists only for a tuple CheckShapes accepted, so finding
+// one by this key stands for the check).
+func appendDescKey(key []byte, d ge.TensorDesc) []byte {
+	key = strconv.AppendInt(key, int64(d.DataType), 10)
+	key = append(key, ':')
+	for _, x := range d.Dims {
+		key = strconv.AppendInt(key, x, 10)
+		key = append(key, ',')
+	}
+	return append(key, ';')
+}
+
+// cachedPlan finds the plan of these inputs' shapes without allocating,
+// or returns nil.
+func (m *Model) cachedPlan(in []ge.HostTensor) *plan {
+	var kb [256]byte
+	key := kb[:0]
+	for _, t := range in {
+		key = appendDescKey(key, t.Desc)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.plans[string(key)]
+	if !ok {
+		return nil
+	}
+	m.lru.MoveToFront(e)
+	m.stats.Hits++
+	return e.Value.(*plan)
 }
 
 // Plan returns the compiled model for these input shapes, building it on
@@ -544,7 +573,7 @@ func (m *Model) build(key string, in []ge.TensorDesc) (*plan, error) {
 	g, err := im.run(m.mp.GetGraph())
 	if err != nil {
 		if needsValues(err) {
-			return &plan{key: key}, nil
+			return m.stagedPlan(key, in), nil
 		}
 		return nil, err
 	}
@@ -575,55 +604,6 @@ func asError(err error) error {
 	return modelError(k, "%s", unwrapKind(err))
 }
 
-// Run executes the model on one set of inputs (their descriptions give
-// the run's shapes) and returns the outputs with their real shapes. The
-// context bounds the run: a Loop that would not end stops with
-// ErrCanceled when ctx ends. Errors are *Error values carrying an ACL
-// code.
-func (m *Model) Run(ctx context.Context, in []ge.HostTensor) ([]ge.HostTensor, error) {
-	if m == nil {
-		return nil, acl.NilHandle("onnx.Model.Run", "model")
-	}
-	if m.valueIO {
-		return nil, modelError(ErrUnsupportedDataType, "the model has sequence or optional inputs or outputs: run it with RunValues")
-	}
-	descs := make([]ge.TensorDesc, len(in))
-	for i, t := range in {
-		descs[i] = t.Desc
-	}
-	if err := m.CheckShapes(descs); err != nil {
-		return nil, err
-	}
-	for i, t := range in {
-		if int64(len(t.Data)) < t.Desc.Size() {
-			return nil, modelError(ErrShapeMismatch, "input %q holds %d bytes, %s needs %d", m.inputs[i].Name, len(t.Data), t.Desc, t.Desc.Size())
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, modelError(ErrCanceled, "run not started: %v", err)
-	}
-	p, err := m.plan(descs)
-	if err != nil {
-		return nil, err
-	}
-	if p.m != nil {
-		return p.run(in)
-	}
-	vs := make([]Value, len(in))
-	for i, t := range in {
-		vs[i] = Value{Tensor: t}
-	}
-	out, err := m.interpret(ctx, vs)
-	if err != nil {
-		return nil, err
-	}
-	ts := make([]ge.HostTensor, len(out))
-	for i, v := range out {
-		ts[i] = v.Tensor
-	}
-	return ts, nil
-}
-
 // RunValues is Run for models with sequence or optional inputs or
 // outputs (it runs any model): every run of such a model is interpreted.
 func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
@@ -638,7 +618,7 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 			}
 			ts[i] = v.Tensor
 		}
-		out, err := m.Run(ctx, ts)
+		out, err := m.run(ctx, ts, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -680,6 +660,9 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, modelError(ErrCanceled, "run not started: %v", err)
 	}
+	m.mu.Lock()
+	m.stats.Interpreted++
+	m.mu.Unlock()
 	return m.interpret(ctx, in)
 }
 
@@ -687,9 +670,6 @@ func (m *Model) RunValues(ctx context.Context, in []Value) ([]Value, error) {
 // folds: the import is the evaluation. What cannot fold (a random op)
 // remains a graph, compiled and run once.
 func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
-	m.mu.Lock()
-	m.stats.Interpreted++
-	m.mu.Unlock()
 	cfg := m.cfg
 	cfg.values = map[string]ge.HostTensor{}
 	cfg.other = map[string]*value{}
@@ -743,71 +723,12 @@ func (m *Model) interpret(ctx context.Context, in []Value) ([]Value, error) {
 	if err != nil {
 		return nil, asError(err)
 	}
-	ts, err := (&plan{m: cm}).run(nil)
+	ts, err := (&plan{m: cm}).run(nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	for i, t := range ts {
 		out[i] = Value{Tensor: t}
-	}
-	return out, nil
-}
-
-// run executes a compiled plan on the host: inputs and outputs in place
-// (zero copy), the feature map from a pool.
-func (p *plan) run(in []ge.HostTensor) ([]ge.HostTensor, error) {
-	cm := p.m
-	inputs := make([][]byte, len(cm.Inputs))
-	for i := range inputs {
-		inputs[i] = aligned(in[i].Data)
-	}
-	out := make([]ge.HostTensor, len(cm.Outputs))
-	outputs := make([][]byte, len(cm.Outputs))
-	for i, d := range cm.Outputs {
-		outputs[i] = aligned(make([]byte, d.Size))
-		out[i] = ge.HostTensor{Desc: ge.TensorDesc{DataType: d.DataType, Format: acl.FormatND, Dims: append([]int64(nil), d.Dims...)}, Data: outputs[i]}
-	}
-	fm, _ := p.arena.Get().(*[]byte)
-	if fm == nil || int64(len(*fm)) < cm.FeatureMapSize() {
-		b := aligned(make([]byte, cm.FeatureMapSize()))
-		fm = &b
-	}
-	defer p.arena.Put(fm)
-	for i, d := range cm.Inputs {
-		if !d.ZeroCopy {
-			copy((*fm)[d.BasicOffset:d.BasicOffset+d.Size], inputs[i])
-		}
-	}
-	w := p.weights()
-	var args [][]byte // one slice for every task's arguments
-	for ti := range cm.Tasks {
-		t := &cm.Tasks[ti]
-		args = slices.Grow(args[:0], len(t.Args))[:len(t.Args)]
-		for i, a := range t.Args {
-			switch {
-			case a.Mem == ge.MemFixed:
-				args[i] = w[a.Offset : a.Offset+a.Size]
-			case a.Mem == ge.MemModelIO:
-				user, basic := inputs, int64(0)
-				if a.IO.Dir == ge.IOOutput {
-					user, basic = outputs, cm.Outputs[a.IO.Index].BasicOffset
-				} else {
-					basic = cm.Inputs[a.IO.Index].BasicOffset
-				}
-				rel := a.Offset - basic
-				args[i] = user[a.IO.Index][rel : rel+a.Size]
-			default:
-				args[i] = (*fm)[a.Offset : a.Offset+a.Size]
-			}
-		}
-		if err := ge.RunTask(t, args); err != nil {
-			return nil, asError(err)
-		}
-	}
-	for i, d := range cm.Outputs {
-		if !d.ZeroCopy {
-			copy(outputs[i], (*fm)[d.BasicOffset:d.BasicOffset+d.Size])
-		}
 	}
 	return out, nil
 }
