@@ -50,7 +50,7 @@ type ModelStats struct {
 	Compiles    int64 // plans built
 	PlanHits    int64 // executions whose plan was cached
 	Evictions   int64 // plans dropped to keep within the bound
-	Interpreted int64 // executions evaluated node by node (shapes that need values)
+	Interpreted int64 // executions of a plan whose shapes need values (staged: compiled stages between host steps, or node by node)
 }
 
 // ModelStats returns a loaded model's counters. Errors:
