@@ -69,38 +69,36 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 	return s
 }
 
-// runParallel computes c's steps on threads goroutines forked once for the
-// whole product. In every step each thread packs its share of the B
-// panels into the step's buffer, all meet at a barrier, and each computes
-// its share of C — split along the longer side at tile boundaries, so
-// every element is computed exactly as on one thread. Steps alternate
-// between two B buffers, so a thread that finished a step may pack the
-// next while others still read the last: one barrier per step.
+// runParallel computes c on threads goroutines forked once for the whole
+// product, each its own share of C for every step — split along the
+// longer side at tile boundaries, so every element is computed exactly as
+// on one thread. A thread that owns rows packs all of the step's B panels
+// itself, one that owns B panels packs all of A's rows: the packing done
+// twice is 1/(rows or columns per thread) of the product's work, and in
+// exchange the threads never wait for one another — no barrier per step,
+// where a descheduled or late thread would stall the others.
 //
 // It takes a copy of the Call: the goroutines see only values made here,
 // so the caller's Call (often on its stack) does not escape to the heap
 // on the serial path.
 func runParallel(c Call, kern kernel, nc, threads int) {
-	bufs := [2]*[]float32{packedBPool.get(KC * nc), packedBPool.get(KC * nc)}
-	defer packedBPool.put(bufs[0])
-	defer packedBPool.put(bufs[1])
-	bar := newBarrier(threads)
 	mr := kern.mr
 	m, pm := c.M, (c.M+mr-1)/mr
 	par.For(threads, threads, func(w, _ int) {
-		si := 0
+		buf := packedBPool.get(KC * nc)
+		defer packedBPool.put(buf)
 		for jc := 0; jc < c.N; jc += NC {
 			for pc := 0; pc < c.K; pc += KC {
-				s := newStep(&c, kern, *bufs[si%2], pc, jc)
-				si++
+				s := newStep(&c, kern, *buf, pc, jc)
 				pn := s.panelsN()
-				s.packB(w*pn/threads, (w+1)*pn/threads)
-				bar.wait()
 				if pm >= pn {
 					lo, hi := w*pm/threads, (w+1)*pm/threads
+					s.packB(0, pn)
 					s.block(lo*mr, min(hi*mr, m), 0, pn)
 				} else {
-					s.block(0, m, w*pn/threads, (w+1)*pn/threads)
+					lo, hi := w*pn/threads, (w+1)*pn/threads
+					s.packB(lo, hi)
+					s.block(0, m, lo, hi)
 				}
 			}
 		}

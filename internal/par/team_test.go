@@ -1,0 +1,145 @@
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every range of a For runs at the same time as the others (sgemm's
+// threads meet at a barrier in every step): ranges that wait for all the
+// others finish, on the team and on started goroutines, many times over.
+func TestForRangesRunTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, threads := range []int{2, 3, 4, 6} { // 6 > GOMAXPROCS: started goroutines
+		for range 50 {
+			var arrived atomic.Int32
+			For(threads, threads, func(lo, hi int) {
+				arrived.Add(1)
+				deadline := time.Now().Add(10 * time.Second)
+				for arrived.Load() < int32(threads) {
+					if time.Now().After(deadline) {
+						panic("a range never started")
+					}
+					runtime.Gosched()
+				}
+			})
+		}
+	}
+}
+
+// Fors nested in a range, and Fors from many goroutines at once, each
+// cover their indices exactly once (the team takes one caller at a time;
+// the others start goroutines).
+func TestForNestedAndConcurrent(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				hits := make([]atomic.Int32, 60)
+				For(3, 6, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						For(2, 10, func(a, b int) {
+							for j := a; j < b; j++ {
+								hits[i*10+j].Add(1)
+							}
+						})
+					}
+				})
+				for i := range hits {
+					if hits[i].Load() != 1 {
+						t.Errorf("index %d visited %d times", i, hits[i].Load())
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A panic in the caller's range (a kernel's bug, recovered by its task
+// runner) leaves no range running behind it and the team usable.
+func TestForPanicInCallerRange(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var other atomic.Int32
+	func() {
+		defer func() { assert.Equal(t, "boom", recover()) }()
+		For(2, 2, func(lo, hi int) {
+			if lo == 0 {
+				panic("boom")
+			}
+			time.Sleep(time.Millisecond)
+			other.Add(1)
+		})
+	}()
+	assert.LessOrEqual(t, other.Load(), int32(1), "the other range ran at most once")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hits := make([]atomic.Int32, 100)
+		For(2, 100, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hits[i].Add(1)
+			}
+		})
+		for i := range hits {
+			assert.Equal(t, int32(1), hits[i].Load())
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "For hangs after a panic")
+	}
+}
+
+// Helpers that went to sleep wake for the next For, and a caller whose
+// helper's range runs long sleeps and still sees it finish.
+func TestForAfterIdle(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, pause := range []time.Duration{0, 2 * helperSpin, 3 * time.Millisecond} {
+		time.Sleep(pause)
+		var sum atomic.Int64
+		For(2, 2, func(lo, hi int) {
+			if lo == 1 {
+				time.Sleep(4 * callerSpin)
+			}
+			sum.Add(int64(lo + 1))
+		})
+		assert.Equal(t, int64(3), sum.Load(), "pause %v", pause)
+	}
+}
+
+// From a goroutine locked to its OS thread (acl runs models so), a
+// parallel loop costs no heap allocation once the team is running — a
+// goroutine per range used to cost a closure each.
+func TestForLockedNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var out [2]int
+	fn := func(lo, hi int) { out[lo] = hi }
+	done := make(chan uint64)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		For(2, 2, fn)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for range 100 {
+			For(2, 2, fn)
+		}
+		runtime.ReadMemStats(&m1)
+		done <- m1.Mallocs - m0.Mallocs
+	}()
+	assert.Less(t, <-done, uint64(10))
+	assert.Equal(t, [2]int{1, 2}, out)
+}
