@@ -3,6 +3,8 @@ package ge
 import (
 	"fmt"
 	"math"
+
+	"github.com/ascend-go/cann/internal/par"
 )
 
 // Pooling over 1 to 3 spatial dims of x [N, C, spatial...]: MaxPool (with
@@ -85,18 +87,29 @@ func poolKernel(t *Task, args [][]byte) error {
 	x := readFloats(&s, xd.DataType, args[0], prod(xd.Dims))
 	out := outFloats(&s, od.DataType, args[1], prod(od.Dims))
 	planes := int(xd.Dims[0] * xd.Dims[1])
-	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
-	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
-	for p := range planes {
-		if flat {
-			pool2D(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
-		} else {
-			pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
-		}
+	// Planes are independent: large poolings split them over threads.
+	if th := par.Threads(planes*w.outSize()*w.k[0]*w.k[1]*w.k[2], parallelElems); th > 1 {
+		wc := w // the goroutines' copy: w stays on the stack on the serial path
+		par.For(th, planes, func(lo, hi int) { poolPlanes(&wc, x, out, lo, hi, isMax, incl) })
+	} else {
+		poolPlanes(&w, x, out, 0, planes, isMax, incl)
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
+}
+
+// poolPlanes pools planes [lo,hi) of x into out.
+func poolPlanes(w *window, x, out []float32, lo, hi int, isMax, incl bool) {
+	pin, pout := w.inSize(), w.outSize()
+	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
+	for p := lo; p < hi; p++ {
+		if flat {
+			pool2D(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		} else {
+			pool3(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		}
+	}
 }
 
 // poolSpan is one output index's window along one dim: the first and
