@@ -15,8 +15,10 @@ import (
 // graph builds an ONNX model of the kinds people export, with random
 // weights (too big to commit: they are made when the benchmark runs),
 // tracking every value's shape so each node's FLOPs are counted as it is
-// added: 2 per multiply-add of a product (Conv, MatMul, Gemm) and 1 per
-// output element of every other op, the usual convention.
+// added: 2 per multiply-add of a product (Conv, MatMul, Gemm); per output
+// element 1 for an elementwise op or MaxPool, 2 for BatchNorm, 5 for
+// Softmax and LayerNormalization; 1 per input element for
+// GlobalAveragePool; none for Reshape, Transpose and Flatten.
 type graph struct {
 	rng   *rand.Rand
 	nodes []*gox.NodeProto
