@@ -25,6 +25,7 @@ type graph struct {
 	inits []*gox.TensorProto
 	shape map[string][]int64
 	flops float64
+	prod  float64 // the products' share of flops
 	n     int
 }
 
@@ -104,6 +105,9 @@ func (g *graph) op(op string, in []string, out []int64, flops float64, attrs ...
 		flops = float64(numel(out))
 	}
 	g.flops += flops
+	if op == "Conv" || op == "MatMul" || op == "Gemm" {
+		g.prod += flops
+	}
 	return name
 }
 
@@ -268,8 +272,9 @@ func mlpWide(g *graph, x string) string {
 }
 
 // writeBig builds m, writes it and a random input (.npy, for ONNX Runtime)
-// into dir and returns the case and its FLOPs.
-func writeBig(m bigModel, dir string) (ortCase, float64, error) {
+// into dir and returns the case, the graph (FLOPs, shapes) and the
+// output's name.
+func writeBig(m bigModel, dir string) (ortCase, *graph, string, error) {
 	g := newGraph(uint64(len(m.name)))
 	g.shape["x"] = m.input
 	out := m.build(g, "x")
@@ -278,19 +283,19 @@ func writeBig(m bigModel, dir string) (ortCase, float64, error) {
 			Input: []*gox.ValueInfoProto{vi("x", m.input...)}, Output: []*gox.ValueInfoProto{vi(out, g.shape[out]...)}}}
 	data, err := proto.Marshal(model)
 	if err != nil {
-		return ortCase{}, 0, err
+		return ortCase{}, nil, "", err
 	}
 	c := ortCase{name: m.name, model: filepath.Join(dir, m.name+".onnx")}
 	if err := os.WriteFile(c.model, data, 0o644); err != nil {
-		return ortCase{}, 0, err
+		return ortCase{}, nil, "", err
 	}
 	in := ortInput{name: "x", dtype: "float32", dims: m.input, file: filepath.Join(dir, m.name+"_x.npy")}
 	for _, v := range input(m.input) {
 		in.data = binary.LittleEndian.AppendUint32(in.data, math.Float32bits(v))
 	}
 	if err := os.WriteFile(in.file, npyBytes(in), 0o644); err != nil {
-		return ortCase{}, 0, err
+		return ortCase{}, nil, "", err
 	}
 	c.inputs = []ortInput{in}
-	return c, g.flops, nil
+	return c, g, out, nil
 }

@@ -70,11 +70,11 @@ func BenchmarkThreads(b *testing.B) {
 		}
 		r := threadsRow{name: m.name}
 		b.Run(m.name, func(b *testing.B) {
-			c, flops, err := writeBig(m, b.TempDir())
+			c, g, _, err := writeBig(m, b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
-			r.gflop = flops / 1e9
+			r.gflop = g.flops / 1e9
 			f, err := newFbRunner(c)
 			if err != nil {
 				b.Fatal(err)
