@@ -79,3 +79,42 @@ func TestSplitKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// Large binary ops split over threads — same shapes (flat ranges), a
+// scalar operand, a broadcast operand (rows starting mid-tensor) — give
+// the same bits at any GOMAXPROCS, equal to the float32 operation itself.
+func TestSplitBinaryMatchesReference(t *testing.T) {
+	const n, c, h, w = 2, 24, 41, 39
+	r := rand.New(rand.NewPCG(33, 34))
+	g := ge.NewGraph("split_binary")
+	x := g.Data("x", 0, acl.Float32, []int64{n, c, h, w})
+	y := g.Data("y", 1, acl.Float32, []int64{n, c, h, w})
+	bias := getest.RandFloats(r, c*w, 1)
+	g.Output(g.Mul(x, y), g.Div(x, g.ConstFloat32("s", acl.Float32, []int64{1}, []float32{1.7})),
+		g.Sub(x, g.ConstFloat32("b", acl.Float32, []int64{c, 1, w}, bias)))
+	m, err := ge.Compile(g)
+	require.NoError(t, err)
+	xv, yv := getest.RandFloats(r, n*c*h*w, 2), getest.RandFloats(r, n*c*h*w, 2)
+	bytesOf := func(f []float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f)) }
+	in := [][]byte{bytesOf(xv), bytesOf(yv)}
+	var first [][]byte
+	for _, procs := range []int{1, 2, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		out, err := getest.Run(m, in)
+		runtime.GOMAXPROCS(old)
+		require.NoError(t, err)
+		if first == nil {
+			first = out
+			continue
+		}
+		require.Equal(t, first, out, "GOMAXPROCS=%d differs from GOMAXPROCS=1", procs)
+	}
+	f32 := func(b []byte) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4) }
+	mul, div, sub := f32(first[0]), f32(first[1]), f32(first[2])
+	for i := range xv {
+		j, z := i/(h*w)%c, i%w
+		require.Equal(t, xv[i]*yv[i], mul[i], "mul at %d", i)
+		require.Equal(t, xv[i]/float32(1.7), div[i], "div at %d", i)
+		require.Equal(t, xv[i]-bias[j*w+z], sub[i], "sub at %d", i)
+	}
+}
