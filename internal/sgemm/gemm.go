@@ -41,7 +41,11 @@ func run(c *Call, kern kernel, threads int) {
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
 	if threads > 1 {
-		runParallel(*c, kern, nc, threads)
+		if shareRows(c, kern) {
+			runRowsShared(*c, kern, threads)
+		} else {
+			runParallel(*c, kern, nc, threads)
+		}
 		return
 	}
 	bpBuf := packedBPool.get(KC * nc)
@@ -73,10 +77,12 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 // product, each its own share of C for every step — split along the
 // longer side at tile boundaries, so every element is computed exactly as
 // on one thread. A thread that owns rows packs all of the step's B panels
-// itself, one that owns B panels packs all of A's rows: the packing done
-// twice is 1/(rows or columns per thread) of the product's work, and in
-// exchange the threads never wait for one another — no barrier per step,
-// where a descheduled or late thread would stall the others.
+// itself (a B packed ahead costs nothing; runRowsShared shares one when B
+// must be packed), one that owns B panels packs all of A's rows: the
+// packing done twice is 1/(rows or columns per thread) of the product's
+// work, and in exchange the threads never wait for one another — no
+// barrier per step, where a descheduled or late thread would stall the
+// others.
 //
 // It takes a copy of the Call: the goroutines see only values made here,
 // so the caller's Call (often on its stack) does not escape to the heap
@@ -187,7 +193,8 @@ type step struct {
 	pc, kb    int
 	jc, nb    int
 	beta      float32
-	prepacked bool // bp is a view of a B packed ahead (PackB)
+	prepacked bool        // bp is a view of a B packed ahead (PackB)
+	share     *panelShare // bp is shared by threads that pack its panels on demand (runRowsShared)
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
@@ -226,6 +233,9 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 			j := s.jc + jp*nr
 			cols := min(nr, s.nb-jp*nr)
 			bpan := s.bp[jp*nr*kb:]
+			if s.share != nil {
+				bpan = s.share.panel(s, jp)
+			}
 			for ip := 0; ip*mr < mb; ip++ {
 				i := ic + ip*mr
 				rows := min(mr, mb-ip*mr)
