@@ -40,7 +40,9 @@ var (
 // same for memory copies too big for the caches. On a shared machine read
 // x_2t against xmax_sgemm. Where ONNX Runtime is installed (see
 // BenchmarkVsORT) it also reports ort_ms_1t, ort_ms_2t and ort_x_2t
-// (intra-op threads 1 and 2, one node process each) for context.
+// (intra-op threads 1 and 2, one node process each) for context, run
+// after the fallback's in each iteration and followed by a pause, so its
+// spinning pool threads never overlap the fallback's runs.
 //
 //	cd bench/onnxcmp && go test -run '^$' -bench Threads -benchtime 8x -threadstable /tmp/threads.md
 func BenchmarkThreads(b *testing.B) {
@@ -126,13 +128,20 @@ func BenchmarkThreads(b *testing.B) {
 					t[th] = append(t[th], time.Since(t0))
 					ps[th] = append(ps[th], pr.sgemm(th+1))
 					pc[th] = append(pc[th], pr.copy(th+1))
-					if withORT {
+				}
+				// ONNX Runtime's runs come after both of the fallback's,
+				// then a pause: its pool threads spin for a while after a
+				// run, and would take a core from the fallback's next one.
+				if withORT {
+					for j := range 2 {
+						th := (i + j) % 2
 						d, err := ort[th].run(1)
 						if err != nil {
 							b.Fatal(err)
 						}
 						o[th] = append(o[th], d...)
 					}
+					time.Sleep(ortSettle)
 				}
 				i++
 			}
@@ -165,6 +174,9 @@ func BenchmarkThreads(b *testing.B) {
 		}
 	}
 }
+
+// ortSettle is the pause after ONNX Runtime's runs in each iteration.
+const ortSettle = 20 * time.Millisecond
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
