@@ -40,9 +40,10 @@ var (
 // same for memory copies too big for the caches. On a shared machine read
 // x_2t against xmax_sgemm. Where ONNX Runtime is installed (see
 // BenchmarkVsORT) it also reports ort_ms_1t, ort_ms_2t and ort_x_2t
-// (intra-op threads 1 and 2, one node process each) for context, run
-// after the fallback's in each iteration and followed by a pause, so its
-// spinning pool threads never overlap the fallback's runs.
+// (intra-op threads 1 and 2, one node process each) for context. The
+// probes and ONNX Runtime run after the fallback's runs in each
+// iteration, each after a pause: helper threads that spin after a run
+// (the fallback's, ONNX Runtime's) would take a core from what follows.
 //
 //	cd bench/onnxcmp && go test -run '^$' -bench Threads -benchtime 8x -threadstable /tmp/threads.md
 func BenchmarkThreads(b *testing.B) {
@@ -126,12 +127,19 @@ func BenchmarkThreads(b *testing.B) {
 						b.Fatal(err)
 					}
 					t[th] = append(t[th], time.Since(t0))
+				}
+				// The fallback's helper goroutines stay awake (spinning) a
+				// little after a run: the probes and ONNX Runtime start
+				// after they sleep, and ONNX Runtime's pool threads, which
+				// spin after a run too, have stopped before the next
+				// iteration.
+				time.Sleep(settle)
+				for j := range 2 {
+					th := (i + j) % 2
+					runtime.GOMAXPROCS(th + 1)
 					ps[th] = append(ps[th], pr.sgemm(th+1))
 					pc[th] = append(pc[th], pr.copy(th+1))
 				}
-				// ONNX Runtime's runs come after both of the fallback's,
-				// then a pause: its pool threads spin for a while after a
-				// run, and would take a core from the fallback's next one.
 				if withORT {
 					for j := range 2 {
 						th := (i + j) % 2
@@ -175,8 +183,13 @@ func BenchmarkThreads(b *testing.B) {
 	}
 }
 
-// ortSettle is the pause after ONNX Runtime's runs in each iteration.
-const ortSettle = 20 * time.Millisecond
+// settle is the pause after the fallback's runs in each iteration (its
+// helpers spin for a millisecond), ortSettle the one after ONNX
+// Runtime's (its pool threads spin longer).
+const (
+	settle    = 3 * time.Millisecond
+	ortSettle = 100 * time.Millisecond
+)
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 

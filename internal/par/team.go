@@ -31,13 +31,19 @@ const (
 	slotAsleep        // idle, and the helper sleeps until a range is posted
 )
 
-// How long a helper stays awake after a range (the next kernel of a model
-// usually follows within this), and how long a caller spins for a
-// helper's range to end before sleeping (the ranges are of equal size, so
-// they end close together).
+// How long a helper stays awake after a range, and how long a caller
+// spins for a helper's range to end before sleeping. A model's parallel
+// kernels follow one another within a millisecond, and a helper woken
+// from sleep costs a futex wake — after the machine idled, the core's
+// own wake-up too: a two-thread ResNet run after a pause took 1.5× as
+// long with helpers that slept after 50 µs. A spinning helper yields to
+// any other goroutine that wants its P (runtime.Gosched), so it takes no
+// time from the program, only an idle core's cycles. The ranges of a For
+// are of equal size and end close together, so a caller rarely spins
+// long; sleeping from acl's locked thread costs a hand-off each way.
 const (
-	helperSpin = 50 * time.Microsecond
-	callerSpin = 50 * time.Microsecond
+	helperSpin = time.Millisecond
+	callerSpin = 200 * time.Microsecond
 	maxHelpers = 63
 )
 
@@ -148,9 +154,14 @@ func (s *slot) serve() {
 			}
 			t0 = time.Now()
 		case slotIdle:
-			if i%64 == 63 && time.Since(t0) > helperSpin && s.state.CompareAndSwap(slotIdle, slotAsleep) {
+			if i%64 != 63 {
+				continue
+			}
+			if time.Since(t0) > helperSpin && s.state.CompareAndSwap(slotIdle, slotAsleep) {
 				<-s.wake
 				t0 = time.Now()
+			} else if i%1024 == 1023 {
+				runtime.Gosched() // let any goroutine waiting for this P run
 			}
 		}
 	}

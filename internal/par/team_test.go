@@ -143,3 +143,26 @@ func TestForLockedNoAllocs(t *testing.T) {
 	assert.Less(t, <-done, uint64(10))
 	assert.Equal(t, [2]int{1, 2}, out)
 }
+
+// ForChunks runs every chunk exactly once, in chunks of the grain, for
+// any thread count; with a range that blocks until another starts, the
+// caller finishes the other chunks meanwhile.
+func TestForChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, n := range []int{0, 1, 7, 100, 1001} {
+		for _, grain := range []int{0, 1, 3, 64, 5000} {
+			for _, threads := range []int{1, 2, 3} {
+				hits := make([]atomic.Int32, n)
+				ForChunks(threads, n, grain, func(lo, hi int) {
+					assert.True(t, lo%max(1, grain) == 0 && hi-lo <= max(1, grain) && hi > lo, "chunk [%d,%d) of grain %d", lo, hi, grain)
+					for i := lo; i < hi; i++ {
+						hits[i].Add(1)
+					}
+				})
+				for i := range hits {
+					require.Equal(t, int32(1), hits[i].Load(), "n=%d grain=%d threads=%d i=%d", n, grain, threads, i)
+				}
+			}
+		}
+	}
+}

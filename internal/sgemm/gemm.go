@@ -90,6 +90,28 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 func runParallel(c Call, kern kernel, nc, threads int) {
 	mr := kern.mr
 	m, pm := c.M, (c.M+mr-1)/mr
+	if pm >= (min(c.N, NC)+kern.nr-1)/kern.nr {
+		// Rows, in chunks the threads claim (a late thread takes fewer);
+		// a B packed ahead costs nothing to read again, so it gets two
+		// chunks per thread, a B packed per chunk one.
+		per := 1
+		if c.B.PackedNR != 0 {
+			per = 2
+		}
+		par.ForChunks(threads, pm, chunkGrain(pm, threads, per), func(lo, hi int) {
+			buf := packedBPool.get(KC * nc)
+			defer packedBPool.put(buf)
+			for jc := 0; jc < c.N; jc += NC {
+				for pc := 0; pc < c.K; pc += KC {
+					s := newStep(&c, kern, *buf, pc, jc)
+					pn := s.panelsN()
+					s.packB(0, pn)
+					s.block(lo*mr, min(hi*mr, m), 0, pn)
+				}
+			}
+		})
+		return
+	}
 	par.For(threads, threads, func(w, _ int) {
 		buf := packedBPool.get(KC * nc)
 		defer packedBPool.put(buf)
@@ -97,18 +119,18 @@ func runParallel(c Call, kern kernel, nc, threads int) {
 			for pc := 0; pc < c.K; pc += KC {
 				s := newStep(&c, kern, *buf, pc, jc)
 				pn := s.panelsN()
-				if pm >= pn {
-					lo, hi := w*pm/threads, (w+1)*pm/threads
-					s.packB(0, pn)
-					s.block(lo*mr, min(hi*mr, m), 0, pn)
-				} else {
-					lo, hi := w*pn/threads, (w+1)*pn/threads
-					s.packB(lo, hi)
-					s.block(0, m, lo, hi)
-				}
+				lo, hi := w*pn/threads, (w+1)*pn/threads
+				s.packB(lo, hi)
+				s.block(0, m, lo, hi)
 			}
 		}
 	})
+}
+
+// chunkGrain is the chunk size that splits units into per chunks per
+// thread.
+func chunkGrain(units, threads, per int) int {
+	return max(1, (units+threads*per-1)/(threads*per))
 }
 
 // runShort computes a product whose A fits in one mc block (M ≤ mc, the
@@ -126,8 +148,10 @@ func runShort(c *Call, kern kernel, threads int) {
 		shortPanels(c, kern, 0, pn)
 		return
 	}
+	// Panels in chunks the threads claim, two per thread (each chunk
+	// packs A again: more would cost more than a late thread does).
 	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
-	par.For(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+	par.ForChunks(threads, pn, chunkGrain(pn, threads, 2), func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
 }
 
 // shortPanels computes the columns of B panels [jp0,jp1) of a short

@@ -36,12 +36,12 @@ func shareRows(c *Call, kern kernel) bool {
 
 // runRowsShared computes c with its rows split over threads (at tile
 // boundaries, so every element is computed exactly as on one thread) and
-// B packed once into one buffer for the whole product: each thread first
-// packs its share of every step's panels, then computes its rows, taking
-// each panel as packed, packing it itself if no thread has begun it, or
-// waiting briefly for the thread packing it. No thread waits for another
-// to finish a step (no barrier), and, unlike runParallel's row split, no
-// B panel is packed twice unless a packer stalls.
+// B packed once into one buffer for the whole product: the threads claim
+// chunks of rows and compute each through every step, taking each panel
+// as packed, packing it themselves if no thread has begun it, or waiting
+// briefly for the thread packing it. No thread waits for another to
+// finish a step (no barrier), and, unlike runParallel's row split, no B
+// panel is packed twice unless a packer stalls.
 func runRowsShared(c Call, kern kernel, threads int) {
 	nr, mr := kern.nr, kern.mr
 	padded := (c.N + nr - 1) / nr * nr
@@ -51,7 +51,9 @@ func runRowsShared(c Call, kern kernel, threads int) {
 	maxPn := (min(c.N, NC) + nr - 1) / nr
 	state := make([]atomic.Uint32, steps*maxPn)
 	m, pm := c.M, (c.M+mr-1)/mr
-	par.For(threads, threads, func(w, _ int) {
+	// Rows in chunks the threads claim, two per thread (a late thread
+	// takes fewer); each chunk goes through every step.
+	par.ForChunks(threads, pm, chunkGrain(pm, threads, 2), func(lo, hi int) {
 		priv := widenPool.get(2 * nr * KC) // a private panel and its widening buffer
 		defer widenPool.put(priv)
 		sh := panelShare{state: state, priv: *priv}
@@ -63,10 +65,6 @@ func runRowsShared(c Call, kern kernel, threads int) {
 				s := newStep(&c, kern, (*buf)[off:off+kb*nr*pn], pc, jc)
 				sh.base = si * maxPn
 				s.share = &sh
-				for jp := w * pn / threads; jp < (w+1)*pn/threads; jp++ {
-					sh.claim(&s, jp)
-				}
-				lo, hi := w*pm/threads, (w+1)*pm/threads
 				s.block(lo*mr, min(hi*mr, m), 0, pn)
 				si++
 				off += kb * nr * pn

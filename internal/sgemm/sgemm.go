@@ -100,7 +100,7 @@ func GemmBatch(calls []Call) error {
 	}
 	j := batchJobs.Get().(*batchJob)
 	j.calls = append(j.calls[:0], calls...)
-	par.For(threads, len(calls), j.fn)
+	par.ForChunks(threads, len(calls), 1, j.fn) // a thread that starts late computes fewer calls
 	clear(j.calls)
 	batchJobs.Put(j)
 	return nil

@@ -1,0 +1,57 @@
+package par
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// ForChunks runs fn over [0,n) in chunks of grain indices (the last may
+// be shorter) that up to threads goroutines claim one at a time, the
+// calling goroutine among them, and returns when every chunk is done. A
+// helper that starts late, or a core that other work slows, just takes
+// fewer chunks: the others never wait for it to begin. Which goroutine
+// runs which chunk varies from call to call, so each chunk's work must
+// depend only on its own indices (as For's ranges).
+func ForChunks(threads, n, grain int, fn func(lo, hi int)) {
+	grain = max(1, grain)
+	chunks := (n + grain - 1) / grain
+	t := min(threads, chunks)
+	if t <= 1 {
+		for lo := 0; lo < n; lo += grain {
+			fn(lo, min(lo+grain, n))
+		}
+		return
+	}
+	j := chunkJobs.Get().(*chunkJob)
+	j.next.Store(0)
+	j.n, j.grain, j.fn = n, grain, fn
+	For(t, t, j.work)
+	j.fn = nil
+	chunkJobs.Put(j)
+}
+
+// chunkJob is one ForChunks call's shared state; pooled with its method
+// value, so a call allocates nothing.
+type chunkJob struct {
+	next     atomic.Int64
+	n, grain int
+	fn       func(lo, hi int)
+	work     func(int, int)
+}
+
+var chunkJobs = sync.Pool{New: func() any {
+	j := new(chunkJob)
+	j.work = j.claim
+	return j
+}}
+
+// claim runs chunks until none is left.
+func (j *chunkJob) claim(int, int) {
+	for {
+		lo := int(j.next.Add(1)-1) * j.grain
+		if lo >= j.n {
+			return
+		}
+		j.fn(lo, min(lo+j.grain, j.n))
+	}
+}
