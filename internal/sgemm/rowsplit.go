@@ -52,11 +52,31 @@ func runRowsShared(c Call, kern kernel, threads int) {
 	state := make([]atomic.Uint32, steps*maxPn)
 	m, pm := c.M, (c.M+mr-1)/mr
 	// Rows in chunks the threads claim, two per thread (a late thread
-	// takes fewer); each chunk goes through every step.
-	par.ForChunks(threads, pm, chunkGrain(pm, threads, 2), func(lo, hi int) {
+	// takes fewer); each chunk goes through every step. The first chunks
+	// (one per thread, unless a thread is late) first pack their share of
+	// all of B, so the threads do not take turns packing the panels they
+	// all need next.
+	grain := chunkGrain(pm, threads, 2)
+	par.ForChunks(threads, pm, grain, func(lo, hi int) {
 		priv := widenPool.get(2 * nr * KC) // a private panel and its widening buffer
 		defer widenPool.put(priv)
 		sh := panelShare{state: state, priv: *priv}
+		if k := lo / grain; k < threads {
+			si, off := 0, 0
+			for jc := 0; jc < c.N; jc += NC {
+				for pc := 0; pc < c.K; pc += KC {
+					kb, nb := min(KC, c.K-pc), min(NC, c.N-jc)
+					pn := (nb + nr - 1) / nr
+					s := newStep(&c, kern, (*buf)[off:off+kb*nr*pn], pc, jc)
+					sh.base = si * maxPn
+					for jp := k * pn / threads; jp < (k+1)*pn/threads; jp++ {
+						sh.claim(&s, jp)
+					}
+					si++
+					off += kb * nr * pn
+				}
+			}
+		}
 		si, off := 0, 0
 		for jc := 0; jc < c.N; jc += NC {
 			for pc := 0; pc < c.K; pc += KC {
