@@ -74,15 +74,15 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 }
 
 // runParallel computes c on threads goroutines forked once for the whole
-// product, each its own share of C for every step — split along the
-// longer side at tile boundaries, so every element is computed exactly as
-// on one thread. A thread that owns rows packs all of the step's B panels
-// itself (a B packed ahead costs nothing; runRowsShared shares one when B
-// must be packed), one that owns B panels packs all of A's rows: the
-// packing done twice is 1/(rows or columns per thread) of the product's
-// work, and in exchange the threads never wait for one another — no
-// barrier per step, where a descheduled or late thread would stall the
-// others.
+// product, split along the longer side at tile boundaries, so every
+// element is computed exactly as on one thread. Rows go in chunks the
+// threads claim (a thread that starts late takes fewer), each chunk
+// packing every step's B panels itself (a B packed ahead costs nothing;
+// runRowsShared shares one B when it must be packed); B panels go one
+// share per thread, each thread packing all of A's rows. The packing done
+// twice is a small part of the product's work, and in exchange the
+// threads never wait for one another — no barrier per step, where a
+// descheduled or late thread would stall the others.
 //
 // It takes a copy of the Call: the goroutines see only values made here,
 // so the caller's Call (often on its stack) does not escape to the heap
