@@ -42,8 +42,10 @@ var (
 // BenchmarkVsORT) it also reports ort_ms_1t, ort_ms_2t and ort_x_2t
 // (intra-op threads 1 and 2, one node process each) for context. The
 // probes and ONNX Runtime run after the fallback's runs in each
-// iteration, each after a pause: helper threads that spin after a run
-// (the fallback's, ONNX Runtime's) would take a core from what follows.
+// iteration, after a pause: helper threads that spin after a run (the
+// fallback's, ONNX Runtime's) would take a core from what follows. Both
+// runtimes' runs start after the same pause (ortSettle) with the machine
+// idle, so neither finds the other core warmer.
 //
 //	cd bench/onnxcmp && go test -run '^$' -bench Threads -benchtime 8x -threadstable /tmp/threads.md
 func BenchmarkThreads(b *testing.B) {
@@ -141,6 +143,9 @@ func BenchmarkThreads(b *testing.B) {
 					pc[th] = append(pc[th], pr.copy(th+1))
 				}
 				if withORT {
+					// The same pause before ONNX Runtime's runs as before
+					// the fallback's: both start with the machine idle.
+					time.Sleep(ortSettle)
 					for j := range 2 {
 						th := (i + j) % 2
 						d, err := ort[th].run(1)

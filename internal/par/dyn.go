@@ -13,20 +13,36 @@ import (
 // runs which chunk varies from call to call, so each chunk's work must
 // depend only on its own indices (as For's ranges).
 func ForChunks(threads, n, grain int, fn func(lo, hi int)) {
+	forChunks(threads, n, grain, fn, nil)
+}
+
+// ForChunksW is ForChunks telling fn which of the goroutines, w in
+// [0, min(threads, chunks)), runs the chunk: a goroutine runs its chunks
+// one after another, so it may keep state per w across them (a packed
+// operand) without locking.
+func ForChunksW(threads, n, grain int, fn func(w, lo, hi int)) {
+	forChunks(threads, n, grain, nil, fn)
+}
+
+func forChunks(threads, n, grain int, fn func(lo, hi int), fnW func(w, lo, hi int)) {
 	grain = max(1, grain)
 	chunks := (n + grain - 1) / grain
 	t := min(threads, chunks)
 	if t <= 1 {
 		for lo := 0; lo < n; lo += grain {
-			fn(lo, min(lo+grain, n))
+			if fn != nil {
+				fn(lo, min(lo+grain, n))
+			} else {
+				fnW(0, lo, min(lo+grain, n))
+			}
 		}
 		return
 	}
 	j := chunkJobs.Get().(*chunkJob)
 	j.next.Store(0)
-	j.n, j.grain, j.fn = n, grain, fn
+	j.n, j.grain, j.fn, j.fnW = n, grain, fn, fnW
 	For(t, t, j.work)
-	j.fn = nil
+	j.fn, j.fnW = nil, nil
 	chunkJobs.Put(j)
 }
 
@@ -36,6 +52,7 @@ type chunkJob struct {
 	next     atomic.Int64
 	n, grain int
 	fn       func(lo, hi int)
+	fnW      func(w, lo, hi int)
 	work     func(int, int)
 }
 
@@ -45,13 +62,17 @@ var chunkJobs = sync.Pool{New: func() any {
 	return j
 }}
 
-// claim runs chunks until none is left.
-func (j *chunkJob) claim(int, int) {
+// claim runs chunks until none is left, as goroutine w (For's range w).
+func (j *chunkJob) claim(w, _ int) {
 	for {
 		lo := int(j.next.Add(1)-1) * j.grain
 		if lo >= j.n {
 			return
 		}
-		j.fn(lo, min(lo+j.grain, j.n))
+		if j.fn != nil {
+			j.fn(lo, min(lo+j.grain, j.n))
+		} else {
+			j.fnW(w, lo, min(lo+j.grain, j.n))
+		}
 	}
 }

@@ -166,3 +166,25 @@ func TestForChunks(t *testing.T) {
 		}
 	}
 }
+
+// ForChunksW's w names a goroutine that runs its chunks one at a time:
+// state kept per w is never touched by two goroutines at once.
+func TestForChunksW(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	for _, threads := range []int{1, 2, 3, 5} {
+		busy := make([]atomic.Int32, threads)
+		hits := make([]atomic.Int32, 200)
+		ForChunksW(threads, 200, 7, func(w, lo, hi int) {
+			require.Less(t, w, threads)
+			require.Equal(t, int32(1), busy[w].Add(1), "goroutine %d runs two chunks at once", w)
+			for i := lo; i < hi; i++ {
+				hits[i].Add(1)
+			}
+			time.Sleep(10 * time.Microsecond)
+			busy[w].Add(-1)
+		})
+		for i := range hits {
+			require.Equal(t, int32(1), hits[i].Load(), "threads=%d i=%d", threads, i)
+		}
+	}
+}

@@ -145,18 +145,36 @@ func chunkGrain(units, threads, per int) int {
 func runShort(c *Call, kern kernel, threads int) {
 	pn := (c.N + kern.nr - 1) / kern.nr
 	if threads <= 1 {
-		shortPanels(c, kern, 0, pn)
+		shortPanels(c, kern, 0, pn, nil)
 		return
 	}
-	// Panels in chunks the threads claim, two per thread (each chunk
-	// packs A again: more would cost more than a late thread does).
+	// Panels in chunks the threads claim, two per thread (a thread that
+	// starts late takes fewer). Each thread packs all of A once, for
+	// every K block, on its first chunk and keeps it for the others.
 	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
-	par.ForChunks(threads, pn, chunkGrain(pn, threads, 2), func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+	pm := (c.M + kern.mr - 1) / kern.mr
+	aps := make([]*[]float32, threads)
+	par.ForChunksW(threads, pn, chunkGrain(pn, threads, 4), func(w, lo, hi int) {
+		if aps[w] == nil {
+			aps[w] = packedAllAPool.get(pm*kern.mr*cc.K + maxNR*KC)
+			all, wbuf := (*aps[w])[:pm*kern.mr*cc.K], (*aps[w])[pm*kern.mr*cc.K:]
+			for pc := 0; pc < cc.K; pc += KC {
+				packA(all[pm*kern.mr*pc:], &cc.A, 0, cc.M, pc, min(KC, cc.K-pc), kern.mr, wbuf)
+			}
+		}
+		shortPanels(&cc, kern, lo, hi, (*aps[w])[:pm*kern.mr*cc.K])
+	})
+	for _, p := range aps {
+		if p != nil {
+			packedAllAPool.put(p)
+		}
+	}
 }
 
 // shortPanels computes the columns of B panels [jp0,jp1) of a short
-// product (see runShort).
-func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
+// product (see runShort). apAll, when set, is all of A packed, K block
+// pc at pm·mr·pc; else each K block of A is packed here.
+func shortPanels(c *Call, kern kernel, jp0, jp1 int, apAll []float32) {
 	m, n, k := c.M, c.N, c.K
 	mr, nr := kern.mr, kern.nr
 	kbMax := min(KC, k)
@@ -175,7 +193,11 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 			beta = 1
 		}
 		last := epi && pc+kb == k
-		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		if apAll != nil {
+			ap = apAll[pm*mr*pc:]
+		} else {
+			packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		}
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)

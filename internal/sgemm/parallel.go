@@ -9,10 +9,11 @@ const parallelWork = 1 << 18
 // Buffers are pooled by purpose, so that a small request never takes (and
 // a large one never outgrows and drops) another purpose's buffer.
 var (
-	packedBPool = new(bufPool) // packed B blocks
-	packedAPool = new(bufPool) // packed A blocks with the edge tile
-	widenPool   = new(bufPool) // half-precision rows widened for packing
-	colPool     = new(bufPool) // im2col / col2im matrices
+	packedBPool    = new(bufPool) // packed B blocks
+	packedAPool    = new(bufPool) // packed A blocks with the edge tile
+	packedAllAPool = new(bufPool) // all of a short product's A, packed (runShort's threads)
+	widenPool      = new(bufPool) // half-precision rows widened for packing
+	colPool        = new(bufPool) // im2col / col2im matrices
 )
 
 type bufPool struct{ p sync.Pool }
