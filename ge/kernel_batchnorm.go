@@ -61,7 +61,7 @@ func batchNormKernel(t *Task, args [][]byte) error {
 	eps := t.Attrs.Float(AttrEpsilon, 1e-5)
 	// Planes are independent: large inputs split them over threads.
 	if th := par.Threads(n*c*inner, parallelElems); th > 1 {
-		par.For(th, n*c, func(lo, hi int) { batchNormPlanes(out, x, sc, b, mean, vr, eps, c, inner, lo, hi) })
+		par.Chunked(th, n*c, func(lo, hi int) { batchNormPlanes(out, x, sc, b, mean, vr, eps, c, inner, lo, hi) })
 	} else {
 		batchNormPlanes(out, x, sc, b, mean, vr, eps, c, inner, 0, n*c)
 	}

@@ -53,7 +53,7 @@ func binaryKernel(t *Task, args [][]byte) error {
 		broadcastBinary(t.Op, out, od.Dims, a, ad.Dims, b, bd.Dims)
 	case th > 1:
 		op, sa, sb := t.Op, sa, sb // the goroutines' copies: the serial path keeps its own on the stack
-		par.For(th, n, func(lo, hi int) { binLoop(op, out[lo:hi], a[lo*sa:], sa, b[lo*sb:], sb) })
+		par.Chunked(th, n, func(lo, hi int) { binLoop(op, out[lo:hi], a[lo*sa:], sa, b[lo*sb:], sb) })
 	default:
 		binLoop(t.Op, out, a, sa, b, sb)
 	}
@@ -83,7 +83,7 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 		// threads. The goroutines get copies of the dims and strides,
 		// so these stay on the stack on the serial path.
 		dc, sac, sbc := slices.Clone(d64[:r]), slices.Clone(sa[:r]), slices.Clone(sb[:r])
-		par.For(th, rows, func(lo, hi int) { broadcastRowRange(op, out, dc, a, sac, b, sbc, lo, hi) })
+		par.Chunked(th, rows, func(lo, hi int) { broadcastRowRange(op, out, dc, a, sac, b, sbc, lo, hi) })
 		return
 	}
 	broadcastBinaryRows(op, out, d64[:r], a, sa[:r], b, sb[:r])
@@ -249,7 +249,7 @@ func unaryKernel(t *Task, args [][]byte) error {
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
 	if th := par.Threads(n, parallelElems); th > 1 {
-		par.For(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
+		par.Chunked(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
 	} else {
 		unary(t.Op, out, x)
 	}

@@ -191,7 +191,7 @@ func gather(src, dst []byte, es int, od []int64, st []int, base int) {
 		// The goroutines' copies: the caller's dims and strides (stack
 		// arrays) stay on its stack on the serial path.
 		odc, stc := slices.Clone(od), slices.Clone(st)
-		par.For(th, rows, func(lo, hi int) { gatherRows(src, dst, es, odc, stc, base, lo, hi) })
+		par.Chunked(th, rows, func(lo, hi int) { gatherRows(src, dst, es, odc, stc, base, lo, hi) })
 		return
 	}
 	gatherRows(src, dst, es, od, st, base, 0, rows)

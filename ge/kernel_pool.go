@@ -91,7 +91,7 @@ func poolKernel(t *Task, args [][]byte) error {
 	// Planes are independent: large poolings split them over threads.
 	if th := par.Threads(planes*w.outSize()*w.k[0]*w.k[1]*w.k[2], parallelElems); th > 1 {
 		wc := w // the goroutines' copy: w stays on the stack on the serial path
-		par.For(th, planes, func(lo, hi int) { poolPlanes(&wc, x, out, lo, hi, isMax, incl) })
+		par.Chunked(th, planes, func(lo, hi int) { poolPlanes(&wc, x, out, lo, hi, isMax, incl) })
 	} else {
 		poolPlanes(&w, x, out, 0, planes, isMax, incl)
 	}

@@ -13,7 +13,7 @@ import (
 // runs which chunk varies from call to call, so each chunk's work must
 // depend only on its own indices (as For's ranges).
 func ForChunks(threads, n, grain int, fn func(lo, hi int)) {
-	forChunks(threads, n, grain, fn, nil)
+	forChunks(threads, n, grain, fn, nil, nil)
 }
 
 // ForChunksW is ForChunks telling fn which of the goroutines, w in
@@ -21,14 +21,25 @@ func ForChunks(threads, n, grain int, fn func(lo, hi int)) {
 // one after another, so it may keep state per w across them (a packed
 // operand) without locking.
 func ForChunksW(threads, n, grain int, fn func(w, lo, hi int)) {
-	forChunks(threads, n, grain, nil, fn)
+	forChunks(threads, n, grain, nil, fn, nil)
 }
 
-func forChunks(threads, n, grain int, fn func(lo, hi int), fnW func(w, lo, hi int)) {
+// ForChunksSetup is ForChunksW with setup(w) run by goroutine w before it
+// claims its first chunk (and not at all if none is left by then): work
+// a goroutine needs for every chunk (packing an operand) delays no chunk
+// another goroutine could have run.
+func ForChunksSetup(threads, n, grain int, setup func(w int), fn func(w, lo, hi int)) {
+	forChunks(threads, n, grain, nil, fn, setup)
+}
+
+func forChunks(threads, n, grain int, fn func(lo, hi int), fnW func(w, lo, hi int), setup func(w int)) {
 	grain = max(1, grain)
 	chunks := (n + grain - 1) / grain
 	t := min(threads, chunks)
 	if t <= 1 {
+		if setup != nil && n > 0 {
+			setup(0)
+		}
 		for lo := 0; lo < n; lo += grain {
 			if fn != nil {
 				fn(lo, min(lo+grain, n))
@@ -40,9 +51,9 @@ func forChunks(threads, n, grain int, fn func(lo, hi int), fnW func(w, lo, hi in
 	}
 	j := chunkJobs.Get().(*chunkJob)
 	j.next.Store(0)
-	j.n, j.grain, j.fn, j.fnW = n, grain, fn, fnW
+	j.n, j.grain, j.fn, j.fnW, j.setup = n, grain, fn, fnW, setup
 	For(t, t, j.work)
-	j.fn, j.fnW = nil, nil
+	j.fn, j.fnW, j.setup = nil, nil, nil
 	chunkJobs.Put(j)
 }
 
@@ -53,6 +64,7 @@ type chunkJob struct {
 	n, grain int
 	fn       func(lo, hi int)
 	fnW      func(w, lo, hi int)
+	setup    func(w int)
 	work     func(int, int)
 }
 
@@ -64,6 +76,12 @@ var chunkJobs = sync.Pool{New: func() any {
 
 // claim runs chunks until none is left, as goroutine w (For's range w).
 func (j *chunkJob) claim(w, _ int) {
+	if j.setup != nil {
+		if int(j.next.Load())*j.grain >= j.n {
+			return
+		}
+		j.setup(w)
+	}
 	for {
 		lo := int(j.next.Add(1)-1) * j.grain
 		if lo >= j.n {
@@ -75,4 +93,15 @@ func (j *chunkJob) claim(w, _ int) {
 			j.fnW(w, lo, min(lo+j.grain, j.n))
 		}
 	}
+}
+
+// Chunked is ForChunks with four chunks per thread: for loops whose
+// chunks cost alike, balanced to a quarter of a thread's share when one
+// thread starts late or runs slow.
+func Chunked(threads, n int, fn func(lo, hi int)) {
+	if threads <= 1 || n <= 1 {
+		fn(0, n)
+		return
+	}
+	ForChunks(threads, n, (n+4*threads-1)/(4*threads), fn)
 }

@@ -188,3 +188,49 @@ func TestForChunksW(t *testing.T) {
 		}
 	}
 }
+
+func TestChunked(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, n := range []int{0, 1, 5, 8, 9, 1000} {
+		for _, threads := range []int{-1, 0, 1, 2, 3} {
+			hits := make([]atomic.Int32, n)
+			var calls atomic.Int32
+			Chunked(threads, n, func(lo, hi int) {
+				calls.Add(1)
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+			})
+			for i := range hits {
+				require.Equal(t, int32(1), hits[i].Load(), "n=%d threads=%d i=%d", n, threads, i)
+			}
+			assert.LessOrEqual(t, int(calls.Load()), max(1, 4*threads, n), "n=%d threads=%d", n, threads)
+		}
+	}
+}
+
+// ForChunksSetup runs setup(w) once per goroutine that claims a chunk,
+// before its first one, and never on a goroutine that finds none left.
+func TestForChunksSetup(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, n := range []int{0, 1, 50} {
+		var setups [2]atomic.Int32
+		var ready [2]atomic.Bool
+		hits := make([]atomic.Int32, n)
+		ForChunksSetup(2, n, 3, func(w int) {
+			setups[w].Add(1)
+			ready[w].Store(true)
+		}, func(w, lo, hi int) {
+			require.True(t, ready[w].Load(), "goroutine %d ran a chunk before its setup", w)
+			for i := lo; i < hi; i++ {
+				hits[i].Add(1)
+			}
+		})
+		for w := range setups {
+			require.LessOrEqual(t, setups[w].Load(), int32(1))
+		}
+		for i := range hits {
+			require.Equal(t, int32(1), hits[i].Load())
+		}
+	}
+}

@@ -148,20 +148,20 @@ func runShort(c *Call, kern kernel, threads int) {
 		shortPanels(c, kern, 0, pn, nil)
 		return
 	}
-	// Panels in chunks the threads claim, two per thread (a thread that
+	// Panels in chunks the threads claim, four per thread (a thread that
 	// starts late takes fewer). Each thread packs all of A once, for
-	// every K block, on its first chunk and keeps it for the others.
+	// every K block, before it claims its first chunk, and keeps it.
 	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
 	pm := (c.M + kern.mr - 1) / kern.mr
 	aps := make([]*[]float32, threads)
-	par.ForChunksW(threads, pn, chunkGrain(pn, threads, 4), func(w, lo, hi int) {
-		if aps[w] == nil {
-			aps[w] = packedAllAPool.get(pm*kern.mr*cc.K + maxNR*KC)
-			all, wbuf := (*aps[w])[:pm*kern.mr*cc.K], (*aps[w])[pm*kern.mr*cc.K:]
-			for pc := 0; pc < cc.K; pc += KC {
-				packA(all[pm*kern.mr*pc:], &cc.A, 0, cc.M, pc, min(KC, cc.K-pc), kern.mr, wbuf)
-			}
+	setup := func(w int) {
+		aps[w] = packedAllAPool.get(pm*kern.mr*cc.K + maxNR*KC)
+		all, wbuf := (*aps[w])[:pm*kern.mr*cc.K], (*aps[w])[pm*kern.mr*cc.K:]
+		for pc := 0; pc < cc.K; pc += KC {
+			packA(all[pm*kern.mr*pc:], &cc.A, 0, cc.M, pc, min(KC, cc.K-pc), kern.mr, wbuf)
 		}
+	}
+	par.ForChunksSetup(threads, pn, chunkGrain(pn, threads, 4), setup, func(w, lo, hi int) {
 		shortPanels(&cc, kern, lo, hi, (*aps[w])[:pm*kern.mr*cc.K])
 	})
 	for _, p := range aps {
