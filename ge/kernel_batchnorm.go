@@ -2,8 +2,10 @@ package ge
 
 import (
 	"fmt"
-	sg "github.com/ascend-go/cann/internal/sgemm"
 	"math"
+
+	"github.com/ascend-go/cann/internal/par"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // BatchNorm is inference-mode batch normalisation over channel dim 1:
@@ -57,17 +59,26 @@ func batchNormKernel(t *Task, args [][]byte) error {
 	vr := readFloats(&s, d.DataType, args[4], c)
 	out := outFloats(&s, d.DataType, args[5], prod(d.Dims))
 	eps := t.Attrs.Float(AttrEpsilon, 1e-5)
-	for ch := range c {
-		// The per-channel scale and shift in float64, applied in float32.
-		mul64 := float64(sc[ch]) / math.Sqrt(float64(vr[ch])+eps)
-		mul, add := float32(mul64), float32(float64(b[ch])-float64(mean[ch])*mul64)
-		for i := range n {
-			base := (i*c + ch) * inner
-			os := out[base : base+inner]
-			sg.VecScalar(sg.VecMul, os, x[base:base+inner], mul)
-			sg.VecScalar(sg.VecAdd, os, os, add)
-		}
+	// Planes are independent: large inputs split them over threads.
+	if th := par.Threads(n*c*inner, parallelElems); th > 1 {
+		par.Chunked(th, n*c, func(lo, hi int) { batchNormPlanes(out, x, sc, b, mean, vr, eps, c, inner, lo, hi) })
+	} else {
+		batchNormPlanes(out, x, sc, b, mean, vr, eps, c, inner, 0, n*c)
 	}
 	storeFloats(d.DataType, args[5], out)
 	return nil
+}
+
+// batchNormPlanes normalises planes [lo,hi) of x ([N, C, inner], plane
+// i*c+ch) into out.
+func batchNormPlanes(out, x, sc, b, mean, vr []float32, eps float64, c, inner, lo, hi int) {
+	for p := lo; p < hi; p++ {
+		ch := p % c
+		// The per-channel scale and shift in float64, applied in float32.
+		mul64 := float64(sc[ch]) / math.Sqrt(float64(vr[ch])+eps)
+		mul, add := float32(mul64), float32(float64(b[ch])-float64(mean[ch])*mul64)
+		os := out[p*inner : (p+1)*inner]
+		sg.VecScalar(sg.VecMul, os, x[p*inner:(p+1)*inner], mul)
+		sg.VecScalar(sg.VecAdd, os, os, add)
+	}
 }

@@ -31,7 +31,7 @@ func elemChainKernel(t *Task, args [][]byte) error {
 		c := chain{ops: ops, opnd: opnd, swap: swap, ins: make([][]float32, len(t.Inputs)), out: out}
 		chainInputs(&s, t, args, c.ins)
 		nb := (n + chainBlock - 1) / chainBlock
-		par.For(th, nb, func(lo, hi int) { c.run(lo*chainBlock, min(hi*chainBlock, n)) })
+		par.Chunked(th, nb, func(lo, hi int) { c.run(lo*chainBlock, min(hi*chainBlock, n)) })
 	} else {
 		var ins [maxChain + 1][]float32
 		c := chain{ops: ops, opnd: opnd, swap: swap, ins: ins[:len(t.Inputs)], out: out}

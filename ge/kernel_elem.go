@@ -276,7 +276,7 @@ func mapReal(dt acl.DataType, in, out []byte, n int, f func(float64) float64) {
 		}
 	}
 	if th := par.Threads(n, parallelElems); th > 1 {
-		par.For(th, n, run)
+		par.Chunked(th, n, run)
 	} else {
 		run(0, n)
 	}

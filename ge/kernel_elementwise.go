@@ -2,6 +2,7 @@ package ge
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/internal/par"
@@ -38,15 +39,23 @@ func binaryKernel(t *Task, args [][]byte) error {
 	b := readFloats(&s, bd.DataType, args[1], prod(bd.Dims))
 	n := prod(od.Dims)
 	out := outFloats(&s, od.DataType, args[2], n)
+	sa, sb := -1, -1
 	switch {
 	case dimsEqual(ad.Dims, bd.Dims):
-		binLoop(t.Op, out, a, 1, b, 1)
+		sa, sb = 1, 1
 	case len(b) == 1 && len(a) == n:
-		binLoop(t.Op, out, a, 1, b, 0)
+		sa, sb = 1, 0
 	case len(a) == 1 && len(b) == n:
-		binLoop(t.Op, out, a, 0, b, 1)
-	default:
+		sa, sb = 0, 1
+	}
+	switch th := par.Threads(n, parallelElems); {
+	case sa < 0:
 		broadcastBinary(t.Op, out, od.Dims, a, ad.Dims, b, bd.Dims)
+	case th > 1:
+		op, sa, sb := t.Op, sa, sb // the goroutines' copies: the serial path keeps its own on the stack
+		par.Chunked(th, n, func(lo, hi int) { binLoop(op, out[lo:hi], a[lo*sa:], sa, b[lo*sb:], sb) })
+	default:
+		binLoop(t.Op, out, a, sa, b, sb)
 	}
 	storeFloats(od.DataType, args[2], out)
 	return nil
@@ -68,6 +77,15 @@ func broadcastBinary(op OpType, out []float32, od []int64, a []float32, ad []int
 	for i := range r {
 		d64[i] = int64(dims[i])
 	}
+	rows := len(out) / max(1, dims[r-1])
+	if th := par.Threads(len(out), parallelElems); th > 1 && rows > 1 {
+		// Rows are independent: a large output splits them over
+		// threads. The goroutines get copies of the dims and strides,
+		// so these stay on the stack on the serial path.
+		dc, sac, sbc := slices.Clone(d64[:r]), slices.Clone(sa[:r]), slices.Clone(sb[:r])
+		par.Chunked(th, rows, func(lo, hi int) { broadcastRowRange(op, out, dc, a, sac, b, sbc, lo, hi) })
+		return
+	}
 	broadcastBinaryRows(op, out, d64[:r], a, sa[:r], b, sb[:r])
 }
 
@@ -78,16 +96,32 @@ const maxCoalesce = 8
 // an odometer over the outer dims tracks where each row starts in a and b
 // (element strides sa, sb: 0 along broadcast dims).
 func broadcastBinaryRows(op OpType, out []float32, od []int64, a []float32, sa []int, b []float32, sb []int) {
+	broadcastRowRange(op, out, od, a, sa, b, sb, 0, len(out)/max(1, int(od[len(od)-1])))
+}
+
+// broadcastRowRange is broadcastBinaryRows for output rows [r0,r1).
+func broadcastRowRange(op OpType, out []float32, od []int64, a []float32, sa []int, b []float32, sb []int, r0, r1 int) {
 	r := len(od)
 	row := int(od[r-1])
+	if row == 0 || r1 <= r0 {
+		return
+	}
 	var idxv [maxCoalesce]int
 	idx := idxv[:0]
 	if r > len(idxv) {
 		idx = make([]int, r)
 	}
 	idx = idx[:r]
+	// Where row r0 starts in a and b: its index in each outer dim times
+	// that dim's strides.
 	offA, offB := 0, 0
-	for o := 0; o < len(out); o += row {
+	for d, q := r-2, r0; d >= 0; d-- {
+		idx[d] = q % int(od[d])
+		q /= int(od[d])
+		offA += idx[d] * sa[d]
+		offB += idx[d] * sb[d]
+	}
+	for o := r0 * row; o < r1*row; o += row {
 		binLoop(op, out[o:o+row], a[offA:], sa[r-1], b[offB:], sb[r-1])
 		for d := r - 2; d >= 0; d-- {
 			idx[d]++
@@ -215,7 +249,7 @@ func unaryKernel(t *Task, args [][]byte) error {
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
 	if th := par.Threads(n, parallelElems); th > 1 {
-		par.For(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
+		par.Chunked(th, n, func(lo, hi int) { unary(t.Op, out[lo:hi], x[lo:hi]) })
 	} else {
 		unary(t.Op, out, x)
 	}

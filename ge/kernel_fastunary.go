@@ -35,7 +35,7 @@ func fastUnaryKernel(t *Task, args [][]byte) error {
 	out := outFloats(&s, d.DataType, args[1], n)
 	alpha, beta := float32(t.Attrs.Float(AttrAlpha, 0.2)), float32(t.Attrs.Float(AttrBeta, 0.5))
 	if th := par.Threads(n, parallelElems); th > 1 {
-		par.For(th, n, func(lo, hi int) { fastUnary(t.Op, alpha, beta, out[lo:hi], x[lo:hi]) })
+		par.Chunked(th, n, func(lo, hi int) { fastUnary(t.Op, alpha, beta, out[lo:hi], x[lo:hi]) })
 	} else {
 		fastUnary(t.Op, alpha, beta, out, x)
 	}

@@ -2,7 +2,10 @@ package ge
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
+
+	"github.com/ascend-go/cann/internal/par"
 )
 
 // Data-layout ops on bytes (every storable type): Transpose, StridedSlice
@@ -178,18 +181,43 @@ func gather(src, dst []byte, es int, od []int64, st []int, base int) {
 		copy(dst[:es], src[base*es:])
 		return
 	}
+	n := prod(od)
+	if n == 0 {
+		return
+	}
+	rows := n / int(od[r-1])
+	// Rows are independent: a large copy splits them over threads.
+	if th := par.Threads(n, parallelElems); th > 1 && rows > 1 {
+		// The goroutines' copies: the caller's dims and strides (stack
+		// arrays) stay on its stack on the serial path.
+		odc, stc := slices.Clone(od), slices.Clone(st)
+		par.Chunked(th, rows, func(lo, hi int) { gatherRows(src, dst, es, odc, stc, base, lo, hi) })
+		return
+	}
+	gatherRows(src, dst, es, od, st, base, 0, rows)
+}
+
+// gatherRows is gather for output rows (runs along the last dim) [r0,r1).
+func gatherRows(src, dst []byte, es int, od []int64, st []int, base, r0, r1 int) {
+	r := len(od)
 	var idxv [maxStackRank]int
 	idx := idxv[:0]
 	if r > maxStackRank {
 		idx = make([]int, 0, r)
 	}
 	idx = idx[:r]
+	// The source offset of row r0: its index in each outer dim times
+	// that dim's stride.
 	off := base
-	n := prod(od)
+	for i, q := r-2, r0; i >= 0; i-- {
+		idx[i] = q % int(od[i])
+		q /= int(od[i])
+		off += idx[i] * st[i]
+	}
 	last, ls := int(od[r-1]), st[r-1]
 	s32, d32 := viewU32(src, es), viewU32(dst, es)
 	s64, d64 := viewU64(src, es), viewU64(dst, es)
-	for o := 0; o < n; o += last {
+	for o := r0 * last; o < r1*last; o += last {
 		switch {
 		case ls == 1:
 			copy(dst[o*es:(o+last)*es], src[off*es:])

@@ -22,7 +22,7 @@ func softmaxKernel(t *Task, args [][]byte) error {
 	outer, l, inner := prod(d.Dims[:axis]), int(d.Dims[axis]), prod(d.Dims[axis+1:])
 	if inner == 1 {
 		if th := par.Threads(n, parallelElems); th > 1 && l > 0 {
-			par.For(th, n/l, func(lo, hi int) { softmaxRows(out[lo*l:hi*l], x[lo*l:hi*l], l) })
+			par.Chunked(th, n/l, func(lo, hi int) { softmaxRows(out[lo*l:hi*l], x[lo*l:hi*l], l) })
 		} else {
 			softmaxRows(out, x, l)
 		}
@@ -65,7 +65,7 @@ func normKernel(t *Task, args [][]byte) error {
 	}
 	out := outFloats(&s, d.DataType, outArg, n)
 	if th := par.Threads(n, parallelElems); th > 1 && l > 0 {
-		par.For(th, n/l, func(lo, hi int) { normRows(out[lo*l:hi*l], x[lo*l:hi*l], g, b, l, eps) })
+		par.Chunked(th, n/l, func(lo, hi int) { normRows(out[lo*l:hi*l], x[lo*l:hi*l], g, b, l, eps) })
 	} else {
 		normRows(out, x, g, b, l, eps)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	sg "github.com/ascend-go/cann/internal/sgemm"
+	"github.com/ascend-go/cann/internal/par"
 )
 
 // Pooling over 1 to 3 spatial dims of x [N, C, spatial...]: MaxPool (with
@@ -87,22 +88,13 @@ func poolKernel(t *Task, args [][]byte) error {
 	x := readFloats(&s, xd.DataType, args[0], prod(xd.Dims))
 	out := outFloats(&s, od.DataType, args[1], prod(od.Dims))
 	planes := int(xd.Dims[0] * xd.Dims[1])
-	pin, pout := w.inSize(), w.outSize()
 	isMax, incl := t.Op == OpMaxPool, t.Attrs.Bool(AttrCountIncludePad)
-	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
-	global := w.k == w.in && w.out == [maxSpatial]int{1, 1, 1} && w.d == [maxSpatial]int{1, 1, 1} && w.pb == [maxSpatial]int{} && w.pe == [maxSpatial]int{}
-	pairs := isMax && flat && w.d == [maxSpatial]int{1, 1, 1} && w.pb == [maxSpatial]int{} && w.pe == [maxSpatial]int{} &&
-		w.k[1] <= 2 && w.k[2] <= 2 && w.s[1] == w.k[1] && w.s[2] == w.k[2]
-	for p := range planes {
-		if global {
-			out[p] = poolAll(x[p*pin:(p+1)*pin], isMax)
-		} else if pairs {
-			maxPairs(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout])
-		} else if flat {
-			pool2D(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
-		} else {
-			pool3(&w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
-		}
+	// Planes are independent: large poolings split them over threads.
+	if th := par.Threads(planes*w.outSize()*w.k[0]*w.k[1]*w.k[2], parallelElems); th > 1 {
+		wc := w // the goroutines' copy: w stays on the stack on the serial path
+		par.Chunked(th, planes, func(lo, hi int) { poolPlanes(&wc, x, out, lo, hi, isMax, incl) })
+	} else {
+		poolPlanes(&w, x, out, 0, planes, isMax, incl)
 	}
 	storeFloats(od.DataType, args[1], out)
 	return nil
@@ -315,5 +307,29 @@ func poolEdge(w *window, xrow, orow []float32, lo, hi int, isMax bool) {
 			}
 		}
 		orow[o2] = acc
+	}
+}
+
+// poolPlanes pools planes [lo,hi) of x into out: a global window whole
+// (poolAll), tiling windows of up to 2×2 by row pairs (maxPairs), the
+// rest window by window.
+func poolPlanes(w *window, x, out []float32, lo, hi int, isMax, incl bool) {
+	pin, pout := w.inSize(), w.outSize()
+	one, none := [maxSpatial]int{1, 1, 1}, [maxSpatial]int{}
+	flat := w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1
+	global := w.k == w.in && w.out == one && w.d == one && w.pb == none && w.pe == none
+	pairs := isMax && flat && w.d == one && w.pb == none && w.pe == none &&
+		w.k[1] <= 2 && w.k[2] <= 2 && w.s[1] == w.k[1] && w.s[2] == w.k[2]
+	for p := lo; p < hi; p++ {
+		switch {
+		case global:
+			out[p] = poolAll(x[p*pin:(p+1)*pin], isMax)
+		case pairs:
+			maxPairs(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout])
+		case flat:
+			pool2D(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		default:
+			pool3(w, x[p*pin:(p+1)*pin], out[p*pout:(p+1)*pout], isMax, incl)
+		}
 	}
 }

@@ -18,4 +18,12 @@
 //
 //	npm install --prefix /tmp/ort onnxruntime-node@1.30.0
 //	go test -run '^$' -bench VsORT -benchtime 40x -orttable /tmp/vs-ort.md
+//
+// BenchmarkThreads builds models above 1 GFLOP (a ResNet-18 at 224×224, a
+// BERT-style encoder, a wide MLP; random weights made at run time) and
+// times each on the fallback at GOMAXPROCS 1 and 2, alternating, beside
+// the machine's own two-thread limit measured in the same iterations and,
+// where it is installed, ONNX Runtime at 1 and 2 intra-op threads:
+//
+//	go test -run '^$' -bench Threads -benchtime 10x -threadstable /tmp/threads.md
 package onnxcmp

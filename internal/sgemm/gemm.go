@@ -41,7 +41,11 @@ func run(c *Call, kern kernel, threads int) {
 	nr := kern.nr
 	nc := min(NC, (n+nr-1)/nr*nr)
 	if threads > 1 {
-		runParallel(*c, kern, nc, threads)
+		if shareRows(c, kern) {
+			runRowsShared(*c, kern, threads)
+		} else {
+			runParallel(*c, kern, nc, threads)
+		}
 		return
 	}
 	bpBuf := packedBPool.get(KC * nc)
@@ -69,42 +73,64 @@ func newStep(c *Call, kern kernel, bp []float32, pc, jc int) step {
 	return s
 }
 
-// runParallel computes c's steps on threads goroutines forked once for the
-// whole product. In every step each thread packs its share of the B
-// panels into the step's buffer, all meet at a barrier, and each computes
-// its share of C — split along the longer side at tile boundaries, so
-// every element is computed exactly as on one thread. Steps alternate
-// between two B buffers, so a thread that finished a step may pack the
-// next while others still read the last: one barrier per step.
+// runParallel computes c on threads goroutines forked once for the whole
+// product, split along the longer side at tile boundaries, so every
+// element is computed exactly as on one thread. Rows go in chunks the
+// threads claim (a thread that starts late takes fewer), each chunk
+// packing every step's B panels itself (a B packed ahead costs nothing;
+// runRowsShared shares one B when it must be packed); B panels go one
+// share per thread, each thread packing all of A's rows. The packing done
+// twice is a small part of the product's work, and in exchange the
+// threads never wait for one another — no barrier per step, where a
+// descheduled or late thread would stall the others.
 //
 // It takes a copy of the Call: the goroutines see only values made here,
 // so the caller's Call (often on its stack) does not escape to the heap
 // on the serial path.
 func runParallel(c Call, kern kernel, nc, threads int) {
-	bufs := [2]*[]float32{packedBPool.get(KC * nc), packedBPool.get(KC * nc)}
-	defer packedBPool.put(bufs[0])
-	defer packedBPool.put(bufs[1])
-	bar := newBarrier(threads)
 	mr := kern.mr
 	m, pm := c.M, (c.M+mr-1)/mr
+	if pm >= (min(c.N, NC)+kern.nr-1)/kern.nr {
+		// Rows, in chunks the threads claim (a late thread takes fewer);
+		// a B packed ahead costs nothing to read again, so it gets two
+		// chunks per thread, a B packed per chunk one.
+		per := 1
+		if c.B.PackedNR != 0 {
+			per = 2
+		}
+		par.ForChunks(threads, pm, chunkGrain(pm, threads, per), func(lo, hi int) {
+			buf := packedBPool.get(KC * nc)
+			defer packedBPool.put(buf)
+			for jc := 0; jc < c.N; jc += NC {
+				for pc := 0; pc < c.K; pc += KC {
+					s := newStep(&c, kern, *buf, pc, jc)
+					pn := s.panelsN()
+					s.packB(0, pn)
+					s.block(lo*mr, min(hi*mr, m), 0, pn)
+				}
+			}
+		})
+		return
+	}
 	par.For(threads, threads, func(w, _ int) {
-		si := 0
+		buf := packedBPool.get(KC * nc)
+		defer packedBPool.put(buf)
 		for jc := 0; jc < c.N; jc += NC {
 			for pc := 0; pc < c.K; pc += KC {
-				s := newStep(&c, kern, *bufs[si%2], pc, jc)
-				si++
+				s := newStep(&c, kern, *buf, pc, jc)
 				pn := s.panelsN()
-				s.packB(w*pn/threads, (w+1)*pn/threads)
-				bar.wait()
-				if pm >= pn {
-					lo, hi := w*pm/threads, (w+1)*pm/threads
-					s.block(lo*mr, min(hi*mr, m), 0, pn)
-				} else {
-					s.block(0, m, w*pn/threads, (w+1)*pn/threads)
-				}
+				lo, hi := w*pn/threads, (w+1)*pn/threads
+				s.packB(lo, hi)
+				s.block(0, m, lo, hi)
 			}
 		}
 	})
+}
+
+// chunkGrain is the chunk size that splits units into per chunks per
+// thread.
+func chunkGrain(units, threads, per int) int {
+	return max(1, (units+threads*per-1)/(threads*per))
 }
 
 // runShort computes a product whose A fits in one mc block (M ≤ mc, the
@@ -119,16 +145,36 @@ func runParallel(c Call, kern kernel, nc, threads int) {
 func runShort(c *Call, kern kernel, threads int) {
 	pn := (c.N + kern.nr - 1) / kern.nr
 	if threads <= 1 {
-		shortPanels(c, kern, 0, pn)
+		shortPanels(c, kern, 0, pn, nil)
 		return
 	}
+	// Panels in chunks the threads claim, four per thread (a thread that
+	// starts late takes fewer). Each thread packs all of A once, for
+	// every K block, before it claims its first chunk, and keeps it.
 	cc := *c // the goroutines get a copy, so the caller's Call stays on its stack
-	par.For(threads, pn, func(lo, hi int) { shortPanels(&cc, kern, lo, hi) })
+	pm := (c.M + kern.mr - 1) / kern.mr
+	aps := make([]*[]float32, threads)
+	setup := func(w int) {
+		aps[w] = packedAllAPool.get(pm*kern.mr*cc.K + maxNR*KC)
+		all, wbuf := (*aps[w])[:pm*kern.mr*cc.K], (*aps[w])[pm*kern.mr*cc.K:]
+		for pc := 0; pc < cc.K; pc += KC {
+			packA(all[pm*kern.mr*pc:], &cc.A, 0, cc.M, pc, min(KC, cc.K-pc), kern.mr, wbuf)
+		}
+	}
+	par.ForChunksSetup(threads, pn, chunkGrain(pn, threads, 4), setup, func(w, lo, hi int) {
+		shortPanels(&cc, kern, lo, hi, (*aps[w])[:pm*kern.mr*cc.K])
+	})
+	for _, p := range aps {
+		if p != nil {
+			packedAllAPool.put(p)
+		}
+	}
 }
 
 // shortPanels computes the columns of B panels [jp0,jp1) of a short
-// product (see runShort).
-func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
+// product (see runShort). apAll, when set, is all of A packed, K block
+// pc at pm·mr·pc; else each K block of A is packed here.
+func shortPanels(c *Call, kern kernel, jp0, jp1 int, apAll []float32) {
 	m, n, k := c.M, c.N, c.K
 	mr, nr := kern.mr, kern.nr
 	kbMax := min(KC, k)
@@ -147,7 +193,11 @@ func shortPanels(c *Call, kern kernel, jp0, jp1 int) {
 			beta = 1
 		}
 		last := epi && pc+kb == k
-		packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		if apAll != nil {
+			ap = apAll[pm*mr*pc:]
+		} else {
+			packA(ap, &c.A, 0, m, pc, kb, mr, wbuf)
+		}
 		for jp := jp0; jp < jp1; jp++ {
 			j := jp * nr
 			cols := min(nr, n-j)
@@ -189,7 +239,8 @@ type step struct {
 	pc, kb    int
 	jc, nb    int
 	beta      float32
-	prepacked bool // bp is a view of a B packed ahead (PackB)
+	prepacked bool        // bp is a view of a B packed ahead (PackB)
+	share     *panelShare // bp is shared by threads that pack its panels on demand (runRowsShared)
 }
 
 func (s *step) panelsN() int { return (s.nb + s.kern.nr - 1) / s.kern.nr }
@@ -228,6 +279,9 @@ func (s *step) block(i0, i1, jp0, jp1 int) {
 			j := s.jc + jp*nr
 			cols := min(nr, s.nb-jp*nr)
 			bpan := s.bp[jp*nr*kb:]
+			if s.share != nil {
+				bpan = s.share.panel(s, jp)
+			}
 			for ip := 0; ip*mr < mb; ip++ {
 				i := ic + ip*mr
 				rows := min(mr, mb-ip*mr)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/ascend-go/cann/internal/par"
 )
@@ -70,30 +71,60 @@ func GemmThreads(c *Call, threads int) error {
 	return nil
 }
 
-// GemmBatch computes every call. Small calls are spread over the threads
-// whole, one thread per call; large ones each use all threads. Either way
-// each result is the one Gemm gives.
+// GemmBatch computes every call. A batch with too little work to be
+// worth a second thread runs serially; else, when the calls share out
+// evenly over the threads (or are too small to split one by one), each
+// thread computes whole calls — one fork for the batch, no barriers, no A
+// packed twice; else each call uses all threads. Either way each result
+// is the one Gemm gives.
 func GemmBatch(calls []Call) error {
+	total := 0
 	for i := range calls {
 		if err := calls[i].validate(); err != nil {
 			return fmt.Errorf("batch %d: %w", i, err)
 		}
+		total += calls[i].work()
 	}
 	threads := runtime.GOMAXPROCS(0)
-	if threads == 1 || len(calls) == 1 || calls[0].work() >= parallelWork {
+	if threads == 1 || total < 2*parallelWork {
+		for i := range calls {
+			run(&calls[i], best, 1)
+		}
+		return nil
+	}
+	if l := len(calls); l == 1 || l%threads != 0 && l < 4*threads && calls[0].work() >= parallelWork*threads {
 		for i := range calls {
 			run(&calls[i], best, threads)
 		}
 		return nil
 	}
-	// A heap copy for the goroutines keeps the caller's slice off the heap.
-	cs := append([]Call(nil), calls...)
-	par.For(threads, len(cs), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			run(&cs[i], best, 1)
-		}
-	})
+	j := batchJobs.Get().(*batchJob)
+	j.calls = append(j.calls[:0], calls...)
+	par.ForChunks(threads, len(calls), 1, j.fn) // a thread that starts late computes fewer calls
+	clear(j.calls)
+	batchJobs.Put(j)
 	return nil
+}
+
+// batchJob is a batch whose calls the threads compute whole. The goroutines
+// get a copy of the calls, so the caller's slice (often on its stack) does
+// not escape to the heap on the serial path; the job and its method value
+// are pooled, so a batch allocates nothing.
+type batchJob struct {
+	calls []Call
+	fn    func(lo, hi int)
+}
+
+var batchJobs = sync.Pool{New: func() any {
+	j := new(batchJob)
+	j.fn = j.run
+	return j
+}}
+
+func (j *batchJob) run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		run(&j.calls[i], best, 1)
+	}
 }
 
 func (c *Call) work() int { return c.M * c.N * c.K }

@@ -1,10 +1,10 @@
 // ONNX Runtime side of BenchmarkVsORT (ort_test.go): a line-oriented JSON
 // server on stdin/stdout that loads one model at a time into
-// onnxruntime-node with one intra-op and one inter-op thread (sequential
+// onnxruntime-node with one intra-op (or "threads") and one inter-op thread (sequential
 // execution, default graph optimizations) and times runs with
 // process.hrtime. A development tool only: the Go module never needs Node.
 //
-//   {"op":"load","model":PATH,"inputs":[{"name":N,"file":NPY},...]} -> {"ok":true,"version":V}
+//   {"op":"load","model":PATH,"inputs":[{"name":N,"file":NPY},...],"threads":T} -> {"ok":true,"version":V}
 //   {"op":"run","n":K}                                              -> {"ns":[...]}
 //   {"op":"outputs","dir":DIR}                                      -> {"files":[...]} (output i as DIR/i.npy)
 //
@@ -60,7 +60,7 @@ async function handle(cmd) {
       session = null;
       feeds = {};
       for (const i of cmd.inputs) feeds[i.name] = readNpy(i.file);
-      session = await ort.InferenceSession.create(cmd.model, opts);
+      session = await ort.InferenceSession.create(cmd.model, { ...opts, intraOpNumThreads: cmd.threads ?? 1 });
       await session.run(feeds);
       return { ok: true, version: ort.env.versions.node ?? ort.env.versions.common };
     }
