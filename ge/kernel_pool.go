@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	sg "github.com/ascend-go/cann/internal/sgemm"
 	"github.com/ascend-go/cann/internal/par"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // Pooling over 1 to 3 spatial dims of x [N, C, spatial...]: MaxPool (with
