@@ -9,14 +9,14 @@
 //
 // BenchmarkVsORT puts the fallback beside ONNX Runtime on every model of
 // ge/onnx/testdata, one thread each, alternating runs, and prints the
-// side-by-side table. ONNX Runtime comes from the npm package
+// side-by-side table, both sides pinned to one CPU. ONNX Runtime comes from the npm package
 // onnxruntime-node run by node (testdata/ort_runner.mjs), a development
 // tool and never a dependency of the module: the benchmark looks in the
 // node_modules directory named by CANN_ORT_NODE_PATH (else
 // ORT_NODE_MODULES, else /tmp/ort/node_modules) and skips with a message
 // when node or the package is absent.
 //
-//	npm install --prefix /tmp/ort onnxruntime-node@1.30.0
+//	npm install --prefix /tmp/ort --ignore-scripts onnxruntime-node@1.30.0
 //	go test -run '^$' -bench VsORT -benchtime 40x -orttable /tmp/vs-ort.md
 //
 // BenchmarkThreads builds models above 1 GFLOP (a ResNet-18 at 224×224, a

@@ -37,7 +37,8 @@ var (
 // ortNodeModules is where BenchmarkVsORT looks for onnxruntime-node: the
 // node_modules directory named by CANN_ORT_NODE_PATH, else by
 // ORT_NODE_MODULES (as ge/onnx/testdata/corpus/ref.mjs reads it), else
-// /tmp/ort/node_modules (npm install --prefix /tmp/ort onnxruntime-node).
+// /tmp/ort/node_modules (npm install --prefix /tmp/ort --ignore-scripts
+// onnxruntime-node: the package ships its native library).
 func ortNodeModules() string {
 	for _, k := range []string{"CANN_ORT_NODE_PATH", "ORT_NODE_MODULES"} {
 		if v := os.Getenv(k); v != "" {
