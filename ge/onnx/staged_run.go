@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/ascend-go/cann/acl"
 	"github.com/ascend-go/cann/ge"
@@ -409,7 +410,7 @@ func (s *loopStep) run(rs *runState, env []ge.HostTensor) error {
 			if i == 0 {
 				ls.scanDesc[k] = ge.TensorDesc{DataType: v.Desc.DataType, Format: acl.FormatND, Dims: append(ls.scanDesc[k].Dims[:0], v.Desc.Dims...)}
 				ls.scan[k] = ls.scan[k][:0]
-			} else if v.Desc.DataType != ls.scanDesc[k].DataType || !equalDims(v.Desc.Dims, ls.scanDesc[k].Dims) {
+			} else if v.Desc.DataType != ls.scanDesc[k].DataType || !slices.Equal(v.Desc.Dims, ls.scanDesc[k].Dims) {
 				return errFallback
 			}
 			sz := v.Desc.Size()
@@ -442,18 +443,6 @@ func (s *loopStep) run(rs *runState, env []ge.HostTensor) error {
 func (ls *loopState) scanDims(k int, n int64) []int64 {
 	ls.outDims[k] = append(append(ls.outDims[k][:0], n), ls.scanDesc[k].Dims...)
 	return ls.outDims[k]
-}
-
-func equalDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // appendAligned appends b to buf, moving to an 8-byte-aligned buffer of
