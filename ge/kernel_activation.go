@@ -91,36 +91,16 @@ func activationKernel(t *Task, args [][]byte) error {
 	n := prod(d.Dims)
 	x := readFloats(&s, d.DataType, args[0], n)
 	out := outFloats(&s, d.DataType, args[1], n)
+	if floatUnary(t.Op, out, x) {
+		storeFloats(d.DataType, args[1], out)
+		return nil
+	}
 	f64 := func(f func(float64) float64) {
 		for i, v := range x {
 			out[i] = float32(f(float64(v)))
 		}
 	}
 	switch t.Op {
-	case OpSigmoid:
-		f64(func(v float64) float64 { return 1 / (1 + math.Exp(-v)) })
-	case OpTanh:
-		f64(math.Tanh)
-	case OpErf:
-		f64(math.Erf)
-	case OpExp:
-		f64(math.Exp)
-	case OpLog:
-		f64(math.Log)
-	case OpSqrt:
-		f64(math.Sqrt)
-	case OpReciprocal:
-		for i, v := range x {
-			out[i] = 1 / v
-		}
-	case OpNeg:
-		for i, v := range x {
-			out[i] = -v
-		}
-	case OpAbs:
-		for i, v := range x {
-			out[i] = float32(math.Abs(float64(v)))
-		}
 	case OpLeakyRelu:
 		alpha := float32(t.Attrs.Float(AttrAlpha, 0.01))
 		for i, v := range x {
@@ -164,4 +144,35 @@ func activationKernel(t *Task, args [][]byte) error {
 	}
 	storeFloats(d.DataType, args[1], out)
 	return nil
+}
+
+// floatUnary sets out = op(x) for the ops computed in float64 and rounded
+// once (Log, Sqrt, Abs) or exactly in float32 (Reciprocal, Neg), and
+// reports whether op is one of them; the stand-alone kernel and
+// element-wise chains share it, so a chain step has the kernel's bits.
+func floatUnary(op OpType, out, x []float32) bool {
+	f64 := func(f func(float64) float64) {
+		for i, v := range x {
+			out[i] = float32(f(float64(v)))
+		}
+	}
+	switch op {
+	case OpLog:
+		f64(math.Log)
+	case OpSqrt:
+		f64(math.Sqrt)
+	case OpAbs:
+		f64(math.Abs)
+	case OpReciprocal:
+		for i, v := range x {
+			out[i] = 1 / v
+		}
+	case OpNeg:
+		for i, v := range x {
+			out[i] = -v
+		}
+	default:
+		return false
+	}
+	return true
 }

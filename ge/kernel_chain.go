@@ -1,11 +1,8 @@
 package ge
 
 import (
-	sg "github.com/ascend-go/cann/internal/sgemm"
-	"math"
-
 	"github.com/ascend-go/cann/internal/par"
-	"github.com/ascend-go/cann/internal/vmath"
+	sg "github.com/ascend-go/cann/internal/sgemm"
 )
 
 // elemChainKernel runs an ElemChain: blocks of chainBlock elements go
@@ -135,48 +132,13 @@ func chainScalarStep(op OpType, acc []float32, s float32, swapped bool) {
 	}
 }
 
-// chainUnaryStep applies a unary op in place: Relu, Gelu and Silu with the
-// vmath routines their own kernel uses (bit-identical); Sigmoid, Tanh, Erf
-// and Exp with vmath's float32 forms (within a few ulp of the float64
-// functions); the rest in float64 rounded once, as the op's kernel does.
+// chainUnaryStep applies a unary op in place with the routine the op's
+// own kernel uses, so a chain step has the kernel's bits.
 func chainUnaryStep(op OpType, x []float32) {
-	f64 := func(f func(float64) float64) {
-		for i, v := range x {
-			x[i] = float32(f(float64(v)))
-		}
-	}
-	switch op {
-	case OpRelu:
-		vmath.Relu(x, x)
-	case OpGelu:
-		vmath.Gelu(x, x)
-	case OpSilu:
-		vmath.Silu(x, x)
-	case OpSigmoid:
-		vmath.Sigmoid(x, x)
-	case OpTanh:
-		vmath.Tanh(x, x)
-	case OpErf:
-		vmath.Erf(x, x)
-	case OpExp:
-		vmath.Exp(x, x)
-	case OpLog:
-		f64(math.Log)
-	case OpSqrt:
-		f64(math.Sqrt)
-	case OpReciprocal:
-		for i, v := range x {
-			x[i] = 1 / v
-		}
-	case OpNeg:
-		for i, v := range x {
-			x[i] = -v
-		}
-	case OpAbs:
-		f64(math.Abs)
-	case OpGeluErf:
-		vmath.GeluErf(x, x)
-	case OpHardSwish:
-		vmath.HardSwish(x, x)
+	switch {
+	case fastUnaryOp(op): // HardSigmoid, the one that takes alpha and beta, is no chain step
+		fastUnary(op, 0, 0, x, x)
+	case !floatUnary(op, x, x):
+		unary(op, x, x) // Relu, Gelu, Silu
 	}
 }
