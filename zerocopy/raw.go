@@ -26,13 +26,7 @@ func (b *Binding) ReadOutputBytes(i int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := io.Size
-	if io.Dynamic() {
-		if size, _, err = b.realOutput(op, i, io, mm); err != nil {
-			return nil, err
-		}
-	}
-	return readMem[uint8](op, i, acl.IODesc{Name: io.Name, DataType: acl.Uint8}, mm, 1, size)
+	return b.outputBytes(op, i, io, mm, 1)
 }
 
 // WriteInputBytes writes data into input i with no conversion, starting
@@ -68,13 +62,7 @@ func ReadOutputBits[T Bits](b *Binding, i int) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := io.Size
-	if io.Dynamic() {
-		if size, _, err = b.realOutput(op, i, io, mm); err != nil {
-			return nil, err
-		}
-	}
-	raw, err := readMem[uint8](op, i, acl.IODesc{Name: io.Name, DataType: acl.Uint8}, mm, 1, size/es*es)
+	raw, err := b.outputBytes(op, i, io, mm, es)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +154,13 @@ func writeMem(op string, i int, io acl.IODesc, mm acl.Memory, data []byte) error
 	if uintptr(len(data)) > capacity {
 		return acl.Errorf(op, acl.CodeInvalidParam, "%d bytes for %s, which holds %d", len(data), ioName("input", i, io), capacity)
 	}
+	return copyIn(op, i, io, mm, data)
+}
+
+// copyIn copies data, already checked to fit, to the start of input
+// memory mm: device memory through the runtime, pinned host memory
+// directly.
+func copyIn(op string, i int, io acl.IODesc, mm acl.Memory, data []byte) error {
 	switch m := mm.(type) {
 	case *acl.DeviceBuffer:
 		return m.CopyFromHost(data)
@@ -178,4 +173,17 @@ func writeMem(op string, i int, io acl.IODesc, mm acl.Memory, data []byte) error
 		return nil
 	}
 	return acl.Errorf(op, acl.CodeInvalidParam, "%s: memory of type %T", ioName("input", i, io), mm)
+}
+
+// outputBytes reads output i's bytes unconverted, a whole number of es-byte
+// elements: all of them, or the last run's real shape's for unknown dims.
+func (b *Binding) outputBytes(op string, i int, io acl.IODesc, mm acl.Memory, es uintptr) ([]byte, error) {
+	size := io.Size
+	if io.Dynamic() {
+		var err error
+		if size, _, err = b.realOutput(op, i, io, mm); err != nil {
+			return nil, err
+		}
+	}
+	return readMem[uint8](op, i, acl.IODesc{Name: io.Name, DataType: acl.Uint8}, mm, 1, size/es*es)
 }

@@ -47,18 +47,7 @@ func WriteInput[T Element](b *Binding, i int, v []T) error {
 	}
 	data := make([]byte, uintptr(len(v))*es)
 	encode(io.DataType, data, v)
-	switch m := mm.(type) {
-	case *acl.DeviceBuffer:
-		return m.CopyFromHost(data)
-	case *acl.HostBuffer:
-		dst := m.Bytes()
-		if dst == nil {
-			return acl.Errorf(op, acl.CodeRTInvalidHandle, "%s: host buffer is closed", ioName("input", i, io))
-		}
-		copy(dst, data)
-		return nil
-	}
-	return acl.Errorf(op, acl.CodeInvalidParam, "%s: memory of type %T", ioName("input", i, io), mm)
+	return copyIn(op, i, io, mm, data)
 }
 
 // ReadOutput is Binding.ReadOutput for any Element type. An output of
