@@ -422,13 +422,7 @@ func reduceRowsFast(t *Task, args [][]byte, red []bool, nOut int) bool {
 				acc += float64(v)
 			}
 		}
-		switch t.Op {
-		case OpReduceMean:
-			acc /= float64(l)
-		case OpReduceL2:
-			acc = math.Sqrt(acc)
-		}
-		out[o] = float32(acc)
+		out[o] = reduceFinish(t.Op, acc, l)
 	}
 	storeFloats(d.DataType, args[1], out)
 	return true
@@ -484,15 +478,21 @@ func reduceBlockFast(t *Task, args [][]byte, n, nOut, inner int) bool {
 			}
 		}
 		for i, a := range acc {
-			switch t.Op {
-			case OpReduceMean:
-				a /= float64(l)
-			case OpReduceL2:
-				a = math.Sqrt(a)
-			}
-			orow[i] = float32(a)
+			orow[i] = reduceFinish(t.Op, a, l)
 		}
 	}
 	storeFloats(d.DataType, args[1], out)
 	return true
+}
+
+// reduceFinish turns a float64 sum over l elements into the fast paths'
+// result: the mean for ReduceMean, the root for ReduceL2, the sum else.
+func reduceFinish(op OpType, acc float64, l int) float32 {
+	switch op {
+	case OpReduceMean:
+		acc /= float64(l)
+	case OpReduceL2:
+		acc = math.Sqrt(acc)
+	}
+	return float32(acc)
 }
